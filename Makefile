@@ -1,0 +1,133 @@
+# kinformer -- build, test, run, bench.
+#
+#   make test        install missing Debian packages, build, run the C tests
+#                    (cmocka) and the Lua specs (busted)
+#   make run         build and run the main job (see README)
+#   make test-asan   C tests under AddressSanitizer + UBSan
+#   make test-tsan   C tests under ThreadSanitizer
+#   make bench-core  core benchmarks (table)
+#
+# Build outputs go to build/<mode>/ (mode: release, asan, tsan).
+
+MODE ?= release
+BUILD := build/$(MODE)
+CC ?= cc
+LUA ?= lua5.4
+LUA_INC ?= /usr/include/lua5.4
+
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -pthread $(WARN) -Icsrc/core
+ifeq ($(MODE),release)
+  MODE_CFLAGS := -O2 -g
+else ifeq ($(MODE),asan)
+  MODE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else ifeq ($(MODE),tsan)
+  MODE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+else
+  $(error unknown MODE $(MODE))
+endif
+CFLAGS_ALL := $(BASE_CFLAGS) $(MODE_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(MODE_CFLAGS)) $(LDFLAGS)
+
+CORE_SRC := $(sort $(wildcard csrc/core/*.c))
+CORE_OBJ := $(patsubst csrc/core/%.c,$(BUILD)/core/%.o,$(CORE_SRC))
+CORE_LIB := $(BUILD)/libkincore.a
+CORE_LIBS := -lm
+
+LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
+LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
+LUA_MOD := $(BUILD)/kinformer/core.so
+
+TEST_SRC := $(sort $(wildcard spec/c/test_*.c))
+TEST_OBJ := $(patsubst spec/c/%.c,$(BUILD)/spec/%.o,$(TEST_SRC)) $(BUILD)/spec/main.o
+TEST_BIN := $(BUILD)/kin_tests
+SUITES_H := $(BUILD)/spec/suites.h
+
+.PHONY: all deps build test test-c test-lua test-asan test-tsan bench-core run clean rock-check
+
+all: build
+
+deps:
+	@tools/deps.sh
+
+build: $(CORE_LIB) $(LUA_MOD)
+
+$(BUILD)/core/%.o: csrc/core/%.c $(wildcard csrc/core/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) -c $< -o $@
+
+$(LUA_MOD): $(LUA_OBJ) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(LUA_OBJ) $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
+
+# The suite list is regenerated whenever the set of test files changes.
+$(SUITES_H): $(TEST_SRC) Makefile
+	@mkdir -p $(@D)
+	@for f in $(TEST_SRC); do n=$$(basename $$f .c); echo "KIN_SUITE_USE($${n#test_})"; done > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+
+$(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(wildcard csrc/core/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec -Ispec/c -c $< -o $@
+
+$(TEST_BIN): $(TEST_OBJ) $(CORE_LIB)
+	$(CC) -o $@ $(TEST_OBJ) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka $(CORE_LIBS)
+
+# TSan on kernels with high mmap entropy needs ASLR off (setarch -R).
+RUNNER := $(if $(filter tsan,$(MODE)),setarch $(shell uname -m) -R,)
+
+test-c: $(TEST_BIN)
+	$(RUNNER) ./$(TEST_BIN) $(FILTER)
+
+test-lua: $(LUA_MOD)
+	LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' LUA_CPATH='$(BUILD)/?.so;;' \
+	  $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec
+
+test: deps
+	$(MAKE) --no-print-directory MODE=release test-c
+	$(MAKE) --no-print-directory MODE=release test-lua
+
+test-asan: deps
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(MAKE) --no-print-directory MODE=asan test-c
+
+test-tsan: deps
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  $(MAKE) --no-print-directory MODE=tsan test-c
+
+# luarocks builds the rock from the rockspec into a throw-away tree, then
+# the module is required from that tree.
+rock-check: deps
+	tools/rock-check.sh
+
+BENCH_BIN := $(BUILD)/bench_core
+$(BENCH_BIN): bench/core_bench.c $(CORE_LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
+
+bench-core: deps
+	$(MAKE) --no-print-directory MODE=release $(BENCH_BIN)
+	./$(BENCH_BIN) $(BENCH_ARGS)
+
+clean:
+	rm -rf build
+
+# Later parts of the project add their targets in mk/*.mk.
+-include $(sort $(wildcard mk/*.mk))
+
+# The main job. Until the embedded API server (kinformer.sim) lands, it runs
+# the in-memory informer stack end to end on examples/informer_demo.events.
+DEMO_BIN := $(BUILD)/informer_demo
+$(DEMO_BIN): examples/informer_demo.c $(CORE_LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
+
+run: deps
+	$(MAKE) --no-print-directory MODE=release $(DEMO_BIN)
+	./$(DEMO_BIN) examples/informer_demo.events

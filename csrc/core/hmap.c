@@ -1,0 +1,121 @@
+/* hmap.c -- linear probing with backward-shift deletion, so there are no
+ * tombstones and lookups stay short after many deletes (the workqueue and
+ * DeltaFIFO insert and delete the same keys all day long). */
+#include "hmap.h"
+#include "kin.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* FNV-1a over 8-byte words then bytes, finished with a murmur mixer: good
+ * enough spread for resource keys, and cheap. */
+uint64_t kin__hash(const char *s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  for (; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+void kin__hmap_init(kin__hmap *m) { memset(m, 0, sizeof(*m)); }
+
+void kin__hmap_free(kin__hmap *m) {
+  for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
+  free(m->slots);
+  memset(m, 0, sizeof(*m));
+}
+
+static kin__hmap_entry *find(const kin__hmap *m, const char *key, uint64_t h) {
+  if (m->cap == 0) return NULL;
+  size_t mask = m->cap - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    kin__hmap_entry *e = &m->slots[i];
+    if (!e->key) return NULL;
+    if (e->hash == h && strcmp(e->key, key) == 0) return e;
+  }
+}
+
+void **kin__hmap_get(const kin__hmap *m, const char *key) {
+  kin__hmap_entry *e = find(m, key, kin__hash(key, strlen(key)));
+  return e ? &e->val : NULL;
+}
+
+static void place(kin__hmap_entry *slots, size_t cap, kin__hmap_entry e) {
+  size_t mask = cap - 1;
+  size_t i = e.hash & mask;
+  while (slots[i].key) i = (i + 1) & mask;
+  slots[i] = e;
+}
+
+static int grow(kin__hmap *m) {
+  size_t ncap = m->cap ? m->cap * 2 : 16;
+  kin__hmap_entry *ns = calloc(ncap, sizeof(*ns));
+  if (!ns) return KIN_ENOMEM;
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->slots[i].key) place(ns, ncap, m->slots[i]);
+  free(m->slots);
+  m->slots = ns;
+  m->cap = ncap;
+  return 0;
+}
+
+int kin__hmap_put(kin__hmap *m, const char *key, void *val, void **old) {
+  size_t n = strlen(key);
+  uint64_t h = kin__hash(key, n);
+  kin__hmap_entry *e = find(m, key, h);
+  if (e) {
+    if (old) *old = e->val;
+    e->val = val;
+    return 0;
+  }
+  /* load factor at most 3/4 */
+  if ((m->len + 1) * 4 > m->cap * 3 && grow(m) < 0) return KIN_ENOMEM;
+  char *k = malloc(n + 1);
+  if (!k) return KIN_ENOMEM;
+  memcpy(k, key, n + 1);
+  place(m->slots, m->cap, (kin__hmap_entry){k, val, h});
+  m->len++;
+  return 1;
+}
+
+int kin__hmap_del(kin__hmap *m, const char *key, void **old) {
+  kin__hmap_entry *e = find(m, key, kin__hash(key, strlen(key)));
+  if (!e) return 0;
+  if (old) *old = e->val;
+  free(e->key);
+  size_t mask = m->cap - 1;
+  size_t i = (size_t)(e - m->slots);
+  /* Backward shift: pull later entries of the probe run into the hole when
+   * their home slot does not lie strictly between the hole and them. */
+  for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    if (!m->slots[j].key) break;
+    size_t home = m->slots[j].hash & mask;
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      m->slots[i] = m->slots[j];
+      i = j;
+    }
+  }
+  m->slots[i].key = NULL;
+  m->slots[i].val = NULL;
+  m->len--;
+  return 1;
+}
+
+kin__hmap_entry *kin__hmap_next(const kin__hmap *m, size_t *pos) {
+  for (size_t i = *pos; i < m->cap; i++) {
+    if (m->slots[i].key) {
+      *pos = i + 1;
+      return &m->slots[i];
+    }
+  }
+  *pos = m->cap;
+  return NULL;
+}

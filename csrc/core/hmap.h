@@ -1,0 +1,51 @@
+/* hmap.h -- open-addressing hash map from NUL-terminated string keys to
+ * void pointers (internal). The map owns a private copy of every key; values
+ * are opaque and never freed by the map.
+ *
+ * Not thread-safe: every user guards its maps with its own lock. */
+#ifndef KIN_HMAP_H
+#define KIN_HMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  char *key;     /* NULL: empty slot */
+  void *val;
+  uint64_t hash;
+} kin__hmap_entry;
+
+typedef struct {
+  kin__hmap_entry *slots;
+  size_t cap;   /* power of two, or 0 before the first insert */
+  size_t len;
+} kin__hmap;
+
+uint64_t kin__hash(const char *s, size_t n);
+
+/* Initialises an empty map; allocates nothing until the first put. */
+void kin__hmap_init(kin__hmap *m);
+
+/* Frees the slots and the key copies; values are the caller's. */
+void kin__hmap_free(kin__hmap *m);
+
+/* Returns the address of the value stored under key, or NULL. The address
+ * is valid until the next put or del on the map. */
+void **kin__hmap_get(const kin__hmap *m, const char *key);
+
+/* Stores val under key (copying key). Returns 1 if the key was new, 0 if an
+ * existing value was replaced (its old value goes to *old when old is not
+ * NULL), KIN_ENOMEM on allocation failure (map unchanged). */
+int kin__hmap_put(kin__hmap *m, const char *key, void *val, void **old);
+
+/* Removes key. Returns 1 and the value in *old (if not NULL) when it was
+ * present, 0 otherwise. */
+int kin__hmap_del(kin__hmap *m, const char *key, void **old);
+
+/* Iteration: start with *pos = 0; returns the next entry or NULL. The map
+ * must not be modified during iteration. */
+kin__hmap_entry *kin__hmap_next(const kin__hmap *m, size_t *pos);
+
+static inline size_t kin__hmap_len(const kin__hmap *m) { return m->len; }
+
+#endif

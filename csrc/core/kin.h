@@ -1,0 +1,37 @@
+/* kin.h -- definitions shared by every part of the kinformer C core.
+ *
+ * Conventions (libuv style): public names start with kin_, internal ones
+ * with kin__; functions return 0 or a negative error code from the list
+ * below; every function that takes or returns memory says who owns it.
+ * Nothing in the core calls exit() or abort() on bad input. */
+#ifndef KIN_H
+#define KIN_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KIN_VERSION "0.1.0"
+
+/* Error codes are negated errno values so they can be reported with
+ * strerror() and compared with the values libuv returns. */
+enum {
+  KIN_OK = 0,
+  KIN_ENOMEM = -ENOMEM,      /* allocation failed */
+  KIN_EINVAL = -EINVAL,      /* malformed input or misuse */
+  KIN_ENOENT = -ENOENT,      /* no such key / index */
+  KIN_EEXIST = -EEXIST,      /* already registered */
+  KIN_ECLOSED = -EPIPE,      /* the queue or FIFO was shut down / closed */
+  KIN_ETIMEDOUT = -ETIMEDOUT,/* a wait ran out of time */
+  KIN_EBUSY = -EBUSY,        /* operation not allowed in the current state */
+  KIN_ECANCELED = -ECANCELED /* a callback asked to stop */
+};
+
+/* Returns a static, human-readable description of a kin error code. */
+const char *kin_strerror(int err);
+
+#define KIN_NSEC_PER_USEC 1000ULL
+#define KIN_NSEC_PER_MSEC 1000000ULL
+#define KIN_NSEC_PER_SEC 1000000000ULL
+
+#endif

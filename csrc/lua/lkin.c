@@ -1,0 +1,33 @@
+/* lkin.c -- luaopen_kinformer_core: the C module under require "kinformer". */
+#include "lkin.h"
+
+#include "kin.h"
+
+const char *lkin_errname(int err) {
+  switch (err) {
+  case KIN_ENOMEM: return "ENOMEM";
+  case KIN_EINVAL: return "EINVAL";
+  case KIN_ENOENT: return "ENOENT";
+  case KIN_EEXIST: return "EEXIST";
+  case KIN_ECLOSED: return "ECLOSED";
+  case KIN_ETIMEDOUT: return "ETIMEDOUT";
+  case KIN_EBUSY: return "EBUSY";
+  case KIN_ECANCELED: return "ECANCELED";
+  default: return "EUNKNOWN";
+  }
+}
+
+int lkin_fail(lua_State *L, int err, const char *what) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s: %s", what, kin_strerror(err));
+  lua_pushstring(L, lkin_errname(err));
+  return 3;
+}
+
+int luaopen_kinformer_core(lua_State *L) {
+  lua_newtable(L);
+  lua_pushliteral(L, KIN_VERSION);
+  lua_setfield(L, -2, "version");
+  lkin_open_object(L);
+  return 1;
+}

@@ -1,0 +1,23 @@
+/* lkin.h -- shared by the files of the Lua binding (csrc/lua). */
+#ifndef LKIN_H
+#define LKIN_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+/* Pushes nil, "<msg>", "<CODE>" (the luv convention for runtime failures)
+ * and returns 3. */
+int lkin_fail(lua_State *L, int err, const char *what);
+
+/* Returns the short name of a kin error code ("EINVAL", ...). */
+const char *lkin_errname(int err);
+
+/* One function per exposed type registers its metatable and constructors
+ * into the module table at the top of the stack. */
+void lkin_open_object(lua_State *L);
+
+/* Pushes a new kinformer.object userdata holding its own reference. */
+struct kin_obj;
+void lkin_push_object(lua_State *L, struct kin_obj *o);
+
+#endif

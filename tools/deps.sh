@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kinformer needs, only those missing.
+# Usage: tools/deps.sh [extra-package ...]
+set -euo pipefail
+pkgs=(
+  build-essential pkg-config
+  lua5.4 liblua5.4-dev lua-cjson lua-busted luarocks
+  libcurl4-openssl-dev libuv1-dev libjsmn-dev libyaml-dev
+  libcmocka-dev
+  "$@"
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Proves the rockspec: builds and installs the rock with luarocks into a
+# throw-away tree, then requires kinformer from that tree (and only there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/update-rockspec.sh --check
+tree=$(mktemp -d)
+trap 'rm -rf "$tree"' EXIT
+luarocks --lua-version 5.4 make --deps-mode=none --tree "$tree" \
+  rockspec/kinformer-scm-1.rockspec CURL_INCDIR=/usr/include/x86_64-linux-gnu >"$tree/build.log" 2>&1 || {
+  echo "rock-check: luarocks make failed:" >&2
+  tail -30 "$tree/build.log" >&2
+  exit 1
+}
+out=$(cd / && TREE="$tree" LUA_PATH="$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;;" \
+  LUA_CPATH="$tree/lib/lua/5.4/?.so;;" lua5.4 -e '
+  local k = require "kinformer"
+  assert(package.searchpath("kinformer.core", package.cpath):find(os.getenv("TREE"), 1, true),
+         "kinformer.core not loaded from the rock tree")
+  local o = assert(k.object([[{"metadata":{"name":"a","namespace":"b"}}]]))
+  assert(o:key() == "b/a")
+  print(k._VERSION)' 2>&1) || { echo "rock-check: require failed: $out" >&2; exit 1; }
+echo "rock-check: luarocks make + require ok ($out)"
