@@ -34,12 +34,20 @@ CORE_OBJ := $(patsubst csrc/core/%.c,$(BUILD)/core/%.o,$(CORE_SRC))
 CORE_LIB := $(BUILD)/libkincore.a
 CORE_LIBS := -lm
 
+# The embedded API server (kinformer.sim): its own library, linked into the
+# tests and the Lua module.
+SIM_SRC := $(sort $(wildcard csrc/sim/*.c))
+SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
+SIM_LIB := $(BUILD)/libkinsim.a
+SIM_LIBS := -lmicrohttpd -ljansson
+
 LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
 LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
 LUA_MOD := $(BUILD)/kinformer/core.so
 
 TEST_SRC := $(sort $(wildcard spec/c/test_*.c))
-TEST_OBJ := $(patsubst spec/c/%.c,$(BUILD)/spec/%.o,$(TEST_SRC)) $(BUILD)/spec/main.o
+TEST_OBJ := $(patsubst spec/c/%.c,$(BUILD)/spec/%.o,$(TEST_SRC)) $(BUILD)/spec/main.o \
+            $(BUILD)/spec/kin_test_util.o
 TEST_BIN := $(BUILD)/kin_tests
 SUITES_H := $(BUILD)/spec/suites.h
 
@@ -60,6 +68,14 @@ $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/sim/%.o: csrc/sim/%.c $(wildcard csrc/sim/*.h csrc/core/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Icsrc/sim -c $< -o $@
+
+$(SIM_LIB): $(SIM_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $(SIM_OBJ)
+
 $(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) -c $< -o $@
@@ -74,12 +90,12 @@ $(SUITES_H): $(TEST_SRC) Makefile
 	@for f in $(TEST_SRC); do n=$$(basename $$f .c); echo "KIN_SUITE_USE($${n#test_})"; done > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
-$(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(wildcard csrc/core/*.h)
+$(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(wildcard csrc/core/*.h csrc/sim/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec -Ispec/c -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec -Ispec/c -Icsrc/sim -c $< -o $@
 
-$(TEST_BIN): $(TEST_OBJ) $(CORE_LIB)
-	$(CC) -o $@ $(TEST_OBJ) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka $(CORE_LIBS)
+$(TEST_BIN): $(TEST_OBJ) $(CORE_LIB) $(SIM_LIB)
+	$(CC) -o $@ $(TEST_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka $(SIM_LIBS) -lcurl $(CORE_LIBS)
 
 # TSan on kernels with high mmap entropy needs ASLR off (setarch -R).
 RUNNER := $(if $(filter tsan,$(MODE)),setarch $(shell uname -m) -R,)

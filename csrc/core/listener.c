@@ -17,6 +17,47 @@ static _Thread_local kin_listener *current_listener;
 
 kin_listener *kin__listener_current(void) { return current_listener; }
 
+/* now + period, saturating: KIN_FOREVER as a period means "never". */
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+int kin__listener_group_init(kin__listener_group *g) {
+  g->running = 0;
+  int rc = kin_cond_init(&g->cond);
+  if (rc < 0) return rc;
+  pthread_mutex_init(&g->mu, NULL);
+  return 0;
+}
+
+void kin__listener_group_destroy(kin__listener_group *g) {
+  pthread_cond_destroy(&g->cond);
+  pthread_mutex_destroy(&g->mu);
+}
+
+static void group_enter(kin__listener_group *g) {
+  if (!g) return;
+  pthread_mutex_lock(&g->mu);
+  g->running++;
+  pthread_mutex_unlock(&g->mu);
+}
+
+/* After this the thread touches nothing but its own listener: whoever
+ * waited for the group may free everything else. */
+static void group_leave(kin__listener_group *g) {
+  if (!g) return;
+  pthread_mutex_lock(&g->mu);
+  g->running--;
+  pthread_cond_broadcast(&g->cond);
+  pthread_mutex_unlock(&g->mu);
+}
+
+void kin__listener_group_wait(kin__listener_group *g) {
+  kin_listener *self = current_listener;
+  int own = self && self->group == g;
+  pthread_mutex_lock(&g->mu);
+  while (g->running > own) pthread_cond_wait(&g->cond, &g->mu);
+  pthread_mutex_unlock(&g->mu);
+}
+
 uint64_t kin__determine_resync_period(uint64_t desired, uint64_t check) {
   if (desired == 0) return 0;
   if (check == 0) {
@@ -57,7 +98,7 @@ int kin__listener_new(const kin_event_handler *h, uint64_t requested_resync_ns,
   l->upstream_ud = upstream_ud;
   l->requested_resync_ns = requested_resync_ns;
   l->resync_ns = resync_ns;
-  l->next_resync_ns = now_ns + resync_ns;
+  l->next_resync_ns = sat_add(now_ns, resync_ns);
   l->syncing = 1; /* client-go puts every new listener in the syncing set */
   atomic_init(&l->initial_pending, 0);
   atomic_init(&l->refs, 1);
@@ -121,9 +162,19 @@ static void *listener_main(void *arg) {
       kin__note n;
       pthread_mutex_lock(&l->mu);
       l->aborted = 1;
-      while (kin__ring_read(&l->ring, &n)) kin__note_release(&n);
+      /* Dropped initial notes count as handled (skipped), like those
+       * add drops from now on without counting them: otherwise HasSynced
+       * would depend on whether they arrived before on_start failed. */
+      while (kin__ring_read(&l->ring, &n)) {
+        if (n.type == KIN__NOTE_ADD && n.is_in_initial_list)
+          atomic_fetch_sub(&l->initial_pending, 1);
+        kin__note_release(&n);
+      }
+      l->exited = 1;
+      pthread_cond_broadcast(&l->cond);
       pthread_mutex_unlock(&l->mu);
       current_listener = NULL;
+      group_leave(l->group);
       kin__listener_unref(l);
       return NULL;
     }
@@ -158,7 +209,12 @@ static void *listener_main(void *arg) {
   }
   pthread_mutex_unlock(&l->mu);
   if (l->h.on_stop) l->h.on_stop(l->h.ud);
+  pthread_mutex_lock(&l->mu);
+  l->exited = 1;
+  pthread_cond_broadcast(&l->cond);
+  pthread_mutex_unlock(&l->mu);
   current_listener = NULL;
+  group_leave(l->group);
   kin__listener_unref(l);
   return NULL;
 }
@@ -174,8 +230,10 @@ int kin__listener_start(kin_listener *l) {
     return 0;
   }
   kin__listener_ref(l); /* the thread's */
+  group_enter(l->group);
   int rc = pthread_create(&l->thread, NULL, listener_main, l);
   if (rc != 0) {
+    group_leave(l->group);
     atomic_fetch_sub(&l->refs, 1);
     pthread_mutex_unlock(&l->mu);
     kin_log(KIN_LOG_ERROR, "listener", "%s: cannot start listener thread: %s", l->name,
@@ -227,6 +285,7 @@ void kin__listener_stop(kin_listener *l) {
   pthread_cond_broadcast(&l->cond);
   if (l->thread_state == KIN__LT_NONE) {
     l->thread_state = KIN__LT_DONE;
+    l->exited = 1;
   } else if (current_listener == l) {
     /* A handler stopping its own listener: the thread exits when the
      * handler returns and releases itself. */
@@ -244,6 +303,9 @@ void kin__listener_stop(kin_listener *l) {
       l->thread_state = KIN__LT_DONE;
       pthread_cond_broadcast(&l->cond);
     }
+    /* Detached by its own handler: wait until it is done with the
+     * handler all the same, as the caller may free the handler's data. */
+    while (!l->exited) pthread_cond_wait(&l->cond, &l->mu);
   }
   pthread_mutex_unlock(&l->mu);
 }
@@ -257,7 +319,7 @@ int kin__listener_should_resync(kin_listener *l, uint64_t now_ns) {
 
 void kin__listener_determine_next_resync(kin_listener *l, uint64_t now_ns) {
   pthread_mutex_lock(&l->mu);
-  l->next_resync_ns = now_ns + l->resync_ns;
+  l->next_resync_ns = sat_add(now_ns, l->resync_ns);
   pthread_mutex_unlock(&l->mu);
 }
 

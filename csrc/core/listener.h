@@ -24,6 +24,24 @@
 
 typedef int (*kin__upstream_synced_fn)(void *ud);
 
+/* The listener threads of one owner (the processor) that have not finished
+ * yet. A handler that removes its own listener or stops the informer
+ * cannot join its own thread and detaches it; the thread then still calls
+ * on_stop, so the owner waits here before it lets its caller free
+ * anything. */
+typedef struct {
+  pthread_mutex_t mu;  /* guards running */
+  pthread_cond_t cond; /* broadcast whenever running drops */
+  int running;         /* threads started and not yet finished */
+} kin__listener_group;
+
+/* Returns 0 or a negative errno. */
+int kin__listener_group_init(kin__listener_group *g);
+void kin__listener_group_destroy(kin__listener_group *g);
+/* Waits until no thread of g runs but the caller's own (when the caller is
+ * a listener thread of g). */
+void kin__listener_group_wait(kin__listener_group *g);
+
 enum {
   KIN__LT_NONE = 0,    /* thread never started */
   KIN__LT_RUNNING,     /* thread started, joinable */
@@ -37,6 +55,7 @@ struct kin_listener {
   void *owner;                   /* the informer, immutable (may be NULL) */
   kin__upstream_synced_fn upstream; /* immutable */
   void *upstream_ud;
+  kin__listener_group *group;    /* set before the thread starts; may be NULL */
 
   pthread_mutex_t mu;  /* guards every field down to thread */
   pthread_cond_t cond; /* new note, stop request, join finished */
@@ -49,6 +68,8 @@ struct kin_listener {
   uint64_t resync_ns;           /* effective period; 0: no resync */
   uint64_t next_resync_ns;      /* on the informer's clock */
   int thread_state;             /* KIN__LT_* */
+  int exited;                   /* no thread runs, or it has finished with
+                                   the handler (set even when detached) */
   pthread_t thread;
 
   atomic_long initial_pending;  /* initial-list notes queued, not handled */
@@ -87,7 +108,8 @@ void kin__listener_add(kin_listener *l, const kin__note *n);
  * waiting. */
 void kin__listener_request_stop(kin_listener *l);
 /* Requests stop and waits for the thread to exit (idempotent, any number
- * of concurrent callers). Called on the listener's own thread it detaches
+ * of concurrent callers), also when a handler detached it by stopping its
+ * own listener earlier. Called on the listener's own thread it detaches
  * instead of joining. */
 void kin__listener_stop(kin_listener *l);
 

@@ -9,7 +9,10 @@
 int kin__processor_init(kin__processor *p, kin_clock *clock) {
   memset(p, 0, sizeof(*p));
   p->clock = clock ? clock : kin_clock_real();
-  int rc = pthread_rwlock_init(&p->lock, NULL);
+  int rc = kin__listener_group_init(&p->threads);
+  if (rc < 0) return rc;
+  rc = pthread_rwlock_init(&p->lock, NULL);
+  if (rc != 0) kin__listener_group_destroy(&p->threads);
   return -rc;
 }
 
@@ -27,10 +30,12 @@ void kin__processor_destroy(kin__processor *p) {
     l = next;
   }
   pthread_rwlock_destroy(&p->lock);
+  kin__listener_group_destroy(&p->threads);
 }
 
 int kin__processor_add_listener(kin__processor *p, kin_listener *l) {
   pthread_rwlock_wrlock(&p->lock);
+  if (!l->group) l->group = &p->threads; /* before its thread can start */
   if (p->started && !p->stopped) {
     int rc = kin__listener_start(l);
     if (rc < 0) {
@@ -120,6 +125,7 @@ void kin__processor_stop(kin__processor *p) {
     kin__listener_unref(todo);
     todo = next;
   }
+  kin__listener_group_wait(&p->threads);
 }
 
 void kin__processor_distribute(kin__processor *p, const kin__note *n, int is_sync) {

@@ -23,6 +23,7 @@ typedef struct {
   int started;           /* listener threads run (added ones start at once) */
   int stopped;           /* kin__processor_stop was called */
   kin_clock *clock;      /* immutable */
+  kin__listener_group threads; /* every listener thread started; own lock */
 } kin__processor;
 
 /* Returns 0 or a negative errno. */
@@ -42,9 +43,11 @@ size_t kin__processor_len(kin__processor *p);
 
 /* Starts the thread of every listener. Returns 0 or the first error. */
 int kin__processor_run(kin__processor *p);
-/* Stops and joins every listener thread; the listeners stay registered
- * (their handles remain valid until removed or the processor is
- * destroyed). Callers serialize calls to this function. */
+/* Stops and joins every listener thread, and waits for those a handler
+ * detached by removing its own listener (all but the caller's own thread
+ * when called from a handler); the listeners stay registered (their
+ * handles remain valid until removed or the processor is destroyed).
+ * Callers serialize calls to this function. */
 void kin__processor_stop(kin__processor *p);
 
 /* Queues *n (borrowed) to every listener, or only to the syncing set when

@@ -208,6 +208,8 @@ static void *informer_main(void *arg) {
   return NULL;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 /* Ticks every resync check period on the informer's clock; on a tick where
  * some listener is due, resyncs the FIFO (client-go's reflector resync
  * loop with ShouldResync = processor.shouldResync). */
@@ -215,7 +217,9 @@ static void *resync_main(void *arg) {
   kin_informer *inf = arg;
   uint64_t period = inf->resync_check_ns; /* immutable once started */
   pthread_mutex_lock(&inf->resync_mu);
-  uint64_t next = kin_clock_now(inf->clock) + period;
+  /* Saturating: a period of KIN_FOREVER never ticks (a wrapped deadline
+   * would lie in the past and resync in a busy loop). */
+  uint64_t next = sat_add(kin_clock_now(inf->clock), period);
   while (!inf->resync_stop) {
     kin_clock_wait(inf->clock, &inf->resync_cond, &inf->resync_mu, next);
     if (inf->resync_stop) break;
@@ -229,7 +233,7 @@ static void *resync_main(void *arg) {
                 kin_strerror(rc));
     }
     pthread_mutex_lock(&inf->resync_mu);
-    next = now + period;
+    next = sat_add(now, period);
   }
   pthread_mutex_unlock(&inf->resync_mu);
   return NULL;
@@ -358,7 +362,19 @@ int kin_informer_add_handler(kin_informer *inf, const kin_event_handler *h,
      * has_synced can never be true too early. */
     pthread_mutex_lock(&inf->block_deltas);
     rc = kin__processor_add_listener(&inf->processor, l);
-    if (rc == 0) kin_indexer_foreach(inf->indexer, late_join_add, l);
+    if (rc == 0) {
+      /* A listener that missed some cached objects would report synced
+       * with a partial view: take it out again and fail the add. */
+      int frc = kin_indexer_foreach(inf->indexer, late_join_add, l);
+      if (frc < 0) {
+        kin__processor_remove_listener(&inf->processor, l);
+        pthread_mutex_unlock(&inf->block_deltas);
+        pthread_mutex_unlock(&inf->started_lock);
+        kin__listener_stop(l);
+        kin__listener_unref(l);
+        return frc;
+      }
+    }
     pthread_mutex_unlock(&inf->block_deltas);
   }
   pthread_mutex_unlock(&inf->started_lock);

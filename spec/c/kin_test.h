@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "indexer.h"
+#include "kobj.h"
+
 #define KIN_SUITE(name, ...)                                                   \
   const struct CMUnitTest kin_suite_##name[] = {__VA_ARGS__};                  \
   const size_t kin_suite_##name##_n = sizeof(kin_suite_##name) / sizeof(kin_suite_##name[0]);
@@ -32,5 +35,38 @@ void kin_test_sleep_ms(int ms);
 /* Reads spec/c/fixtures/<name> into a malloc'd NUL-terminated buffer;
  * fails the test when missing. */
 char *kin_test_fixture(const char *name, size_t *len);
+
+/* ---- kin_test_util.c ---------------------------------------------------- */
+
+/* qsort comparator for an array of C strings. */
+int kin_test_cmp_str(const void *a, const void *b);
+
+/* Sorts v in place and joins it with ',' into buf (truncated to cap), for
+ * one-line set comparisons; returns buf. v stays the caller's. */
+const char *kin_test_join(char **v, size_t n, char *buf, size_t cap);
+
+/* A new object (the caller owns the reference) with metadata name, ns
+ * (NULL: cluster-scoped), resourceVersion rv (NULL: "1"), labels (a raw JSON
+ * object or NULL) and extra (raw JSON metadata members such as
+ * "\"ownerReferences\":[...]", or NULL). The _try form returns NULL on
+ * failure and is safe off the test thread; the others fail the test. */
+kin_obj *kin_test_obj_try(const char *ns, const char *name, const char *rv, const char *labels,
+                          const char *extra);
+kin_obj *kin_test_obj_ext(const char *ns, const char *name, const char *rv, const char *labels,
+                          const char *extra);
+kin_obj *kin_test_obj(const char *ns, const char *name, const char *rv, const char *labels);
+
+/* Index function: ud is a label key (a string that outlives the index);
+ * emits each '.'-separated part of that label's value, none when absent.
+ * Stands for the comma-splitting index functions of client-go's tests, on
+ * '.' because a comma is not valid in a label value. */
+int kin_test_split_label_index(void *ud, const kin_obj *o, kin_index_emit_fn emit, void *ctx);
+
+/* A new indexer (the caller frees it); fails the test on error. */
+kin_indexer *kin_test_indexer_new(void);
+
+/* Adds o and drops the caller's reference to it; fails the test when the
+ * add fails. */
+void kin_test_indexer_add(kin_indexer *s, kin_obj *o);
 
 #endif

@@ -12,47 +12,14 @@
 #include "kin.h"
 #include "kobj.h"
 
-/* A new object; ns NULL: cluster-scoped; labels / extra metadata fields:
- * raw JSON or NULL. */
+/* A new object at resourceVersion 1; ns NULL: cluster-scoped; labels /
+ * extra metadata fields: raw JSON or NULL. */
 static kin_obj *mkx(const char *ns, const char *name, const char *labels, const char *extra) {
-  char buf[2048], nsp[256] = "", lp[512] = "", xp[1024] = "";
-  if (ns) snprintf(nsp, sizeof(nsp), ",\"namespace\":\"%s\"", ns);
-  if (labels) snprintf(lp, sizeof(lp), ",\"labels\":%s", labels);
-  if (extra) snprintf(xp, sizeof(xp), ",%s", extra);
-  int n = snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"%s\"%s,\"resourceVersion\":\"1\"%s%s}}",
-                   name, nsp, lp, xp);
-  kin_obj *o = NULL;
-  assert_int_equal(kin_obj_parse(buf, (size_t)n, &o), 0);
-  return o;
+  return kin_test_obj_ext(ns, name, "1", labels, extra);
 }
 
 static kin_obj *mk(const char *ns, const char *name, const char *labels) {
-  return mkx(ns, name, labels, NULL);
-}
-
-static void add(kin_indexer *s, kin_obj *o) {
-  assert_int_equal(kin_indexer_add(s, o), 0);
-  kin_obj_unref(o);
-}
-
-static kin_indexer *new_store(void) {
-  kin_indexer *s = NULL;
-  assert_int_equal(kin_indexer_new(&s), 0);
-  return s;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static const char *join(char **v, size_t n, char *buf, size_t cap) {
-  qsort(v, n, sizeof(char *), cmp_str);
-  buf[0] = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i) strncat(buf, ",", cap - strlen(buf) - 1);
-    strncat(buf, v[i], cap - strlen(buf) - 1);
-  }
-  return buf;
+  return kin_test_obj(ns, name, "1", labels);
 }
 
 /* IndexKeys(name, value) as "k1,k2" (already sorted by the indexer). */
@@ -79,7 +46,7 @@ static const char *ivals(kin_indexer *s, const char *name, char *buf, size_t cap
   char **v;
   size_t n;
   assert_int_equal(kin_indexer_list_index_func_values(s, name, &v, &n), 0);
-  join(v, n, buf, cap);
+  kin_test_join(v, n, buf, cap);
   kin_str_list_free(v, n);
   return buf;
 }
@@ -88,7 +55,7 @@ static const char *ivals(kin_indexer *s, const char *name, char *buf, size_t cap
 static const char *okeys(kin_obj **objs, size_t n, char *buf, size_t cap) {
   char **k = calloc(n + 1, sizeof(char *));
   for (size_t i = 0; i < n; i++) k[i] = strdup(kin_obj_key(objs[i]));
-  join(k, n, buf, cap);
+  kin_test_join(k, n, buf, cap);
   kin_str_list_free(k, n);
   kin_obj_list_free(objs, n);
   return buf;
@@ -102,36 +69,24 @@ static const char *byidx(kin_indexer *s, const char *name, const char *value, ch
   return okeys(objs, n, buf, cap);
 }
 
-/* testUsersIndexFunc of index_test.go, with the user list in label
- * "users" separated by '.' (a valid label value) instead of a comma
- * separated annotation. */
-static int users_index(void *ud, const kin_obj *o, kin_index_emit_fn emit, void *ctx) {
-  const char *v = kin_obj_label(o, "users");
-  if (!v) return 0;
-  char buf[256];
-  snprintf(buf, sizeof(buf), "%s", v);
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ".", &save); t; t = strtok_r(NULL, ".", &save)) {
-    int r = emit(ctx, t);
-    if (r < 0) return r;
-  }
-  return 0;
-}
-
 static void test_index_TestGetIndexFuncValues(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "testmodes", kin_index_by_label, "foo", NULL), 0);
-  add(s, mk(NULL, "one", "{\"foo\":\"bar\"}"));
-  add(s, mk(NULL, "two", "{\"foo\":\"bar\"}"));
-  add(s, mk(NULL, "tre", "{\"foo\":\"biz\"}"));
+  kin_test_indexer_add(s, mk(NULL, "one", "{\"foo\":\"bar\"}"));
+  kin_test_indexer_add(s, mk(NULL, "two", "{\"foo\":\"bar\"}"));
+  kin_test_indexer_add(s, mk(NULL, "tre", "{\"foo\":\"biz\"}"));
   char buf[128];
   assert_string_equal(ivals(s, "testmodes", buf, sizeof(buf)), "bar,biz");
   kin_indexer_free(s);
 }
 
 static void test_index_TestMultiIndexKeys(void **state) {
-  kin_indexer *s = new_store();
-  assert_int_equal(kin_indexer_add_index(s, "byUser", users_index, NULL, NULL), 0);
+  kin_indexer *s = kin_test_indexer_new();
+  /* testUsersIndexFunc of index_test.go, with the user list in label
+   * "users" separated by '.' (a valid label value) instead of a comma
+   * separated annotation. */
+  assert_int_equal(
+      kin_indexer_add_index(s, "byUser", kin_test_split_label_index, "users", NULL), 0);
   kin_obj *pod1 = mk(NULL, "one", "{\"users\":\"ernie.bert\"}");
   kin_obj *pod2 = mk(NULL, "two", "{\"users\":\"bert.oscar\"}");
   kin_obj *pod3 = mk(NULL, "tre", "{\"users\":\"ernie.elmo\"}");
@@ -176,11 +131,11 @@ static void test_index_TestMultiIndexKeys(void **state) {
 /* The built-in "namespace" index (MetaNamespaceIndexFunc): cluster-scoped
  * objects are indexed under "". */
 static void test_index_NamespaceIndex(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("a", "p1", NULL));
-  add(s, mk("a", "p2", NULL));
-  add(s, mk("b", "p1", NULL));
-  add(s, mk(NULL, "node1", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("a", "p1", NULL));
+  kin_test_indexer_add(s, mk("a", "p2", NULL));
+  kin_test_indexer_add(s, mk("b", "p1", NULL));
+  kin_test_indexer_add(s, mk(NULL, "node1", NULL));
   char buf[128];
   assert_string_equal(byidx(s, KIN_INDEX_NAMESPACE, "a", buf, sizeof(buf)), "a/p1,a/p2");
   assert_string_equal(byidx(s, KIN_INDEX_NAMESPACE, "b", buf, sizeof(buf)), "b/p1");
@@ -198,20 +153,20 @@ static void test_index_NamespaceIndex(void **state) {
 }
 
 static void test_index_LabelIndex(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "app", kin_index_by_label, "app", NULL), 0);
-  add(s, mk("ns", "a", "{\"app\":\"web\"}"));
-  add(s, mk("ns", "b", "{\"app\":\"db\",\"tier\":\"x\"}"));
-  add(s, mk("ns", "c", "{\"tier\":\"web\"}")); /* other label: not indexed */
-  add(s, mk("ns", "d", NULL));
+  kin_test_indexer_add(s, mk("ns", "a", "{\"app\":\"web\"}"));
+  kin_test_indexer_add(s, mk("ns", "b", "{\"app\":\"db\",\"tier\":\"x\"}"));
+  kin_test_indexer_add(s, mk("ns", "c", "{\"tier\":\"web\"}")); /* other label: not indexed */
+  kin_test_indexer_add(s, mk("ns", "d", NULL));
   char buf[128];
   assert_string_equal(ivals(s, "app", buf, sizeof(buf)), "db,web");
   assert_string_equal(byidx(s, "app", "web", buf, sizeof(buf)), "ns/a");
   /* relabel b to web, then drop a's label */
-  add(s, mk("ns", "b", "{\"app\":\"web\"}"));
+  kin_test_indexer_add(s, mk("ns", "b", "{\"app\":\"web\"}"));
   assert_string_equal(byidx(s, "app", "web", buf, sizeof(buf)), "ns/a,ns/b");
   assert_string_equal(ivals(s, "app", buf, sizeof(buf)), "web");
-  add(s, mk("ns", "a", NULL));
+  kin_test_indexer_add(s, mk("ns", "a", NULL));
   assert_string_equal(byidx(s, "app", "web", buf, sizeof(buf)), "ns/b");
   kin_indexer_free(s);
 }
@@ -221,15 +176,15 @@ static void test_index_LabelIndex(void **state) {
   "\",\"controller\":" ctl "}"
 
 static void test_index_ControllerOwnerIndex(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(
       kin_indexer_add_index(s, "owner", kin_index_by_controller_uid, NULL, NULL), 0);
-  add(s, mkx("ns", "p1", NULL, "\"ownerReferences\":[" OWNER("u1", "true") "]"));
-  add(s, mkx("ns", "p2", NULL,
+  kin_test_indexer_add(s, mkx("ns", "p1", NULL, "\"ownerReferences\":[" OWNER("u1", "true") "]"));
+  kin_test_indexer_add(s, mkx("ns", "p2", NULL,
              "\"ownerReferences\":[" OWNER("u2", "false") "," OWNER("u1", "true") "]"));
   /* an owner that is not the controller is not indexed */
-  add(s, mkx("ns", "p3", NULL, "\"ownerReferences\":[" OWNER("u2", "false") "]"));
-  add(s, mk("ns", "p4", NULL));
+  kin_test_indexer_add(s, mkx("ns", "p3", NULL, "\"ownerReferences\":[" OWNER("u2", "false") "]"));
+  kin_test_indexer_add(s, mk("ns", "p4", NULL));
   char buf[128];
   assert_string_equal(byidx(s, "owner", "u1", buf, sizeof(buf)), "ns/p1,ns/p2");
   assert_string_equal(byidx(s, "owner", "u2", buf, sizeof(buf)), "");
@@ -240,12 +195,12 @@ static void test_index_ControllerOwnerIndex(void **state) {
 /* kubernetes/kubernetes#84959: a value whose last key leaves is dropped,
  * so ListIndexFuncValues does not grow with short-lived values. */
 static void test_index_ListIndexFuncValuesDropsEmptySets(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "app", kin_index_by_label, "app", NULL), 0);
   char buf[128];
   kin_obj *a = mk("x", "a", "{\"app\":\"web\"}");
   assert_int_equal(kin_indexer_add(s, a), 0);
-  add(s, mk("y", "b", "{\"app\":\"db\"}"));
+  kin_test_indexer_add(s, mk("y", "b", "{\"app\":\"db\"}"));
   assert_string_equal(ivals(s, KIN_INDEX_NAMESPACE, buf, sizeof(buf)), "x,y");
   assert_string_equal(ivals(s, "app", buf, sizeof(buf)), "db,web");
   /* a delete empties namespace x */
@@ -253,7 +208,7 @@ static void test_index_ListIndexFuncValuesDropsEmptySets(void **state) {
   assert_string_equal(ivals(s, KIN_INDEX_NAMESPACE, buf, sizeof(buf)), "y");
   assert_string_equal(ivals(s, "app", buf, sizeof(buf)), "db");
   /* an update moving the last key off a value empties it too */
-  add(s, mk("y", "b", "{\"app\":\"api\"}"));
+  kin_test_indexer_add(s, mk("y", "b", "{\"app\":\"api\"}"));
   assert_string_equal(ivals(s, "app", buf, sizeof(buf)), "api");
   assert_string_equal(ikeys(s, "app", "db", buf, sizeof(buf)), "");
   kin_obj *t = kin_obj_tombstone("y/b", NULL);
@@ -266,8 +221,8 @@ static void test_index_ListIndexFuncValuesDropsEmptySets(void **state) {
 }
 
 static void test_index_UnknownIndexIsENOENT(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", NULL));
   kin_obj **objs;
   char **strs;
   size_t n;
@@ -283,10 +238,10 @@ static void test_index_UnknownIndexIsENOENT(void **state) {
 /* AddIndexers on a non-empty store indexes what is there; a name in use
  * (the built-in one included) is refused. */
 static void test_index_AddIndexOnNonEmptyStore(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", "{\"app\":\"web\"}"));
-  add(s, mk("ns", "b", "{\"app\":\"web\"}"));
-  add(s, mk("ns", "c", "{\"app\":\"db\"}"));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", "{\"app\":\"web\"}"));
+  kin_test_indexer_add(s, mk("ns", "b", "{\"app\":\"web\"}"));
+  kin_test_indexer_add(s, mk("ns", "c", "{\"app\":\"db\"}"));
   assert_int_equal(kin_indexer_add_index(s, "app", kin_index_by_label, "app", NULL), 0);
   char buf[128];
   assert_string_equal(byidx(s, "app", "web", buf, sizeof(buf)), "ns/a,ns/b");
@@ -297,7 +252,7 @@ static void test_index_AddIndexOnNonEmptyStore(void **state) {
   /* the first registration is the one in force */
   assert_string_equal(ivals(s, "app", buf, sizeof(buf)), "db,web");
   /* later writes maintain it */
-  add(s, mk("ns", "d", "{\"app\":\"db\"}"));
+  kin_test_indexer_add(s, mk("ns", "d", "{\"app\":\"db\"}"));
   assert_string_equal(byidx(s, "app", "db", buf, sizeof(buf)), "ns/c,ns/d");
   kin_indexer_free(s);
 }
@@ -312,7 +267,7 @@ static int dup_index(void *ud, const kin_obj *o, kin_index_emit_fn emit, void *c
 /* One object emitting a value twice is indexed once under it, and one
  * delete takes it out entirely. */
 static void test_index_DuplicateValuesFromOneObject(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "dup", dup_index, NULL, NULL), 0);
   kin_obj *a = mk("ns", "a", NULL);
   assert_int_equal(kin_indexer_add(s, a), 0);
@@ -341,10 +296,10 @@ static int scratch_index(void *ud, const kin_obj *o, kin_index_emit_fn emit, voi
 }
 
 static void test_index_EmitCopiesValue(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "scratch", scratch_index, NULL, NULL), 0);
-  add(s, mk("ns", "a", NULL));
-  add(s, mk("ns", "b", NULL));
+  kin_test_indexer_add(s, mk("ns", "a", NULL));
+  kin_test_indexer_add(s, mk("ns", "b", NULL));
   char buf[128];
   assert_string_equal(ivals(s, "scratch", buf, sizeof(buf)), "v-a,v-b");
   kin_indexer_free(s);
@@ -366,13 +321,13 @@ static int cfg_index(void *ud, const kin_obj *o, kin_index_emit_fn emit, void *c
  * (add_index, add/update, delete, replace, Index) without deadlocking:
  * none of them holds the read lock around it. */
 static void test_index_IndexFuncMayReadStore(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk(NULL, "cfg", "{\"prefix\":\"t\"}"));
-  add(s, mk("a", "p1", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk(NULL, "cfg", "{\"prefix\":\"t\"}"));
+  kin_test_indexer_add(s, mk("a", "p1", NULL));
   assert_int_equal(kin_indexer_add_index(s, "cfg", cfg_index, s, NULL), 0);
   char buf[128];
   assert_string_equal(byidx(s, "cfg", "t-a", buf, sizeof(buf)), "a/p1");
-  add(s, mk("a", "p2", NULL));
+  kin_test_indexer_add(s, mk("a", "p2", NULL));
   assert_string_equal(byidx(s, "cfg", "t-a", buf, sizeof(buf)), "a/p1,a/p2");
   kin_obj *probe = mk("a", "zz", NULL);
   kin_obj **objs;
@@ -400,7 +355,7 @@ static void count_free(void *ud) { freed += *(int *)ud; }
 static void test_index_UdFreeCalledOnFree(void **state) {
   static int one = 1;
   freed = 0;
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "x", kin_index_by_label, "app", NULL), 0);
   assert_int_equal(kin_indexer_add_index(s, "y", scratch_index, &one, count_free), 0);
   kin_indexer_free(s);
@@ -411,12 +366,12 @@ static void test_index_UdFreeCalledOnFree(void **state) {
  * returns exactly that namespace's 100 objects (the implementation visits
  * only the value's set; see indexer.c). */
 static void test_index_ByIndexAtScale(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   char ns[32], name[32];
   for (int i = 0; i < 20000; i++) {
     snprintf(ns, sizeof(ns), "ns%d", i % 200);
     snprintf(name, sizeof(name), "o%d", i);
-    add(s, mk(ns, name, NULL));
+    kin_test_indexer_add(s, mk(ns, name, NULL));
   }
   assert_int_equal(kin_indexer_len(s), 20000);
   for (int k = 0; k < 200; k += 37) {

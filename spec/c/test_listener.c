@@ -309,6 +309,48 @@ static void test_listener_OnStartFailureAborts(void **state) {
   log_capture(0);
 }
 
+/* An aborted listener drops its queued notes, initial ones included, as
+ * if each were handled and skipped: its HasSynced must not depend on
+ * whether the initial notes arrived before or after on_start failed (a
+ * note added after the failure is dropped uncounted). */
+static void test_listener_OnStartFailureCountsDroppedInitialNotes(void **state) {
+  (void)state;
+  log_capture(1);
+  rec *r = rec_new();
+  r->start_rc = -5;
+  atomic_int up;
+  atomic_init(&up, 1);
+  kin_listener *l = new_listener(r, 0, 0, &up);
+  add_note(l, "a", "1", 1); /* queued before the thread runs on_start */
+  assert_false(kin_listener_has_synced(l));
+  assert_int_equal(kin__listener_start(l), 0);
+  kin__listener_stop(l); /* joined: on_start failed and the ring was dropped */
+  assert_true(log_contains("on_start failed"));
+  add_note(l, "b", "1", 1); /* after the abort */
+  assert_int_equal(rec_count(r), 0);
+  assert_true(kin_listener_has_synced(l));
+  kin__listener_unref(l);
+  rec_free(r);
+  log_capture(0);
+}
+
+/* A resync period of KIN_FOREVER means "never": next = now + period must
+ * saturate instead of wrapping to a time already past (which would make
+ * the listener due at every check). */
+static void test_listener_ResyncPeriodForeverNeverDue(void **state) {
+  (void)state;
+  rec *r = rec_new();
+  uint64_t t0 = 1000 * SEC;
+  kin_listener *l = new_listener(r, KIN_FOREVER, t0, NULL);
+  assert_false(kin__listener_should_resync(l, t0));
+  assert_false(kin__listener_should_resync(l, t0 + 3600 * SEC));
+  kin__listener_determine_next_resync(l, t0 + 3600 * SEC);
+  assert_false(kin__listener_should_resync(l, t0 + 7200 * SEC));
+  assert_false(kin__listener_should_resync(l, KIN_FOREVER - 1));
+  free_listener(l);
+  rec_free(r);
+}
+
 /* Stopping finishes the notification in the handler and drops the queued
  * rest, as closing addCh does in client-go. */
 static void test_listener_StopDropsPending(void **state) {
@@ -452,6 +494,8 @@ KIN_SUITE(listener, cmocka_unit_test(test_listener_RingGrowing),
           cmocka_unit_test(test_listener_HasSynced),
           cmocka_unit_test(test_listener_OnStartOnStopRunOnListenerThread),
           cmocka_unit_test(test_listener_OnStartFailureAborts),
+          cmocka_unit_test(test_listener_OnStartFailureCountsDroppedInitialNotes),
+          cmocka_unit_test(test_listener_ResyncPeriodForeverNeverDue),
           cmocka_unit_test(test_listener_StopDropsPending),
           cmocka_unit_test(test_listener_ProcessorDistributeSync),
           cmocka_unit_test(test_listener_ProcessorAddRemoveWhileRunning))

@@ -466,6 +466,88 @@ static void test_shared_informer_AddOnStoppedInformer(void **state) {
   log_capture(0);
 }
 
+/* A handler that removes its own listener, or stops the informer, cannot
+ * join its own thread, which goes on to call on_stop afterwards. Free, and
+ * a later remove of that handler, must still wait for that thread: the
+ * caller may free the handler's data as soon as they return. */
+typedef struct {
+  kin_informer *inf;
+  kin_listener *self;
+  int stop_informer; /* 1: stop the informer; 0: remove the own handler */
+  int remove_after;  /* the test thread then removes the handler itself */
+  int rc;
+  atomic_int acted, stopped;
+} self_stopper;
+
+static int self_stop_add(void *ud, kin_obj *o, int initial) {
+  self_stopper *s = ud;
+  if (atomic_load(&s->acted)) return 0;
+  if (s->stop_informer)
+    kin_informer_stop(s->inf);
+  else
+    s->rc = kin_informer_remove_handler(s->inf, s->self);
+  atomic_store(&s->acted, 1);
+  return 0;
+}
+
+static void self_stop_on_stop(void *ud) {
+  self_stopper *s = ud;
+  kin_test_sleep_ms(50); /* a slow on_stop: widens the window, measures nothing */
+  atomic_store(&s->stopped, 1);
+}
+
+static void test_shared_informer_FreeWaitsForSelfStoppedHandler(void **state) {
+  (void)state;
+  for (int mode = 0; mode < 3; mode++) {
+    self_stopper *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    atomic_init(&s->acted, 0);
+    atomic_init(&s->stopped, 0);
+    s->stop_informer = mode >= 1;
+    s->remove_after = mode == 2;
+    s->rc = -1;
+    s->inf = new_informer(NULL, 0);
+    kin_event_handler h = {self_stop_add, NULL, NULL, NULL, self_stop_on_stop, s};
+    assert_int_equal(kin_informer_add_handler(s->inf, &h, 0, &s->self), 0);
+    assert_int_equal(kin_informer_run(s->inf), 0);
+    fifo_op(s->inf, 'a', "pod1", "1");
+    KIN_EVENTUALLY(atomic_load(&s->acted), 5000);
+    if (s->remove_after) {
+      assert_int_equal(kin_informer_remove_handler(s->inf, s->self), 0);
+      assert_int_equal(atomic_load(&s->stopped), 1);
+    }
+    kin_informer_free(s->inf);
+    /* No listener thread of the informer may still run. */
+    assert_int_equal(atomic_load(&s->stopped), 1);
+    if (mode == 0) assert_int_equal(s->rc, 0);
+    free(s);
+  }
+}
+
+/* A resync period of KIN_FOREVER (on the informer and on the handler)
+ * means never: the check deadline must saturate rather than wrap into the
+ * past, which would resync in a busy loop. */
+static void test_shared_informer_ResyncForeverNeverResyncs(void **state) {
+  (void)state;
+  kin_clock *clk = kin_fake_clock_new(T0);
+  kin_informer *inf = new_informer(clk, KIN_FOREVER);
+  rec *r = rec_new();
+  kin_listener *l = add_rec(inf, r, KIN_FOREVER);
+  assert_int_equal(kin_informer_resync_check_period(inf), KIN_FOREVER);
+  assert_int_equal(kin_listener_resync_period(l), KIN_FOREVER);
+  assert_int_equal(kin_informer_run(inf), 0);
+  relist(inf, "pod1:1");
+  barrier(inf, (rec *[]){r}, 1);
+  kin_fake_clock_step(clk, 3600 * SEC);
+  barrier(inf, (rec *[]){r}, 1);
+  kin_fake_clock_step(clk, 3600 * SEC);
+  barrier(inf, (rec *[]){r}, 1);
+  assert_string_equal(DUMP(r, 0), "add ns/pod1 1 init");
+  kin_informer_free(inf);
+  rec_free(r);
+  kin_fake_clock_free(clk);
+}
+
 typedef struct {
   kin_informer *inf;
   uint64_t timeout;
@@ -816,5 +898,7 @@ KIN_SUITE(shared_informer, cmocka_unit_test(test_shared_informer_ListenerResyncP
           cmocka_unit_test(test_shared_informer_EventPanics),
           cmocka_unit_test(test_shared_informer_AddOnStoppedInformer),
           cmocka_unit_test(test_shared_informer_WaitForCacheSync),
+          cmocka_unit_test(test_shared_informer_FreeWaitsForSelfStoppedHandler),
+          cmocka_unit_test(test_shared_informer_ResyncForeverNeverResyncs),
           cmocka_unit_test(test_shared_informer_HandlerAbuse),
           cmocka_unit_test(test_shared_informer_HammerController))

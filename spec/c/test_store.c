@@ -12,17 +12,10 @@
 #include "kin.h"
 #include "kobj.h"
 
-/* A new object; ns NULL: cluster-scoped; labels/extra: raw JSON or NULL. */
+/* A new object; ns NULL: cluster-scoped; rv NULL: "1"; labels: raw JSON
+ * or NULL. */
 static kin_obj *mk(const char *ns, const char *name, const char *rv, const char *labels) {
-  char buf[1024], nsp[256] = "", lp[512] = "";
-  if (ns) snprintf(nsp, sizeof(nsp), ",\"namespace\":\"%s\"", ns);
-  if (labels) snprintf(lp, sizeof(lp), ",\"labels\":%s", labels);
-  int n = snprintf(buf, sizeof(buf),
-                   "{\"metadata\":{\"name\":\"%s\"%s,\"resourceVersion\":\"%s\"%s}}", name, nsp,
-                   rv ? rv : "1", lp);
-  kin_obj *o = NULL;
-  assert_int_equal(kin_obj_parse(buf, (size_t)n, &o), 0);
-  return o;
+  return kin_test_obj(ns, name, rv, labels);
 }
 
 /* mkObj(id, val) of store_test.go: the value lives in label "val". */
@@ -30,18 +23,6 @@ static kin_obj *mk_val(const char *id, const char *val) {
   char l[128];
   snprintf(l, sizeof(l), "{\"val\":\"%s\"}", val);
   return mk(NULL, id, "1", l);
-}
-
-static void add(kin_indexer *s, kin_obj *o) {
-  assert_int_equal(kin_indexer_add(s, o), 0);
-  kin_obj_unref(o);
-}
-
-static kin_indexer *new_store(void) {
-  kin_indexer *s = NULL;
-  assert_int_equal(kin_indexer_new(&s), 0);
-  assert_non_null(s);
-  return s;
 }
 
 static const char *val_of(const kin_obj *o) {
@@ -60,21 +41,6 @@ static void assert_get_val(kin_indexer *s, const char *key, const char *val) {
   kin_obj_unref(o);
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Joins sorted strings with ',' into buf, for one-line set comparisons. */
-static const char *join(char **v, size_t n, char *buf, size_t cap) {
-  qsort(v, n, sizeof(char *), cmp_str);
-  buf[0] = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i) strncat(buf, ",", cap - strlen(buf) - 1);
-    strncat(buf, v[i], cap - strlen(buf) - 1);
-  }
-  return buf;
-}
-
 /* "key=val,..." of a list of objects, sorted. */
 static const char *objs_str(kin_obj **objs, size_t n, char *buf, size_t cap) {
   char **s = calloc(n + 1, sizeof(char *));
@@ -83,7 +49,7 @@ static const char *objs_str(kin_obj **objs, size_t n, char *buf, size_t cap) {
     snprintf(tmp, sizeof(tmp), "%s=%s", kin_obj_key(objs[i]), val_of(objs[i]));
     s[i] = strdup(tmp);
   }
-  join(s, n, buf, cap);
+  kin_test_join(s, n, buf, cap);
   kin_str_list_free(s, n);
   return buf;
 }
@@ -101,15 +67,15 @@ static const char *keys_str(kin_indexer *s, char *buf, size_t cap) {
   char **keys;
   size_t n;
   assert_int_equal(kin_indexer_list_keys(s, &keys, &n), 0);
-  join(keys, n, buf, cap);
+  kin_test_join(keys, n, buf, cap);
   kin_str_list_free(keys, n);
   return buf;
 }
 
 /* doTestStore, first part: Add, Get, Update, Delete of one key. */
 static void test_store_TestCache_AddUpdateDelete(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk_val("foo", "bar"));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk_val("foo", "bar"));
   assert_get_val(s, "foo", "bar");
   assert_int_equal(kin_indexer_len(s), 1);
   kin_obj *o = mk_val("foo", "baz");
@@ -127,12 +93,12 @@ static void test_store_TestCache_AddUpdateDelete(void **state) {
 
 /* doTestStore, second part: List and ListKeys after several adds. */
 static void test_store_TestCache_List(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   char buf[512];
   assert_string_equal(list_str(s, buf, sizeof(buf)), "");
-  add(s, mk_val("a", "b"));
-  add(s, mk_val("c", "d"));
-  add(s, mk_val("e", "e"));
+  kin_test_indexer_add(s, mk_val("a", "b"));
+  kin_test_indexer_add(s, mk_val("c", "d"));
+  kin_test_indexer_add(s, mk_val("e", "e"));
   assert_string_equal(list_str(s, buf, sizeof(buf)), "a=b,c=d,e=e");
   assert_string_equal(keys_str(s, buf, sizeof(buf)), "a,c,e");
   kin_indexer_free(s);
@@ -140,10 +106,10 @@ static void test_store_TestCache_List(void **state) {
 
 /* doTestStore, third part: Replace drops what is not listed. */
 static void test_store_TestCache_Replace(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   char buf[512];
-  add(s, mk_val("a", "b"));
-  add(s, mk_val("c", "d"));
+  kin_test_indexer_add(s, mk_val("a", "b"));
+  kin_test_indexer_add(s, mk_val("c", "d"));
   kin_obj *objs[2] = {mk_val("foo", "foo"), mk_val("bar", "bar")};
   assert_int_equal(kin_indexer_replace(s, objs, 2), 0);
   kin_obj_unref(objs[0]);
@@ -161,12 +127,12 @@ static void test_store_TestCache_Replace(void **state) {
 /* doTestIndex through TestIndex: Index("by_val", probe) finds the objects
  * sharing the probe's value. */
 static void test_store_TestIndex(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "by_val", kin_index_by_label, "val", NULL), 0);
-  add(s, mk_val("a", "b"));
-  add(s, mk_val("c", "b"));
-  add(s, mk_val("e", "f"));
-  add(s, mk_val("g", "h"));
+  kin_test_indexer_add(s, mk_val("a", "b"));
+  kin_test_indexer_add(s, mk_val("c", "b"));
+  kin_test_indexer_add(s, mk_val("e", "f"));
+  kin_test_indexer_add(s, mk_val("g", "h"));
   static const struct {
     const char *val, *want;
   } cases[] = {{"b", "a=b,c=b"}, {"f", "e=f"}, {"h", "g=h"}, {"zz", ""}};
@@ -190,8 +156,8 @@ static void test_store_TestIndex(void **state) {
 /* Delete of a key that is not stored is not an error (client-go's
  * threadSafeMap.Delete ignores it). */
 static void test_store_DeleteMissingKeyIsNoop(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", "1", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", "1", NULL));
   kin_obj *o = mk("ns", "b", "1", NULL);
   assert_int_equal(kin_indexer_delete(s, o), 0);
   kin_obj_unref(o);
@@ -202,10 +168,10 @@ static void test_store_DeleteMissingKeyIsNoop(void **state) {
 /* A DeletedFinalStateUnknown deletes by its key, with or without a last
  * state, and takes the index entries with it. */
 static void test_store_DeleteTombstoneRemovesKey(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   kin_obj *a = mk("ns", "a", "1", NULL);
   assert_int_equal(kin_indexer_add(s, a), 0);
-  add(s, mk("ns", "b", "1", NULL));
+  kin_test_indexer_add(s, mk("ns", "b", "1", NULL));
   kin_obj *t = kin_obj_tombstone("ns/a", a);
   assert_non_null(t);
   assert_int_equal(kin_indexer_delete(s, t), 0);
@@ -226,9 +192,9 @@ static void test_store_DeleteTombstoneRemovesKey(void **state) {
 
 /* Add of a key already present replaces the object (Add is Update). */
 static void test_store_AddExistingKeyReplaces(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", "1", NULL));
-  add(s, mk("ns", "a", "2", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", "1", NULL));
+  kin_test_indexer_add(s, mk("ns", "a", "2", NULL));
   assert_int_equal(kin_indexer_len(s), 1);
   kin_obj *o = kin_indexer_get(s, "ns/a");
   assert_string_equal(kin_obj_resource_version(o), "2");
@@ -244,7 +210,7 @@ static void test_store_AddExistingKeyReplaces(void **state) {
 
 /* The store hands out references to the very object it was given. */
 static void test_store_GetReturnsSharedReference(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   kin_obj *o = mk("ns", "a", "1", NULL);
   assert_int_equal(kin_indexer_add(s, o), 0);
   kin_obj *g = kin_indexer_get(s, "ns/a");
@@ -261,9 +227,9 @@ static void test_store_GetReturnsSharedReference(void **state) {
 /* Replace rebuilds every index: entries of the old content disappear; a
  * key listed twice keeps the later object. */
 static void test_store_ReplaceRebuildsIndexes(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "by_val", kin_index_by_label, "val", NULL), 0);
-  add(s, mk("old", "a", "1", "{\"val\":\"x\"}"));
+  kin_test_indexer_add(s, mk("old", "a", "1", "{\"val\":\"x\"}"));
   kin_obj *objs[3] = {mk("new", "b", "1", "{\"val\":\"x\"}"),
                       mk("new", "c", "1", "{\"val\":\"y\"}"),
                       mk("new", "b", "2", "{\"val\":\"z\"}")};
@@ -273,16 +239,16 @@ static void test_store_ReplaceRebuildsIndexes(void **state) {
   char **v;
   size_t n;
   assert_int_equal(kin_indexer_list_index_func_values(s, KIN_INDEX_NAMESPACE, &v, &n), 0);
-  assert_string_equal(join(v, n, buf, sizeof(buf)), "new");
+  assert_string_equal(kin_test_join(v, n, buf, sizeof(buf)), "new");
   kin_str_list_free(v, n);
   assert_int_equal(kin_indexer_list_index_func_values(s, "by_val", &v, &n), 0);
-  assert_string_equal(join(v, n, buf, sizeof(buf)), "y,z");
+  assert_string_equal(kin_test_join(v, n, buf, sizeof(buf)), "y,z");
   kin_str_list_free(v, n);
   assert_int_equal(kin_indexer_index_keys(s, KIN_INDEX_NAMESPACE, "new", &v, &n), 0);
-  assert_string_equal(join(v, n, buf, sizeof(buf)), "new/b,new/c");
+  assert_string_equal(kin_test_join(v, n, buf, sizeof(buf)), "new/b,new/c");
   kin_str_list_free(v, n);
   assert_int_equal(kin_indexer_index_keys(s, "by_val", "z", &v, &n), 0);
-  assert_string_equal(join(v, n, buf, sizeof(buf)), "new/b");
+  assert_string_equal(kin_test_join(v, n, buf, sizeof(buf)), "new/b");
   kin_str_list_free(v, n);
   assert_int_equal(kin_indexer_len(s), 2);
   kin_indexer_free(s);
@@ -297,9 +263,9 @@ static int picky_index(void *ud, const kin_obj *o, kin_index_emit_fn emit, void 
 /* client-go panics when an index function fails; kinformer fails the
  * store operation instead and leaves the store as it was. */
 static void test_store_IndexFuncErrorLeavesStoreUnchanged(void **state) {
-  kin_indexer *s = new_store();
+  kin_indexer *s = kin_test_indexer_new();
   assert_int_equal(kin_indexer_add_index(s, "picky", picky_index, NULL, NULL), 0);
-  add(s, mk("ns", "a", "1", NULL));
+  kin_test_indexer_add(s, mk("ns", "a", "1", NULL));
   char buf[256];
   char **v;
   size_t n;
@@ -323,18 +289,18 @@ static void test_store_IndexFuncErrorLeavesStoreUnchanged(void **state) {
 
   assert_string_equal(keys_str(s, buf, sizeof(buf)), "ns/a");
   assert_int_equal(kin_indexer_list_index_func_values(s, "picky", &v, &n), 0);
-  assert_string_equal(join(v, n, buf, sizeof(buf)), "a");
+  assert_string_equal(kin_test_join(v, n, buf, sizeof(buf)), "a");
   kin_str_list_free(v, n);
   assert_int_equal(kin_indexer_index_keys(s, KIN_INDEX_NAMESPACE, "ns", &v, &n), 0);
-  assert_string_equal(join(v, n, buf, sizeof(buf)), "ns/a");
+  assert_string_equal(kin_test_join(v, n, buf, sizeof(buf)), "ns/a");
   kin_str_list_free(v, n);
   kin_indexer_free(s);
 }
 
 /* An index that cannot index an object already stored is not added. */
 static void test_store_AddIndexErrorRegistersNothing(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", "1", "{\"bad\":\"1\"}"));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", "1", "{\"bad\":\"1\"}"));
   assert_int_equal(kin_indexer_add_index(s, "picky", picky_index, NULL, NULL), KIN_EINVAL);
   char **v;
   size_t n;
@@ -363,14 +329,14 @@ static int stop_at_first(void *ctx, const char *key) {
 /* The indexer as a DeltaFIFO's knownObjects: every key once, early stop
  * passes the callback's value through, get returns new references. */
 static void test_store_KeyLister(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", "1", NULL));
-  add(s, mk(NULL, "b", "1", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", "1", NULL));
+  kin_test_indexer_add(s, mk(NULL, "b", "1", NULL));
   kin_key_lister l = kin_indexer_key_lister(s);
   char *acc[4] = {0};
   assert_int_equal(l.list_keys(l.ud, collect_key, acc), 0);
   char buf[64];
-  assert_string_equal(join(acc, 2, buf, sizeof(buf)), "b,ns/a");
+  assert_string_equal(kin_test_join(acc, 2, buf, sizeof(buf)), "b,ns/a");
   free(acc[0]);
   free(acc[1]);
   int calls = 0;
@@ -390,10 +356,10 @@ static int count_until(void *ctx, kin_obj *o) {
 }
 
 static void test_store_ForeachStopsOnNonZero(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", "1", NULL));
-  add(s, mk("ns", "b", "1", NULL));
-  add(s, mk("ns", "c", "1", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", "1", NULL));
+  kin_test_indexer_add(s, mk("ns", "b", "1", NULL));
+  kin_test_indexer_add(s, mk("ns", "c", "1", NULL));
   int c = 0;
   assert_int_equal(kin_indexer_foreach(s, count_until, &c), 7);
   assert_int_equal(c, 2);
@@ -412,9 +378,9 @@ static int delete_each(void *ctx, kin_obj *o) {
  * and even write the store (under the writer-preferring lock a callback
  * run inside the read lock would deadlock here). */
 static void test_store_ForeachCallbackMayUseStore(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk("ns", "a", "1", NULL));
-  add(s, mk("ns", "b", "1", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk("ns", "a", "1", NULL));
+  kin_test_indexer_add(s, mk("ns", "b", "1", NULL));
   assert_int_equal(kin_indexer_foreach(s, delete_each, s), 0);
   assert_int_equal(kin_indexer_len(s), 0);
   kin_indexer_free(s);
@@ -422,9 +388,9 @@ static void test_store_ForeachCallbackMayUseStore(void **state) {
 
 /* Cluster-scoped objects are keyed by name alone. */
 static void test_store_ClusterScopedKey(void **state) {
-  kin_indexer *s = new_store();
-  add(s, mk(NULL, "node1", "1", NULL));
-  add(s, mk("ns", "node1", "1", NULL));
+  kin_indexer *s = kin_test_indexer_new();
+  kin_test_indexer_add(s, mk(NULL, "node1", "1", NULL));
+  kin_test_indexer_add(s, mk("ns", "node1", "1", NULL));
   char buf[64];
   assert_string_equal(keys_str(s, buf, sizeof(buf)), "node1,ns/node1");
   kin_obj *o = kin_indexer_get(s, "node1");

@@ -15,16 +15,9 @@
 #include "kin.h"
 #include "kobj.h"
 
+/* NULL on failure, without a cmocka assertion: the writer thread calls it. */
 static kin_obj *mk(const char *ns, const char *name, const char *rv, const char *labels) {
-  char buf[1024], nsp[256] = "", lp[512] = "";
-  if (ns) snprintf(nsp, sizeof(nsp), ",\"namespace\":\"%s\"", ns);
-  if (labels) snprintf(lp, sizeof(lp), ",\"labels\":%s", labels);
-  int n = snprintf(buf, sizeof(buf),
-                   "{\"metadata\":{\"name\":\"%s\"%s,\"resourceVersion\":\"%s\"%s}}", name, nsp,
-                   rv, lp);
-  kin_obj *o = NULL;
-  if (kin_obj_parse(buf, (size_t)n, &o) < 0) return NULL;
-  return o;
+  return kin_test_obj_try(ns, name, rv, labels, NULL);
 }
 
 /* A cluster-scoped object whose label "v" holds the values, '.'-separated
@@ -32,29 +25,14 @@ static kin_obj *mk(const char *ns, const char *name, const char *rv, const char 
 static kin_obj *mkv(const char *key, const char *v) {
   char l[256];
   snprintf(l, sizeof(l), "{\"v\":\"%s\"}", v);
-  kin_obj *o = mk(NULL, key, "1", l);
-  assert_non_null(o);
-  return o;
+  return kin_test_obj(NULL, key, "1", l);
 }
 
-/* strings.Split(obj, ",") of the Go test, on '.'. */
-static int split_index(void *ud, const kin_obj *o, kin_index_emit_fn emit, void *ctx) {
-  const char *v = kin_obj_label(o, "v");
-  if (!v) return 0;
-  char buf[256];
-  snprintf(buf, sizeof(buf), "%s", v);
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ".", &save); t; t = strtok_r(NULL, ".", &save)) {
-    int r = emit(ctx, t);
-    if (r < 0) return r;
-  }
-  return 0;
-}
-
+/* strings.Split(obj, ",") of the Go test, on '.' over label "v". */
 static kin_indexer *new_split_store(void) {
-  kin_indexer *s = NULL;
-  assert_int_equal(kin_indexer_new(&s), 0);
-  assert_int_equal(kin_indexer_add_index(s, "testIndexer", split_index, NULL, NULL), 0);
+  kin_indexer *s = kin_test_indexer_new();
+  assert_int_equal(
+      kin_indexer_add_index(s, "testIndexer", kin_test_split_label_index, "v", NULL), 0);
   return s;
 }
 
