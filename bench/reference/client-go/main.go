@@ -1,0 +1,209 @@
+// Command kinformer-ref-informer runs one client-go shared informer for a
+// resource and prints one JSON line: time to synced, events handled and the
+// process RSS after sync. Benchmarks run it side by side with kinformer.
+//
+//	kinformer-ref-informer -kubeconfig K -resource v1/configmaps [-namespace NS]
+//	                       [-client auto|typed|dynamic] [-min-events N] [-watch D]
+//
+// -resource is [group/]version/resource: "v1/configmaps",
+// "apps/v1/deployments", "e2e.kinformer.io/v1/widgets". With -client auto a
+// built-in resource uses the typed informer (what most controllers run) and
+// anything else the dynamic one.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+type result struct {
+	Client          string  `json:"client"`
+	ClientGoVersion string  `json:"client_go_version"`
+	Mode            string  `json:"mode"`
+	Resource        string  `json:"resource"`
+	Namespace       string  `json:"namespace"`
+	SyncedMs        float64 `json:"synced_ms"`         // informer start -> handler synced
+	ProcessSyncedMs float64 `json:"process_synced_ms"` // process start -> handler synced
+	EventsAtSync    int64   `json:"events_at_sync"`
+	Events          int64   `json:"events"` // handler calls up to the report
+	Adds            int64   `json:"adds"`
+	Updates         int64   `json:"updates"`
+	Deletes         int64   `json:"deletes"`
+	Objects         int     `json:"objects"` // items in the store at the report
+	RSSKiB          int64   `json:"rss_kib"` // VmRSS right after sync
+	HWMKiB          int64   `json:"hwm_kib"` // VmHWM right after sync
+	RSSEndKiB       int64   `json:"rss_end_kib"`
+	Error           string  `json:"error,omitempty"`
+}
+
+var processStart = time.Now()
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file")
+	resource := flag.String("resource", "v1/configmaps", "[group/]version/resource")
+	namespace := flag.String("namespace", "", "namespace (empty: all namespaces)")
+	mode := flag.String("client", "auto", "auto, typed or dynamic")
+	minEvents := flag.Int64("min-events", 0, "after sync, wait until this many events were handled")
+	watchFor := flag.Duration("watch", 0, "after sync, keep handling events this long")
+	timeout := flag.Duration("timeout", 60*time.Second, "limit for sync and -min-events")
+	flag.Parse()
+
+	res := result{Client: "client-go", ClientGoVersion: clientGoVersion(), Resource: *resource, Namespace: *namespace}
+	if err := run(&res, *kubeconfig, *mode, *minEvents, *watchFor, *timeout); err != nil {
+		res.Error = err.Error()
+		emit(&res)
+		os.Exit(1)
+	}
+	emit(&res)
+}
+
+func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeout time.Duration) error {
+	gvr, err := parseGVR(res.Resource)
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var inf cache.SharedIndexInformer
+	var start func()
+	if mode == "auto" || mode == "typed" {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(res.Namespace))
+		if gi, err := f.ForResource(gvr); err == nil {
+			inf, start, res.Mode = gi.Informer(), func() { f.Start(ctx.Done()) }, "typed"
+		} else if mode == "typed" {
+			return err
+		}
+	}
+	if inf == nil {
+		dc, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, res.Namespace, nil)
+		gi := f.ForResource(gvr)
+		inf, start, res.Mode = gi.Informer(), func() { f.Start(ctx.Done()) }, "dynamic"
+	}
+
+	var adds, updates, deletes atomic.Int64
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { adds.Add(1) },
+		UpdateFunc: func(any, any) { updates.Add(1) },
+		DeleteFunc: func(any) { deletes.Add(1) },
+	})
+	if err != nil {
+		return err
+	}
+	count := func() int64 { return adds.Load() + updates.Load() + deletes.Load() }
+	fill := func() {
+		res.Adds, res.Updates, res.Deletes = adds.Load(), updates.Load(), deletes.Load()
+		res.Events = count()
+		res.Objects = len(inf.GetStore().ListKeys())
+		res.RSSEndKiB, _ = procStatus("VmRSS")
+	}
+
+	t0 := time.Now()
+	start()
+	syncCtx, syncCancel := context.WithTimeout(ctx, timeout)
+	defer syncCancel()
+	// The registration's synced state also waits for the handler to have
+	// been given every object of the initial list, not only the store. Its
+	// Done channel is waited on directly: cache.WaitForCacheSync polls every
+	// 100 ms, which would round the time up.
+	select {
+	case <-reg.HasSyncedChecker().Done():
+	case <-syncCtx.Done():
+		fill()
+		return fmt.Errorf("not synced within %s", timeout)
+	}
+	res.SyncedMs = ms(time.Since(t0))
+	res.ProcessSyncedMs = ms(time.Since(processStart))
+	res.EventsAtSync = count()
+	res.RSSKiB, _ = procStatus("VmRSS")
+	res.HWMKiB, _ = procStatus("VmHWM")
+
+	for count() < minEvents {
+		if syncCtx.Err() != nil {
+			fill()
+			return fmt.Errorf("%d events within %s, wanted %d", count(), timeout, minEvents)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if watchFor > 0 {
+		time.Sleep(watchFor)
+	}
+	fill()
+	return nil
+}
+
+// parseGVR reads [group/]version/resource.
+func parseGVR(s string) (schema.GroupVersionResource, error) {
+	p := strings.Split(s, "/")
+	switch len(p) {
+	case 2:
+		return schema.GroupVersionResource{Version: p[0], Resource: p[1]}, nil
+	case 3:
+		return schema.GroupVersionResource{Group: p[0], Version: p[1], Resource: p[2]}, nil
+	}
+	return schema.GroupVersionResource{}, fmt.Errorf("resource %q: want [group/]version/resource", s)
+}
+
+// procStatus returns a "kB" field of /proc/self/status, in KiB.
+func procStatus(field string) (int64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && k == field {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s not in /proc/self/status", field)
+}
+
+func clientGoVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "k8s.io/client-go" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func emit(r *result) {
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+}

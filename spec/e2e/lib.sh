@@ -1,0 +1,41 @@
+# shellcheck shell=bash disable=SC2034
+# Shared settings of the e2e tier; sourced by build.sh, cluster.sh, smoke.sh.
+# Everything built lives outside the repository, under
+#   ${KINFORMER_E2E_CACHE:-~/.cache/kinformer-e2e}/<k8s-version>/
+# with bin/ (binaries), go/ (GOPATH and module cache), gocache/ (build cache)
+# and src/ (generated wrapper modules), so a fresh machine is really cold and
+# a warm one reuses everything.
+
+E2E_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+E2E_REPO=$(cd "$E2E_HERE/../.." && pwd)
+# shellcheck source=versions.env
+. "$E2E_HERE/versions.env"
+K8S_VERSION=${E2E_K8S_VERSION:-$K8S_VERSION}
+E2E_CACHE=${KINFORMER_E2E_CACHE:-$HOME/.cache/kinformer-e2e}/$K8S_VERSION
+E2E_BIN=$E2E_CACHE/bin
+
+# The Go environment of every build: caches in the cache dir, no toolchain
+# download, static binaries (as the Kubernetes release builds them).
+e2e_goenv() {
+  export GOPATH=$E2E_CACHE/go
+  export GOMODCACHE=$E2E_CACHE/go/pkg/mod
+  export GOCACHE=$E2E_CACHE/gocache
+  export GOTOOLCHAIN=local
+  export GOFLAGS="-buildvcs=false -modcacherw"
+  export CGO_ENABLED=0
+}
+
+# Installs the Debian packages named, only those whose command is missing.
+# Usage: e2e_need cmd:package ...
+e2e_need() {
+  local missing=() spec
+  for spec in "$@"; do
+    command -v "${spec%%:*}" >/dev/null 2>&1 || missing+=("${spec#*:}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "e2e: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
