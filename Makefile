@@ -76,13 +76,13 @@ $(SIM_LIB): $(SIM_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $(SIM_OBJ)
 
-$(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h)
+$(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h csrc/sim/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) -Icsrc/sim -c $< -o $@
 
-$(LUA_MOD): $(LUA_OBJ) $(CORE_LIB)
+$(LUA_MOD): $(LUA_OBJ) $(SIM_LIB) $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ $(LUA_OBJ) $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
+	$(CC) -shared -o $@ $(LUA_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) $(CORE_LIBS)
 
 # The suite list is regenerated whenever the set of test files changes.
 $(SUITES_H): $(TEST_SRC) Makefile

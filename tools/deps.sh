@@ -3,7 +3,7 @@
 # Usage: tools/deps.sh [extra-package ...]
 set -euo pipefail
 pkgs=(
-  build-essential pkg-config
+  build-essential pkg-config curl
   lua5.4 liblua5.4-dev lua-cjson lua-busted luarocks
   libcurl4-openssl-dev libuv1-dev libjsmn-dev libyaml-dev
   libcmocka-dev

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 spec=rockspec/kinformer-scm-1.rockspec
-list=$(ls csrc/core/*.c csrc/lua/*.c | sort | sed 's/.*/        "&",/')
+list=$(ls csrc/core/*.c csrc/sim/*.c csrc/lua/*.c | sort | sed 's/.*/        "&",/')
 new=$(awk -v list="$list" '
   /-- BEGIN SOURCES/ { print; print "      sources = {"; print list; print "      },"; skip=1; next }
   /-- END SOURCES/ { skip=0 }

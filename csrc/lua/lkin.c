@@ -29,5 +29,6 @@ int luaopen_kinformer_core(lua_State *L) {
   lua_pushliteral(L, KIN_VERSION);
   lua_setfield(L, -2, "version");
   lkin_open_object(L);
+  lkin_open_sim(L);
   return 1;
 }

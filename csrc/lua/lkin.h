@@ -15,6 +15,7 @@ const char *lkin_errname(int err);
 /* One function per exposed type registers its metatable and constructors
  * into the module table at the top of the stack. */
 void lkin_open_object(lua_State *L);
+void lkin_open_sim(lua_State *L);
 
 /* Pushes a new kinformer.object userdata holding its own reference. */
 struct kin_obj;

@@ -1,0 +1,157 @@
+/* lsim.c -- kinformer.core.sim_start: the embedded API server (csrc/sim) as
+ * a userdata that stops on :stop(), on <close> and when collected. */
+#include "lkin.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kin.h"
+#include "sim.h"
+
+#define SIM_MT "kinformer.sim"
+
+typedef struct {
+  kin_sim *sim;     /* NULL once stopped */
+  char kubeconfig[64]; /* temp file written at start, removed at stop */
+} lsim;
+
+static lsim *check(lua_State *L, int i) {
+  lsim *u = luaL_checkudata(L, i, SIM_MT);
+  luaL_argcheck(L, u->sim != NULL, i, "sim is stopped");
+  return u;
+}
+
+static const char *opt_string(lua_State *L, int t, const char *k) {
+  lua_getfield(L, t, k);
+  const char *s = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+  lua_pop(L, 1); /* the string stays alive: it is a field of the table */
+  return s;
+}
+
+static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) {
+  lua_getfield(L, t, k);
+  lua_Integer v = lua_isnil(L, -1) ? def : luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* sim_start{port=, bind=, token=, tls_cert=, tls_key=, seed=,
+ *           watch_history=, bookmark_interval_ms=} -> sim | nil, msg, code */
+static int l_start(lua_State *L) {
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_Integer port = opt_int(L, 1, "port", 0);
+    luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
+    cfg.port = (uint16_t)port;
+    const char *bind = opt_string(L, 1, "bind");
+    if (bind) cfg.bind_address = bind;
+    cfg.token = opt_string(L, 1, "token");
+    cfg.tls_cert_file = opt_string(L, 1, "tls_cert");
+    cfg.tls_key_file = opt_string(L, 1, "tls_key");
+    luaL_argcheck(L, !cfg.tls_cert_file == !cfg.tls_key_file, 1,
+                  "tls_cert and tls_key go together");
+    cfg.seed_file = opt_string(L, 1, "seed");
+    lua_Integer wh = opt_int(L, 1, "watch_history", 0);
+    luaL_argcheck(L, wh >= 0, 1, "watch_history must be >= 0");
+    cfg.watch_history = (size_t)wh;
+    lua_Integer bi = opt_int(L, 1, "bookmark_interval_ms", 0);
+    luaL_argcheck(L, bi >= 0 && bi <= UINT32_MAX, 1, "bookmark_interval_ms out of range");
+    cfg.bookmark_interval_ms = (uint32_t)bi;
+  }
+  lsim *u = lua_newuserdatauv(L, sizeof(*u), 0);
+  memset(u, 0, sizeof(*u));
+  luaL_setmetatable(L, SIM_MT);
+  int rc = kin_sim_start(&cfg, &u->sim);
+  if (rc < 0) return lkin_fail(L, rc, "start sim");
+  /* a kubeconfig pointing at this server, for clients and kubectl */
+  strcpy(u->kubeconfig, "/tmp/kinformer-sim-XXXXXX");
+  int fd = mkstemp(u->kubeconfig);
+  if (fd < 0 || (close(fd), kin_sim_write_kubeconfig(u->sim, u->kubeconfig) < 0)) {
+    if (fd >= 0) unlink(u->kubeconfig);
+    u->kubeconfig[0] = 0;
+    kin_sim_free(u->sim);
+    u->sim = NULL;
+    return lkin_fail(L, KIN_EINVAL, "write sim kubeconfig");
+  }
+  return 1;
+}
+
+static int m_url(lua_State *L) {
+  lua_pushstring(L, kin_sim_url(check(L, 1)->sim));
+  return 1;
+}
+
+static int m_port(lua_State *L) {
+  lua_pushinteger(L, kin_sim_port(check(L, 1)->sim));
+  return 1;
+}
+
+static int m_kubeconfig(lua_State *L) {
+  lua_pushstring(L, check(L, 1)->kubeconfig);
+  return 1;
+}
+
+static int m_resource_version(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)kin_sim_resource_version(check(L, 1)->sim));
+  return 1;
+}
+
+static int m_compact(lua_State *L) {
+  kin_sim_compact(check(L, 1)->sim);
+  return 0;
+}
+
+/* Stops the server and removes its kubeconfig; idempotent. */
+static int m_stop(lua_State *L) {
+  lsim *u = luaL_checkudata(L, 1, SIM_MT);
+  if (u->sim) {
+    kin_sim_free(u->sim);
+    u->sim = NULL;
+  }
+  if (u->kubeconfig[0]) {
+    unlink(u->kubeconfig);
+    u->kubeconfig[0] = 0;
+  }
+  return 0;
+}
+
+static int m_running(lua_State *L) {
+  lsim *u = luaL_checkudata(L, 1, SIM_MT);
+  lua_pushboolean(L, u->sim != NULL);
+  return 1;
+}
+
+static int m_tostring(lua_State *L) {
+  lsim *u = luaL_checkudata(L, 1, SIM_MT);
+  if (u->sim) lua_pushfstring(L, "kinformer.sim %s", kin_sim_url(u->sim));
+  else lua_pushliteral(L, "kinformer.sim (stopped)");
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+    {"url", m_url},
+    {"port", m_port},
+    {"kubeconfig", m_kubeconfig},
+    {"resource_version", m_resource_version},
+    {"compact", m_compact},
+    {"stop", m_stop},
+    {"running", m_running},
+    {NULL, NULL}};
+
+void lkin_open_sim(lua_State *L) {
+  luaL_newmetatable(L, SIM_MT);
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, m_stop);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, m_stop);
+  lua_setfield(L, -2, "__close");
+  lua_pushcfunction(L, m_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_start);
+  lua_setfield(L, -2, "sim_start");
+}

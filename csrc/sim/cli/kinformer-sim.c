@@ -1,0 +1,88 @@
+/* kinformer-sim -- kinformer.sim as a standalone program: serves until
+ * SIGINT or SIGTERM.
+ *
+ *   kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]
+ *                 [--token T] [--seed FILE] [--kubeconfig PATH]
+ *                 [--history N] [--bookmark-interval MS]
+ *
+ * Prints the URL on stdout (one line) once serving. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "sim.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]\n"
+          "                     [--token T] [--seed FILE] [--kubeconfig PATH]\n"
+          "                     [--history N] [--bookmark-interval MS]\n");
+}
+
+int main(int argc, char **argv) {
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  const char *kubeconfig = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      usage(stderr);
+      return 2;
+    }
+    const char *v = argv[++i];
+    if (!strcmp(a, "--bind"))
+      cfg.bind_address = v;
+    else if (!strcmp(a, "--port"))
+      cfg.port = (uint16_t)atoi(v);
+    else if (!strcmp(a, "--tls-cert"))
+      cfg.tls_cert_file = v;
+    else if (!strcmp(a, "--tls-key"))
+      cfg.tls_key_file = v;
+    else if (!strcmp(a, "--token"))
+      cfg.token = v;
+    else if (!strcmp(a, "--seed"))
+      cfg.seed_file = v;
+    else if (!strcmp(a, "--kubeconfig"))
+      kubeconfig = v;
+    else if (!strcmp(a, "--history"))
+      cfg.watch_history = (size_t)atol(v);
+    else if (!strcmp(a, "--bookmark-interval"))
+      cfg.bookmark_interval_ms = (uint32_t)atol(v);
+    else {
+      fprintf(stderr, "kinformer-sim: unknown flag %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  /* Block the stop signals before any server thread exists, so only
+   * sigwait below receives them. */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  kin_sim *sim = NULL;
+  int rc = kin_sim_start(&cfg, &sim);
+  if (rc) {
+    fprintf(stderr, "kinformer-sim: cannot start: %s\n", kin_strerror(rc));
+    return 1;
+  }
+  if (kubeconfig && kin_sim_write_kubeconfig(sim, kubeconfig)) {
+    fprintf(stderr, "kinformer-sim: cannot write %s\n", kubeconfig);
+    kin_sim_free(sim);
+    return 1;
+  }
+  printf("%s\n", kin_sim_url(sim));
+  fflush(stdout);
+  int sig;
+  sigwait(&set, &sig);
+  kin_sim_free(sim);
+  return 0;
+}

@@ -1,0 +1,91 @@
+/* http_int.h -- the HTTP side of kinformer.sim (k8s.io/apiserver
+ * pkg/endpoints): request info, handlers, response helpers. */
+#ifndef KIN_SIM_HTTP_INT_H
+#define KIN_SIM_HTTP_INT_H
+
+#include <microhttpd.h>
+
+#include "label_selector.h"
+#include "sim_int.h"
+
+/* Largest request body the real server reads (3 MiB). */
+#define KIN__SIM_MAX_BODY (3u * 1024u * 1024u)
+
+/* Growable byte buffer; p is malloc'd and owned by whoever holds it. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+} kin__sim_buf;
+int kin__sim_buf_add(kin__sim_buf *b, const char *s, size_t n);
+int kin__sim_buf_printf(kin__sim_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One HTTP request, owned by its MHD connection (freed on completion). */
+typedef struct {
+  kin_sim *sim;
+  struct MHD_Connection *conn;
+  const char *method;
+  kin__sim_buf body;
+  int too_large;
+} kin__sim_req;
+
+/* apiserver's RequestInfo for a resource path. */
+typedef struct {
+  int is_resource;
+  char group[256], version[64], ns[256], resource[256], name[256], subresource[64];
+  int watch_path;
+} kin__sim_request_info;
+
+/* Parses url; returns 0 for an API resource path (info filled), 1 for a
+ * non-resource path, -1 for a malformed one. */
+int kin__sim_request_info_parse(const char *url, kin__sim_request_info *ri);
+
+/* Query parameter value (decoded) or NULL. */
+const char *kin__sim_query(kin__sim_req *req, const char *name);
+
+/* Queue a JSON response; body stolen. Return MHD_YES/MHD_NO. */
+enum MHD_Result kin__sim_respond_json(kin__sim_req *req, int code, json_t *body);
+enum MHD_Result kin__sim_respond_result(kin__sim_req *req, kin__sim_result *r);
+/* Takes ownership of buf's bytes. */
+enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__sim_buf *buf,
+                                     const char *content_type);
+
+/* Discovery (/api, /apis, /version...); returns 1 when it answered. */
+int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* Request faults (latency, injected failures); 1 when it answered. */
+int kin__sim_apply_request_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* The admin endpoint POST /kinformer-sim/faults; 1 when it answered. */
+int kin__sim_handle_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* /openapi/v3 skeleton for kubectl; returns 1 when it answered. */
+int kin__sim_handle_openapi(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
+enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
+                                     kin__sim_request_info *ri);
+enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
+                                      kin__sim_request_info *ri);
+
+/* Selectors of a list or watch: label selector, field requirements
+ * (metadata.name/namespace and the resource's own selectable fields). */
+typedef struct {
+  kin_label_selector *labels; /* NULL: everything */
+  struct {
+    char field[64];
+    char value[256];
+    int neq;
+  } fields[8];
+  int nfields;
+} kin__sim_selector;
+/* Parses labelSelector/fieldSelector of req for resource r (its
+ * selectable fields); 0, or -1 with a 400 in out. */
+int kin__sim_selector_parse(kin__sim_req *req, const kin__sim_resource *r, kin__sim_selector *sel,
+                            kin__sim_result *out);
+void kin__sim_selector_free(kin__sim_selector *sel);
+int kin__sim_selector_empty(const kin__sim_selector *sel);
+int kin__sim_selector_matches(const kin__sim_selector *sel, const json_t *obj);
+
+/* Appends obj as served by r (apiVersion rewritten for a CRD version
+ * other than the storage one). Caller holds the store lock. */
+int kin__sim_append_obj(kin__sim_buf *b, const kin__sim_resource *r, const kin__sim_obj *o);
+/* "v1" or "apps/v1" into buf. */
+void kin__sim_api_version(const kin__sim_resource *r, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,225 @@
+/* http_list.c -- LIST (k8s.io/apiserver handlers/get.go ListResource and
+ * the storage's GetList): selectors, resourceVersion semantics
+ * (""/"0": latest, exact with resourceVersionMatch=Exact: the state at that
+ * version, rebuilt from the history), limit/continue with the token shape
+ * of storage.EncodeContinue ({"v","rv","start"}, base64url). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+#include "kin.h"
+
+static const char expired_msg[] =
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted between "
+    "the time the first chunk was returned and now may show up in the list.";
+
+/* Returns a new token (caller frees) for the list continuing after key. */
+static char *encode_continue(long long rv, const char *key) {
+  /* start is key + "\0" as etcd's: the first key after key. */
+  json_t *t = json_pack("{s:s, s:I, s:s%}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rv,
+                        "start", key, strlen(key) + 1);
+  char *s = t ? json_dumps(t, JSON_COMPACT) : NULL;
+  json_decref(t);
+  if (!s) return NULL;
+  char *tok = kin__sim_b64url_encode(s, strlen(s));
+  free(s);
+  return tok;
+}
+
+/* Decodes tok into *rv and start (malloc'd, caller frees); -1 with a 400. */
+static int decode_continue(const char *tok, long long *rv, char **start, kin__sim_result *out) {
+  size_t n;
+  char *raw = kin__sim_b64url_decode(tok, &n);
+  json_error_t jerr;
+  json_t *t = raw ? json_loadb(raw, n, JSON_ALLOW_NUL, &jerr) : NULL;
+  free(raw);
+  const char *v = kin__sim_jstr(t, "v", NULL);
+  const char *st = kin__sim_jstr(t, "start", NULL);
+  json_t *jrv = json_object_get(t, "rv");
+  if (!t || !v || strcmp(v, "meta.k8s.io/v1") || !st || !json_is_integer(jrv) ||
+      json_integer_value(jrv) == 0) {
+    kin__sim_err_bad_request(out, "invalid continue token: continue key is not valid: %s",
+                             !t ? "invalid character looking for beginning of value"
+                                : "incorrect encoded start resourceVersion (version "
+                                  "meta.k8s.io/v1)");
+    json_decref(t);
+    return -1;
+  }
+  *rv = json_integer_value(jrv);
+  *start = strdup(st); /* stops at the trailing NUL: the last key served */
+  json_decref(t);
+  return 0;
+}
+
+static void list_options_invalid(kin__sim_result *out, const char *field, const char *reason,
+                                 const char *detail) {
+  kin__sim_err_invalid(out, "meta.k8s.io", "ListOptions", "", field, reason, detail);
+}
+
+/* Index of the first object with key > start (start NULL: 0). */
+static size_t first_after(kin__sim_obj **arr, size_t n, const char *start) {
+  if (!start) return 0;
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (strcmp(arr[mid]->key, start) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
+                                     kin__sim_request_info *ri) {
+  kin__sim_result out = {0, NULL};
+  kin__sim_store *s = &req->sim->store;
+  const char *rvq = kin__sim_query(req, "resourceVersion");
+  const char *match = kin__sim_query(req, "resourceVersionMatch");
+  const char *cont = kin__sim_query(req, "continue");
+  const char *limq = kin__sim_query(req, "limit");
+  if (rvq && !*rvq) rvq = NULL;
+  if (match && !*match) match = NULL;
+  if (cont && !*cont) cont = NULL;
+  long long limit = limq ? strtoll(limq, NULL, 10) : 0;
+  if (limit < 0) limit = 0;
+  unsigned long long want_rv = 0;
+  if (rvq) {
+    char *end;
+    errno = 0;
+    want_rv = strtoull(rvq, &end, 10);
+    if (*end || errno) {
+      kin__sim_err(&out, 400, "BadRequest", NULL,
+                   "invalid resource version: resourceVersion: Invalid value: \"%s\": "
+                   "strconv.ParseUint: parsing \"%s\": invalid syntax", rvq, rvq);
+      return kin__sim_respond_result(req, &out);
+    }
+  }
+  if (match && !rvq) {
+    list_options_invalid(&out, "resourceVersionMatch", "FieldValueForbidden",
+                         "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is "
+                         "provided");
+    return kin__sim_respond_result(req, &out);
+  }
+  if (match && strcmp(match, "Exact") && strcmp(match, "NotOlderThan")) {
+    char d[512];
+    snprintf(d, sizeof(d), "Unsupported value: \"%s\": supported values: \"Exact\", \"NotOlderThan\"",
+             match);
+    list_options_invalid(&out, "resourceVersionMatch", "FieldValueNotSupported", d);
+    return kin__sim_respond_result(req, &out);
+  }
+  int exact = match && !strcmp(match, "Exact");
+  if (exact && want_rv == 0) {
+    list_options_invalid(&out, "resourceVersionMatch", "FieldValueForbidden",
+                         "Forbidden: resourceVersionMatch \"exact\" is forbidden for "
+                         "resourceVersion \"0\"");
+    return kin__sim_respond_result(req, &out);
+  }
+  if (cont && rvq && want_rv != 0) {
+    kin__sim_err_bad_request(&out, "specifying resource version is not allowed when using continue");
+    return kin__sim_respond_result(req, &out);
+  }
+  long long cont_rv = 0;
+  char *start = NULL;
+  if (cont && decode_continue(cont, &cont_rv, &start, &out))
+    return kin__sim_respond_result(req, &out);
+  kin__sim_selector sel;
+  if (kin__sim_selector_parse(req, r, &sel, &out)) {
+    free(start);
+    return kin__sim_respond_result(req, &out);
+  }
+  const char *ns = r->namespaced && ri->ns[0] ? ri->ns : NULL;
+  kin__sim_buf b = {0};
+  pthread_mutex_lock(&s->mu);
+  uint64_t snap_rv = s->rv;
+  if (cont_rv > 0) {
+    snap_rv = (uint64_t)cont_rv;
+  } else if (rvq && want_rv > s->rv) {
+    json_t *d = json_pack("{s:[{s:s, s:s}], s:i}", "causes", "reason", "ResourceVersionTooLarge",
+                          "message", "Too large resource version", "retryAfterSeconds", 1);
+    kin__sim_err(&out, 504, "Timeout", d, "Timeout: Too large resource version: %llu, current: %llu",
+                 want_rv, (unsigned long long)s->rv);
+  } else if (exact) {
+    snap_rv = want_rv;
+  }
+  size_t n = 0;
+  int too_old = 0;
+  kin__sim_obj **arr = NULL;
+  if (!out.body) arr = kin__sim_store_snapshot(s, r->storage, snap_rv, &n, &too_old);
+  if (too_old && cont) {
+    kin__sim_err_expired(&out, expired_msg);
+    char *tok = encode_continue(-1, start);
+    if (tok) json_object_set_new(json_object_get(out.body, "metadata"), "continue", json_string(tok));
+    free(tok);
+  } else if (too_old) {
+    kin__sim_err_expired(&out, "The resourceVersion for the provided list is too old.");
+  }
+  if (!out.body) {
+    char av[320];
+    kin__sim_api_version(r, av, sizeof(av));
+    kin__sim_buf items = {0};
+    char builtin_prefix[400];
+    size_t builtin_prefix_len = 0;
+    if (!r->crd_name)
+      builtin_prefix_len = (size_t)snprintf(builtin_prefix, sizeof(builtin_prefix),
+                                            "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", r->kind, av);
+    size_t i = first_after(arr, n, start), count = 0;
+    const char *last = NULL;
+    int more = 0;
+    size_t remaining = 0;
+    for (; i < n; i++) {
+      kin__sim_obj *o = arr[i];
+      if (ns) {
+        size_t nl = strlen(ns);
+        if (strncmp(o->key, ns, nl) || o->key[nl] != '/') continue;
+      }
+      if (!kin__sim_selector_matches(&sel, o->obj)) continue;
+      if (limit && count == (size_t)limit) {
+        more = 1;
+        remaining++;
+        if (!kin__sim_selector_empty(&sel)) break;
+        continue;
+      }
+      if (count) kin__sim_buf_add(&items, ",", 1);
+      if (builtin_prefix_len && o->rawlen > builtin_prefix_len &&
+          !memcmp(o->raw, builtin_prefix, builtin_prefix_len)) {
+        /* Built-in list items carry no kind/apiVersion, as the server's. */
+        kin__sim_buf_add(&items, "{", 1);
+        kin__sim_buf_add(&items, o->raw + builtin_prefix_len, o->rawlen - builtin_prefix_len);
+      } else {
+        kin__sim_append_obj(&items, r, o);
+      }
+      last = o->key;
+      count++;
+    }
+    kin__sim_buf_printf(&b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
+                        "\"resourceVersion\":\"%llu\"", r->list_kind, av,
+                        (unsigned long long)snap_rv);
+    if (more && last) {
+      /* A token from an inconsistent continuation keeps serving "latest". */
+      char *tok = encode_continue(cont_rv < 0 ? -1 : (long long)snap_rv, last);
+      if (tok) kin__sim_buf_printf(&b, ",\"continue\":\"%s\"", tok);
+      free(tok);
+      if (kin__sim_selector_empty(&sel))
+        kin__sim_buf_printf(&b, ",\"remainingItemCount\":%zu", remaining);
+    }
+    kin__sim_buf_add(&b, "},\"items\":[", 11);
+    if (items.len) kin__sim_buf_add(&b, items.p, items.len);
+    kin__sim_buf_add(&b, "]}\n", 3);
+    free(items.p);
+  }
+  pthread_mutex_unlock(&s->mu);
+  free(arr);
+  free(start);
+  kin__sim_selector_free(&sel);
+  if (out.body) {
+    free(b.p);
+    return kin__sim_respond_result(req, &out);
+  }
+  return kin__sim_respond_buf(req, 200, &b, "application/json");
+}

@@ -1,0 +1,352 @@
+/* http_resource.c -- the REST handlers of one resource path (k8s.io/apiserver
+ * pkg/endpoints/handlers: create.go, get.go, update.go, patch.go,
+ * delete.go): body decoding with the server's messages, verb dispatch,
+ * method and media-type checks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http_int.h"
+#include "kin.h"
+#include "sim_patch.h"
+
+static const char *content_type(kin__sim_req *req) {
+  const char *ct = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Content-Type");
+  return ct ? ct : "";
+}
+
+/* 1 when the media type of ct (parameters ignored) is mt. */
+static int media_is(const char *ct, const char *mt) {
+  size_t n = strlen(mt);
+  return !strncasecmp(ct, mt, n) && (ct[n] == 0 || ct[n] == ';' || ct[n] == ' ');
+}
+
+static void err_media_type(kin__sim_result *out) {
+  kin__sim_err(out, 415, "UnsupportedMediaType", NULL,
+               "the body of the request was in an unknown format - accepted media types "
+               "include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+}
+
+/* Decodes the body as an object of r: returns a new value, or NULL with a
+ * 400 in out (the messages of the server's codec). */
+static json_t *decode_object(kin__sim_req *req, kin__sim_resource *r, kin__sim_result *out) {
+  const char *ct = content_type(req);
+  if (*ct && !media_is(ct, "application/json")) {
+    err_media_type(out);
+    return NULL;
+  }
+  const char *prefix = "the object provided is unrecognized (must be of type";
+  if (!req->body.len) {
+    kin__sim_err_bad_request(out, "%s %s): couldn't get version/kind; json parse error: "
+                             "unexpected end of JSON input (<empty>)", prefix, r->kind);
+    return NULL;
+  }
+  json_error_t jerr;
+  json_t *obj = json_loadb(req->body.p, req->body.len, 0, &jerr);
+  if (!obj || !json_is_object(obj)) {
+    char preview[40];
+    if (req->body.len > 30)
+      snprintf(preview, sizeof(preview), "%.30s ...", req->body.p);
+    else
+      snprintf(preview, sizeof(preview), "%.*s", (int)req->body.len, req->body.p);
+    kin__sim_err_bad_request(out, "%s %s): couldn't get version/kind; json parse error: %s (%s)",
+                             prefix, r->kind, obj ? "not a JSON object" : jerr.text, preview);
+    json_decref(obj);
+    return NULL;
+  }
+  const char *kind = kin__sim_jstr(obj, "kind", NULL);
+  const char *av = kin__sim_jstr(obj, "apiVersion", NULL);
+  char want[320];
+  kin__sim_api_version(r, want, sizeof(want));
+  if (r->crd_name) {
+    /* Custom resources decode as unstructured: kind and apiVersion are
+     * required, and a wrong kind is a validation error. */
+    if (!kind || !*kind || !av || !*av) {
+      char preview[40];
+      if (req->body.len > 30)
+        snprintf(preview, sizeof(preview), "%.30s ...", req->body.p);
+      else
+        snprintf(preview, sizeof(preview), "%.*s", (int)req->body.len, req->body.p);
+      kin__sim_err_bad_request(out, "%s %s): Object '%s' is missing in '%.*s' (%s)", prefix,
+                               r->kind, !kind || !*kind ? "Kind" : "apiVersion",
+                               (int)(req->body.len > 1024 ? 1024 : req->body.len), req->body.p,
+                               preview);
+      json_decref(obj);
+      return NULL;
+    }
+    if (av && *av && strcmp(av, want)) {
+      kin__sim_err_bad_request(out, "the API version in the data (%s) does not match the "
+                               "expected API version (%s)", av, want);
+      json_decref(obj);
+      return NULL;
+    }
+    if (strcmp(kind, r->kind)) {
+      char detail[600];
+      snprintf(detail, sizeof(detail), "Invalid value: \"%s\": must be %s", kind, r->kind);
+      kin__sim_err_invalid(out, r->group, kind, kin__sim_jstr(obj, "metadata", "name"), "kind",
+                           "FieldValueInvalid", detail);
+      json_decref(obj);
+      return NULL;
+    }
+  } else if (kind && *kind && strcmp(kind, r->kind)) {
+    /* The target is the internal version, named after the group. */
+    kin__sim_err_bad_request(out, "%s in version \"%s\" cannot be handled as a %s: converting "
+                             "(%s.%s) to (%s.%s): unknown conversion",
+                             kind, r->version, r->kind, r->version, kind,
+                             *r->group ? r->group : "core", r->kind);
+    json_decref(obj);
+    return NULL;
+  } else if (av && *av && strcmp(av, want)) {
+    kin__sim_err_bad_request(out, "%s in version \"%s\" cannot be handled as a %s: no kind "
+                             "\"%s\" is registered for version \"%s\" in scheme "
+                             "\"pkg/runtime/scheme.go:111\"",
+                             r->kind, r->version, r->kind, r->kind, av);
+    json_decref(obj);
+    return NULL;
+  }
+  return obj;
+}
+
+/* The namespace in the body must be empty or the one of the path. */
+static int check_namespace(kin__sim_resource *r, const json_t *obj, const char *ns,
+                           kin__sim_result *out) {
+  const char *ons = kin__sim_jstr(obj, "metadata", "namespace");
+  if (r->namespaced && ons && *ons && strcmp(ons, ns)) {
+    kin__sim_err_bad_request(out, "the namespace of the provided object does not match the "
+                                  "namespace sent on the request");
+    return -1;
+  }
+  return 0;
+}
+
+/* 1 for ?dryRun=All (validated by check_dry_run before any write). */
+static int dry_run(kin__sim_req *req) {
+  const char *v = kin__sim_query(req, "dryRun");
+  return v && !strcmp(v, "All");
+}
+
+/* ?dryRun accepts only "All"; 0, or -1 with the server's 422 for the
+ * options kind of the verb (CreateOptions, UpdateOptions...). */
+static int check_dry_run(kin__sim_req *req, const char *options_kind, kin__sim_result *out) {
+  const char *v = kin__sim_query(req, "dryRun");
+  if (!v || !*v || !strcmp(v, "All")) return 0;
+  char detail[512];
+  snprintf(detail, sizeof(detail), "Unsupported value: [\"%s\"]: supported values: \"All\"", v);
+  kin__sim_err_invalid(out, "meta.k8s.io", options_kind, "", "dryRun", "FieldValueNotSupported",
+                       detail);
+  return -1;
+}
+
+static json_t *replace_fn(void *ud, const json_t *cur, kin__sim_result *err) {
+  return json_incref((json_t *)ud);
+}
+
+typedef struct {
+  const char *ct;
+  json_t *patch;
+  int crd;
+} patch_ctx;
+
+static json_t *patch_fn(void *ud, const json_t *cur, kin__sim_result *out) {
+  patch_ctx *p = ud;
+  char err[512] = "";
+  json_t *res = NULL;
+  if (media_is(p->ct, "application/merge-patch+json")) {
+    res = kin_sim_merge_patch(cur, p->patch);
+    if (!res) kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    return res;
+  }
+  int rc;
+  if (media_is(p->ct, "application/json-patch+json"))
+    rc = kin_sim_json_patch(cur, p->patch, &res, err, sizeof(err));
+  else
+    rc = kin_sim_strategic_merge_patch(cur, p->patch, &res, err, sizeof(err));
+  if (rc == KIN_EINVAL)
+    kin__sim_err(out, 422, "Invalid", json_object(), "%s",
+                 err[0] ? err : "the server rejected our request due to an error in our request");
+  else if (rc)
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+  if (res && !json_is_object(res)) {
+    json_decref(res);
+    kin__sim_err_bad_request(out, "the patched object is not a JSON object");
+    return NULL;
+  }
+  return rc ? NULL : res;
+}
+
+static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                         kin__sim_result *out) {
+  const char *ct = content_type(req);
+  if (media_is(ct, "application/apply-patch+yaml")) {
+    kin__sim_err(out, 415, "UnsupportedMediaType", NULL,
+                 "server-side apply (application/apply-patch+yaml) is not supported by "
+                 "kinformer.sim: use application/merge-patch+json, "
+                 "application/strategic-merge-patch+json or application/json-patch+json");
+    return;
+  }
+  int strategic = media_is(ct, "application/strategic-merge-patch+json");
+  if (strategic && r->crd_name) {
+    kin__sim_err(out, 415, "UnsupportedMediaType", NULL,
+                 "the body of the request was in an unknown format - accepted media types "
+                 "include: application/json-patch+json, application/merge-patch+json, "
+                 "application/apply-patch+yaml");
+    return;
+  }
+  if (!strategic && !media_is(ct, "application/merge-patch+json") &&
+      !media_is(ct, "application/json-patch+json")) {
+    kin__sim_err(out, 415, "UnsupportedMediaType", json_object(), "415: Unsupported Media Type");
+    return;
+  }
+  json_error_t jerr;
+  json_t *patch = json_loadb(req->body.p ? req->body.p : "", req->body.len, 0, &jerr);
+  if (!patch) {
+    kin__sim_err_bad_request(out, "error decoding patch: %s",
+                             req->body.len ? jerr.text : "unexpected end of JSON input");
+    return;
+  }
+  if (media_is(ct, "application/json-patch+json") && !json_is_array(patch)) {
+    kin__sim_err_bad_request(out, "error decoding patch: json: cannot unmarshal %s into Go "
+                             "value of type jsonpatch.Patch", json_is_object(patch) ? "object" : "value");
+    json_decref(patch);
+    return;
+  }
+  patch_ctx p = {ct, patch, r->crd_name != NULL};
+  kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
+                        patch_fn, &p, dry_run(req), out);
+  json_decref(patch);
+}
+
+static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                          kin__sim_result *out) {
+  json_t *obj = decode_object(req, r, out);
+  if (!obj) return;
+  const char *name = kin__sim_jstr(obj, "metadata", "name");
+  if (check_namespace(r, obj, ri->ns, out)) {
+    /* out filled */
+  } else if (!name || strcmp(name, ri->name)) {
+    kin__sim_err_bad_request(out, "the name of the object (%s) does not match the name on the "
+                                  "URL (%s)", name ? name : "", ri->name);
+  } else {
+    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
+                          replace_fn, obj, dry_run(req), out);
+    /* Leases and events allow create on update (their strategies'
+     * AllowCreateOnUpdate), so a PUT of a missing one creates it. */
+    if (out->code == 404 && !ri->subresource[0] && !r->crd_name &&
+        ((!strcmp(r->group, "coordination.k8s.io") && !strcmp(r->resource, "leases")) ||
+         (!*r->group && !strcmp(r->resource, "events")))) {
+      json_t *md = json_object_get(obj, "metadata");
+      if (md) json_object_del(md, "resourceVersion");
+      kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
+    }
+  }
+  json_decref(obj);
+}
+
+static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                          kin__sim_result *out) {
+  json_t *obj = decode_object(req, r, out);
+  if (!obj) return;
+  if (!check_namespace(r, obj, ri->ns, out))
+    kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
+  json_decref(obj);
+}
+
+static void handle_delete(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                          kin__sim_result *out) {
+  json_t *opts = NULL;
+  if (req->body.len) {
+    json_error_t jerr;
+    opts = json_loadb(req->body.p, req->body.len, 0, &jerr);
+    if (!json_is_object(opts)) {
+      json_decref(opts);
+      kin__sim_err_bad_request(out, "the object provided is unrecognized (must be of type "
+                                    "DeleteOptions): couldn't get version/kind; json parse error");
+      return;
+    }
+  }
+  kin__sim_store_delete(&req->sim->store, r, ri->ns, ri->name,
+                        json_object_get(opts, "preconditions"), dry_run(req), out);
+  json_decref(opts);
+}
+
+static int match_selector(void *ud, const json_t *obj) {
+  return kin__sim_selector_matches(ud, obj);
+}
+
+static void handle_delete_collection(kin__sim_req *req, kin__sim_resource *r,
+                                     kin__sim_request_info *ri, kin__sim_result *out) {
+  kin__sim_selector sel;
+  if (kin__sim_selector_parse(req, r, &sel, out)) return;
+  kin__sim_store_delete_collection(&req->sim->store, r, r->namespaced && ri->ns[0] ? ri->ns : NULL,
+                                   match_selector, &sel, dry_run(req), out);
+  kin__sim_selector_free(&sel);
+}
+
+static int has_verb(const kin__sim_resource *r, const char *verb) {
+  for (int i = 0; r->verbs[i]; i++)
+    if (!strcmp(r->verbs[i], verb)) return 1;
+  return 0;
+}
+
+static int is_true(const char *v) { return v && (!strcmp(v, "true") || !strcmp(v, "1")); }
+
+enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri) {
+  kin__sim_store *s = &req->sim->store;
+  kin__sim_result out = {0, NULL};
+  /* Resources are never freed while the server runs (a deleted CRD's
+   * entries excepted), so r stays valid after the lookup. */
+  pthread_mutex_lock(&s->mu);
+  kin__sim_resource *r = kin__sim_registry_find(s, ri->group, ri->version, ri->resource);
+  pthread_mutex_unlock(&s->mu);
+  const char *m = req->method;
+  if (!r || (ri->subresource[0] && (strcmp(ri->subresource, "status") || !r->has_status)) ||
+      (ri->ns[0] && !r->namespaced)) {
+    kin__sim_err(&out, 404, "NotFound", json_object(),
+                 "the server could not find the requested resource");
+    return kin__sim_respond_result(req, &out);
+  }
+  if (req->too_large) {
+    kin__sim_err(&out, 413, "RequestEntityTooLarge", NULL,
+                 "Request entity too large: limit is %u", KIN__SIM_MAX_BODY);
+    return kin__sim_respond_result(req, &out);
+  }
+  int named = ri->name[0] != 0;
+  int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
+  if (ri->watch_path || (is_get && !named && is_true(kin__sim_query(req, "watch"))))
+    return is_get ? kin__sim_handle_watch(req, r, ri)
+                  : (kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
+                                  "the server does not allow this method on the requested "
+                                  "resource"),
+                     kin__sim_respond_result(req, &out));
+  if (is_get && !named) return kin__sim_handle_list(req, r, ri);
+  const char *opts = !strcmp(m, "POST")    ? "CreateOptions"
+                     : !strcmp(m, "PUT")   ? "UpdateOptions"
+                     : !strcmp(m, "PATCH") ? "PatchOptions"
+                                           : "DeleteOptions";
+  if (is_get)
+    kin__sim_store_get(s, r, ri->ns, ri->name, &out);
+  else if (check_dry_run(req, opts, &out))
+    ; /* out holds the 422 */
+  else if (!strcmp(m, "POST") && !named && !ri->subresource[0])
+    handle_create(req, r, ri, &out);
+  else if (!strcmp(m, "PUT") && named)
+    handle_update(req, r, ri, &out);
+  else if (!strcmp(m, "PATCH") && named)
+    handle_patch(req, r, ri, &out);
+  else if (!strcmp(m, "DELETE") && named && !ri->subresource[0])
+    handle_delete(req, r, ri, &out);
+  else if (!strcmp(m, "DELETE") && !named && has_verb(r, "deletecollection"))
+    handle_delete_collection(req, r, ri, &out);
+  else
+    kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
+                 "the server does not allow this method on the requested resource");
+  /* A CRD version other than the storage one: same object, its apiVersion. */
+  const char *kind = kin__sim_jstr(out.body, "kind", NULL);
+  if (out.code < 300 && kind && !strcmp(kind, r->kind)) {
+    char av[320];
+    kin__sim_api_version(r, av, sizeof(av));
+    json_object_set_new(out.body, "apiVersion", json_string(av));
+  }
+  return kin__sim_respond_result(req, &out);
+}

@@ -1,0 +1,74 @@
+/* http_server.c -- the libmicrohttpd side: one thread per connection (a
+ * watch may block its thread), request bodies up to 3 MiB, bearer-token
+ * authentication, and routing to discovery or the resource handlers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+
+/* Per-request state, freed when MHD reports completion. */
+void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe) {
+  kin__sim_req *req = *con_cls;
+  if (!req) return;
+  free(req->body.p);
+  free(req);
+  *con_cls = NULL;
+}
+
+static int authorized(kin__sim_req *req, const char *url) {
+  const char *token = req->sim->token;
+  if (!token) return 1;
+  if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez") ||
+      !strcmp(url, "/version"))
+    return 1;
+  const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Authorization");
+  return h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, token);
+}
+
+static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
+  kin__sim_result out = {0, NULL};
+  if (!authorized(req, url)) {
+    kin__sim_err(&out, 401, "Unauthorized", NULL, "Unauthorized");
+    return kin__sim_respond_result(req, &out);
+  }
+  enum MHD_Result ret;
+  if (kin__sim_handle_faults(req, url, &ret)) return ret;
+  if (kin__sim_apply_request_faults(req, url, &ret)) return ret;
+  if (kin__sim_handle_discovery(req, url, &ret)) return ret;
+  if (kin__sim_handle_openapi(req, url, &ret)) return ret;
+  kin__sim_request_info ri;
+  int rc = kin__sim_request_info_parse(url, &ri);
+  if (rc == 0) return kin__sim_handle_resource(req, &ri);
+  kin__sim_buf b = {0};
+  kin__sim_buf_add(&b, "404 page not found\n", 19);
+  return kin__sim_respond_buf(req, 404, &b, "text/plain; charset=utf-8");
+}
+
+enum MHD_Result kin__sim_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **con_cls) {
+  kin__sim_req *req = *con_cls;
+  if (!req) {
+    req = calloc(1, sizeof(*req));
+    if (!req) return MHD_NO;
+    req->sim = cls;
+    req->conn = conn;
+    req->method = method;
+    *con_cls = req;
+    return MHD_YES;
+  }
+  if (*upload_data_size) {
+    /* Past the limit the rest is read and dropped, then answered 413. */
+    if (!req->too_large && req->body.len + *upload_data_size <= KIN__SIM_MAX_BODY) {
+      if (kin__sim_buf_add(&req->body, upload_data, *upload_data_size)) return MHD_NO;
+    } else {
+      req->too_large = 1;
+    }
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  return dispatch(req, url);
+}

@@ -1,0 +1,164 @@
+/* selector.c -- ?labelSelector= and ?fieldSelector= of lists, watches and
+ * deletecollection, with the messages of apimachinery's fields.ParseSelector
+ * and DefaultMetaV1FieldSelectorConversion. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+#include "kin.h"
+
+/* The fields each built-in accepts beyond metadata.name/namespace (their
+ * registries' field label conversion funcs); NULL-terminated. Resources
+ * listed here answer an unknown field with "field label not supported". */
+typedef struct {
+  const char *group, *resource;
+  const char *const *fields;
+} field_set;
+
+static const char *const pod_fields[] = {
+    "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+    "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName", NULL};
+static const char *const secret_fields[] = {"type", NULL};
+static const char *const event_fields[] = {
+    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+    "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type", NULL};
+static const char *const node_fields[] = {"spec.unschedulable", NULL};
+static const char *const namespace_fields[] = {"status.phase", NULL};
+static const char *const service_fields[] = {"spec.clusterIP", "spec.type", NULL};
+static const char *const replicaset_fields[] = {"status.replicas", NULL};
+
+static const field_set field_sets[] = {
+    {"", "pods", pod_fields},           {"", "secrets", secret_fields},
+    {"", "events", event_fields},       {"", "nodes", node_fields},
+    {"", "namespaces", namespace_fields}, {"", "services", service_fields},
+    {"apps", "replicasets", replicaset_fields},
+};
+
+static const field_set *fields_of(const kin__sim_resource *r) {
+  if (!r || r->crd_name) return NULL;
+  for (size_t i = 0; i < sizeof(field_sets) / sizeof(field_sets[0]); i++)
+    if (!strcmp(field_sets[i].group, r->group) && !strcmp(field_sets[i].resource, r->resource))
+      return &field_sets[i];
+  return NULL;
+}
+
+/* 0 when f is selectable on r, else -1 with the server's 400 in out. */
+static int field_check(const kin__sim_resource *r, const char *f, kin__sim_result *out) {
+  if (!strcmp(f, "metadata.name") || !strcmp(f, "metadata.namespace")) return 0;
+  const field_set *fs = fields_of(r);
+  if (fs) {
+    for (int i = 0; fs->fields[i]; i++)
+      if (!strcmp(fs->fields[i], f)) return 0;
+    kin__sim_err_bad_request(out, "field label not supported: %s", f);
+    return -1;
+  }
+  kin__sim_err_bad_request(
+      out, "\"%s\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+      f);
+  return -1;
+}
+
+/* Parses one fieldSelector term "k=v", "k==v" or "k!=v". */
+static int parse_term(kin__sim_selector *sel, const kin__sim_resource *r, const char *term,
+                      const char *all, kin__sim_result *out) {
+  const char *op = strstr(term, "!=");
+  int neq = 0;
+  size_t oplen;
+  if (op) {
+    neq = 1;
+    oplen = 2;
+  } else if ((op = strstr(term, "=="))) {
+    oplen = 2;
+  } else if ((op = strchr(term, '='))) {
+    oplen = 1;
+  } else {
+    kin__sim_err_bad_request(out, "invalid selector: '%s'; can't understand '%s'", all, term);
+    return -1;
+  }
+  size_t klen = (size_t)(op - term);
+  char key[256];
+  snprintf(key, sizeof(key), "%.*s", (int)klen, term);
+  if (field_check(r, key, out)) return -1;
+  if (sel->nfields == (int)(sizeof(sel->fields) / sizeof(sel->fields[0]))) {
+    kin__sim_err_bad_request(out, "invalid selector: '%s'; too many requirements", all);
+    return -1;
+  }
+  snprintf(sel->fields[sel->nfields].field, sizeof(sel->fields[0].field), "%.63s", key);
+  snprintf(sel->fields[sel->nfields].value, sizeof(sel->fields[0].value), "%s", op + oplen);
+  sel->fields[sel->nfields].neq = neq;
+  sel->nfields++;
+  return 0;
+}
+
+int kin__sim_selector_parse(kin__sim_req *req, const kin__sim_resource *r, kin__sim_selector *sel,
+                            kin__sim_result *out) {
+  memset(sel, 0, sizeof(*sel));
+  const char *ls = kin__sim_query(req, "labelSelector");
+  if (ls && *ls) {
+    char err[512] = "";
+    if (kin_label_selector_parse(ls, &sel->labels, err, sizeof(err))) {
+      kin__sim_err_bad_request(out, "%s", err[0] ? err : "unable to parse requirement");
+      return -1;
+    }
+  }
+  const char *fs = kin__sim_query(req, "fieldSelector");
+  if (fs && *fs) {
+    char *copy = strdup(fs);
+    if (!copy) return -1;
+    int rc = 0;
+    for (char *save, *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save))
+      rc = parse_term(sel, r, t, fs, out);
+    free(copy);
+    if (rc) {
+      kin__sim_selector_free(sel);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void kin__sim_selector_free(kin__sim_selector *sel) {
+  if (sel->labels) kin_label_selector_free(sel->labels);
+  sel->labels = NULL;
+}
+
+int kin__sim_selector_empty(const kin__sim_selector *sel) {
+  return !sel->nfields && (!sel->labels || kin_label_selector_empty(sel->labels));
+}
+
+/* The string form of a selectable field ("" when absent), as the
+ * registries' GetAttrs: strings as is, booleans and numbers printed. */
+static void field_value(const json_t *obj, const char *field, char *buf, size_t cap) {
+  char path[64];
+  snprintf(path, sizeof(path), "%s", !strcmp(field, "source") ? "source.component" : field);
+  const json_t *v = obj;
+  for (char *save, *t = strtok_r(path, ".", &save); t && v; t = strtok_r(NULL, ".", &save))
+    v = json_object_get(v, t);
+  buf[0] = 0;
+  if (json_is_string(v))
+    snprintf(buf, cap, "%s", json_string_value(v));
+  else if (json_is_boolean(v))
+    snprintf(buf, cap, "%s", json_is_true(v) ? "true" : "false");
+  else if (json_is_integer(v))
+    snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
+}
+
+static const char *get_label(void *ud, const char *key) {
+  return json_string_value(json_object_get((const json_t *)ud, key));
+}
+
+int kin__sim_selector_matches(const kin__sim_selector *sel, const json_t *obj) {
+  const json_t *md = json_object_get(obj, "metadata");
+  for (int i = 0; i < sel->nfields; i++) {
+    char v[256];
+    field_value(obj, sel->fields[i].field, v, sizeof(v));
+    int eq = !strcmp(v, sel->fields[i].value);
+    if (eq == sel->fields[i].neq) return 0;
+  }
+  if (sel->labels &&
+      !kin_label_selector_matches(sel->labels, get_label, json_object_get(md, "labels")))
+    return 0;
+  return 1;
+}

@@ -1,0 +1,164 @@
+/* sim.c -- kin_sim_start/stop: the store, the default namespaces, the seed
+ * file and the MHD daemon; kubeconfig output. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+#include "kin.h"
+
+enum MHD_Result kin__sim_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **con_cls);
+void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe);
+
+void kin_sim_config_init(kin_sim_config *cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->bind_address = "127.0.0.1";
+  cfg->watch_history = 10000;
+  cfg->bookmark_interval_ms = 60000;
+}
+
+/* Reads a whole file; caller frees; NULL when unreadable. */
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  if (buf) buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static int create_namespace(kin__sim_store *s, const char *name) {
+  kin__sim_resource *r = kin__sim_registry_find(s, "", "v1", "namespaces");
+  json_t *obj = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                          "metadata", "name", name);
+  kin__sim_result out = {0, NULL};
+  kin__sim_store_create(s, r, "", obj, 0, &out);
+  json_decref(obj);
+  json_decref(out.body);
+  return out.code == 201 ? 0 : KIN_ENOMEM;
+}
+
+int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
+  kin_sim_config cfg;
+  if (cfg_in)
+    cfg = *cfg_in;
+  else
+    kin_sim_config_init(&cfg);
+  *out = NULL;
+  kin_sim *sim = calloc(1, sizeof(*sim));
+  if (!sim) return KIN_ENOMEM;
+  pthread_mutex_init(&sim->stop_mu, NULL);
+  sim->stopped = 1; /* nothing to stop until the daemon runs */
+  int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
+  static const char *const namespaces[] = {"default", "kube-system", "kube-public",
+                                           "kube-node-lease"};
+  for (size_t i = 0; !rc && i < 4; i++) rc = create_namespace(&sim->store, namespaces[i]);
+  if (!rc && cfg.seed_file) rc = kin__sim_store_seed(&sim->store, cfg.seed_file);
+  if (!rc && cfg.token) rc = (sim->token = strdup(cfg.token)) ? 0 : KIN_ENOMEM;
+  if (!rc && cfg.tls_cert_file && cfg.tls_key_file) {
+    sim->tls_cert = read_file(cfg.tls_cert_file);
+    sim->tls_key = read_file(cfg.tls_key_file);
+    sim->tls = 1;
+    if (!sim->tls_cert || !sim->tls_key) rc = KIN_EINVAL;
+  }
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(cfg.port);
+  const char *bind_addr = cfg.bind_address ? cfg.bind_address : "127.0.0.1";
+  if (!rc && inet_pton(AF_INET, bind_addr, &sa.sin_addr) != 1) rc = KIN_EINVAL;
+  if (!rc) {
+    /* poll(), not select(): no FD_SETSIZE cap on connections. */
+    unsigned flags =
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+    if (sim->tls) flags |= MHD_USE_TLS;
+    sim->daemon = MHD_start_daemon(
+        flags, cfg.port, NULL, NULL, kin__sim_on_request, sim, MHD_OPTION_SOCK_ADDR, &sa,
+        MHD_OPTION_NOTIFY_COMPLETED, kin__sim_on_completed, sim,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_HTTPS_MEM_KEY,
+        sim->tls ? sim->tls_key : NULL, MHD_OPTION_HTTPS_MEM_CERT,
+        sim->tls ? sim->tls_cert : NULL, MHD_OPTION_END);
+    if (!sim->daemon) rc = KIN_EBUSY;
+  }
+  if (rc) {
+    kin_sim_free(sim);
+    return rc;
+  }
+  sim->stopped = 0;
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(sim->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  sim->port = di ? di->port : cfg.port;
+  const char *host = strcmp(bind_addr, "0.0.0.0") ? bind_addr : "127.0.0.1";
+  snprintf(sim->url, sizeof(sim->url), "%s://%s:%u", sim->tls ? "https" : "http", host,
+           (unsigned)sim->port);
+  *out = sim;
+  return 0;
+}
+
+const char *kin_sim_url(const kin_sim *sim) { return sim->url; }
+
+uint16_t kin_sim_port(const kin_sim *sim) { return sim->port; }
+
+void kin_sim_stop(kin_sim *sim) {
+  pthread_mutex_lock(&sim->stop_mu);
+  if (!sim->stopped) {
+    pthread_mutex_lock(&sim->store.mu);
+    sim->store.stopping = 1;
+    pthread_cond_broadcast(&sim->store.cond);
+    pthread_mutex_unlock(&sim->store.mu);
+    MHD_stop_daemon(sim->daemon);
+    sim->daemon = NULL;
+    sim->stopped = 1;
+  }
+  pthread_mutex_unlock(&sim->stop_mu);
+}
+
+void kin_sim_free(kin_sim *sim) {
+  if (!sim) return;
+  kin_sim_stop(sim);
+  kin__sim_store_free(&sim->store);
+  pthread_mutex_destroy(&sim->stop_mu);
+  free(sim->token);
+  free(sim->tls_cert);
+  free(sim->tls_key);
+  free(sim);
+}
+
+uint64_t kin_sim_resource_version(kin_sim *sim) {
+  pthread_mutex_lock(&sim->store.mu);
+  uint64_t rv = sim->store.rv;
+  pthread_mutex_unlock(&sim->store.mu);
+  return rv;
+}
+
+void kin_sim_compact(kin_sim *sim) {
+  pthread_mutex_lock(&sim->store.mu);
+  kin__sim_store_compact(&sim->store);
+  pthread_mutex_unlock(&sim->store.mu);
+}
+
+int kin_sim_write_kubeconfig(const kin_sim *sim, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return KIN_EINVAL;
+  fprintf(f,
+          "apiVersion: v1\nkind: Config\nclusters:\n- name: kinformer-sim\n  cluster:\n"
+          "    server: %s\n%s",
+          sim->url, sim->tls ? "    insecure-skip-tls-verify: true\n" : "");
+  fprintf(f, "users:\n- name: kinformer-sim\n  user:%s%s%s\n", sim->token ? "\n    token: \"" : " {}",
+          sim->token ? sim->token : "", sim->token ? "\"" : "");
+  fprintf(f, "contexts:\n- name: kinformer-sim\n  context:\n    cluster: kinformer-sim\n"
+             "    user: kinformer-sim\n    namespace: default\ncurrent-context: kinformer-sim\n");
+  return fclose(f) ? KIN_EINVAL : 0;
+}

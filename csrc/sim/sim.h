@@ -1,0 +1,85 @@
+/* sim.h -- kinformer.sim: an embedded, Kubernetes-compatible API server
+ * (JSON only) for tests and prototyping. libmicrohttpd serves HTTP(S) with
+ * one thread per connection; jansson holds the objects.
+ *
+ * Locks: every kin_sim function is thread-safe. One mutex per server (the
+ * storage lock, kin__sim_store.mu) guards the resource registry, every
+ * object, the resourceVersion counter and the watch history; watchers wait
+ * on its condition variable and copy pre-serialized events out under it, so
+ * no object is ever touched without that lock. kin_sim_url and
+ * kin_sim_write_kubeconfig read fields that are immutable after start. */
+#ifndef KIN_SIM_H
+#define KIN_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct kin_sim kin_sim;
+
+typedef struct {
+  const char *bind_address;  /* IPv4 address; default "127.0.0.1" */
+  uint16_t port;             /* 0: the kernel picks a free port */
+  const char *tls_cert_file; /* PEM serving certificate; with tls_key_file enables HTTPS */
+  const char *tls_key_file;
+  const char *token;         /* bearer token required on every request except
+                                /healthz, /readyz, /livez, /version; NULL: no auth */
+  size_t watch_history;      /* events kept for watch resumption; 0: 10000 */
+  uint32_t bookmark_interval_ms; /* period of BOOKMARK events; 0: 60000 */
+  const char *seed_file;     /* objects created at start: a JSON array, a List
+                                ({"items": [...]}) or one JSON object per line */
+} kin_sim_config;
+
+/* Fills cfg with the defaults above. */
+void kin_sim_config_init(kin_sim_config *cfg);
+
+/* Starts a server (cfg may be NULL for the defaults; its strings are copied).
+ * Returns 0 and the server in *out (release with kin_sim_free), KIN_EINVAL
+ * when the seed file or TLS files cannot be read or parsed, KIN_EBUSY when
+ * the address cannot be bound, or KIN_ENOMEM. */
+int kin_sim_start(const kin_sim_config *cfg, kin_sim **out);
+
+/* Base URL, e.g. "http://127.0.0.1:41234"; owned by the server. */
+const char *kin_sim_url(const kin_sim *sim);
+
+/* Port actually bound. */
+uint16_t kin_sim_port(const kin_sim *sim);
+
+/* Writes a kubeconfig (cluster, user with the token if any, context
+ * "kinformer-sim") to path. Returns 0 or KIN_EINVAL when path cannot be
+ * written. With TLS the cluster uses insecure-skip-tls-verify. */
+int kin_sim_write_kubeconfig(const kin_sim *sim, const char *path);
+
+/* Closes every watch and stops serving; idempotent. Blocks until every
+ * connection thread has returned. */
+void kin_sim_stop(kin_sim *sim);
+
+/* Stops the server if needed and frees everything. NULL is a no-op. */
+void kin_sim_free(kin_sim *sim);
+
+/* Current resourceVersion of the store (the last one issued). */
+uint64_t kin_sim_resource_version(kin_sim *sim);
+
+/* Drops the watch history older than the current resourceVersion, as an
+ * etcd compaction: a later watch or continue from an older version gets
+ * 410 (which also expires every continue token handed out). */
+void kin_sim_compact(kin_sim *sim);
+
+/* Fault injection, for testing clients (also reachable over HTTP: POST
+ * /kinformer-sim/faults, see docs/sim.md). Each applies to the watches open
+ * at the time of the call. */
+
+/* Closes every open watch abruptly (no final chunk), as a dying server. */
+void kin_sim_drop_watches(kin_sim *sim);
+/* Cuts each open watch in the middle of its next event, then closes it. */
+void kin_sim_cut_watches(kin_sim *sim);
+/* Sends each open watch one line that is not JSON. */
+void kin_sim_send_malformed_line(kin_sim *sim);
+/* Watches keep their connection but send nothing for ms milliseconds. */
+void kin_sim_stall_watches(kin_sim *sim, uint32_t ms);
+/* Answers the next count API requests with code (429 with Retry-After: 1,
+ * 500 or 503) as Status objects. Returns 0 or KIN_EINVAL for another code. */
+int kin_sim_fail_next(kin_sim *sim, int code, unsigned count);
+/* Delays every later request by ms milliseconds (0: none). */
+void kin_sim_set_latency(kin_sim *sim, uint32_t ms);
+
+#endif

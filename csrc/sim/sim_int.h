@@ -1,0 +1,234 @@
+/* sim_int.h -- internals of kinformer.sim shared by its files.
+ *
+ * The names follow kube-apiserver: the registry of served resources
+ * (discovery's APIResource), the generic registry store (storage of one
+ * group/resource, as k8s.io/apiserver pkg/registry/generic/registry), the
+ * watch cache (bounded history of events), Status errors
+ * (k8s.io/apimachinery pkg/api/errors) and the HTTP handlers
+ * (k8s.io/apiserver pkg/endpoints/handlers). */
+#ifndef KIN_SIM_INT_H
+#define KIN_SIM_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hmap.h"
+#include "sim.h"
+
+/* One committed version of an object. Immutable once committed; shared by
+ * the storage map and the history events that mention it, freed when refs
+ * drops to 0. Guarded by kin__sim_store.mu (refs included). */
+typedef struct kin__sim_obj {
+  json_t *obj;
+  char *raw;        /* compact serialization of obj */
+  size_t rawlen;
+  uint64_t rv;
+  char *key;        /* "ns/name" or "name" */
+  int refs;
+} kin__sim_obj;
+
+/* Objects of one group/resource, shared by every served version of it
+ * (as a CRD's versions share one etcd prefix). Guarded by the store lock. */
+typedef struct kin__sim_storage {
+  char *group;
+  char *resource;  /* plural */
+  char *kind;
+  char *storage_version; /* apiVersion written into stored objects */
+  int namespaced;
+  int has_status;
+  int crd;         /* generation ignores only metadata and status */
+  int served;      /* 0 once its CRD is deleted */
+  kin__hmap objects;      /* key -> kin__sim_obj* */
+  kin__sim_obj **sorted;  /* objects sorted by key; rebuilt when dirty */
+  size_t nsorted;
+  int sorted_dirty;
+} kin__sim_storage;
+
+/* A served group/version/resource, as discovery describes it. */
+typedef struct kin__sim_resource {
+  char *group, *version, *resource, *kind, *list_kind, *singular;
+  int namespaced;
+  int has_status;
+  const char *const *verbs;
+  json_t *short_names;  /* array or NULL */
+  char *crd_name;       /* the CRD that serves it, or NULL for built-ins */
+  int removed;          /* its CRD was deleted: no longer served */
+  kin__sim_storage *storage;
+} kin__sim_resource;
+
+enum { KIN__SIM_ADDED = 1, KIN__SIM_MODIFIED, KIN__SIM_DELETED };
+
+/* One entry of the watch history: the new object (or the last state for
+ * DELETED) and the previous one, with the event line pre-serialized so a
+ * watcher only copies bytes. */
+typedef struct {
+  int type;
+  kin__sim_storage *st;
+  uint64_t rv;
+  kin__sim_obj *obj;
+  kin__sim_obj *prev; /* NULL for ADDED */
+  char *line;         /* {"type":..,"object":..}\n */
+  size_t linelen;
+} kin__sim_event;
+
+/* Injected faults (faults.c), guarded by kin__sim_store.mu. Watches
+ * remember the generations they have seen; a bump applies the fault once
+ * to every watch open at that moment. */
+typedef struct {
+  unsigned drop_gen;      /* close every open watch abruptly */
+  unsigned cut_gen;       /* cut each watch inside its next event, then close */
+  unsigned malformed_gen; /* send each watch one line that is not JSON */
+  uint64_t stall_until;   /* CLOCK_MONOTONIC ns: watches send nothing until then */
+  int fail_code;          /* answer the next fail_count requests with it */
+  unsigned fail_count;
+  uint32_t latency_ms;    /* delay before every request */
+} kin__sim_faults;
+
+/* The whole state of a server. mu guards every field below it; cond is
+ * broadcast after each commit and on stop (watchers wait on it). */
+typedef struct kin__sim_store {
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  uint64_t rv;                 /* last resourceVersion issued */
+  kin__sim_resource **res;     /* the registry */
+  size_t nres, capres;
+  kin__sim_storage **storages; /* never freed before the store */
+  size_t nst, capst;
+  kin__sim_event *hist;        /* ring */
+  size_t hcap, hstart, hlen;
+  uint64_t floor;              /* every event with rv > floor is retained */
+  int stopping;
+  uint32_t bookmark_interval_ms;
+  kin__sim_faults faults;
+} kin__sim_store;
+
+/* An answer: HTTP code and a JSON body (object or Status), owned. */
+typedef struct {
+  int code;
+  json_t *body;
+} kin__sim_result;
+
+struct kin_sim {
+  kin__sim_store store;
+  struct MHD_Daemon *daemon;
+  char url[128];
+  uint16_t port;
+  int tls;
+  char *token;
+  char *tls_cert, *tls_key; /* PEM contents */
+  pthread_mutex_t stop_mu;  /* serializes kin_sim_stop */
+  int stopped;              /* guarded by stop_mu */
+};
+
+/* ---- util.c ---- */
+void kin__sim_uuid(char out[37]);
+void kin__sim_now_rfc3339(char out[32]);
+char *kin__sim_strdup(const char *s);
+const char *kin__sim_jstr(const json_t *o, const char *k1, const char *k2);
+/* Base64url without padding, as Go's RawURLEncoding; caller frees. */
+char *kin__sim_b64url_encode(const char *s, size_t n);
+/* Returns the decoded bytes (NUL-terminated, caller frees) or NULL. */
+char *kin__sim_b64url_decode(const char *s, size_t *n);
+
+/* ---- status.c (k8s.io/apimachinery/pkg/api/errors) ---- */
+json_t *kin__sim_status(int code, const char *reason, const char *message, json_t *details);
+void kin__sim_err(kin__sim_result *r, int code, const char *reason, json_t *details,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void kin__sim_err_not_found(kin__sim_result *r, const char *group, const char *resource,
+                            const char *name);
+void kin__sim_err_already_exists(kin__sim_result *r, const char *group, const char *resource,
+                                 const char *name);
+void kin__sim_err_conflict(kin__sim_result *r, const char *group, const char *kind_or_res,
+                           const char *name, const char *why);
+void kin__sim_err_bad_request(kin__sim_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* 422 Invalid for one field: message "<Kind> "<name>" is invalid: <field>: <detail>". */
+void kin__sim_err_invalid(kin__sim_result *r, const char *group, const char *kind,
+                          const char *name, const char *field, const char *cause_reason,
+                          const char *detail);
+void kin__sim_err_expired(kin__sim_result *r, const char *message);
+
+/* ---- registry.c ---- */
+int kin__sim_registry_init_builtins(kin__sim_store *s);
+/* Finds the resource served at group/version/resource; NULL when none. */
+kin__sim_resource *kin__sim_registry_find(kin__sim_store *s, const char *group,
+                                          const char *version, const char *resource);
+/* Finds the storage of group/resource (any version); NULL when none. */
+kin__sim_storage *kin__sim_registry_storage(kin__sim_store *s, const char *group,
+                                            const char *resource);
+/* Registers every served version of a CRD object (borrowed). */
+int kin__sim_registry_add_crd(kin__sim_store *s, const json_t *crd);
+/* Unserves the CRD's resources; returns their storage (or NULL). */
+kin__sim_storage *kin__sim_registry_remove_crd(kin__sim_store *s, const char *crd_name);
+void kin__sim_registry_free(kin__sim_store *s);
+
+/* ---- store.c (generic registry Store) ---- */
+int kin__sim_store_init(kin__sim_store *s, size_t history, uint32_t bookmark_ms);
+void kin__sim_store_free(kin__sim_store *s);
+void kin__sim_obj_unref(kin__sim_obj *o);
+/* Sorted snapshot of a storage at resourceVersion rv (0: now), filtered by
+ * namespace (NULL: all). Returns a malloc'd array of borrowed object
+ * pointers valid while the lock is held, or NULL with *n = 0. Caller holds
+ * mu. Returns KIN_EINVAL (via *too_old) when rv predates the history. */
+kin__sim_obj **kin__sim_store_snapshot(kin__sim_store *s, kin__sim_storage *st, uint64_t rv,
+                                       size_t *n, int *too_old);
+
+/* The write paths. obj is borrowed (copied); result gets the stored
+ * object (code 200/201) or a Status. Each takes mu itself. dry_run
+ * (?dryRun=All) answers as the write would, and changes nothing. */
+void kin__sim_store_create(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const json_t *obj, int dry_run, kin__sim_result *out);
+void kin__sim_store_get(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                        const char *name, kin__sim_result *out);
+
+/* Computes the new object from the current one for update and patch;
+ * returns a new value or NULL with *err set. Runs under mu. */
+typedef json_t *(*kin__sim_update_fn)(void *ud, const json_t *cur, kin__sim_result *err);
+void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, int status_only, kin__sim_update_fn fn, void *ud,
+                           int dry_run, kin__sim_result *out);
+/* preconditions: borrowed DeleteOptions.preconditions or NULL. */
+void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, const json_t *preconditions, int dry_run,
+                           kin__sim_result *out);
+/* Deletes every object of r in ns (NULL: all) that match selects. */
+typedef int (*kin__sim_match_fn)(void *ud, const json_t *obj);
+void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                                      kin__sim_match_fn match, void *ud, int dry_run,
+                                      kin__sim_result *out);
+kin__sim_obj *kin__sim_obj_new(json_t *obj, uint64_t rv, const char *key);
+int kin__sim_history_append(kin__sim_store *s, int type, kin__sim_storage *st, kin__sim_obj *obj,
+                            kin__sim_obj *prev);
+/* Forgets the whole history (as an etcd compaction at the current rv). */
+void kin__sim_store_compact(kin__sim_store *s);
+/* Finds the resource whose apiVersion and kind match; NULL when none. */
+kin__sim_resource *kin__sim_registry_find_kind(kin__sim_store *s, const char *api_version,
+                                               const char *kind);
+extern const char *const *kin__sim_verbs_status;
+/* ---- store_object.c (caller holds mu) ---- */
+void kin__sim_key_of(char *buf, size_t cap, int namespaced, const char *ns, const char *name);
+kin__sim_obj *kin__sim_lookup(kin__sim_storage *st, const char *ns, const char *name);
+int kin__sim_tracks_generation(const kin__sim_storage *st);
+/* Commits obj (stolen) under the next resourceVersion as an event of type
+ * replacing prev; returns the stored object (borrowed) or NULL (ENOMEM). */
+kin__sim_obj *kin__sim_commit(kin__sim_store *s, kin__sim_storage *st, int type, json_t *obj,
+                              const char *key, kin__sim_obj *prev);
+/* Sets out to code and a copy of o. */
+void kin__sim_result_obj(kin__sim_result *out, int code, const kin__sim_obj *o);
+int kin__sim_finalizers_empty(const json_t *obj);
+/* store_create.c / store_delete.c, caller holds mu. */
+void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                            const json_t *in, int dry_run, kin__sim_result *out);
+void kin__sim_delete_locked(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur);
+kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s);
+
+/* Loads seed objects from a file; returns 0 or KIN_EINVAL. */
+int kin__sim_store_seed(kin__sim_store *s, const char *path);
+
+/* ---- validation.c ---- */
+/* 0 when name is valid for the resource, else fills out with 422. */
+int kin__sim_validate_name(kin__sim_resource *r, const char *name, kin__sim_result *out);
+
+#endif

@@ -1,0 +1,148 @@
+/* store_create.c -- Create of the generic registry Store with the
+ * strategies' PrepareForCreate the sim keeps: generateName, uid,
+ * creationTimestamp, generation, name validation, the namespace must
+ * exist, AlreadyExists, and the defaults of namespaces, pods and CRDs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "sim_int.h"
+
+static void crd_set_status(json_t *crd) {
+  json_t *names = json_object_get(json_object_get(crd, "spec"), "names");
+  char now[32];
+  kin__sim_now_rfc3339(now);
+  json_t *st = json_pack(
+      "{s:[{s:s, s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s}], s:O, s:[s]}", "conditions",
+      "type", "NamesAccepted", "status", "True", "lastTransitionTime", now, "reason",
+      "NoConflicts", "message", "no conflicts found", "type", "Established", "status", "True",
+      "lastTransitionTime", now, "reason", "InitialNamesAccepted", "message",
+      "the initial names have been accepted", "acceptedNames", names ? names : json_object(),
+      "storedVersions", "v1");
+  json_t *versions = json_object_get(json_object_get(crd, "spec"), "versions");
+  size_t i;
+  json_t *v;
+  json_array_foreach(versions, i, v) {
+    if (json_is_true(json_object_get(v, "storage")))
+      json_array_set_new(json_object_get(st, "storedVersions"), 0,
+                         json_string(kin__sim_jstr(v, "name", NULL)));
+  }
+  json_object_set_new(crd, "status", st);
+}
+
+kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s) {
+  return kin__sim_registry_storage(s, "", "namespaces");
+}
+
+void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                            const json_t *in, int dry_run, kin__sim_result *out) {
+  kin__sim_storage *st = r->storage;
+  json_t *obj = json_deep_copy(in);
+  if (!obj) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    return;
+  }
+  json_t *md = json_object_get(obj, "metadata");
+  if (!json_is_object(md)) {
+    md = json_object();
+    json_object_set_new(obj, "metadata", md);
+  }
+  const char *name = kin__sim_jstr(md, "name", NULL);
+  const char *gen = kin__sim_jstr(md, "generateName", NULL);
+  char namebuf[300];
+  if ((!name || !*name) && gen && *gen) {
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    char uid[37];
+    kin__sim_uuid(uid);
+    char suffix[6];
+    for (int i = 0; i < 5; i++) suffix[i] = alphabet[(unsigned char)uid[i * 7] % 27];
+    suffix[5] = 0;
+    snprintf(namebuf, sizeof(namebuf), "%.250s%s", gen, suffix);
+    json_object_set_new(md, "name", json_string(namebuf));
+    name = kin__sim_jstr(md, "name", NULL);
+  }
+  if (!name || !*name) {
+    kin__sim_err_invalid(out, r->group, r->kind, "", "metadata.name", "FieldValueRequired",
+                         "Required value: name or generateName is required");
+    json_decref(obj);
+    return;
+  }
+  if (kin__sim_validate_name(r, name, out)) {
+    json_decref(obj);
+    return;
+  }
+  if (r->namespaced) {
+    kin__sim_storage *nss = kin__sim_namespaces_storage(s);
+    if (!nss || !kin__hmap_get(&nss->objects, ns)) {
+      kin__sim_err_not_found(out, "", "namespaces", ns);
+      json_decref(obj);
+      return;
+    }
+    json_object_set_new(md, "namespace", json_string(ns));
+  } else {
+    json_object_del(md, "namespace");
+  }
+  char key[768];
+  kin__sim_key_of(key, sizeof(key), st->namespaced, ns, name);
+  if (kin__hmap_get(&st->objects, key)) {
+    kin__sim_err_already_exists(out, r->group, r->resource, name);
+    json_decref(obj);
+    return;
+  }
+  char uid[37], now[32];
+  kin__sim_uuid(uid);
+  kin__sim_now_rfc3339(now);
+  json_object_set_new(md, "uid", json_string(uid));
+  json_object_set_new(md, "creationTimestamp", json_string(now));
+  json_object_del(md, "deletionTimestamp");
+  json_object_del(md, "deletionGracePeriodSeconds");
+  json_object_del(md, "generation");
+  if (kin__sim_tracks_generation(st)) json_object_set_new(md, "generation", json_integer(1));
+  json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
+  json_object_set_new(obj, "kind", json_string(st->kind));
+  if (!strcmp(st->resource, "namespaces") && !st->crd) {
+    json_object_set_new(obj, "spec", json_pack("{s:[s]}", "finalizers", "kubernetes"));
+    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+    json_t *labels = json_object_get(md, "labels");
+    if (!json_is_object(labels)) {
+      labels = json_object();
+      json_object_set_new(md, "labels", labels);
+    }
+    json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(name));
+  } else if (!strcmp(st->resource, "customresourcedefinitions") && !st->crd) {
+    if (!dry_run && kin__sim_registry_add_crd(s, obj)) {
+      kin__sim_err_invalid(out, r->group, r->kind, name, "spec", "FieldValueInvalid",
+                           "Invalid value: spec.group, spec.names and spec.versions are required");
+      json_decref(obj);
+      return;
+    }
+    crd_set_status(obj);
+  } else if (!strcmp(st->resource, "pods") && !st->crd) {
+    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+  } else if (st->has_status) {
+    json_object_del(obj, "status");
+  }
+  if (dry_run) {
+    /* What would be stored, without a resourceVersion: nothing was. */
+    json_object_del(md, "resourceVersion");
+    json_decref(out->body);
+    out->code = 201;
+    out->body = obj;
+    return;
+  }
+  kin__sim_obj *o = kin__sim_commit(s, st, KIN__SIM_ADDED, obj, key, NULL);
+  if (!o) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    return;
+  }
+  kin__sim_result_obj(out, 201, o);
+}
+
+void kin__sim_store_create(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const json_t *obj, int dry_run, kin__sim_result *out) {
+  pthread_mutex_lock(&s->mu);
+  kin__sim_create_locked(s, r, ns, obj, dry_run, out);
+  pthread_mutex_unlock(&s->mu);
+}
+

@@ -1,0 +1,155 @@
+/* store_delete.c -- Delete and DeleteCollection of the generic registry
+ * Store: preconditions, finalizers (deletionTimestamp, removal later),
+ * and the cascades the sim does at once (namespace contents, a CRD's
+ * custom resources). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "sim_int.h"
+
+static void delete_all(kin__sim_store *s, kin__sim_storage *st, const char *ns) {
+  size_t n = 0;
+  int too_old;
+  kin__sim_obj **arr = kin__sim_store_snapshot(s, st, 0, &n, &too_old);
+  for (size_t i = 0; i < n; i++) {
+    const char *ons = kin__sim_jstr(arr[i]->obj, "metadata", "namespace");
+    if (ns && (!ons || strcmp(ons, ns))) continue;
+    kin__sim_delete_locked(s, st, arr[i]);
+  }
+  free(arr);
+}
+
+/* Removes cur: the DELETED event carries its last state under a new
+ * resourceVersion. Namespaces and CRDs take their contents along (the
+ * namespace and CRD finalizers' work, done at once). */
+void kin__sim_delete_locked(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur) {
+  if (!st->crd && !*st->group && !strcmp(st->resource, "namespaces")) {
+    const char *ns = kin__sim_jstr(cur->obj, "metadata", "name");
+    for (size_t i = 0; i < s->nst; i++)
+      if (s->storages[i]->namespaced) delete_all(s, s->storages[i], ns);
+  } else if (!st->crd && !strcmp(st->resource, "customresourcedefinitions")) {
+    const char *name = kin__sim_jstr(cur->obj, "metadata", "name");
+    kin__sim_storage *crs = kin__sim_registry_remove_crd(s, name);
+    if (crs) {
+      delete_all(s, crs, NULL);
+      crs->served = 0;
+    }
+  }
+  json_t *last = json_deep_copy(cur->obj);
+  cur->refs++;
+  kin__sim_commit(s, st, KIN__SIM_DELETED, last, cur->key, cur);
+  kin__sim_obj_unref(cur);
+}
+
+/* Checks DeleteOptions.preconditions; 0 or -1 with a 409 in out. */
+static int check_preconditions(kin__sim_resource *r, kin__sim_obj *cur, const json_t *pre,
+                               kin__sim_result *out) {
+  const char *name = kin__sim_jstr(cur->obj, "metadata", "name");
+  const char *uid = kin__sim_jstr(pre, "uid", NULL);
+  const char *cur_uid = kin__sim_jstr(cur->obj, "metadata", "uid");
+  char why[512];
+  if (uid && strcmp(uid, cur_uid ? cur_uid : "")) {
+    snprintf(why, sizeof(why),
+             "the UID in the precondition (%s) does not match the UID in record (%s). The "
+             "object might have been deleted and then recreated",
+             uid, cur_uid ? cur_uid : "");
+    kin__sim_err_conflict(out, r->group, r->kind, name, why);
+    return -1;
+  }
+  const char *rv = kin__sim_jstr(pre, "resourceVersion", NULL);
+  char cur_rv[24];
+  snprintf(cur_rv, sizeof(cur_rv), "%llu", (unsigned long long)cur->rv);
+  if (rv && strcmp(rv, cur_rv)) {
+    snprintf(why, sizeof(why),
+             "the ResourceVersion in the precondition (%s) does not match the ResourceVersion "
+             "in record (%s). The object might have been modified",
+             rv, cur_rv);
+    kin__sim_err_conflict(out, r->group, r->kind, name, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* Deletes or marks cur; fills out with the answer of the real server: the
+ * object while finalizers hold it, else a Success Status. */
+static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cur, int dry_run,
+                       kin__sim_result *out) {
+  kin__sim_storage *st = r->storage;
+  if (!kin__sim_finalizers_empty(cur->obj)) {
+    if (json_object_get(json_object_get(cur->obj, "metadata"), "deletionTimestamp")) {
+      kin__sim_result_obj(out, 200, cur);
+      return;
+    }
+    json_t *obj = json_deep_copy(cur->obj);
+    char now[32];
+    kin__sim_now_rfc3339(now);
+    json_t *md = json_object_get(obj, "metadata");
+    json_object_set_new(md, "deletionTimestamp", json_string(now));
+    json_object_set_new(md, "deletionGracePeriodSeconds", json_integer(0));
+    if (dry_run) {
+      json_decref(out->body);
+      out->code = 200;
+      out->body = obj;
+      return;
+    }
+    kin__sim_obj *o = kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur);
+    if (o)
+      kin__sim_result_obj(out, 200, o);
+    else
+      kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    return;
+  }
+  json_t *details = json_pack("{s:s}", "name", kin__sim_jstr(cur->obj, "metadata", "name"));
+  if (*r->group) json_object_set_new(details, "group", json_string(r->group));
+  json_object_set_new(details, "kind", json_string(r->resource));
+  json_object_set_new(details, "uid", json_string(kin__sim_jstr(cur->obj, "metadata", "uid")));
+  if (!dry_run) kin__sim_delete_locked(s, st, cur);
+  json_decref(out->body);
+  out->code = 200;
+  out->body = kin__sim_status(200, NULL, NULL, details);
+  json_object_del(out->body, "message");
+}
+
+void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, const json_t *preconditions, int dry_run,
+                           kin__sim_result *out) {
+  pthread_mutex_lock(&s->mu);
+  kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
+  if (!cur)
+    kin__sim_err_not_found(out, r->group, r->resource, name);
+  else if (!preconditions || !check_preconditions(r, cur, preconditions, out))
+    delete_one(s, r, cur, dry_run, out);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                                      kin__sim_match_fn match, void *ud, int dry_run,
+                                      kin__sim_result *out) {
+  pthread_mutex_lock(&s->mu);
+  size_t n = 0;
+  int too_old;
+  kin__sim_obj **arr = kin__sim_store_snapshot(s, r->storage, 0, &n, &too_old);
+  json_t *items = json_array();
+  for (size_t i = 0; i < n; i++) {
+    const char *ons = kin__sim_jstr(arr[i]->obj, "metadata", "namespace");
+    if (ns && (!ons || strcmp(ons, ns))) continue;
+    if (match && !match(ud, arr[i]->obj)) continue;
+    json_array_append_new(items, json_deep_copy(arr[i]->obj));
+    kin__sim_result one = {0, NULL};
+    delete_one(s, r, arr[i], dry_run, &one);
+    json_decref(one.body);
+  }
+  free(arr);
+  char apiv[256];
+  snprintf(apiv, sizeof(apiv), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
+  char rv[24];
+  snprintf(rv, sizeof(rv), "%llu", (unsigned long long)s->rv);
+  json_decref(out->body);
+  out->code = 200;
+  out->body = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind", r->list_kind, "apiVersion", apiv,
+                        "metadata", "resourceVersion", rv, "items", items);
+  pthread_mutex_unlock(&s->mu);
+}
+

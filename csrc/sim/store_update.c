@@ -1,0 +1,136 @@
+/* store_update.c -- Update (and Patch, through the same update
+ * function) of the generic registry Store: optimistic concurrency,
+ * server-owned metadata, the status subresource, generation on spec
+ * change, no-op updates, and removal once the last finalizer goes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "sim_int.h"
+
+/* 1 when a and b differ outside metadata and status (custom resources)
+ * or in spec (built-ins): what bumps metadata.generation. */
+static int spec_changed(const kin__sim_storage *st, const json_t *a, const json_t *b) {
+  if (!st->crd) return !json_equal(json_object_get(a, "spec"), json_object_get(b, "spec"));
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)a, k, v) {
+    if (!strcmp(k, "metadata") || !strcmp(k, "status")) continue;
+    if (!json_equal(v, json_object_get(b, k))) return 1;
+  }
+  json_object_foreach((json_t *)b, k, v) {
+    if (!strcmp(k, "metadata") || !strcmp(k, "status")) continue;
+    if (!json_object_get(a, k)) return 1;
+  }
+  return 0;
+}
+
+void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, int status_only, kin__sim_update_fn fn, void *ud,
+                           int dry_run, kin__sim_result *out) {
+  pthread_mutex_lock(&s->mu);
+  kin__sim_storage *st = r->storage;
+  kin__sim_obj *cur = kin__sim_lookup(st, ns, name);
+  if (!cur) {
+    kin__sim_err_not_found(out, r->group, r->resource, name);
+    goto done;
+  }
+  json_t *in = fn(ud, cur->obj, out);
+  if (!in) goto done;
+  if (!json_is_object(in)) {
+    /* e.g. a merge patch that replaces the whole document by a scalar */
+    kin__sim_err_bad_request(out, "the object provided is unrecognized (must be of type %s): "
+                                  "not a JSON object", r->kind);
+    json_decref(in);
+    goto done;
+  }
+  json_t *inmd = json_object_get(in, "metadata");
+  const char *want_rv = kin__sim_jstr(inmd, "resourceVersion", NULL);
+  char cur_rv[24];
+  snprintf(cur_rv, sizeof(cur_rv), "%llu", (unsigned long long)cur->rv);
+  if (want_rv && *want_rv && strcmp(want_rv, cur_rv)) {
+    kin__sim_err_conflict(out, r->group, r->resource, name,
+                          "the object has been modified; please apply your changes to the "
+                          "latest version and try again");
+    json_decref(in);
+    goto done;
+  }
+  json_t *obj;
+  const json_t *curmd = json_object_get(cur->obj, "metadata");
+  if (status_only) {
+    obj = json_deep_copy(cur->obj);
+    json_t *stv = json_object_get(in, "status");
+    if (stv)
+      json_object_set(obj, "status", stv);
+    else
+      json_object_del(obj, "status");
+  } else {
+    obj = json_deep_copy(in);
+    json_t *md = json_object_get(obj, "metadata");
+    if (!json_is_object(md)) {
+      md = json_object();
+      json_object_set_new(obj, "metadata", md);
+    }
+    /* Fields the server owns: the client cannot change them by update. */
+    static const char *const owned[] = {"name",       "namespace",         "uid",
+                                        "creationTimestamp", "deletionTimestamp",
+                                        "deletionGracePeriodSeconds", "generation", NULL};
+    for (int i = 0; owned[i]; i++) {
+      json_t *v = json_object_get(curmd, owned[i]);
+      if (v)
+        json_object_set(md, owned[i], v);
+      else
+        json_object_del(md, owned[i]);
+    }
+    json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
+    json_object_set_new(obj, "kind", json_string(st->kind));
+    if (st->has_status) {
+      json_t *stv = json_object_get(cur->obj, "status");
+      if (stv)
+        json_object_set(obj, "status", stv);
+      else
+        json_object_del(obj, "status");
+    }
+    if (kin__sim_tracks_generation(st) && spec_changed(st, cur->obj, obj)) {
+      json_int_t g = json_integer_value(json_object_get(curmd, "generation"));
+      json_object_set_new(md, "generation", json_integer(g + 1));
+    }
+    if (!strcmp(st->resource, "customresourcedefinitions") && !st->crd) {
+      if (!dry_run) kin__sim_registry_add_crd(s, obj);
+      json_object_set(obj, "status", json_object_get(cur->obj, "status"));
+    }
+  }
+  json_decref(in);
+  if (!obj) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    goto done;
+  }
+  /* A no-op update keeps the resourceVersion and sends no event. */
+  json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(cur_rv));
+  if (dry_run) {
+    /* The would-be object under the current resourceVersion. */
+    json_decref(out->body);
+    out->code = 200;
+    out->body = obj;
+    goto done;
+  }
+  if (json_equal(obj, cur->obj)) {
+    json_decref(obj);
+    kin__sim_result_obj(out, 200, cur);
+    goto done;
+  }
+  kin__sim_obj *o = kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur);
+  if (!o) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    goto done;
+  }
+  kin__sim_result_obj(out, 200, o);
+  /* The last finalizer gone from a deleted object: it goes away now. */
+  if (json_object_get(json_object_get(o->obj, "metadata"), "deletionTimestamp") &&
+      kin__sim_finalizers_empty(o->obj))
+    kin__sim_delete_locked(s, st, o);
+done:
+  pthread_mutex_unlock(&s->mu);
+}
+

@@ -1,0 +1,38 @@
+--- kinformer.sim: an embedded Kubernetes-compatible API server (C, in
+-- process) for unit tests of operators and for trying things without a
+-- cluster.
+--
+--   local sim = require("kinformer.sim").start{ seed = "objects.json" }
+--   print(sim.url, sim.kubeconfig)   -- e.g. http://127.0.0.1:41234  /tmp/kinformer-sim-XXXXXX
+--   sim:stop()                        -- also on <close> and garbage collection
+local core = require "kinformer.core"
+
+local M = {}
+
+local Sim = {}
+Sim.__index = function(self, k)
+  local m = Sim[k]
+  if m then return m end
+  local h = rawget(self, "_h")
+  if h[k] then return function(s, ...) return h[k](h, ...) end end
+  return nil
+end
+Sim.__close = function(self) self:stop() end
+Sim.__tostring = function(self) return tostring(rawget(self, "_h")) end
+
+function Sim:stop() rawget(self, "_h"):stop() end
+
+--- Starts a server. opts (all optional): port (0: a free one), bind
+-- ("127.0.0.1"), token (bearer token required), tls_cert / tls_key (PEM
+-- files: HTTPS), seed (file of objects to create: a JSON array, a List, or
+-- one object per line), watch_history (events kept for watch resumption),
+-- bookmark_interval_ms (period of BOOKMARK events).
+-- Returns the server (fields url, kubeconfig; methods stop, compact,
+-- resource_version, running), or nil, message, code.
+function M.start(opts)
+  local h, msg, code = core.sim_start(opts)
+  if not h then return nil, msg, code end
+  return setmetatable({ _h = h, url = h:url(), port = h:port(), kubeconfig = h:kubeconfig() }, Sim)
+end
+
+return M
