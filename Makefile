@@ -39,7 +39,7 @@ CORE_LIBS := -lm
 SIM_SRC := $(sort $(wildcard csrc/sim/*.c))
 SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
 SIM_LIB := $(BUILD)/libkinsim.a
-SIM_LIBS := -lmicrohttpd -ljansson
+SIM_LIBS := -lmicrohttpd -lgnutls -ljansson
 
 LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
 LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
@@ -109,6 +109,7 @@ test-lua: $(LUA_MOD)
 
 test: deps
 	$(MAKE) --no-print-directory MODE=release test-c
+	$(MAKE) --no-print-directory MODE=release test-differential
 	$(MAKE) --no-print-directory MODE=release test-lua
 
 test-asan: deps

@@ -3,12 +3,17 @@
 #   make e2e-deps       build (or reuse) etcd, kube-apiserver, kubectl
 #   make e2e-reference  build (or reuse) the client-go reference informer
 #   make e2e            both, then start a control plane, run the smoke
-#                       checks (spec/e2e/smoke.sh), stop it
+#                       checks (spec/e2e/smoke.sh), stop it; then
+#                       e2e-differential
+#   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
+#                       replay spec/differential/scenarios against both and
+#                       compare (spec/differential/run.sh), then kubectl
+#                       against the sim (spec/differential/kubectl_sim.sh)
 #
 # Binaries and Go caches: $(KINFORMER_E2E_CACHE)/<k8s-version>/, default
 # ~/.cache/kinformer-e2e/. See spec/e2e/README.md.
 
-.PHONY: e2e e2e-deps e2e-reference
+.PHONY: e2e e2e-deps e2e-reference e2e-differential
 
 e2e-deps:
 	spec/e2e/build.sh core
@@ -19,3 +24,10 @@ e2e-reference:
 # deps (top-level Makefile): busted and lua5.4 for the Lua helper check.
 e2e: deps e2e-deps e2e-reference
 	spec/e2e/cluster.sh run spec/e2e/smoke.sh
+	$(MAKE) --no-print-directory e2e-differential
+
+# sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
+# in its release flavour.
+e2e-differential: e2e-deps sim
+	env -u KINFORMER_E2E_DIR KINFORMER_SIM=$(abspath $(SIM_CLI)) spec/e2e/cluster.sh run spec/differential/run.sh
+	KINFORMER_SIM=$(abspath $(SIM_CLI)) spec/differential/kubectl_sim.sh

@@ -3,7 +3,7 @@
 #   make sim         build build/<mode>/kinformer-sim
 #   make bench-sim   LIST of 100k ConfigMaps and watch fan-out (table)
 
-.PHONY: sim bench-sim
+.PHONY: sim bench-sim test-differential differential-golden
 
 SIM_CLI := $(BUILD)/kinformer-sim
 $(SIM_CLI): csrc/sim/cli/kinformer-sim.c $(SIM_LIB) $(CORE_LIB)
@@ -20,3 +20,16 @@ $(SIM_BENCH): bench/sim_bench.c $(SIM_LIB) $(CORE_LIB)
 bench-sim: deps
 	$(MAKE) --no-print-directory MODE=release $(SIM_BENCH)
 	./$(SIM_BENCH) $(BENCH_ARGS)
+
+# The differential corpus against the sim, compared with the real server's
+# recording (spec/differential/golden); part of make test. make e2e runs the
+# same corpus against a live kube-apiserver.
+test-differential: $(SIM_CLI)
+	DIFF_REFERENCE=spec/differential/golden KINFORMER_SIM=$(SIM_CLI) spec/differential/run.sh
+
+# Re-records the golden answers from a real kube-apiserver (needs make e2e-deps).
+differential-golden: $(SIM_CLI)
+	rm -rf build/differential-golden
+	DIFF_KEEP=build/differential-golden KINFORMER_SIM=$(SIM_CLI) spec/differential/run.sh
+	rm -f spec/differential/golden/*.json
+	cp build/differential-golden/real/*.json spec/differential/golden/

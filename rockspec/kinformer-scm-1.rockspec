@@ -24,6 +24,7 @@ external_dependencies = {
   JSMN = { header = "jsmn.h" },
   MICROHTTPD = { header = "microhttpd.h", library = "microhttpd" },
   JANSSON = { header = "jansson.h", library = "jansson" },
+  GNUTLS = { header = "gnutls/gnutls.h", library = "gnutls" },
 }
 build = {
   type = "builtin",
@@ -57,6 +58,7 @@ build = {
         "csrc/lua/lobject.c",
         "csrc/lua/lsim.c",
         "csrc/sim/faults.c",
+        "csrc/sim/http_auth.c",
         "csrc/sim/http_discovery.c",
         "csrc/sim/http_list.c",
         "csrc/sim/http_openapi.c",
@@ -83,10 +85,10 @@ build = {
       -- END SOURCES
       defines = { "_GNU_SOURCE" },
       incdirs = { "csrc/core", "csrc/sim", "$(CURL_INCDIR)", "$(LIBUV_INCDIR)", "$(YAML_INCDIR)",
-                  "$(JSMN_INCDIR)", "$(MICROHTTPD_INCDIR)", "$(JANSSON_INCDIR)" },
+                  "$(JSMN_INCDIR)", "$(MICROHTTPD_INCDIR)", "$(JANSSON_INCDIR)", "$(GNUTLS_INCDIR)" },
       libdirs = { "$(CURL_LIBDIR)", "$(LIBUV_LIBDIR)", "$(YAML_LIBDIR)", "$(MICROHTTPD_LIBDIR)",
-                  "$(JANSSON_LIBDIR)" },
-      libraries = { "curl", "uv", "yaml", "microhttpd", "jansson", "pthread", "m" },
+                  "$(JANSSON_LIBDIR)", "$(GNUTLS_LIBDIR)" },
+      libraries = { "curl", "uv", "yaml", "microhttpd", "gnutls", "jansson", "pthread", "m" },
     },
   },
 }

@@ -7,7 +7,7 @@ pkgs=(
   lua5.4 liblua5.4-dev lua-cjson lua-busted luarocks
   libcurl4-openssl-dev libuv1-dev libjsmn-dev libyaml-dev
   libcmocka-dev
-  libmicrohttpd-dev libjansson-dev
+  libmicrohttpd-dev libjansson-dev libgnutls28-dev
   "$@"
 )
 missing=()

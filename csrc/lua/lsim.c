@@ -36,7 +36,7 @@ static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) 
   return v;
 }
 
-/* sim_start{port=, bind=, token=, tls_cert=, tls_key=, seed=,
+/* sim_start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
  *           watch_history=, bookmark_interval_ms=} -> sim | nil, msg, code */
 static int l_start(lua_State *L) {
   kin_sim_config cfg;
@@ -53,6 +53,9 @@ static int l_start(lua_State *L) {
     cfg.tls_key_file = opt_string(L, 1, "tls_key");
     luaL_argcheck(L, !cfg.tls_cert_file == !cfg.tls_key_file, 1,
                   "tls_cert and tls_key go together");
+    cfg.client_ca_file = opt_string(L, 1, "client_ca");
+    luaL_argcheck(L, !cfg.client_ca_file || cfg.tls_cert_file, 1,
+                  "client_ca needs tls_cert and tls_key");
     cfg.seed_file = opt_string(L, 1, "seed");
     lua_Integer wh = opt_int(L, 1, "watch_history", 0);
     luaL_argcheck(L, wh >= 0, 1, "watch_history must be >= 0");
@@ -104,6 +107,48 @@ static int m_compact(lua_State *L) {
   return 0;
 }
 
+/* Fault injection (sim.h): sim:fault{kind=..., ...} with kind one of
+ *   "drop"       close every open watch abruptly
+ *   "cut"        cut each open watch inside its next event
+ *   "malformed"  send each open watch a line that is not JSON
+ *   "stall"      ms=N: watches send nothing for N ms
+ *   "fail"       code=429|500|503, count=N (default 1): the next N requests fail
+ *   "latency"    ms=N: every later request waits N ms (0: none)
+ *   "compact"    drop the watch history (older watches and continue tokens: 410)
+ * Misuse (unknown kind, missing or out-of-range field) raises. */
+static int m_fault(lua_State *L) {
+  kin_sim *sim = check(L, 1)->sim;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  static const char *const kinds[] = {"drop",    "cut",     "malformed", "stall",
+                                      "fail",    "latency", "compact",   NULL};
+  lua_getfield(L, 2, "kind");
+  int kind = luaL_checkoption(L, -1, NULL, kinds);
+  lua_pop(L, 1);
+  switch (kind) {
+  case 0: kin_sim_drop_watches(sim); break;
+  case 1: kin_sim_cut_watches(sim); break;
+  case 2: kin_sim_send_malformed_line(sim); break;
+  case 3:
+  case 5: {
+    lua_Integer ms = opt_int(L, 2, "ms", -1);
+    luaL_argcheck(L, ms >= 0 && ms <= UINT32_MAX, 2, "ms (0..2^32-1) required");
+    if (kind == 3) kin_sim_stall_watches(sim, (uint32_t)ms);
+    else kin_sim_set_latency(sim, (uint32_t)ms);
+    break;
+  }
+  case 4: {
+    lua_Integer code = opt_int(L, 2, "code", 0);
+    lua_Integer count = opt_int(L, 2, "count", 1);
+    luaL_argcheck(L, code == 429 || code == 500 || code == 503, 2, "code must be 429, 500 or 503");
+    luaL_argcheck(L, count >= 0 && count <= UINT32_MAX, 2, "count out of range");
+    kin_sim_fail_next(sim, (int)code, (unsigned)count);
+    break;
+  }
+  default: kin_sim_compact(sim); break;
+  }
+  return 0;
+}
+
 /* Stops the server and removes its kubeconfig; idempotent. */
 static int m_stop(lua_State *L) {
   lsim *u = luaL_checkudata(L, 1, SIM_MT);
@@ -137,6 +182,7 @@ static const luaL_Reg methods[] = {
     {"kubeconfig", m_kubeconfig},
     {"resource_version", m_resource_version},
     {"compact", m_compact},
+    {"fault", m_fault},
     {"stop", m_stop},
     {"running", m_running},
     {NULL, NULL}};

@@ -9,8 +9,9 @@
 
 /* Returns a new version.Info (caller decrefs). */
 static json_t *version_info(void) {
-  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "major", "1", "minor", "36",
-                   "gitVersion", "v1.36.0-kinformer.sim", "gitCommit", "", "gitTreeState",
+  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "major",
+                   "1", "minor", "36", "emulationMajor", "1", "emulationMinor", "36",
+                   "minCompatibilityMajor", "1", "minCompatibilityMinor", "35", "gitVersion", "v1.36.0-kinformer.sim", "gitCommit", "", "gitTreeState",
                    "clean", "buildDate", "1970-01-01T00:00:00Z", "goVersion", "", "compiler",
                    "kinformer-sim", "platform", "linux/amd64");
 }

@@ -19,6 +19,9 @@ typedef struct {
 int kin__sim_buf_add(kin__sim_buf *b, const char *s, size_t n);
 int kin__sim_buf_printf(kin__sim_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Groups kept from a client certificate's subject O entries. */
+#define KIN__SIM_MAX_GROUPS 16
+
 /* One HTTP request, owned by its MHD connection (freed on completion). */
 typedef struct {
   kin_sim *sim;
@@ -26,6 +29,10 @@ typedef struct {
   const char *method;
   kin__sim_buf body;
   int too_large;
+  char user[256]; /* authenticated user name ("" when none) */
+  char groups[KIN__SIM_MAX_GROUPS][128];
+  int ngroups;
+  char credential_id[80]; /* "X509SHA256=<hex>" for a client certificate */
 } kin__sim_req;
 
 /* apiserver's RequestInfo for a resource path. */
@@ -49,6 +56,13 @@ enum MHD_Result kin__sim_respond_result(kin__sim_req *req, kin__sim_result *r);
 enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__sim_buf *buf,
                                      const char *content_type);
 
+/* 0 when the PEM bundle holds at least one certificate, else KIN_EINVAL. */
+int kin__sim_client_ca_check(const char *pem);
+/* Authenticates req (client certificate, then bearer token; fills
+ * req->user/groups); 1 when it may proceed, 0 for a 401 (http_auth.c). */
+int kin__sim_authenticate(kin__sim_req *req, const char *url);
+/* POST /apis/authentication.k8s.io/v1/selfsubjectreviews; 1 when it answered. */
+int kin__sim_handle_whoami(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* Discovery (/api, /apis, /version...); returns 1 when it answered. */
 int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* Request faults (latency, injected failures); 1 when it answered. */

@@ -86,7 +86,17 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
   if (rvq && !*rvq) rvq = NULL;
   if (match && !*match) match = NULL;
   if (cont && !*cont) cont = NULL;
-  long long limit = limq ? strtoll(limq, NULL, 10) : 0;
+  long long limit = 0;
+  if (limq && *limq) {
+    char *lend;
+    errno = 0;
+    limit = strtoll(limq, &lend, 10);
+    if (*lend || errno) { /* the query decoder's strconv.ParseInt error */
+      kin__sim_err(&out, 400, "BadRequest", NULL, "strconv.ParseInt: parsing \"%s\": %s", limq,
+                   errno ? "value out of range" : "invalid syntax");
+      return kin__sim_respond_result(req, &out);
+    }
+  }
   if (limit < 0) limit = 0;
   unsigned long long want_rv = 0;
   if (rvq) {
@@ -108,7 +118,7 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
   }
   if (match && strcmp(match, "Exact") && strcmp(match, "NotOlderThan")) {
     char d[512];
-    snprintf(d, sizeof(d), "Unsupported value: \"%s\": supported values: \"Exact\", \"NotOlderThan\"",
+    snprintf(d, sizeof(d), "Unsupported value: \"%s\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
              match);
     list_options_invalid(&out, "resourceVersionMatch", "FieldValueNotSupported", d);
     return kin__sim_respond_result(req, &out);

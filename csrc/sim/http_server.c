@@ -1,6 +1,6 @@
 /* http_server.c -- the libmicrohttpd side: one thread per connection (a
- * watch may block its thread), request bodies up to 3 MiB, bearer-token
- * authentication, and routing to discovery or the resource handlers. */
+ * watch may block its thread), request bodies up to 3 MiB, authentication
+ * (http_auth.c), and routing to discovery or the resource handlers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +17,16 @@ void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   *con_cls = NULL;
 }
 
-static int authorized(kin__sim_req *req, const char *url) {
-  const char *token = req->sim->token;
-  if (!token) return 1;
-  if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez") ||
-      !strcmp(url, "/version"))
-    return 1;
-  const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Authorization");
-  return h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, token);
-}
-
 static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
   kin__sim_result out = {0, NULL};
-  if (!authorized(req, url)) {
+  if (!kin__sim_authenticate(req, url)) {
     kin__sim_err(&out, 401, "Unauthorized", NULL, "Unauthorized");
     return kin__sim_respond_result(req, &out);
   }
   enum MHD_Result ret;
   if (kin__sim_handle_faults(req, url, &ret)) return ret;
   if (kin__sim_apply_request_faults(req, url, &ret)) return ret;
+  if (kin__sim_handle_whoami(req, url, &ret)) return ret;
   if (kin__sim_handle_discovery(req, url, &ret)) return ret;
   if (kin__sim_handle_openapi(req, url, &ret)) return ret;
   kin__sim_request_info ri;

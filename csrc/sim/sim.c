@@ -74,6 +74,9 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
     sim->tls = 1;
     if (!sim->tls_cert || !sim->tls_key) rc = KIN_EINVAL;
   }
+  /* Client certificates only exist over TLS. */
+  if (!rc && cfg.client_ca_file)
+    rc = sim->tls && (sim->client_ca = read_file(cfg.client_ca_file)) ? kin__sim_client_ca_check(sim->client_ca) : KIN_EINVAL;
   struct sockaddr_in sa;
   memset(&sa, 0, sizeof(sa));
   sa.sin_family = AF_INET;
@@ -90,7 +93,12 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
         MHD_OPTION_NOTIFY_COMPLETED, kin__sim_on_completed, sim,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_HTTPS_MEM_KEY,
         sim->tls ? sim->tls_key : NULL, MHD_OPTION_HTTPS_MEM_CERT,
-        sim->tls ? sim->tls_cert : NULL, MHD_OPTION_END);
+        sim->tls ? sim->tls_cert : NULL,
+        /* With a trust list MHD asks for (but does not require) a client
+         * certificate, as Go's tls.RequestClientCert in kube-apiserver;
+         * http_auth.c verifies it per request. */
+        sim->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, sim->client_ca,
+        MHD_OPTION_END);
     if (!sim->daemon) rc = KIN_EBUSY;
   }
   if (rc) {
@@ -133,6 +141,7 @@ void kin_sim_free(kin_sim *sim) {
   free(sim->token);
   free(sim->tls_cert);
   free(sim->tls_key);
+  free(sim->client_ca);
   free(sim);
 }
 

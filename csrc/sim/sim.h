@@ -21,8 +21,13 @@ typedef struct {
   uint16_t port;             /* 0: the kernel picks a free port */
   const char *tls_cert_file; /* PEM serving certificate; with tls_key_file enables HTTPS */
   const char *tls_key_file;
-  const char *token;         /* bearer token required on every request except
-                                /healthz, /readyz, /livez, /version; NULL: no auth */
+  const char *token;         /* bearer token accepted on every request; with a
+                                token or a client CA, requests other than /healthz,
+                                /readyz, /livez, /version must authenticate (401
+                                otherwise); both NULL: no auth */
+  const char *client_ca_file; /* PEM CA bundle: client certificates it signed
+                                authenticate (subject CN: user, O: groups), as
+                                kube-apiserver --client-ca-file; needs TLS */
   size_t watch_history;      /* events kept for watch resumption; 0: 10000 */
   uint32_t bookmark_interval_ms; /* period of BOOKMARK events; 0: 60000 */
   const char *seed_file;     /* objects created at start: a JSON array, a List
@@ -34,7 +39,8 @@ void kin_sim_config_init(kin_sim_config *cfg);
 
 /* Starts a server (cfg may be NULL for the defaults; its strings are copied).
  * Returns 0 and the server in *out (release with kin_sim_free), KIN_EINVAL
- * when the seed file or TLS files cannot be read or parsed, KIN_EBUSY when
+ * when the seed file or TLS files cannot be read or parsed (or a client CA
+ * is given without a serving certificate), KIN_EBUSY when
  * the address cannot be bound, or KIN_ENOMEM. */
 int kin_sim_start(const kin_sim_config *cfg, kin_sim **out);
 

@@ -118,6 +118,7 @@ struct kin_sim {
   int tls;
   char *token;
   char *tls_cert, *tls_key; /* PEM contents */
+  char *client_ca;          /* PEM contents of the client CA bundle or NULL */
   pthread_mutex_t stop_mu;  /* serializes kin_sim_stop */
   int stopped;              /* guarded by stop_mu */
 };

@@ -18,7 +18,12 @@ json_t *kin__sim_status(int code, const char *reason, const char *message, json_
   }
   if (reason && *reason) json_object_set_new(st, "reason", json_string(reason));
   if (details) json_object_set_new(st, "details", details);
-  json_object_set_new(st, "code", json_integer(code));
+  /* kube-apiserver's success Status (a delete) leaves code and message
+   * empty, and both are omitempty */
+  if (code >= 400)
+    json_object_set_new(st, "code", json_integer(code));
+  else if (!message || !*message)
+    json_object_del(st, "message");
   return st;
 }
 

@@ -120,16 +120,23 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     kin__sim_result_obj(out, 200, cur);
     goto done;
   }
+  /* The last finalizer gone from a deleted object: as the real registry
+   * (errEmptiedFinalizers), the update is not stored; the object is deleted
+   * and the answer is the updated object at its last stored version. */
+  if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") &&
+      kin__sim_finalizers_empty(obj)) {
+    json_decref(out->body);
+    out->code = 200;
+    out->body = obj;
+    kin__sim_delete_locked(s, st, cur);
+    goto done;
+  }
   kin__sim_obj *o = kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur);
   if (!o) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     goto done;
   }
   kin__sim_result_obj(out, 200, o);
-  /* The last finalizer gone from a deleted object: it goes away now. */
-  if (json_object_get(json_object_get(o->obj, "metadata"), "deletionTimestamp") &&
-      kin__sim_finalizers_empty(o->obj))
-    kin__sim_delete_locked(s, st, o);
 done:
   pthread_mutex_unlock(&s->mu);
 }

@@ -24,11 +24,20 @@ function Sim:stop() rawget(self, "_h"):stop() end
 
 --- Starts a server. opts (all optional): port (0: a free one), bind
 -- ("127.0.0.1"), token (bearer token required), tls_cert / tls_key (PEM
--- files: HTTPS), seed (file of objects to create: a JSON array, a List, or
--- one object per line), watch_history (events kept for watch resumption),
--- bookmark_interval_ms (period of BOOKMARK events).
+-- files: HTTPS), client_ca (PEM file: client certificates it signed
+-- authenticate, CN as user and O as groups; needs TLS), seed (file of
+-- objects to create: a JSON array, a List, or one object per line),
+-- watch_history (events kept for watch resumption), bookmark_interval_ms
+-- (period of BOOKMARK events).
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
--- resource_version, running), or nil, message, code.
+-- resource_version, running, fault), or nil, message, code.
+--
+-- Fault injection: sim:fault{kind = ...} with kind "drop" (close every open
+-- watch abruptly), "cut" (cut each watch inside its next event), "malformed"
+-- (send each watch a non-JSON line), "stall" (ms = N: watches go silent),
+-- "fail" (code = 429|500|503, count = N (1): the next N requests fail),
+-- "latency" (ms = N: every later request waits) or "compact" (history
+-- dropped: older watches and continue tokens get 410). Misuse raises.
 function M.start(opts)
   local h, msg, code = core.sim_start(opts)
   if not h then return nil, msg, code end

@@ -155,7 +155,76 @@ static void test_sim_ErrorsCustomResourceDecoding(void **state) {
   kin_sim_free(sim);
 }
 
+/* patch.go: a JSON patch that is no array of operations is 400 BadRequest
+ * (decoded once the object exists: a missing one is 404 first); one that
+ * fails to apply, a failed "test" included, is 422 Invalid. A strategic
+ * merge patch error
+ * maps as interpretStrategicMergePatchError: 400, 422 or a plain 500. */
+static void test_sim_ErrorsPatchCodes(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  sim_put_cm(sim, "default", "p", NULL, "1");
+  const char *a = "/api/v1/namespaces/default/configmaps/p";
+  const char *jp = "application/json-patch+json", *smp = "application/strategic-merge-patch+json";
+  sim_resp r = sim_do(sim, "PATCH", a, jp, "{\"op\":\"add\"}", NULL);
+  expect(&r, 400, "BadRequest",
+         "error decoding patch: json: cannot unmarshal object into Go value of type "
+         "[]handlers.jsonPatchOp");
+  r = sim_do(sim, "PATCH", a, jp, "[1]", NULL);
+  expect(&r, 400, "BadRequest",
+         "error decoding patch: json: cannot unmarshal number into Go value of type "
+         "handlers.jsonPatchOp");
+  r = sim_do(sim, "PATCH", "/api/v1/namespaces/default/configmaps/p?fieldValidation=Ignore", jp,
+             "{\"op\":\"add\"}", NULL);
+  expect(&r, 400, "BadRequest", "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
+  r = sim_do(sim, "PATCH", "/api/v1/namespaces/default/configmaps/nope", jp, "{}", NULL);
+  expect(&r, 404, "NotFound", "configmaps \"nope\" not found");
+  r = sim_do(sim, "PATCH", a, jp,
+             "[{\"op\":\"add\",\"path\":\"/data/w\",\"value\":\"x\"},"
+             "{\"op\":\"test\",\"path\":\"/data/v\",\"value\":\"2\"}]",
+             NULL);
+  assert_int_equal(json_object_size(json_object_get(r.json, "details")), 0);
+  /* the real message is the fixed "the server rejected our request due to
+   * an error in our request"; the sim names the failing operation */
+  expect(&r, 422, "Invalid", "testing value /data/v failed: test failed");
+  r = sim_do(sim, "PATCH", a, jp, "[{\"op\":\"remove\",\"path\":\"/data/nope\"}]", NULL);
+  expect(&r, 422, "Invalid",
+         "error in remove for path: '/data/nope': Unable to remove nonexistent key: nope: missing value");
+  r = sim_req(sim, "GET", a, NULL); /* nothing applied */
+  assert_int_equal(r.code, 200);
+  assert_null(json_object_get(json_object_get(r.json, "data"), "w"));
+  sim_resp_free(&r);
+  r = sim_do(sim, "PATCH", a, jp,
+             "[{\"op\":\"test\",\"path\":\"/data/v\",\"value\":\"1\"}]", NULL);
+  assert_int_equal(r.code, 200);
+  sim_resp_free(&r);
+  r = sim_do(sim, "PATCH", a, smp, "[1]", NULL);
+  expect(&r, 400, "BadRequest",
+         "json: cannot unmarshal array into Go value of type map[string]interface {}");
+  r = sim_do(sim, "PATCH", a, smp, "{\"metadata\":{\"$deleteFromPrimitiveList\":[\"a\"]}}", NULL);
+  expect(&r, 400, "BadRequest", "invalid patch format of primitive list");
+  sim_put_cm(sim, "default", "f", NULL, "1");
+  r = sim_do(sim, "PATCH", "/api/v1/namespaces/default/configmaps/f", "application/merge-patch+json",
+             "{\"metadata\":{\"finalizers\":[\"a\"]}}", NULL);
+  assert_int_equal(r.code, 200);
+  sim_resp_free(&r);
+  r = sim_do(sim, "PATCH", "/api/v1/namespaces/default/configmaps/f", smp,
+             "{\"metadata\":{\"finalizers\":[1]}}", NULL);
+  assert_int_equal(r.code, 500);
+  assert_null(jstr(r.json, "reason"));
+  assert_string_equal(jstr(r.json, "message"), "list element types are not identical: [[a] [1]]");
+  sim_resp_free(&r);
+  r = sim_do(sim, "PATCH", "/api/v1/namespaces/default/configmaps/f", "application/merge-patch+json",
+             "{\"metadata\":{\"finalizers\":[[\"a\"]]}}", NULL);
+  assert_int_equal(r.code, 200); /* the sim has no schema to refuse it */
+  sim_resp_free(&r);
+  r = sim_do(sim, "PATCH", "/api/v1/namespaces/default/configmaps/f", smp,
+             "{\"metadata\":{\"finalizers\":[[\"b\"]]}}", NULL);
+  expect(&r, 422, "Invalid", "lists of lists are not supported");
+  kin_sim_free(sim);
+}
+
 KIN_SUITE(sim_errors, cmocka_unit_test(test_sim_ErrorsCustomResourceDecoding), cmocka_unit_test(test_sim_ErrorsMalformedBody),
           cmocka_unit_test(test_sim_ErrorsWrongKindForPath),
           cmocka_unit_test(test_sim_ErrorsMediaTypesAndMethods),
+          cmocka_unit_test(test_sim_ErrorsPatchCodes),
           cmocka_unit_test(test_sim_ErrorsRequestEntityTooLarge))

@@ -2,7 +2,7 @@
  * SIGINT or SIGTERM.
  *
  *   kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]
- *                 [--token T] [--seed FILE] [--kubeconfig PATH]
+ *                 [--client-ca-file FILE] [--token T] [--seed FILE] [--kubeconfig PATH]
  *                 [--history N] [--bookmark-interval MS]
  *
  * Prints the URL on stdout (one line) once serving. */
@@ -18,7 +18,8 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]\n"
-          "                     [--token T] [--seed FILE] [--kubeconfig PATH]\n"
+          "                     [--client-ca-file FILE] [--token T] [--seed FILE]\n"
+          "                     [--kubeconfig PATH]\n"
           "                     [--history N] [--bookmark-interval MS]\n");
 }
 
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
       cfg.tls_cert_file = v;
     else if (!strcmp(a, "--tls-key"))
       cfg.tls_key_file = v;
+    else if (!strcmp(a, "--client-ca-file"))
+      cfg.client_ca_file = v;
     else if (!strcmp(a, "--token"))
       cfg.token = v;
     else if (!strcmp(a, "--seed"))

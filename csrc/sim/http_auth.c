@@ -1,0 +1,120 @@
+/* http_auth.c -- authentication as kube-apiserver's union of the x509
+ * (--client-ca-file) and token authenticators, without anonymous access:
+ * a client certificate the client CA verifies (for client auth) makes its
+ * subject CN the user and its O entries the groups; a bearer token equal to
+ * the configured one is the other way in; neither is 401. An untrusted
+ * certificate does not fail the TLS handshake (the server only requests
+ * one, as Go's tls.RequestClientCert): the request gets 401, or passes on
+ * its token. Also serves SelfSubjectReview (`kubectl auth whoami`). */
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+#include "kin.h"
+
+int kin__sim_client_ca_check(const char *pem) {
+  gnutls_datum_t d = {(unsigned char *)pem, (unsigned)strlen(pem)};
+  gnutls_x509_crt_t *certs = NULL;
+  unsigned n = 0;
+  if (gnutls_x509_crt_list_import2(&certs, &n, &d, GNUTLS_X509_FMT_PEM, 0) < 0) return KIN_EINVAL;
+  for (unsigned i = 0; i < n; i++) gnutls_x509_crt_deinit(certs[i]);
+  gnutls_free(certs);
+  return n ? 0 : KIN_EINVAL;
+}
+
+/* Fills req->user/groups from the subject of a verified peer certificate
+ * (x509.CommonNameUserConversion); 1 when it authenticates the request. */
+static int cert_user(kin__sim_req *req) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (!ci || !ci->tls_session) return 0;
+  gnutls_session_t session = ci->tls_session;
+  /* Chain to the client CA and, when the leaf has an extended key usage,
+   * client auth among it: x509.DefaultVerifyOptions. */
+  gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
+                                   (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
+  unsigned status = 0;
+  if (gnutls_certificate_verify_peers(session, &purpose, 1, &status) < 0 || status) return 0;
+  unsigned n = 0;
+  const gnutls_datum_t *chain = gnutls_certificate_get_peers(session, &n);
+  if (!chain || !n) return 0;
+  gnutls_x509_crt_t crt;
+  if (gnutls_x509_crt_init(&crt) < 0) return 0;
+  int ok = 0;
+  size_t len = sizeof(req->user);
+  if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) >= 0 &&
+      gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, req->user, &len) >= 0 &&
+      req->user[0]) {
+    ok = 1;
+    unsigned char fp[32];
+    size_t fl = sizeof(fp);
+    if (gnutls_fingerprint(GNUTLS_DIG_SHA256, &chain[0], fp, &fl) >= 0 && fl == sizeof(fp)) {
+      char *p = req->credential_id + sprintf(req->credential_id, "X509SHA256=");
+      for (size_t i = 0; i < fl; i++) p += sprintf(p, "%02x", fp[i]);
+    }
+    for (unsigned i = 0; req->ngroups < KIN__SIM_MAX_GROUPS; i++) {
+      size_t ol = sizeof(req->groups[0]);
+      int grc = gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0,
+                                              req->groups[req->ngroups], &ol);
+      if (grc == GNUTLS_E_SHORT_MEMORY_BUFFER) continue; /* longer than any group we keep */
+      if (grc < 0) break;
+      req->ngroups++;
+    }
+  } else {
+    req->user[0] = 0; /* no CN: not authenticated, as the real converter */
+  }
+  gnutls_x509_crt_deinit(crt);
+  return ok;
+}
+
+int kin__sim_authenticate(kin__sim_req *req, const char *url) {
+  kin_sim *sim = req->sim;
+  if (!sim->token && !sim->client_ca) {
+    snprintf(req->user, sizeof(req->user), "system:anonymous");
+    return 1;
+  }
+  if (sim->client_ca && cert_user(req)) return 1;
+  const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Authorization");
+  if (sim->token && h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, sim->token)) {
+    snprintf(req->user, sizeof(req->user), "kinformer-sim");
+    return 1;
+  }
+  /* The health and version endpoints stay open, as the real server's
+   * system:public-info-viewer role leaves them to anyone. */
+  return !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez") ||
+         !strcmp(url, "/version");
+}
+
+/* POST .../selfsubjectreviews: who the server thinks the caller is. */
+int kin__sim_handle_whoami(kin__sim_req *req, const char *url, enum MHD_Result *ret) {
+  if (strcmp(url, "/apis/authentication.k8s.io/v1/selfsubjectreviews")) return 0;
+  kin__sim_result out = {0, NULL};
+  if (strcmp(req->method, "POST")) {
+    kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
+                 "the server does not allow this method on the requested resource");
+    *ret = kin__sim_respond_result(req, &out);
+    return 1;
+  }
+  int anonymous = !strcmp(req->user, "system:anonymous");
+  json_t *groups = json_array();
+  for (int i = 0; i < req->ngroups; i++) json_array_append_new(groups, json_string(req->groups[i]));
+  json_array_append_new(groups,
+                        json_string(anonymous ? "system:unauthenticated" : "system:authenticated"));
+  char now[32];
+  kin__sim_now_rfc3339(now);
+  out.code = 201;
+  json_t *info = json_pack("{s:s, s:o}", "username", req->user, "groups", groups);
+  if (info && req->credential_id[0])
+    json_object_set_new(info, "extra",
+                        json_pack("{s:[s]}", "authentication.kubernetes.io/credential-id",
+                                  req->credential_id));
+  out.body = json_pack("{s:s, s:s, s:{s:s}, s:{s:o}}", "kind", "SelfSubjectReview", "apiVersion",
+                       "authentication.k8s.io/v1", "metadata", "creationTimestamp", now, "status",
+                       "userInfo", info);
+  if (!out.body) kin__sim_err(&out, 500, "InternalError", NULL, "out of memory");
+  *ret = kin__sim_respond_result(req, &out);
+  return 1;
+}
