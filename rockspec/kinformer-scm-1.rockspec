@@ -34,6 +34,7 @@ build = {
     ["kinformer.core"] = {
       -- BEGIN SOURCES (tools/update-rockspec.sh keeps this list current)
       sources = {
+        "csrc/core/buf.c",
         "csrc/core/clock.c",
         "csrc/core/delaying_queue.c",
         "csrc/core/delta_fifo.c",

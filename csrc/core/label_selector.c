@@ -5,6 +5,7 @@
  * sim as from kube-apiserver. The Gt/Lt operators ("x>1", "x<5") are part
  * of the upstream grammar and are supported too. */
 #include "label_selector.h"
+#include "buf.h"
 #include "kin.h"
 
 #include <stdint.h>
@@ -39,46 +40,20 @@ struct kin_label_selector {
 
 /* ---- growable string for messages ---------------------------------- */
 
-typedef struct {
-  char *p;
-  size_t len, cap;
-  int oom;
-} sbuf;
-
-static void sb_putn(sbuf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t nc = b->cap ? b->cap : 128;
-    while (nc < b->len + n + 1) nc *= 2;
-    char *np = realloc(b->p, nc);
-    if (!np) {
-      b->oom = 1;
-      return;
-    }
-    b->p = np;
-    b->cap = nc;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-
 /* Appends s quoted as Go's %q does for the bytes that can occur here:
  * printable ASCII and valid UTF-8 as is, the rest escaped. */
-static void sb_quote(sbuf *b, const char *s) {
+static void sb_quote(kin__buf *b, const char *s) {
   static const char hex[] = "0123456789abcdef";
-  sb_putn(b, "\"", 1);
+  kin__buf_add(b, "\"", 1);
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {
     unsigned char c = *p;
     if (c == '"' || c == '\\') {
       char e[2] = {'\\', (char)c};
-      sb_putn(b, e, 2);
+      kin__buf_add(b, e, 2);
       p++;
     } else if (c >= 0x20 && c < 0x7f) {
-      sb_putn(b, (const char *)p, 1);
+      kin__buf_add(b, (const char *)p, 1);
       p++;
     } else if (c < 0x80) {
       const char *esc = NULL;
@@ -92,10 +67,10 @@ static void sb_quote(sbuf *b, const char *s) {
       case '\v': esc = "\\v"; break;
       }
       if (esc) {
-        sb_puts(b, esc);
+        kin__buf_puts(b, esc);
       } else {
         char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-        sb_putn(b, e, 4);
+        kin__buf_add(b, e, 4);
       }
       p++;
     } else {
@@ -105,16 +80,16 @@ static void sb_quote(sbuf *b, const char *s) {
       size_t i = 1;
       while (n && i < n && (p[i] & 0xc0) == 0x80) i++;
       if (n && i == n) {
-        sb_putn(b, (const char *)p, n);
+        kin__buf_add(b, (const char *)p, n);
         p += n;
       } else {
         char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-        sb_putn(b, e, 4);
+        kin__buf_add(b, e, 4);
         p++;
       }
     }
   }
-  sb_putn(b, "\"", 1);
+  kin__buf_add(b, "\"", 1);
 }
 
 /* ---- validation (content.IsLabelKey, IsLabelValue) ------------------- */
@@ -164,13 +139,13 @@ static int match_dns1123_subdomain(const char *s, size_t n) {
 }
 
 /* Appends one message of a "; "-joined list. */
-static void msg_add(sbuf *b, int *count, const char *m) {
-  if ((*count)++) sb_puts(b, "; ");
-  sb_puts(b, m);
+static void msg_add(kin__buf *b, int *count, const char *m) {
+  if ((*count)++) kin__buf_puts(b, "; ");
+  kin__buf_puts(b, m);
 }
 
 /* Appends the IsLabelKey messages for key to b; returns how many. */
-static int label_key_errors(const char *key, sbuf *b) {
+static int label_key_errors(const char *key, kin__buf *b) {
   int n = 0;
   const char *slash = strchr(key, '/');
   const char *name = key;
@@ -201,7 +176,7 @@ static int label_key_errors(const char *key, sbuf *b) {
 }
 
 /* Appends the IsLabelValue messages for v to b; returns how many. */
-static int label_value_errors(const char *v, sbuf *b) {
+static int label_value_errors(const char *v, kin__buf *b) {
   int n = 0;
   size_t len = strlen(v);
   if (len > 63) msg_add(b, &n, "must be no more than 63 bytes");
@@ -319,7 +294,7 @@ enum { CTX_KEY_AND_OPERATOR, CTX_VALUES };
 typedef struct {
   item *items;
   size_t n, pos;
-  sbuf err;
+  kin__buf err;
 } parser;
 
 static item peek(parser *p, int ctx) {
@@ -335,9 +310,9 @@ static item consume(parser *p, int ctx) {
 }
 
 static void found(parser *p, const item *it, const char *expected) {
-  sb_puts(&p->err, "found '");
-  sb_putn(&p->err, it->lit, it->len);
-  sb_puts(&p->err, expected);
+  kin__buf_puts(&p->err, "found '");
+  kin__buf_add(&p->err, it->lit, it->len);
+  kin__buf_puts(&p->err, expected);
 }
 
 /* A sorted set of owned strings (sets.String). */
@@ -383,12 +358,12 @@ static void strset_free(strset *s) {
 }
 
 /* Appends the field.Invalid message "path: Invalid value: "v": detail". */
-static void field_invalid(sbuf *b, const char *path, const char *v, const char *detail) {
-  sb_puts(b, path);
-  sb_puts(b, ": Invalid value: ");
+static void field_invalid(kin__buf *b, const char *path, const char *v, const char *detail) {
+  kin__buf_puts(b, path);
+  kin__buf_puts(b, ": Invalid value: ");
   sb_quote(b, v);
-  sb_puts(b, ": ");
-  sb_puts(b, detail);
+  kin__buf_puts(b, ": ");
+  kin__buf_puts(b, detail);
 }
 
 /* NewRequirement's checks for what the parser can produce: the integer
@@ -402,7 +377,7 @@ static int validate_requirement(parser *p, const char *key, int op, const strset
   int rc = 0;
   for (int pass = 0; pass < 2 && rc == 0; pass++) {
     for (size_t i = 0; i < vals->n && rc == 0; i++) {
-      sbuf e = {0};
+      kin__buf e = {0};
       char path[64];
       if (pass == 0) {
         int64_t dummy;
@@ -410,16 +385,16 @@ static int validate_requirement(parser *p, const char *key, int op, const strset
         snprintf(path, sizeof(path), "values[%zu]", i);
         field_invalid(&e, path, vals->v[i], "for 'Gt', 'Lt' operators, the value must be an integer");
       } else {
-        sbuf d = {0};
+        kin__buf d = {0};
         if (label_value_errors(vals->v[i], &d) == 0) {
           free(d.p);
           continue;
         }
         snprintf(path, sizeof(path), "values[%zu][", i);
-        sbuf fp = {0};
-        sb_puts(&fp, path);
-        sb_puts(&fp, key);
-        sb_puts(&fp, "]");
+        kin__buf fp = {0};
+        kin__buf_puts(&fp, path);
+        kin__buf_puts(&fp, key);
+        kin__buf_puts(&fp, "]");
         if (!fp.oom && !d.oom) field_invalid(&e, fp.p, vals->v[i], d.p);
         if (fp.oom || d.oom) e.oom = 1;
         free(fp.p);
@@ -451,12 +426,12 @@ static int validate_requirement(parser *p, const char *key, int op, const strset
     }
   }
   if (rc == 0 && nerr) {
-    if (nerr > 1) sb_puts(&p->err, "[");
+    if (nerr > 1) kin__buf_puts(&p->err, "[");
     for (size_t j = 0; j < nerr; j++) {
-      if (j) sb_puts(&p->err, ", ");
-      sb_puts(&p->err, errs[j]);
+      if (j) kin__buf_puts(&p->err, ", ");
+      kin__buf_puts(&p->err, errs[j]);
     }
-    if (nerr > 1) sb_puts(&p->err, "]");
+    if (nerr > 1) kin__buf_puts(&p->err, "]");
     rc = KIN_EINVAL;
   }
   for (size_t j = 0; j < nerr; j++) free(errs[j]);
@@ -524,7 +499,7 @@ static int parse_requirement(parser *p, requirement *r) {
   if (!key) return KIN_ENOMEM;
   memcpy(key, it.lit, it.len);
   key[it.len] = 0;
-  sbuf kerr = {0};
+  kin__buf kerr = {0};
   if (label_key_errors(key, &kerr) > 0) {
     /* the parser validates with a nil field path, printed "<nil>" */
     if (!kerr.oom) field_invalid(&p->err, "<nil>", key, kerr.p);
@@ -619,15 +594,15 @@ static int parse_all(parser *p, kin_label_selector *sel) {
       sel->reqs = nr;
       cap = nc;
     }
-    sbuf inner = p->err;
+    kin__buf inner = p->err;
     memset(&p->err, 0, sizeof(p->err));
     int rc = parse_requirement(p, &sel->reqs[sel->n]);
     if (rc < 0) {
-      sbuf msg = p->err;
+      kin__buf msg = p->err;
       p->err = inner;
       if (rc == KIN_EINVAL) {
-        sb_puts(&p->err, "unable to parse requirement: ");
-        if (msg.p) sb_puts(&p->err, msg.p);
+        kin__buf_puts(&p->err, "unable to parse requirement: ");
+        if (msg.p) kin__buf_puts(&p->err, msg.p);
       }
       free(msg.p);
       return rc;

@@ -69,8 +69,8 @@ static enum MHD_Result respond_failure(kin__sim_req *req, int code) {
                  "Internal error occurred: injected fault");
   char *s = json_dumps(r.body, JSON_COMPACT);
   json_decref(r.body);
-  kin__sim_buf b = {0};
-  if (s) kin__sim_buf_printf(&b, "%s\n", s);
+  kin__buf b = {0};
+  if (s) kin__buf_printf(&b, "%s\n", s);
   free(s);
   struct MHD_Response *resp = MHD_create_response_from_buffer(
       b.len, b.p ? b.p : (char *)"", b.p ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);

@@ -113,8 +113,8 @@ int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Resul
   size_t n = strlen(path);
   while (n > 1 && path[n - 1] == '/') path[--n] = 0;
   if (!strcmp(path, "/healthz") || !strcmp(path, "/readyz") || !strcmp(path, "/livez")) {
-    kin__sim_buf b = {0};
-    kin__sim_buf_add(&b, "ok", 2);
+    kin__buf b = {0};
+    kin__buf_add(&b, "ok", 2);
     *ret = kin__sim_respond_buf(req, 200, &b, "text/plain; charset=utf-8");
     return 1;
   }
@@ -159,8 +159,8 @@ int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Resul
   pthread_mutex_unlock(&s->mu);
   if (!matched) return 0;
   if (!body) {
-    kin__sim_buf b = {0};
-    kin__sim_buf_add(&b, "404 page not found\n", 19);
+    kin__buf b = {0};
+    kin__buf_add(&b, "404 page not found\n", 19);
     *ret = kin__sim_respond_buf(req, 404, &b, "text/plain; charset=utf-8");
     return 1;
   }

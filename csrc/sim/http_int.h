@@ -5,19 +5,14 @@
 
 #include <microhttpd.h>
 
+#include "buf.h"
+
 #include "label_selector.h"
 #include "sim_int.h"
 
 /* Largest request body the real server reads (3 MiB). */
 #define KIN__SIM_MAX_BODY (3u * 1024u * 1024u)
 
-/* Growable byte buffer; p is malloc'd and owned by whoever holds it. */
-typedef struct {
-  char *p;
-  size_t len, cap;
-} kin__sim_buf;
-int kin__sim_buf_add(kin__sim_buf *b, const char *s, size_t n);
-int kin__sim_buf_printf(kin__sim_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Groups kept from a client certificate's subject O entries. */
 #define KIN__SIM_MAX_GROUPS 16
@@ -27,7 +22,7 @@ typedef struct {
   kin_sim *sim;
   struct MHD_Connection *conn;
   const char *method;
-  kin__sim_buf body;
+  kin__buf body;
   int too_large;
   char user[256]; /* authenticated user name ("" when none) */
   char groups[KIN__SIM_MAX_GROUPS][128];
@@ -53,7 +48,7 @@ const char *kin__sim_query(kin__sim_req *req, const char *name);
 enum MHD_Result kin__sim_respond_json(kin__sim_req *req, int code, json_t *body);
 enum MHD_Result kin__sim_respond_result(kin__sim_req *req, kin__sim_result *r);
 /* Takes ownership of buf's bytes. */
-enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__sim_buf *buf,
+enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
                                      const char *content_type);
 
 /* 0 when the PEM bundle holds at least one certificate, else KIN_EINVAL. */
@@ -98,7 +93,7 @@ int kin__sim_selector_matches(const kin__sim_selector *sel, const json_t *obj);
 
 /* Appends obj as served by r (apiVersion rewritten for a CRD version
  * other than the storage one). Caller holds the store lock. */
-int kin__sim_append_obj(kin__sim_buf *b, const kin__sim_resource *r, const kin__sim_obj *o);
+int kin__sim_append_obj(kin__buf *b, const kin__sim_resource *r, const kin__sim_obj *o);
 /* "v1" or "apps/v1" into buf. */
 void kin__sim_api_version(const kin__sim_resource *r, char *buf, size_t cap);
 

@@ -144,7 +144,7 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
     return kin__sim_respond_result(req, &out);
   }
   const char *ns = r->namespaced && ri->ns[0] ? ri->ns : NULL;
-  kin__sim_buf b = {0};
+  kin__buf b = {0};
   pthread_mutex_lock(&s->mu);
   uint64_t snap_rv = s->rv;
   if (cont_rv > 0) {
@@ -172,7 +172,7 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
   if (!out.body) {
     char av[320];
     kin__sim_api_version(r, av, sizeof(av));
-    kin__sim_buf items = {0};
+    kin__buf items = {0};
     char builtin_prefix[400];
     size_t builtin_prefix_len = 0;
     if (!r->crd_name)
@@ -195,32 +195,32 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
         if (!kin__sim_selector_empty(&sel)) break;
         continue;
       }
-      if (count) kin__sim_buf_add(&items, ",", 1);
+      if (count) kin__buf_add(&items, ",", 1);
       if (builtin_prefix_len && o->rawlen > builtin_prefix_len &&
           !memcmp(o->raw, builtin_prefix, builtin_prefix_len)) {
         /* Built-in list items carry no kind/apiVersion, as the server's. */
-        kin__sim_buf_add(&items, "{", 1);
-        kin__sim_buf_add(&items, o->raw + builtin_prefix_len, o->rawlen - builtin_prefix_len);
+        kin__buf_add(&items, "{", 1);
+        kin__buf_add(&items, o->raw + builtin_prefix_len, o->rawlen - builtin_prefix_len);
       } else {
         kin__sim_append_obj(&items, r, o);
       }
       last = o->key;
       count++;
     }
-    kin__sim_buf_printf(&b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
+    kin__buf_printf(&b, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
                         "\"resourceVersion\":\"%llu\"", r->list_kind, av,
                         (unsigned long long)snap_rv);
     if (more && last) {
       /* A token from an inconsistent continuation keeps serving "latest". */
       char *tok = encode_continue(cont_rv < 0 ? -1 : (long long)snap_rv, last);
-      if (tok) kin__sim_buf_printf(&b, ",\"continue\":\"%s\"", tok);
+      if (tok) kin__buf_printf(&b, ",\"continue\":\"%s\"", tok);
       free(tok);
       if (kin__sim_selector_empty(&sel))
-        kin__sim_buf_printf(&b, ",\"remainingItemCount\":%zu", remaining);
+        kin__buf_printf(&b, ",\"remainingItemCount\":%zu", remaining);
     }
-    kin__sim_buf_add(&b, "},\"items\":[", 11);
-    if (items.len) kin__sim_buf_add(&b, items.p, items.len);
-    kin__sim_buf_add(&b, "]}\n", 3);
+    kin__buf_add(&b, "},\"items\":[", 11);
+    if (items.len) kin__buf_add(&b, items.p, items.len);
+    kin__buf_add(&b, "]}\n", 3);
     free(items.p);
   }
   pthread_mutex_unlock(&s->mu);

@@ -72,8 +72,8 @@ int kin__sim_handle_openapi(kin__sim_req *req, const char *url, enum MHD_Result 
     body = gv_doc(s, g, v);
   pthread_mutex_unlock(&s->mu);
   if (!body) {
-    kin__sim_buf b = {0};
-    kin__sim_buf_add(&b, "404 page not found\n", 19);
+    kin__buf b = {0};
+    kin__buf_add(&b, "404 page not found\n", 19);
     *ret = kin__sim_respond_buf(req, 404, &b, "text/plain; charset=utf-8");
     return 1;
   }

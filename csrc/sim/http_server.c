@@ -32,8 +32,8 @@ static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
   kin__sim_request_info ri;
   int rc = kin__sim_request_info_parse(url, &ri);
   if (rc == 0) return kin__sim_handle_resource(req, &ri);
-  kin__sim_buf b = {0};
-  kin__sim_buf_add(&b, "404 page not found\n", 19);
+  kin__buf b = {0};
+  kin__buf_add(&b, "404 page not found\n", 19);
   return kin__sim_respond_buf(req, 404, &b, "text/plain; charset=utf-8");
 }
 
@@ -54,7 +54,7 @@ enum MHD_Result kin__sim_on_request(void *cls, struct MHD_Connection *conn, cons
   if (*upload_data_size) {
     /* Past the limit the rest is read and dropped, then answered 413. */
     if (!req->too_large && req->body.len + *upload_data_size <= KIN__SIM_MAX_BODY) {
-      if (kin__sim_buf_add(&req->body, upload_data, *upload_data_size)) return MHD_NO;
+      if (kin__buf_add(&req->body, upload_data, *upload_data_size)) return MHD_NO;
     } else {
       req->too_large = 1;
     }

@@ -28,7 +28,7 @@ typedef struct {
   kin__sim_selector sel;
   int filtered;      /* selectors or an apiVersion rewrite: build lines */
   uint64_t pos;      /* every event with rv <= pos has been considered */
-  kin__sim_buf buf;  /* bytes not yet handed to MHD, from off */
+  kin__buf buf;  /* bytes not yet handed to MHD, from off */
   size_t off;
   int done;          /* end the stream once buf is drained */
   int abort;         /* close without the final chunk once buf is drained */
@@ -48,9 +48,9 @@ static const char *type_name(int t) {
 }
 
 static void add_event(watcher *w, int type, const kin__sim_obj *o) {
-  kin__sim_buf_printf(&w->buf, "{\"type\":\"%s\",\"object\":", type_name(type));
+  kin__buf_printf(&w->buf, "{\"type\":\"%s\",\"object\":", type_name(type));
   kin__sim_append_obj(&w->buf, w->r, o);
-  kin__sim_buf_add(&w->buf, "}\n", 2);
+  kin__buf_add(&w->buf, "}\n", 2);
 }
 
 static int in_namespace(const watcher *w, const kin__sim_obj *o) {
@@ -62,7 +62,7 @@ static int in_namespace(const watcher *w, const kin__sim_obj *o) {
 static void add_bookmark(watcher *w, uint64_t rv, int initial_end) {
   char av[320];
   kin__sim_api_version(w->r, av, sizeof(av));
-  kin__sim_buf_printf(&w->buf,
+  kin__buf_printf(&w->buf,
                       "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
                       "\"metadata\":{\"resourceVersion\":\"%llu\"%s}}}\n",
                       w->r->kind, av, (unsigned long long)rv, initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
@@ -72,7 +72,7 @@ static void add_bookmark(watcher *w, uint64_t rv, int initial_end) {
 static void add_error(watcher *w, json_t *status) {
   char *s = json_dumps(status, JSON_COMPACT);
   json_decref(status);
-  if (s) kin__sim_buf_printf(&w->buf, "{\"type\":\"ERROR\",\"object\":%s}\n", s);
+  if (s) kin__buf_printf(&w->buf, "{\"type\":\"ERROR\",\"object\":%s}\n", s);
   free(s);
   w->done = 1;
 }
@@ -101,7 +101,7 @@ static void add_left_selection(watcher *w, const kin__sim_event *e) {
   json_object_set_new(old, "apiVersion", json_string(av));
   char *s = json_dumps(old, JSON_COMPACT);
   json_decref(old);
-  if (s) kin__sim_buf_printf(&w->buf, "{\"type\":\"DELETED\",\"object\":%s}\n", s);
+  if (s) kin__buf_printf(&w->buf, "{\"type\":\"DELETED\",\"object\":%s}\n", s);
   free(s);
 }
 
@@ -126,7 +126,7 @@ static void fill(watcher *w, kin__sim_store *s) {
     w->pos = e->rv;
     if (e->st != st || !in_namespace(w, e->obj)) continue;
     if (!w->filtered) {
-      kin__sim_buf_add(&w->buf, e->line, e->linelen);
+      kin__buf_add(&w->buf, e->line, e->linelen);
       continue;
     }
     /* A selector turns an object entering it into ADDED and one leaving it
@@ -174,7 +174,7 @@ static int apply_faults(watcher *w, kin__sim_store *s) {
   }
   if (w->malformed_gen != f->malformed_gen) {
     w->malformed_gen = f->malformed_gen;
-    kin__sim_buf_add(&w->buf, "{\"type\":\"ADDED\",\"object\":{\"kind\":\n", 34);
+    kin__buf_add(&w->buf, "{\"type\":\"ADDED\",\"object\":{\"kind\":\n", 34);
   }
   return 0;
 }

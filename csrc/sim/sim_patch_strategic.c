@@ -19,6 +19,7 @@
  * map order; here in the patch's key order.
  */
 #include "sim_patch.h"
+#include "buf.h"
 #include "kin.h"
 
 #include <stdarg.h>
@@ -187,39 +188,13 @@ typedef struct {
   char msg[2048];
 } cx;
 
-typedef struct {
-  char *p;
-  size_t len, cap;
-  int oom;
-} sbuf;
-
-static void sb_putn(sbuf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t nc = b->cap ? b->cap : 256;
-    while (nc < b->len + n + 1) nc *= 2;
-    char *np = realloc(b->p, nc);
-    if (!np) {
-      b->oom = 1;
-      return;
-    }
-    b->p = np;
-    b->cap = nc;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-
 static int cmp_cstr(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* Go's %v of a decoded JSON value: map[k:v ...] with sorted keys, [a b],
  * strings bare, nil as <nil>. */
-static void go_v(sbuf *b, const json_t *v) {
+static void go_v(kin__buf *b, const json_t *v) {
   char num[64];
   switch (json_typeof(v)) {
   case JSON_OBJECT: {
@@ -233,30 +208,30 @@ static void go_v(sbuf *b, const json_t *v) {
     json_t *x;
     json_object_foreach((json_t *)v, k, x) keys[i++] = k;
     qsort(keys, n, sizeof(*keys), cmp_cstr);
-    sb_puts(b, "map[");
+    kin__buf_puts(b, "map[");
     for (i = 0; i < n; i++) {
-      if (i) sb_puts(b, " ");
-      sb_puts(b, keys[i]);
-      sb_puts(b, ":");
+      if (i) kin__buf_puts(b, " ");
+      kin__buf_puts(b, keys[i]);
+      kin__buf_puts(b, ":");
       go_v(b, json_object_get(v, keys[i]));
     }
-    sb_puts(b, "]");
+    kin__buf_puts(b, "]");
     free(keys);
     break;
   }
   case JSON_ARRAY: {
-    sb_puts(b, "[");
+    kin__buf_puts(b, "[");
     for (size_t i = 0; i < json_array_size(v); i++) {
-      if (i) sb_puts(b, " ");
+      if (i) kin__buf_puts(b, " ");
       go_v(b, json_array_get(v, i));
     }
-    sb_puts(b, "]");
+    kin__buf_puts(b, "]");
     break;
   }
-  case JSON_STRING: sb_putn(b, json_string_value(v), json_string_length(v)); break;
+  case JSON_STRING: kin__buf_add(b, json_string_value(v), json_string_length(v)); break;
   case JSON_INTEGER:
     snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    sb_puts(b, num);
+    kin__buf_puts(b, num);
     break;
   case JSON_REAL: {
     /* shortest representation that reads back, like Go's %v */
@@ -265,12 +240,12 @@ static void go_v(sbuf *b, const json_t *v) {
       snprintf(num, sizeof(num), "%.*g", prec, d);
       if (strtod(num, NULL) == d) break;
     }
-    sb_puts(b, num);
+    kin__buf_puts(b, num);
     break;
   }
-  case JSON_TRUE: sb_puts(b, "true"); break;
-  case JSON_FALSE: sb_puts(b, "false"); break;
-  default: sb_puts(b, "<nil>"); break;
+  case JSON_TRUE: kin__buf_puts(b, "true"); break;
+  case JSON_FALSE: kin__buf_puts(b, "false"); break;
+  default: kin__buf_puts(b, "<nil>"); break;
   }
 }
 
@@ -295,21 +270,21 @@ static int same_type(const json_t *a, const json_t *b) { return strcmp(go_type(a
  * printed as Go's %v); returns NULL for the caller to pass on. */
 static json_t *fail(cx *c, const char *fmt, ...) {
   if (c->rc) return NULL;
-  sbuf b = {0};
+  kin__buf b = {0};
   va_list ap;
   va_start(ap, fmt);
   for (const char *p = fmt; *p; p++) {
     if (*p != '%' || !p[1]) {
-      sb_putn(&b, p, 1);
+      kin__buf_add(&b, p, 1);
       continue;
     }
     p++;
     if (*p == 's')
-      sb_puts(&b, va_arg(ap, const char *));
+      kin__buf_puts(&b, va_arg(ap, const char *));
     else if (*p == 'v')
       go_v(&b, va_arg(ap, const json_t *));
     else
-      sb_putn(&b, p, 1);
+      kin__buf_add(&b, p, 1);
   }
   va_end(ap);
   if (b.oom) {
@@ -550,15 +525,15 @@ static void bad_patch_type(cx *c, const json_t *d, const json_t *m) {
     fail(c, "unknown patch type: %s in map: %v", json_string_value(d), m);
     return;
   }
-  sbuf b = {0};
+  kin__buf b = {0};
   if (json_is_null(d)) {
-    sb_puts(&b, "%!s(<nil>)");
+    kin__buf_puts(&b, "%!s(<nil>)");
   } else {
-    sb_puts(&b, "%!s(");
-    sb_puts(&b, go_type(d));
-    sb_puts(&b, "=");
+    kin__buf_puts(&b, "%!s(");
+    kin__buf_puts(&b, go_type(d));
+    kin__buf_puts(&b, "=");
     go_v(&b, d);
-    sb_puts(&b, ")");
+    kin__buf_puts(&b, ")");
   }
   if (b.oom)
     oom(c);
