@@ -32,7 +32,7 @@ LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(MODE_CFLAGS)) $(LDFLAGS)
 CORE_SRC := $(sort $(wildcard csrc/core/*.c))
 CORE_OBJ := $(patsubst csrc/core/%.c,$(BUILD)/core/%.o,$(CORE_SRC))
 CORE_LIB := $(BUILD)/libkincore.a
-CORE_LIBS := -lm
+CORE_LIBS := -lyaml -lm -lcurl -luv
 
 # The embedded API server (kinformer.sim): its own library, linked into the
 # tests and the Lua module.

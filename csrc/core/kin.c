@@ -14,6 +14,8 @@ const char *kin_strerror(int err) {
   case KIN_ETIMEDOUT: return "timed out";
   case KIN_EBUSY: return "busy";
   case KIN_ECANCELED: return "canceled";
+  case KIN_EIO: return "transport error";
+  case KIN_ESTATUS: return "the server returned an error status";
   default: return err < 0 ? strerror(-err) : "unknown error";
   }
 }

@@ -24,7 +24,9 @@ enum {
   KIN_ECLOSED = -EPIPE,      /* the queue or FIFO was shut down / closed */
   KIN_ETIMEDOUT = -ETIMEDOUT,/* a wait ran out of time */
   KIN_EBUSY = -EBUSY,        /* operation not allowed in the current state */
-  KIN_ECANCELED = -ECANCELED /* a callback asked to stop */
+  KIN_ECANCELED = -ECANCELED, /* a callback asked to stop */
+  KIN_EIO = -EIO,            /* transport failure: connection, TLS, broken stream */
+  KIN_ESTATUS = -EREMOTEIO   /* the API server answered with an error Status */
 };
 
 /* Returns a static, human-readable description of a kin error code. */

@@ -15,6 +15,7 @@
  * and are equal here. */
 #include "sim_patch.h"
 #include "kin.h"
+#include "util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -47,13 +48,6 @@ json_t *kin_sim_merge_patch(const json_t *target, const json_t *patch) {
 
 /* ---- errors ----------------------------------------------------------- */
 
-static void errf(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
 
 /* Go's strconv.Quote for the bytes of s (enough for error messages). */
 static void go_quote(const char *s, char *out, size_t cap) {
@@ -468,20 +462,20 @@ int kin_sim_json_patch(const json_t *doc, const json_t *ops, json_t **out, char 
   /* DecodePatch: the document must be an array of objects (null decodes to
    * an empty patch); anything else is a 400 from the API server */
   if (!json_is_array(ops) && !json_is_null(ops)) {
-    errf(err, errlen, "json: cannot unmarshal %s into Go value of type jsonpatch.Patch", go_json_kind(ops));
+    kin__errf(err, errlen, "json: cannot unmarshal %s into Go value of type jsonpatch.Patch", go_json_kind(ops));
     return KIN_EINVAL;
   }
   size_t i;
   json_t *op;
   json_array_foreach(ops, i, op) {
     if (!json_is_object(op) && !json_is_null(op)) {
-      errf(err, errlen, "json: cannot unmarshal %s into Go value of type jsonpatch.Operation",
+      kin__errf(err, errlen, "json: cannot unmarshal %s into Go value of type jsonpatch.Operation",
            go_json_kind(op));
       return KIN_EINVAL;
     }
   }
   if (!json_is_object(doc) && !json_is_array(doc)) {
-    errf(err, errlen, "json: cannot unmarshal %s into Go value of type jsonpatch.partialDoc",
+    kin__errf(err, errlen, "json: cannot unmarshal %s into Go value of type jsonpatch.partialDoc",
          go_json_kind(doc));
     return KIN_EINVAL;
   }
@@ -511,10 +505,10 @@ int kin_sim_json_patch(const json_t *doc, const json_t *ops, json_t **out, char 
     if (rc != 0) {
       json_decref(p.doc);
       if (rc == KIN_ENOMEM) {
-        errf(err, errlen, "out of memory");
+        kin__errf(err, errlen, "out of memory");
         return KIN_ENOMEM;
       }
-      errf(err, errlen, "%s", p.msg);
+      kin__errf(err, errlen, "%s", p.msg);
       return KIN_EINVAL;
     }
   }

@@ -1,0 +1,578 @@
+/* exec_credential.c -- client-go plugin/pkg/client/auth/exec: runs a
+ * credential plugin, parses its ExecCredential and caches it until it
+ * expires or a 401 invalidates it. The plugin's output is never copied into
+ * an error: it holds the secret. */
+#define JSMN_STATIC
+#include <jsmn.h>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "kin.h"
+#include "kubeconfig.h"
+#include "util.h"
+
+extern char **environ;
+
+#define MAX_OUTPUT (1u << 20) /* an ExecCredential is a few KB; refuse floods */
+
+struct kin_exec_provider {
+  pthread_mutex_t mu; /* guards cached, have, runs; held while the plugin runs */
+  kin_exec_config cfg;
+  char *exec_info; /* KUBERNETES_EXEC_INFO, built once */
+  kin_clock *clock;
+  kin_exec_credential cached;
+  int have;
+  unsigned runs;
+};
+
+
+
+void kin_exec_credential_clear(kin_exec_credential *c) {
+  kin__wipe_free(c->token);
+  free(c->client_cert_data);
+  kin__wipe_free(c->client_key_data);
+  memset(c, 0, sizeof *c);
+}
+
+static int copy_cred(const kin_exec_credential *src, kin_exec_credential *dst) {
+  memset(dst, 0, sizeof *dst);
+  dst->expiration = src->expiration;
+  if ((src->token && !(dst->token = strdup(src->token))) ||
+      (src->client_cert_data && !(dst->client_cert_data = strdup(src->client_cert_data))) ||
+      (src->client_key_data && !(dst->client_key_data = strdup(src->client_key_data)))) {
+    kin_exec_credential_clear(dst);
+    return KIN_ENOMEM;
+  }
+  return 0;
+}
+
+/* ---- a growable string for the exec-info JSON ---------------------------- */
+
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = (b->cap ? b->cap * 2 : 256);
+    while (cap < b->n + n + 1) cap *= 2;
+    char *np = realloc(b->p, cap);
+    if (!np) {
+      b->oom = 1;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = 0;
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_json_str(sbuf *b, const char *s) {
+  sb_put(b, "\"", 1);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    char esc[8];
+    if (c == '"' || c == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)c;
+      sb_put(b, esc, 2);
+    } else if (c < 0x20) {
+      snprintf(esc, sizeof esc, "\\u%04x", c);
+      sb_put(b, esc, 6);
+    } else {
+      sb_put(b, s, 1);
+    }
+  }
+  sb_put(b, "\"", 1);
+}
+
+/* The ExecCredential kubectl hands to the plugin in KUBERNETES_EXEC_INFO;
+ * interactive is always false because the core never owns a terminal. */
+static char *build_exec_info(const kin_exec_config *cfg, const kin_rest_config *cl) {
+  sbuf b = {0};
+  sb_str(&b, "{\"kind\":\"ExecCredential\",\"apiVersion\":");
+  sb_json_str(&b, cfg->api_version);
+  sb_str(&b, ",\"spec\":{");
+  if (cfg->provide_cluster_info && cl) {
+    sb_str(&b, "\"cluster\":{\"server\":");
+    sb_json_str(&b, cl->host ? cl->host : "");
+    if (cl->tls_server_name) {
+      sb_str(&b, ",\"tls-server-name\":");
+      sb_json_str(&b, cl->tls_server_name);
+    }
+    if (cl->insecure) sb_str(&b, ",\"insecure-skip-tls-verify\":true");
+    if (cl->ca_data) {
+      char *enc = kin__base64_encode(cl->ca_data, cl->ca_data_len);
+      if (!enc) b.oom = 1;
+      else {
+        sb_str(&b, ",\"certificate-authority-data\":");
+        sb_json_str(&b, enc);
+        free(enc);
+      }
+    }
+    if (cl->proxy_url) {
+      sb_str(&b, ",\"proxy-url\":");
+      sb_json_str(&b, cl->proxy_url);
+    }
+    sb_str(&b, "},");
+  }
+  sb_str(&b, "\"interactive\":false}}");
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+/* ---- provider lifecycle -------------------------------------------------- */
+
+
+static int cfg_copy(const kin_exec_config *s, kin_exec_config *d) {
+  memset(d, 0, sizeof *d);
+  d->provide_cluster_info = s->provide_cluster_info;
+  if (!(d->command = strdup(s->command)) || !(d->api_version = strdup(s->api_version)) ||
+      (s->install_hint && !(d->install_hint = strdup(s->install_hint))))
+    return KIN_ENOMEM;
+  if (s->nargs && !(d->args = calloc(s->nargs, sizeof(char *)))) return KIN_ENOMEM;
+  for (; d->nargs < s->nargs; d->nargs++)
+    if (!(d->args[d->nargs] = strdup(s->args[d->nargs]))) return KIN_ENOMEM;
+  if (s->nenv && (!(d->env_names = calloc(s->nenv, sizeof(char *))) ||
+                  !(d->env_values = calloc(s->nenv, sizeof(char *)))))
+    return KIN_ENOMEM;
+  for (; d->nenv < s->nenv; d->nenv++) {
+    d->env_names[d->nenv] = strdup(s->env_names[d->nenv]);
+    d->env_values[d->nenv] = strdup(s->env_values[d->nenv]);
+    if (!d->env_names[d->nenv] || !d->env_values[d->nenv]) {
+      d->nenv++;
+      return KIN_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+int kin_exec_provider_new(const kin_exec_config *cfg, const kin_rest_config *cluster,
+                          kin_clock *clock, kin_exec_provider **out) {
+  *out = NULL;
+  if (!cfg || !cfg->command || !cfg->api_version) return KIN_EINVAL;
+  kin_exec_provider *p = calloc(1, sizeof *p);
+  if (!p) return KIN_ENOMEM;
+  if (cfg_copy(cfg, &p->cfg) || !(p->exec_info = build_exec_info(cfg, cluster))) {
+    kin__exec_config_clear(&p->cfg);
+    free(p->exec_info);
+    free(p);
+    return KIN_ENOMEM;
+  }
+  p->clock = clock;
+  pthread_mutex_init(&p->mu, NULL);
+  *out = p;
+  return 0;
+}
+
+void kin_exec_provider_free(kin_exec_provider *p) {
+  if (!p) return;
+  pthread_mutex_destroy(&p->mu);
+  kin_exec_credential_clear(&p->cached);
+  kin__exec_config_clear(&p->cfg);
+  free(p->exec_info);
+  free(p);
+}
+
+void kin_exec_provider_invalidate(kin_exec_provider *p) {
+  pthread_mutex_lock(&p->mu);
+  kin_exec_credential_clear(&p->cached);
+  p->have = 0;
+  pthread_mutex_unlock(&p->mu);
+}
+
+unsigned kin_exec_provider_runs(kin_exec_provider *p) {
+  pthread_mutex_lock(&p->mu);
+  unsigned n = p->runs;
+  pthread_mutex_unlock(&p->mu);
+  return n;
+}
+
+/* ---- ExecCredential parsing --------------------------------------------- */
+
+/* Index of the token after the subtree rooted at i. */
+static int skip(const jsmntok_t *t, int i) {
+  int n = 1;
+  while (n > 0) {
+    if (t[i].type == JSMN_OBJECT) n += t[i].size * 2;
+    else if (t[i].type == JSMN_ARRAY) n += t[i].size;
+    n--;
+    i++;
+  }
+  return i;
+}
+
+static int key_eq(const char *js, const jsmntok_t *t, const char *key) {
+  size_t n = strlen(key);
+  return t->type == JSMN_STRING && (size_t)(t->end - t->start) == n &&
+         memcmp(js + t->start, key, n) == 0;
+}
+
+/* Value token of key in the object at obj, or -1. */
+static int obj_get(const char *js, const jsmntok_t *t, int obj, const char *key) {
+  if (obj < 0 || t[obj].type != JSMN_OBJECT) return -1;
+  int i = obj + 1;
+  for (int k = 0; k < t[obj].size; k++) {
+    if (key_eq(js, &t[i], key)) return i + 1;
+    i = skip(t, i + 1);
+  }
+  return -1;
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* A new unescaped copy of the string token i (caller frees), NULL when the
+ * token is absent, not a string, or on OOM (*oom set then). */
+static char *get_str(const char *js, const jsmntok_t *t, int i, int *oom) {
+  if (i < 0 || t[i].type != JSMN_STRING) return NULL;
+  const char *s = js + t[i].start, *e = js + t[i].end;
+  char *o = malloc((size_t)(e - s) + 1), *w = o;
+  if (!o) {
+    *oom = 1;
+    return NULL;
+  }
+  while (s < e) {
+    if (*s != '\\') {
+      *w++ = *s++;
+      continue;
+    }
+    s++;
+    char c = s < e ? *s++ : 0;
+    switch (c) {
+    case 'n': *w++ = '\n'; break;
+    case 't': *w++ = '\t'; break;
+    case 'r': *w++ = '\r'; break;
+    case 'b': *w++ = '\b'; break;
+    case 'f': *w++ = '\f'; break;
+    case 'u': {
+      unsigned cp = 0;
+      for (int k = 0; k < 4 && s < e; k++) {
+        int h = hexval(*s++);
+        cp = cp << 4 | (unsigned)(h < 0 ? 0 : h);
+      }
+      /* Surrogate pairs are not expected in credentials; emit BMP UTF-8. */
+      if (cp < 0x80) *w++ = (char)cp;
+      else if (cp < 0x800) {
+        *w++ = (char)(0xC0 | cp >> 6);
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      } else {
+        *w++ = (char)(0xE0 | cp >> 12);
+        *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      }
+      break;
+    }
+    default: *w++ = c; break; /* \" \\ \/ */
+    }
+  }
+  *w = 0;
+  return o;
+}
+
+/* RFC 3339 ("2006-01-02T15:04:05Z", optional fraction and offset) to Unix
+ * seconds; KIN_EINVAL when malformed. */
+static int parse_rfc3339(const char *s, int64_t *out) {
+  struct tm tm = {0};
+  int used = 0;
+  if (sscanf(s, "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+             &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &used) != 6 || used < 19)
+    return KIN_EINVAL;
+  const char *p = s + used;
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9'; p++) {
+    }
+  int64_t off = 0;
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int hh, mm, n = 0;
+    if (sscanf(p + 1, "%2d:%2d%n", &hh, &mm, &n) != 2 || n != 5) return KIN_EINVAL;
+    off = (int64_t)(hh * 3600 + mm * 60) * (*p == '-' ? -1 : 1);
+    p += 6;
+  } else {
+    return KIN_EINVAL;
+  }
+  if (*p) return KIN_EINVAL;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  *out = (int64_t)timegm(&tm) - off;
+  return 0;
+}
+
+static int parse_credential(const char *cmd, const char *want_version, const char *js,
+                            size_t len, kin_exec_credential *cred, char *err, size_t errlen) {
+  memset(cred, 0, sizeof *cred);
+  jsmn_parser jp;
+  jsmn_init(&jp);
+  int n = jsmn_parse(&jp, js, len, NULL, 0);
+  if (n <= 0) {
+    kin__errf(err, errlen, "exec plugin \"%s\": output is not valid JSON", cmd);
+    return KIN_EINVAL;
+  }
+  jsmntok_t *t = calloc((size_t)n, sizeof *t);
+  if (!t) return KIN_ENOMEM;
+  jsmn_init(&jp);
+  int rc = KIN_EINVAL, oom = 0;
+  char *kind = NULL, *ver = NULL, *exp = NULL;
+  if (jsmn_parse(&jp, js, len, t, (unsigned)n) != n || t[0].type != JSMN_OBJECT) {
+    kin__errf(err, errlen, "exec plugin \"%s\": output is not a JSON object", cmd);
+    goto out;
+  }
+  kind = get_str(js, t, obj_get(js, t, 0, "kind"), &oom);
+  ver = get_str(js, t, obj_get(js, t, 0, "apiVersion"), &oom);
+  if (oom) goto nomem;
+  if (!kind || strcmp(kind, "ExecCredential") != 0) {
+    kin__errf(err, errlen, "exec plugin \"%s\": output kind is not ExecCredential", cmd);
+    goto out;
+  }
+  if (!ver || strcmp(ver, want_version) != 0) {
+    kin__errf(err, errlen, "exec plugin \"%s\": is configured to use API version %s, plugin returned version %s",
+         cmd, want_version, ver ? ver : "(none)");
+    goto out;
+  }
+  int st = obj_get(js, t, 0, "status");
+  if (st < 0 || t[st].type != JSMN_OBJECT) {
+    kin__errf(err, errlen, "exec plugin \"%s\": didn't return a status field", cmd);
+    goto out;
+  }
+  cred->token = get_str(js, t, obj_get(js, t, st, "token"), &oom);
+  cred->client_cert_data = get_str(js, t, obj_get(js, t, st, "clientCertificateData"), &oom);
+  cred->client_key_data = get_str(js, t, obj_get(js, t, st, "clientKeyData"), &oom);
+  exp = get_str(js, t, obj_get(js, t, st, "expirationTimestamp"), &oom);
+  if (oom) goto nomem;
+  /* Empty strings count as absent, as in Go's zero values. */
+  if (cred->token && !*cred->token) kin__wipe_free(cred->token), cred->token = NULL;
+  if (cred->client_cert_data && !*cred->client_cert_data)
+    free(cred->client_cert_data), cred->client_cert_data = NULL;
+  if (cred->client_key_data && !*cred->client_key_data)
+    kin__wipe_free(cred->client_key_data), cred->client_key_data = NULL;
+  if (!cred->client_cert_data != !cred->client_key_data) {
+    kin__errf(err, errlen, "exec plugin \"%s\": returned only certificate or key, not both", cmd);
+    goto out;
+  }
+  if (!cred->token && !cred->client_cert_data) {
+    kin__errf(err, errlen, "exec plugin \"%s\": didn't return a token or cert/key pair", cmd);
+    goto out;
+  }
+  if (exp && *exp && parse_rfc3339(exp, &cred->expiration)) {
+    kin__errf(err, errlen, "exec plugin \"%s\": status.expirationTimestamp: not RFC 3339", cmd);
+    goto out;
+  }
+  rc = 0;
+  goto out;
+nomem:
+  rc = KIN_ENOMEM;
+  kin__errf(err, errlen, "exec plugin \"%s\": out of memory", cmd);
+out:
+  if (rc) kin_exec_credential_clear(cred);
+  free(kind);
+  free(ver);
+  free(exp);
+  free(t);
+  return rc;
+}
+
+/* ---- running the plugin -------------------------------------------------- */
+
+/* The plugin's environment: ours, then the configured pairs (which win, as
+ * in client-go), then KUBERNETES_EXEC_INFO. Caller frees with free_env. */
+static char **build_env(const kin_exec_provider *p) {
+  size_t n = 0;
+  while (environ && environ[n]) n++;
+  char **env = calloc(n + p->cfg.nenv + 2, sizeof *env);
+  if (!env) return NULL;
+  size_t k = 0;
+  int oom = 0;
+  for (size_t i = 0; i < n && !oom; i++) {
+    const char *eq = strchr(environ[i], '=');
+    size_t nl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+    int overridden = strncmp(environ[i], "KUBERNETES_EXEC_INFO", nl) == 0 &&
+                     nl == sizeof "KUBERNETES_EXEC_INFO" - 1;
+    for (size_t j = 0; j < p->cfg.nenv; j++)
+      overridden |= strlen(p->cfg.env_names[j]) == nl &&
+                    strncmp(environ[i], p->cfg.env_names[j], nl) == 0;
+    if (!overridden && !(env[k++] = strdup(environ[i]))) oom = 1;
+  }
+  for (size_t j = 0; j < p->cfg.nenv && !oom; j++) {
+    size_t len = strlen(p->cfg.env_names[j]) + strlen(p->cfg.env_values[j]) + 2;
+    if (!(env[k] = malloc(len))) oom = 1;
+    else snprintf(env[k++], len, "%s=%s", p->cfg.env_names[j], p->cfg.env_values[j]);
+  }
+  if (!oom) {
+    size_t len = strlen(p->exec_info) + sizeof "KUBERNETES_EXEC_INFO=";
+    if (!(env[k] = malloc(len))) oom = 1;
+    else snprintf(env[k++], len, "KUBERNETES_EXEC_INFO=%s", p->exec_info);
+  }
+  if (oom) {
+    for (size_t i = 0; i < k; i++) free(env[i]);
+    free(env);
+    return NULL;
+  }
+  return env;
+}
+
+static void free_env(char **env) {
+  for (size_t i = 0; env[i]; i++) free(env[i]);
+  free(env);
+}
+
+static void not_found(const kin_exec_provider *p, char *err, size_t errlen) {
+  kin__errf(err, errlen, "exec plugin \"%s\": executable not found%s%s", p->cfg.command,
+       p->cfg.install_hint ? "; " : "", p->cfg.install_hint ? p->cfg.install_hint : "");
+}
+
+/* Runs the plugin with stdin on /dev/null and stderr inherited (the user
+ * reads the plugin's own messages there, as with kubectl); stdout is
+ * captured into *out (caller frees with kin__wipe_free). */
+static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *err,
+                      size_t errlen) {
+  *out = NULL;
+  *outlen = 0;
+  const char *cmd = p->cfg.command;
+  char **argv = calloc(p->cfg.nargs + 2, sizeof *argv);
+  char **env = build_env(p);
+  int fds[2] = {-1, -1};
+  int rc = 0;
+  posix_spawn_file_actions_t fa;
+  int fa_ok = 0;
+  if (!argv || !env) {
+    rc = KIN_ENOMEM;
+    goto done;
+  }
+  argv[0] = p->cfg.command;
+  for (size_t i = 0; i < p->cfg.nargs; i++) argv[i + 1] = p->cfg.args[i];
+  /* O_CLOEXEC: a plugin started concurrently elsewhere must not inherit
+   * our pipe, or our read would never see EOF. */
+  if (pipe2(fds, O_CLOEXEC) != 0 || posix_spawn_file_actions_init(&fa) != 0) {
+    rc = -errno;
+    kin__errf(err, errlen, "exec plugin \"%s\": %s", cmd, strerror(errno));
+    goto done;
+  }
+  fa_ok = 1;
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  pid_t pid;
+  int se = posix_spawnp(&pid, cmd, &fa, NULL, argv, env);
+  close(fds[1]);
+  fds[1] = -1;
+  if (se != 0) {
+    if (se == ENOENT) not_found(p, err, errlen);
+    else kin__errf(err, errlen, "exec plugin \"%s\": %s", cmd, strerror(se));
+    rc = -se;
+    goto done;
+  }
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  int too_big = 0;
+  for (;;) {
+    if (buf && n + 1 >= cap && cap < MAX_OUTPUT) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        kin__wipe_free(buf); /* NUL-terminated below before every wipe */
+        buf = NULL;
+      } else {
+        buf = nb;
+        cap *= 2;
+      }
+    }
+    char sink[4096];
+    char *dst = buf && n + 1 < cap ? buf + n : sink;
+    size_t room = buf && n + 1 < cap ? cap - n - 1 : sizeof sink;
+    ssize_t r = read(fds[0], dst, room);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    if (dst == sink) too_big = 1; /* keep draining so the plugin can exit */
+    else {
+      n += (size_t)r;
+      buf[n] = 0;
+    }
+  }
+  if (buf) buf[n] = 0;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!buf) {
+    rc = KIN_ENOMEM;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    not_found(p, err, errlen); /* the shell's "command not found" */
+    rc = KIN_ENOENT;
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (WIFEXITED(status))
+      kin__errf(err, errlen, "exec plugin \"%s\": exit status %d", cmd, WEXITSTATUS(status));
+    else
+      kin__errf(err, errlen, "exec plugin \"%s\": killed by signal %d", cmd, WTERMSIG(status));
+    rc = KIN_EINVAL;
+  } else if (too_big) {
+    kin__errf(err, errlen, "exec plugin \"%s\": output larger than %u bytes", cmd, MAX_OUTPUT);
+    rc = KIN_EINVAL;
+  }
+  if (rc) kin__wipe_free(buf);
+  else {
+    *out = buf;
+    *outlen = n;
+  }
+done:
+  if (fa_ok) posix_spawn_file_actions_destroy(&fa);
+  if (fds[0] >= 0) close(fds[0]);
+  if (fds[1] >= 0) close(fds[1]);
+  if (env) free_env(env);
+  free(argv);
+  if (rc == KIN_ENOMEM) kin__errf(err, errlen, "exec plugin \"%s\": out of memory", cmd);
+  return rc;
+}
+
+static int64_t now_sec(const kin_exec_provider *p) {
+  if (p->clock) return (int64_t)(kin_clock_now(p->clock) / KIN_NSEC_PER_SEC);
+  return (int64_t)time(NULL);
+}
+
+int kin_exec_provider_get(kin_exec_provider *p, kin_exec_credential *out, char *err,
+                          size_t errlen) {
+  memset(out, 0, sizeof *out);
+  if (err && errlen) err[0] = 0;
+  pthread_mutex_lock(&p->mu);
+  int rc = 0;
+  if (p->have && p->cached.expiration && now_sec(p) >= p->cached.expiration) {
+    kin_exec_credential_clear(&p->cached);
+    p->have = 0;
+  }
+  if (!p->have) {
+    char *buf;
+    size_t n;
+    p->runs++;
+    rc = run_plugin(p, &buf, &n, err, errlen);
+    if (!rc) {
+      rc = parse_credential(p->cfg.command, p->cfg.api_version, buf, n, &p->cached, err, errlen);
+      kin__wipe_free(buf);
+      p->have = rc == 0;
+    }
+  }
+  if (!rc) rc = copy_cred(&p->cached, out);
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}

@@ -1,0 +1,553 @@
+/* watch_decoder.c -- framing of a watch body into events and decoding of
+ * each event's envelope. See watch_decoder.h. */
+#include "watch_decoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "log.h"
+
+/* A compact event line always starts like this; seeing it right after a
+ * newline while an event is still open means that event was cut off. */
+static const char resync_pat[] = "{\"type\"";
+#define RESYNC_LEN 7
+
+struct kin_watch_decoder {
+  kin_watch_event_cb on_event;
+  kin_watch_error_cb on_error;
+  void *ud;
+  size_t max_event;
+
+  /* Bytes of the current event from earlier feeds (malloc'd, owned). */
+  char *buf;
+  size_t len, cap;
+
+  /* Scanner state, kept across feeds. */
+  int in_event, in_str, esc, skipping;
+  size_t depth;
+  size_t ev_len;      /* bytes of the current event so far (also when skipping) */
+  int match;          /* chars of resync_pat matched after a newline, -1: none */
+  size_t nl_ev_len;   /* ev_len at that newline */
+  uint64_t line, ev_line, events_seen, delivered;
+
+  /* Garbage run outside events: first bytes kept for the report. */
+  int in_garbage;
+  uint64_t garbage_line;
+  char garbage[KIN_WATCH_SNIPPET_MAX];
+  size_t garbage_len;
+
+  int canceled, hard_err;
+};
+
+int kin_watch_decoder_new(kin_watch_event_cb on_event, kin_watch_error_cb on_error, void *ud,
+                          kin_watch_decoder **out) {
+  if (!on_event || !out) return KIN_EINVAL;
+  kin_watch_decoder *d = calloc(1, sizeof(*d));
+  if (!d) return KIN_ENOMEM;
+  d->on_event = on_event;
+  d->on_error = on_error;
+  d->ud = ud;
+  d->max_event = KIN_WATCH_DEFAULT_MAX_EVENT_SIZE;
+  d->line = 1;
+  d->match = -1;
+  *out = d;
+  return 0;
+}
+
+void kin_watch_decoder_free(kin_watch_decoder *d) {
+  if (!d) return;
+  free(d->buf);
+  free(d);
+}
+
+void kin_watch_decoder_set_max_event_size(kin_watch_decoder *d, size_t max) {
+  d->max_event = max ? max : KIN_WATCH_DEFAULT_MAX_EVENT_SIZE;
+}
+
+uint64_t kin_watch_decoder_events(const kin_watch_decoder *d) { return d->delivered; }
+
+static int buf_add(kin_watch_decoder *d, const char *s, size_t n) {
+  if (n == 0) return 0;
+  if (d->len + n > d->cap) {
+    size_t cap = d->cap ? d->cap : 4096;
+    while (cap < d->len + n) cap *= 2;
+    char *p = realloc(d->buf, cap);
+    if (!p) return KIN_ENOMEM;
+    d->buf = p;
+    d->cap = cap;
+  }
+  memcpy(d->buf + d->len, s, n);
+  d->len += n;
+  return 0;
+}
+
+/* Large events leave a large buffer behind; give it back so an idle watch
+ * does not pin the memory of its biggest event. */
+static void buf_reset(kin_watch_decoder *d) {
+  d->len = 0;
+  if (d->cap > (1u << 20)) {
+    free(d->buf);
+    d->buf = NULL;
+    d->cap = 0;
+  }
+}
+
+static void report(kin_watch_decoder *d, kin_watch_error_kind kind, const char *what,
+                   uint64_t event_no, uint64_t line, const char *type, const char *snip,
+                   size_t snip_len) {
+  if (snip_len > KIN_WATCH_SNIPPET_MAX) snip_len = KIN_WATCH_SNIPPET_MAX;
+  if (!snip) snip = "", snip_len = 0;
+  if (d->on_error) {
+    kin_watch_decode_error e = {kind, what, event_no, line, type, snip, snip_len};
+    d->on_error(d->ud, &e);
+    return;
+  }
+  kin_log(KIN_LOG_WARN, "watch_decoder", "event %llu (line %llu, type %s): %s: %.*s",
+          (unsigned long long)event_no, (unsigned long long)line, type ? type : "?", what,
+          (int)snip_len, snip ? snip : "");
+}
+
+/* ---- light JSON scanning of one event ---------------------------------- */
+
+static size_t skip_ws(const char *s, size_t n, size_t i) {
+  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) i++;
+  return i;
+}
+
+/* s[i] is '"'; returns the index after the closing quote, or 0 on error. */
+static size_t str_end(const char *s, size_t n, size_t i) {
+  for (i++; i < n; i++) {
+    if (s[i] == '\\') i++;
+    else if (s[i] == '"') return i + 1;
+  }
+  return 0;
+}
+
+/* Returns the index after the value starting at s[i], or 0 on error. Lenient
+ * inside containers: strict checking is kin_obj_parse's job. */
+static size_t value_end(const char *s, size_t n, size_t i) {
+  if (i >= n) return 0;
+  if (s[i] == '"') return str_end(s, n, i);
+  if (s[i] == '{' || s[i] == '[') {
+    size_t depth = 0;
+    for (; i < n; i++) {
+      char c = s[i];
+      if (c == '"') {
+        size_t e = str_end(s, n, i);
+        if (!e) return 0;
+        i = e - 1;
+      } else if (c == '{' || c == '[') {
+        depth++;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return 0;
+  }
+  size_t b = i;
+  while (i < n && !strchr(",}] \t\r\n", s[i])) i++;
+  return i > b ? i : 0;
+}
+
+/* Iterates the members of the object s[0..n): *pos starts at 0. Returns 1
+ * with the raw key (quotes included) and value spans, 0 at the end, -1 on
+ * a syntax error. */
+static int obj_next(const char *s, size_t n, size_t *pos, size_t *ko, size_t *kl, size_t *vo,
+                    size_t *vl) {
+  size_t i = *pos;
+  if (i == 0) {
+    i = skip_ws(s, n, 0);
+    if (i >= n || s[i] != '{') return -1;
+    i = skip_ws(s, n, i + 1);
+    if (i < n && s[i] == '}') { *pos = n; return 0; }
+  } else {
+    if (i >= n) return 0;
+    i = skip_ws(s, n, i);
+    if (i < n && s[i] == '}') { *pos = n; return 0; }
+    if (i >= n || s[i] != ',') return -1;
+    i = skip_ws(s, n, i + 1);
+  }
+  if (i >= n || s[i] != '"') return -1;
+  size_t e = str_end(s, n, i);
+  if (!e) return -1;
+  *ko = i;
+  *kl = e - i;
+  i = skip_ws(s, n, e);
+  if (i >= n || s[i] != ':') return -1;
+  i = skip_ws(s, n, i + 1);
+  e = value_end(s, n, i);
+  if (!e) return -1;
+  *vo = i;
+  *vl = e - i;
+  *pos = e;
+  return 1;
+}
+
+static int hex4(const char *s, unsigned *v) {
+  *v = 0;
+  for (int k = 0; k < 4; k++) {
+    char c = s[k];
+    unsigned x = (c >= '0' && c <= '9') ? (unsigned)(c - '0')
+                 : (c >= 'a' && c <= 'f') ? (unsigned)(c - 'a' + 10)
+                 : (c >= 'A' && c <= 'F') ? (unsigned)(c - 'A' + 10)
+                                          : 16u;
+    if (x > 15) return -1;
+    *v = *v * 16 + x;
+  }
+  return 0;
+}
+
+/* Unescapes the JSON string s[0..n) (quotes included) into a new
+ * NUL-terminated string in *out, owned by the caller. Returns KIN_EINVAL on
+ * a bad string, KIN_ENOMEM; *out is NULL on failure. */
+static int str_dup(const char *s, size_t n, char **out) {
+  *out = NULL;
+  if (n < 2 || s[0] != '"' || s[n - 1] != '"') return KIN_EINVAL;
+  char *r = malloc(n); /* unescaping never grows the text */
+  if (!r) return KIN_ENOMEM;
+  size_t j = 0;
+  for (size_t i = 1; i + 1 < n; i++) {
+    char c = s[i];
+    if (c != '\\') { r[j++] = c; continue; }
+    if (++i + 1 >= n) goto bad;
+    switch (s[i]) {
+      case '"': r[j++] = '"'; break;
+      case '\\': r[j++] = '\\'; break;
+      case '/': r[j++] = '/'; break;
+      case 'b': r[j++] = '\b'; break;
+      case 'f': r[j++] = '\f'; break;
+      case 'n': r[j++] = '\n'; break;
+      case 'r': r[j++] = '\r'; break;
+      case 't': r[j++] = '\t'; break;
+      case 'u': {
+        unsigned cp, lo;
+        if (i + 5 >= n || hex4(s + i + 1, &cp) < 0) goto bad;
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && i + 7 < n && s[i + 1] == '\\' && s[i + 2] == 'u' &&
+            hex4(s + i + 3, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          i += 6;
+        }
+        /* A \uXXXX escape is 6 bytes and its UTF-8 at most 4, so r fits. */
+        if (cp < 0x80) {
+          r[j++] = (char)cp;
+        } else if (cp < 0x800) {
+          r[j++] = (char)(0xC0 | (cp >> 6));
+          r[j++] = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+          r[j++] = (char)(0xE0 | (cp >> 12));
+          r[j++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+          r[j++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+          r[j++] = (char)(0xF0 | (cp >> 18));
+          r[j++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+          r[j++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+          r[j++] = (char)(0x80 | (cp & 0x3F));
+        }
+        break;
+      }
+      default: goto bad;
+    }
+  }
+  r[j] = '\0';
+  *out = r;
+  return 0;
+bad:
+  free(r);
+  return KIN_EINVAL;
+}
+
+/* 1 when the raw JSON string s[0..n) equals lit once unescaped. */
+static int key_is(const char *s, size_t n, const char *lit) {
+  size_t l = strlen(lit);
+  if (!memchr(s, '\\', n)) return n == l + 2 && memcmp(s + 1, lit, l) == 0;
+  char *u;
+  if (str_dup(s, n, &u) < 0) return 0;
+  int eq = strcmp(u, lit) == 0;
+  free(u);
+  return eq;
+}
+
+/* Finds member key of the object s[0..n); returns 1 with its value span, 0
+ * when absent or on a syntax error. */
+static int obj_get(const char *s, size_t n, const char *key, size_t *vo, size_t *vl) {
+  size_t pos = 0, ko, kl;
+  int r;
+  while ((r = obj_next(s, n, &pos, &ko, &kl, vo, vl)) == 1)
+    if (key_is(s + ko, kl, key)) return 1;
+  return 0;
+}
+
+/* ---- decoding one complete event --------------------------------------- */
+
+static const char *type_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+
+/* Decodes and delivers the event e[0..n). Returns 0, KIN_ENOMEM or
+ * KIN_ECANCELED; malformed events are reported and yield 0. */
+static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
+  uint64_t no = d->events_seen, line = d->ev_line;
+  size_t pos = 0, ko, kl, vo, vl, to = 0, tl = 0, oo = 0, ol = 0;
+  int r, have_type = 0, have_obj = 0;
+  while ((r = obj_next(e, n, &pos, &ko, &kl, &vo, &vl)) == 1) {
+    if (key_is(e + ko, kl, "type")) { to = vo; tl = vl; have_type = 1; }
+    else if (key_is(e + ko, kl, "object")) { oo = vo; ol = vl; have_obj = 1; }
+  }
+  if (r < 0) {
+    report(d, KIN_WATCH_ERR_MALFORMED, "not a JSON object", no, line, NULL, e, n);
+    return 0;
+  }
+  if (!have_type || e[to] != '"') {
+    report(d, KIN_WATCH_ERR_MALFORMED, "missing or non-string \"type\"", no, line, NULL, e, n);
+    return 0;
+  }
+  char *type = NULL;
+  int err = str_dup(e + to, tl, &type);
+  if (err == KIN_ENOMEM) goto oom;
+  if (err < 0) {
+    report(d, KIN_WATCH_ERR_MALFORMED, "bad \"type\" string", no, line, NULL, e, n);
+    return 0;
+  }
+  int t = -1;
+  for (int k = 0; k < 5; k++)
+    if (strcmp(type, type_names[k]) == 0) t = k;
+  if (t < 0) {
+    report(d, KIN_WATCH_ERR_MALFORMED, "unknown event type", no, line, type, e, n);
+    free(type);
+    return 0;
+  }
+  if (!have_obj || e[oo] != '{') {
+    report(d, KIN_WATCH_ERR_MALFORMED, "missing or non-object \"object\"", no, line, type, e, n);
+    free(type);
+    return 0;
+  }
+
+  kin_watch_event ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.type = (kin_watch_event_type)t;
+  ev.event_no = no;
+  ev.line = line;
+  ev.resource_version = "";
+  ev.reason = "";
+  ev.message = "";
+  char *reason = NULL, *message = NULL;
+  if (t <= KIN_WATCH_DELETED) err = kin_obj_parse(e + oo, ol, &ev.obj);
+  else err = kin_obj_parse_any(e + oo, ol, &ev.obj);
+  if (err == KIN_ENOMEM) goto oom;
+  if (err < 0) {
+    report(d, KIN_WATCH_ERR_MALFORMED,
+           t <= KIN_WATCH_DELETED ? "object is malformed or has no metadata.name"
+                                  : "object is malformed",
+           no, line, type, e, n);
+    free(type);
+    return 0;
+  }
+  if (t == KIN_WATCH_BOOKMARK) {
+    ev.resource_version = kin_obj_resource_version(ev.obj);
+    if (!ev.resource_version) ev.resource_version = "";
+    kin_span a = kin_obj_annotations_span(ev.obj);
+    const char *js = kin_obj_json(ev.obj, NULL);
+    if (a.len && obj_get(js + a.off, a.len, "k8s.io/initial-events-end", &vo, &vl))
+      ev.initial_events_end = key_is(js + a.off + vo, vl, "true");
+  } else if (t == KIN_WATCH_ERROR) {
+    const char *s = e + oo;
+    if (obj_get(s, ol, "code", &vo, &vl) && vl < 24) {
+      char num[24];
+      memcpy(num, s + vo, vl);
+      num[vl] = '\0';
+      ev.code = (int)strtol(num, NULL, 10);
+    }
+    if (obj_get(s, ol, "reason", &vo, &vl) && str_dup(s + vo, vl, &reason) == 0) ev.reason = reason;
+    if (obj_get(s, ol, "message", &vo, &vl) && str_dup(s + vo, vl, &message) == 0)
+      ev.message = message;
+  }
+  int stop = d->on_event(d->ud, &ev);
+  d->delivered++;
+  kin_obj_unref(ev.obj);
+  free(reason);
+  free(message);
+  free(type);
+  if (stop) {
+    d->canceled = 1;
+    return KIN_ECANCELED;
+  }
+  return 0;
+oom:
+  report(d, KIN_WATCH_ERR_MALFORMED, "out of memory decoding event", no, line, type, e, n);
+  free(type);
+  return KIN_ENOMEM;
+}
+
+/* ---- framing ------------------------------------------------------------ */
+
+/* Copies the first bytes of the current event (earlier feeds' bytes, then
+ * chunk[from..to)) into out; returns how many. */
+static size_t event_prefix(const kin_watch_decoder *d, const char *chunk, size_t from, size_t to,
+                           char *out) {
+  size_t k = d->len < KIN_WATCH_SNIPPET_MAX ? d->len : KIN_WATCH_SNIPPET_MAX;
+  if (k) memcpy(out, d->buf, k);
+  size_t more = to - from;
+  if (more > KIN_WATCH_SNIPPET_MAX - k) more = KIN_WATCH_SNIPPET_MAX - k;
+  if (more) memcpy(out + k, chunk + from, more);
+  return k + more;
+}
+
+static void flush_garbage(kin_watch_decoder *d) {
+  if (!d->in_garbage) return;
+  report(d, KIN_WATCH_ERR_GARBAGE, "bytes outside any watch event skipped", d->events_seen,
+         d->garbage_line, NULL, d->garbage, d->garbage_len);
+  d->in_garbage = 0;
+  d->garbage_len = 0;
+}
+
+static void start_event(kin_watch_decoder *d) {
+  d->in_event = 1;
+  d->in_str = d->esc = d->skipping = 0;
+  d->depth = 1;
+  d->ev_len = 1;
+  d->match = -1;
+  d->events_seen++;
+  d->ev_line = d->line;
+}
+
+static void end_event(kin_watch_decoder *d) {
+  d->in_event = 0;
+  d->skipping = 0;
+  d->match = -1;
+  buf_reset(d);
+}
+
+int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
+  if (d->canceled) return KIN_ECANCELED;
+  int hard = 0;
+  size_t seg = 0; /* start in p of the current event's bytes not yet in buf */
+  for (size_t i = 0; i < n; i++) {
+    char c = p[i];
+    if (!d->in_event) {
+      if (c == '{') {
+        flush_garbage(d);
+        start_event(d);
+        seg = i;
+      } else if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+        if (d->in_garbage && d->garbage_len < KIN_WATCH_SNIPPET_MAX)
+          d->garbage[d->garbage_len++] = c;
+      } else {
+        if (!d->in_garbage) {
+          d->in_garbage = 1;
+          d->garbage_line = d->line;
+        }
+        if (d->garbage_len < KIN_WATCH_SNIPPET_MAX) d->garbage[d->garbage_len++] = c;
+      }
+      if (c == '\n') d->line++;
+      continue;
+    }
+
+    d->ev_len++;
+    if (d->match >= 0) {
+      if (c == resync_pat[d->match]) {
+        if (++d->match == RESYNC_LEN) {
+          /* The open event was cut off at the newline; a new one began. */
+          if (!d->skipping) {
+            char snip[KIN_WATCH_SNIPPET_MAX];
+            size_t k = event_prefix(d, p, seg, i + 1, snip);
+            report(d, KIN_WATCH_ERR_MALFORMED, "event cut off by a new event line",
+                   d->events_seen, d->ev_line, NULL, snip, k < d->nl_ev_len ? k : d->nl_ev_len);
+          }
+          buf_reset(d);
+          start_event(d);
+          d->ev_len = RESYNC_LEN;
+          if (buf_add(d, resync_pat, RESYNC_LEN) < 0) {
+            hard = KIN_ENOMEM;
+            d->skipping = 1;
+          }
+          seg = i + 1;
+          if (c == '\n') d->line++;
+          continue;
+        }
+      } else {
+        d->match = -1;
+      }
+    }
+    if (d->ev_len > d->max_event && !d->skipping) {
+      char snip[KIN_WATCH_SNIPPET_MAX];
+      size_t k = event_prefix(d, p, seg, i + 1, snip);
+      report(d, KIN_WATCH_ERR_TOO_LARGE, "event larger than the maximum event size",
+             d->events_seen, d->ev_line, NULL, snip, k);
+      d->skipping = 1;
+      buf_reset(d);
+    }
+    if (d->in_str) {
+      if (c == '\n') {
+        /* JSON strings cannot hold a raw newline, escaped or not: the line
+         * was cut off. */
+        if (!d->skipping) {
+          char snip[KIN_WATCH_SNIPPET_MAX];
+          size_t k = event_prefix(d, p, seg, i, snip);
+          report(d, KIN_WATCH_ERR_MALFORMED, "event line cut off inside a string",
+                 d->events_seen, d->ev_line, NULL, snip, k);
+        }
+        end_event(d);
+        d->line++;
+      } else if (d->esc) {
+        d->esc = 0;
+      } else if (c == '\\') {
+        d->esc = 1;
+      } else if (c == '"') {
+        d->in_str = 0;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': d->in_str = 1; break;
+      case '{': case '[': d->depth++; break;
+      case '}': case ']':
+        if (--d->depth == 0) {
+          if (!d->skipping) {
+            int r;
+            if (d->len == 0) {
+              r = deliver(d, p + seg, i + 1 - seg);
+            } else if ((r = buf_add(d, p + seg, i + 1 - seg)) == 0) {
+              r = deliver(d, d->buf, d->len);
+            } else {
+              report(d, KIN_WATCH_ERR_MALFORMED, "out of memory buffering event",
+                     d->events_seen, d->ev_line, NULL, d->buf, d->len);
+            }
+            if (r == KIN_ECANCELED) return r;
+            if (r < 0) hard = r;
+          }
+          end_event(d);
+        }
+        break;
+      case '\n':
+        d->line++;
+        d->match = 0;
+        d->nl_ev_len = d->ev_len - 1;
+        break;
+      default: break;
+    }
+  }
+  if (d->in_event && !d->skipping && seg < n && buf_add(d, p + seg, n - seg) < 0) {
+    report(d, KIN_WATCH_ERR_MALFORMED, "out of memory buffering event", d->events_seen,
+           d->ev_line, NULL, d->buf, d->len);
+    d->skipping = 1;
+    buf_reset(d);
+    hard = KIN_ENOMEM;
+  }
+  return hard;
+}
+
+int kin_watch_decoder_finish(kin_watch_decoder *d) {
+  if (d->canceled) return KIN_ECANCELED;
+  int r = 0;
+  flush_garbage(d);
+  if (d->in_event) {
+    report(d, KIN_WATCH_ERR_TRUNCATED, "stream ended inside an event", d->events_seen,
+           d->ev_line, NULL, d->buf, d->len);
+    r = KIN_EINVAL;
+  }
+  end_event(d);
+  d->in_str = d->esc = 0;
+  d->line = 1;
+  d->events_seen = 0;
+  return r;
+}
