@@ -6,6 +6,8 @@
 #   make test-asan   C tests under AddressSanitizer + UBSan
 #   make test-tsan   C tests under ThreadSanitizer
 #   make bench-core  core benchmarks (table)
+#   make bench-informer  kinformer vs client-go informers against kinformer-sim (table;
+#                    BENCH_ARGS=--quick for CI; mk/bench.mk)
 #
 # Build outputs go to build/<mode>/ (mode: release, asan, tsan).
 

@@ -5,6 +5,9 @@
 #   make e2e            both, then start a control plane, run the smoke
 #                       checks (spec/e2e/smoke.sh), stop it; then
 #                       e2e-differential
+#   make e2e-c          the C tests named test_e2e_* (spec/c/test_e2e_*.c:
+#                       client, reflector, informers) against a fresh
+#                       control plane; in make test they are skipped
 #   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
 #                       replay spec/differential/scenarios against both and
 #                       compare (spec/differential/run.sh), then kubectl
@@ -13,7 +16,7 @@
 # Binaries and Go caches: $(KINFORMER_E2E_CACHE)/<k8s-version>/, default
 # ~/.cache/kinformer-e2e/. See spec/e2e/README.md.
 
-.PHONY: e2e e2e-deps e2e-reference e2e-differential
+.PHONY: e2e e2e-deps e2e-reference e2e-differential e2e-c
 
 e2e-deps:
 	spec/e2e/build.sh core
@@ -24,7 +27,12 @@ e2e-reference:
 # deps (top-level Makefile): busted and lua5.4 for the Lua helper check.
 e2e: deps e2e-deps e2e-reference
 	spec/e2e/cluster.sh run spec/e2e/smoke.sh
+	$(MAKE) --no-print-directory e2e-c
 	$(MAKE) --no-print-directory e2e-differential
+
+e2e-c: e2e-deps
+	$(MAKE) --no-print-directory MODE=release $(TEST_BIN)
+	KIN_E2E_REQUIRED=1 spec/e2e/cluster.sh run ./$(TEST_BIN) 'e2e_*'
 
 # sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
 # in its release flavour.

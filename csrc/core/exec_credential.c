@@ -2,9 +2,6 @@
  * credential plugin, parses its ExecCredential and caches it until it
  * expires or a 401 invalidates it. The plugin's output is never copied into
  * an error: it holds the secret. */
-#define JSMN_STATIC
-#include <jsmn.h>
-
 #include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -17,6 +14,7 @@
 #include <unistd.h>
 
 #include "base64.h"
+#include "json_tok.h"
 #include "kin.h"
 #include "kubeconfig.h"
 #include "util.h"
@@ -210,90 +208,6 @@ unsigned kin_exec_provider_runs(kin_exec_provider *p) {
 
 /* ---- ExecCredential parsing --------------------------------------------- */
 
-/* Index of the token after the subtree rooted at i. */
-static int skip(const jsmntok_t *t, int i) {
-  int n = 1;
-  while (n > 0) {
-    if (t[i].type == JSMN_OBJECT) n += t[i].size * 2;
-    else if (t[i].type == JSMN_ARRAY) n += t[i].size;
-    n--;
-    i++;
-  }
-  return i;
-}
-
-static int key_eq(const char *js, const jsmntok_t *t, const char *key) {
-  size_t n = strlen(key);
-  return t->type == JSMN_STRING && (size_t)(t->end - t->start) == n &&
-         memcmp(js + t->start, key, n) == 0;
-}
-
-/* Value token of key in the object at obj, or -1. */
-static int obj_get(const char *js, const jsmntok_t *t, int obj, const char *key) {
-  if (obj < 0 || t[obj].type != JSMN_OBJECT) return -1;
-  int i = obj + 1;
-  for (int k = 0; k < t[obj].size; k++) {
-    if (key_eq(js, &t[i], key)) return i + 1;
-    i = skip(t, i + 1);
-  }
-  return -1;
-}
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* A new unescaped copy of the string token i (caller frees), NULL when the
- * token is absent, not a string, or on OOM (*oom set then). */
-static char *get_str(const char *js, const jsmntok_t *t, int i, int *oom) {
-  if (i < 0 || t[i].type != JSMN_STRING) return NULL;
-  const char *s = js + t[i].start, *e = js + t[i].end;
-  char *o = malloc((size_t)(e - s) + 1), *w = o;
-  if (!o) {
-    *oom = 1;
-    return NULL;
-  }
-  while (s < e) {
-    if (*s != '\\') {
-      *w++ = *s++;
-      continue;
-    }
-    s++;
-    char c = s < e ? *s++ : 0;
-    switch (c) {
-    case 'n': *w++ = '\n'; break;
-    case 't': *w++ = '\t'; break;
-    case 'r': *w++ = '\r'; break;
-    case 'b': *w++ = '\b'; break;
-    case 'f': *w++ = '\f'; break;
-    case 'u': {
-      unsigned cp = 0;
-      for (int k = 0; k < 4 && s < e; k++) {
-        int h = hexval(*s++);
-        cp = cp << 4 | (unsigned)(h < 0 ? 0 : h);
-      }
-      /* Surrogate pairs are not expected in credentials; emit BMP UTF-8. */
-      if (cp < 0x80) *w++ = (char)cp;
-      else if (cp < 0x800) {
-        *w++ = (char)(0xC0 | cp >> 6);
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      } else {
-        *w++ = (char)(0xE0 | cp >> 12);
-        *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      }
-      break;
-    }
-    default: *w++ = c; break; /* \" \\ \/ */
-    }
-  }
-  *w = 0;
-  return o;
-}
-
 /* RFC 3339 ("2006-01-02T15:04:05Z", optional fraction and offset) to Unix
  * seconds; KIN_EINVAL when malformed. */
 static int parse_rfc3339(const char *s, int64_t *out) {
@@ -327,24 +241,22 @@ static int parse_rfc3339(const char *s, int64_t *out) {
 static int parse_credential(const char *cmd, const char *want_version, const char *js,
                             size_t len, kin_exec_credential *cred, char *err, size_t errlen) {
   memset(cred, 0, sizeof *cred);
-  jsmn_parser jp;
-  jsmn_init(&jp);
-  int n = jsmn_parse(&jp, js, len, NULL, 0);
-  if (n <= 0) {
+  kin__json j;
+  int rc = kin__json_parse(&j, js, len);
+  if (rc == KIN_ENOMEM) return rc;
+  if (rc) {
     kin__errf(err, errlen, "exec plugin \"%s\": output is not valid JSON", cmd);
     return KIN_EINVAL;
   }
-  jsmntok_t *t = calloc((size_t)n, sizeof *t);
-  if (!t) return KIN_ENOMEM;
-  jsmn_init(&jp);
-  int rc = KIN_EINVAL, oom = 0;
+  rc = KIN_EINVAL;
+  int oom = 0;
   char *kind = NULL, *ver = NULL, *exp = NULL;
-  if (jsmn_parse(&jp, js, len, t, (unsigned)n) != n || t[0].type != JSMN_OBJECT) {
+  if (!kin__json_is_object(&j, 0)) {
     kin__errf(err, errlen, "exec plugin \"%s\": output is not a JSON object", cmd);
     goto out;
   }
-  kind = get_str(js, t, obj_get(js, t, 0, "kind"), &oom);
-  ver = get_str(js, t, obj_get(js, t, 0, "apiVersion"), &oom);
+  kind = kin__json_strdup_oom(&j, kin__json_get(&j, 0, "kind"), &oom);
+  ver = kin__json_strdup_oom(&j, kin__json_get(&j, 0, "apiVersion"), &oom);
   if (oom) goto nomem;
   if (!kind || strcmp(kind, "ExecCredential") != 0) {
     kin__errf(err, errlen, "exec plugin \"%s\": output kind is not ExecCredential", cmd);
@@ -355,15 +267,16 @@ static int parse_credential(const char *cmd, const char *want_version, const cha
          cmd, want_version, ver ? ver : "(none)");
     goto out;
   }
-  int st = obj_get(js, t, 0, "status");
-  if (st < 0 || t[st].type != JSMN_OBJECT) {
+  int st = kin__json_get(&j, 0, "status");
+  if (!kin__json_is_object(&j, st)) {
     kin__errf(err, errlen, "exec plugin \"%s\": didn't return a status field", cmd);
     goto out;
   }
-  cred->token = get_str(js, t, obj_get(js, t, st, "token"), &oom);
-  cred->client_cert_data = get_str(js, t, obj_get(js, t, st, "clientCertificateData"), &oom);
-  cred->client_key_data = get_str(js, t, obj_get(js, t, st, "clientKeyData"), &oom);
-  exp = get_str(js, t, obj_get(js, t, st, "expirationTimestamp"), &oom);
+  cred->token = kin__json_strdup_oom(&j, kin__json_get(&j, st, "token"), &oom);
+  cred->client_cert_data =
+      kin__json_strdup_oom(&j, kin__json_get(&j, st, "clientCertificateData"), &oom);
+  cred->client_key_data = kin__json_strdup_oom(&j, kin__json_get(&j, st, "clientKeyData"), &oom);
+  exp = kin__json_strdup_oom(&j, kin__json_get(&j, st, "expirationTimestamp"), &oom);
   if (oom) goto nomem;
   /* Empty strings count as absent, as in Go's zero values. */
   if (cred->token && !*cred->token) kin__wipe_free(cred->token), cred->token = NULL;
@@ -393,7 +306,7 @@ out:
   free(kind);
   free(ver);
   free(exp);
-  free(t);
+  kin__json_free(&j);
   return rc;
 }
 

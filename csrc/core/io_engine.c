@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -612,6 +613,11 @@ static void do_done(void *ud, kin_io_response *r) {
 }
 
 int kin_io_do(kin_io_engine *e, const kin_io_request *req, kin_io_response *res) {
+  return kin_io_do_cancelable(e, req, res, NULL);
+}
+
+int kin_io_do_cancelable(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
+                         kin_io_canceler *cx) {
   memset(res, 0, sizeof(*res));
   if (e && pthread_equal(pthread_self(), e->thread)) return KIN_EBUSY;
   io_waiter w = {.res = res};
@@ -624,16 +630,56 @@ int kin_io_do(kin_io_engine *e, const kin_io_request *req, kin_io_response *res)
   r.on_data = NULL;
   r.on_done = do_done;
   r.data = &w;
-  int rc = kin_io_submit(e, &r, NULL);
+  int rc;
+  kin_io_handle *h = NULL;
+  if (cx) {
+    /* Submitting under cx->mu makes fire either see the handle or come
+     * before the submit (and then we do not submit at all). */
+    pthread_mutex_lock(&cx->mu);
+    if (cx->fired) rc = KIN_ECANCELED;
+    else if ((rc = kin_io_submit(e, &r, &h)) == 0) cx->h = h;
+    pthread_mutex_unlock(&cx->mu);
+    if (rc == KIN_ECANCELED) snprintf(res->error, sizeof(res->error), "request cancelled");
+  } else {
+    rc = kin_io_submit(e, &r, NULL);
+  }
   if (rc == 0) {
     pthread_mutex_lock(&w.mu);
     while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
     pthread_mutex_unlock(&w.mu);
     rc = res->err;
   }
+  if (h) {
+    pthread_mutex_lock(&cx->mu);
+    cx->h = NULL;
+    pthread_mutex_unlock(&cx->mu);
+    kin_io_handle_release(h);
+  }
   pthread_cond_destroy(&w.cv);
   pthread_mutex_destroy(&w.mu);
   return rc;
+}
+
+int kin_io_canceler_init(kin_io_canceler *cx) {
+  cx->fired = 0;
+  cx->h = NULL;
+  return pthread_mutex_init(&cx->mu, NULL) ? KIN_ENOMEM : 0;
+}
+
+void kin_io_canceler_destroy(kin_io_canceler *cx) { pthread_mutex_destroy(&cx->mu); }
+
+void kin_io_canceler_fire(kin_io_canceler *cx) {
+  pthread_mutex_lock(&cx->mu);
+  cx->fired = 1;
+  if (cx->h) kin_io_cancel(cx->h);
+  pthread_mutex_unlock(&cx->mu);
+}
+
+int kin_io_canceler_fired(kin_io_canceler *cx) {
+  pthread_mutex_lock(&cx->mu);
+  int f = cx->fired;
+  pthread_mutex_unlock(&cx->mu);
+  return f;
 }
 
 void kin_io_response_free(kin_io_response *res) {

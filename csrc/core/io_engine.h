@@ -20,6 +20,7 @@
 #ifndef KIN_IO_ENGINE_H
 #define KIN_IO_ENGINE_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "kin.h"
@@ -121,6 +122,26 @@ void kin_io_handle_release(kin_io_handle *h);
  * caller frees with kin_io_response_free, and returns res->err (or the
  * kin_io_submit error, with *res zeroed), or KIN_EBUSY on the IO thread. */
 int kin_io_do(kin_io_engine *e, const kin_io_request *req, kin_io_response *res);
+
+/* Lets another thread abort a kin_io_do_cancelable in progress (a
+ * reflector stopping during a LIST). Initialise with kin_io_canceler_init;
+ * mu guards fired and h. Once fired it stays fired. */
+typedef struct {
+  pthread_mutex_t mu;
+  int fired;
+  kin_io_handle *h; /* the request in flight, or NULL */
+} kin_io_canceler;
+
+int kin_io_canceler_init(kin_io_canceler *cx);
+void kin_io_canceler_destroy(kin_io_canceler *cx);
+/* Cancels the request in flight, if any, and every later one. Any thread. */
+void kin_io_canceler_fire(kin_io_canceler *cx);
+int kin_io_canceler_fired(kin_io_canceler *cx);
+
+/* kin_io_do that kin_io_canceler_fire can end early (KIN_ECANCELED); cx
+ * may be NULL. */
+int kin_io_do_cancelable(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
+                         kin_io_canceler *cx);
 
 /* Frees the owned fields of res (not res itself) and zeroes it. */
 void kin_io_response_free(kin_io_response *res);

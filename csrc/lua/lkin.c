@@ -30,5 +30,6 @@ int luaopen_kinformer_core(lua_State *L) {
   lua_setfield(L, -2, "version");
   lkin_open_object(L);
   lkin_open_sim(L);
+  lkin_open_worker(L);
   return 1;
 }

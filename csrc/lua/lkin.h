@@ -16,9 +16,16 @@ const char *lkin_errname(int err);
  * into the module table at the top of the stack. */
 void lkin_open_object(lua_State *L);
 void lkin_open_sim(lua_State *L);
+void lkin_open_worker(lua_State *L);
+
+/* The module entry point; worker states preload it (worker_state.c). */
+int luaopen_kinformer_core(lua_State *L);
 
 /* Pushes a new kinformer.object userdata holding its own reference. */
 struct kin_obj;
 void lkin_push_object(lua_State *L, struct kin_obj *o);
+/* Returns 1 when the value at i is a kinformer.object, with its object
+ * (borrowed; NULL once closed) in *o; 0 otherwise. Never raises. */
+int lkin_test_object(lua_State *L, int i, struct kin_obj **o);
 
 #endif

@@ -20,6 +20,12 @@ void lkin_push_object(lua_State *L, kin_obj *o) {
   luaL_setmetatable(L, OBJ_MT);
 }
 
+int lkin_test_object(lua_State *L, int i, kin_obj **o) {
+  lobj *u = luaL_testudata(L, i, OBJ_MT);
+  *o = u ? u->o : NULL;
+  return u != NULL;
+}
+
 static kin_obj *check(lua_State *L, int i) {
   lobj *u = luaL_checkudata(L, i, OBJ_MT);
   luaL_argcheck(L, u->o != NULL, i, "object is closed");

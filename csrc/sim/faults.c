@@ -53,6 +53,34 @@ void kin_sim_set_latency(kin_sim *sim, uint32_t ms) {
   pthread_mutex_unlock(&sim->store.mu);
 }
 
+void kin_sim_set_request_hook(kin_sim *sim, kin_sim_request_hook fn, void *ud) {
+  pthread_mutex_lock(&sim->store.mu);
+  sim->store.faults.hook = fn;
+  sim->store.faults.hook_ud = ud;
+  pthread_mutex_unlock(&sim->store.mu);
+}
+
+static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value) {
+  kin__buf *b = cls;
+  kin__buf_printf(b, "%c%s=%s", b->p && memchr(b->p, '?', b->len) ? '&' : '?', key,
+                  value ? value : "");
+  return MHD_YES;
+}
+
+void kin__sim_call_request_hook(kin__sim_req *req, const char *url) {
+  pthread_mutex_lock(&req->sim->store.mu);
+  kin_sim_request_hook fn = req->sim->store.faults.hook;
+  void *ud = req->sim->store.faults.hook_ud;
+  pthread_mutex_unlock(&req->sim->store.mu);
+  if (!fn) return;
+  kin__buf b = {0};
+  kin__buf_puts(&b, url);
+  MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, add_query_arg, &b);
+  if (!b.oom) fn(ud, req->method, b.p);
+  kin__buf_free(&b);
+}
+
 /* The Status of an injected failure, as the server's max-in-flight filter
  * (429), a panic (500) or an unavailable backend (503) words it. */
 static enum MHD_Result respond_failure(kin__sim_req *req, int code) {

@@ -62,8 +62,13 @@ int kin__sim_handle_whoami(kin__sim_req *req, const char *url, enum MHD_Result *
 int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* Request faults (latency, injected failures); 1 when it answered. */
 int kin__sim_apply_request_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* Calls the request hook (kin_sim_set_request_hook), if any, with url and
+ * the request's query. */
+void kin__sim_call_request_hook(kin__sim_req *req, const char *url);
 /* The admin endpoint POST /kinformer-sim/faults; 1 when it answered. */
 int kin__sim_handle_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* The admin endpoint POST /kinformer-sim/burst (burst.c); 1 when it answered. */
+int kin__sim_handle_burst(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* /openapi/v3 skeleton for kubectl; returns 1 when it answered. */
 int kin__sim_handle_openapi(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);

@@ -1,7 +1,8 @@
 /* http_list.c -- LIST (k8s.io/apiserver handlers/get.go ListResource and
  * the storage's GetList): selectors, resourceVersion semantics
  * (""/"0": latest, exact with resourceVersionMatch=Exact: the state at that
- * version, rebuilt from the history), limit/continue with the token shape
+ * version, rebuilt from the history), limit/continue (ignored for "0"
+ * with watch_cache_lists, as the watch cache) with the token shape
  * of storage.EncodeContinue ({"v","rv","start"}, base64url). */
 #include <errno.h>
 #include <stdio.h>
@@ -134,6 +135,10 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
     kin__sim_err_bad_request(&out, "specifying resource version is not allowed when using continue");
     return kin__sim_respond_result(req, &out);
   }
+  /* With watch_cache_lists, resourceVersion "0" is served whole, as
+   * kube-apiserver's watch cache does (it ignores limit there; checked
+   * against v1.36.3): one page, no continue token. */
+  if (req->sim->watch_cache_lists && rvq && want_rv == 0 && !cont) limit = 0;
   long long cont_rv = 0;
   char *start = NULL;
   if (cont && decode_continue(cont, &cont_rv, &start, &out))

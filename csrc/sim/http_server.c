@@ -19,12 +19,14 @@ void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 
 static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
   kin__sim_result out = {0, NULL};
+  kin__sim_call_request_hook(req, url);
   if (!kin__sim_authenticate(req, url)) {
     kin__sim_err(&out, 401, "Unauthorized", NULL, "Unauthorized");
     return kin__sim_respond_result(req, &out);
   }
   enum MHD_Result ret;
   if (kin__sim_handle_faults(req, url, &ret)) return ret;
+  if (kin__sim_handle_burst(req, url, &ret)) return ret;
   if (kin__sim_apply_request_faults(req, url, &ret)) return ret;
   if (kin__sim_handle_whoami(req, url, &ret)) return ret;
   if (kin__sim_handle_discovery(req, url, &ret)) return ret;

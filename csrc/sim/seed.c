@@ -1,11 +1,31 @@
 /* seed.c -- objects created at start from a seed file: a JSON array, a
- * List ({"items": [...]}) or one JSON object per line. */
+ * List ({"items": [...]}) or one JSON object per line. A seed is state
+ * restored from storage rather than a client's create, so an object keeps
+ * the status it is given (a create resets it, as the real strategies do). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kin.h"
 #include "sim_int.h"
+
+/* Gives the object just created from seed its seed status back, as a
+ * second write (a CRD keeps the conditions the sim sets). Caller holds mu. */
+static int keep_status(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                       const json_t *seed) {
+  json_t *want = json_object_get(seed, "status");
+  const char *name = kin__sim_jstr(seed, "metadata", "name");
+  if (!want || !name || (!r->crd_name && !strcmp(r->resource, "customresourcedefinitions")))
+    return 0;
+  kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
+  if (!cur || json_equal(want, json_object_get(cur->obj, "status"))) return 0;
+  json_t *obj = json_deep_copy(cur->obj);
+  if (!obj || json_object_set(obj, "status", want)) {
+    json_decref(obj);
+    return KIN_ENOMEM;
+  }
+  return kin__sim_commit(s, r->storage, KIN__SIM_MODIFIED, obj, cur->key, cur) ? 0 : KIN_ENOMEM;
+}
 
 /* Creates one seed object, making its namespace when missing. */
 static int seed_one(kin__sim_store *s, const json_t *obj) {
@@ -26,7 +46,8 @@ static int seed_one(kin__sim_store *s, const json_t *obj) {
   }
   kin__sim_create_locked(s, r, ns, obj, 0, &res);
   json_decref(res.body);
-  return res.code == 201 || res.code == 409 ? 0 : KIN_EINVAL;
+  if (res.code == 201) return keep_status(s, r, ns, obj);
+  return res.code == 409 ? 0 : KIN_EINVAL;
 }
 
 int kin__sim_store_seed(kin__sim_store *s, const char *path) {

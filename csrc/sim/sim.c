@@ -62,6 +62,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   if (!sim) return KIN_ENOMEM;
   pthread_mutex_init(&sim->stop_mu, NULL);
   sim->stopped = 1; /* nothing to stop until the daemon runs */
+  sim->watch_cache_lists = cfg.watch_cache_lists;
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
   static const char *const namespaces[] = {"default", "kube-system", "kube-public",
                                            "kube-node-lease"};

@@ -32,6 +32,9 @@ typedef struct {
   uint32_t bookmark_interval_ms; /* period of BOOKMARK events; 0: 60000 */
   const char *seed_file;     /* objects created at start: a JSON array, a List
                                 ({"items": [...]}) or one JSON object per line */
+  int watch_cache_lists;     /* serve resourceVersion=0 lists whole, ignoring
+                                limit, as kube-apiserver's watch cache does;
+                                0 (default): limit pages them as any list */
 } kin_sim_config;
 
 /* Fills cfg with the defaults above. */
@@ -87,5 +90,28 @@ void kin_sim_stall_watches(kin_sim *sim, uint32_t ms);
 int kin_sim_fail_next(kin_sim *sim, int code, unsigned count);
 /* Delays every later request by ms milliseconds (0: none). */
 void kin_sim_set_latency(kin_sim *sim, uint32_t ms);
+
+/* Observes every request, for tests: fn(ud, method, uri) runs on the
+ * request's connection thread before authentication and any fault, with
+ * uri the path and its decoded query ("/api/v1/pods?limit=500&..."). It
+ * runs without any sim lock, so it may call the kin_sim functions (compact
+ * between two pages of a list, say) or send requests of its own. NULL
+ * removes it; a request already inside fn still finishes its call. */
+typedef void (*kin_sim_request_hook)(void *ud, const char *method, const char *uri);
+void kin_sim_set_request_hook(kin_sim *sim, kin_sim_request_hook fn, void *ud);
+
+/* Benchmark helper (also POST /kinformer-sim/burst, see docs/sim.md):
+ * makes count updates of the existing objects of resource
+ * ("[group/]version/resource") in ns (NULL or "": every namespace),
+ * round-robin in key order, each setting the annotation
+ * kinformer-sim/burst to its new resourceVersion. The whole burst is
+ * committed under the store lock, so watchers then read it back to back at
+ * replay speed and a watch benchmark measures its clients, not a writer.
+ * Stores the first and last resourceVersion written (either pointer may
+ * be NULL). Returns 0, KIN_ENOENT (unknown resource or no object),
+ * KIN_EINVAL (malformed resource, count 0, or count above the watch
+ * history, which would expire every watch) or KIN_ENOMEM. */
+int kin_sim_burst_updates(kin_sim *sim, const char *resource, const char *ns, unsigned count,
+                          uint64_t *first_rv, uint64_t *last_rv);
 
 #endif

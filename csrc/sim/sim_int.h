@@ -84,6 +84,8 @@ typedef struct {
   int fail_code;          /* answer the next fail_count requests with it */
   unsigned fail_count;
   uint32_t latency_ms;    /* delay before every request */
+  kin_sim_request_hook hook; /* observer of every request, called without mu */
+  void *hook_ud;
 } kin__sim_faults;
 
 /* The whole state of a server. mu guards every field below it; cond is
@@ -116,6 +118,7 @@ struct kin_sim {
   char url[128];
   uint16_t port;
   int tls;
+  int watch_cache_lists;    /* kin_sim_config.watch_cache_lists */
   char *token;
   char *tls_cert, *tls_key; /* PEM contents */
   char *client_ca;          /* PEM contents of the client CA bundle or NULL */

@@ -69,4 +69,11 @@ kin_indexer *kin_test_indexer_new(void);
  * add fails. */
 void kin_test_indexer_add(kin_indexer *s, kin_obj *o);
 
+/* For test_e2e_* tests (the real kube-apiserver tier): returns the value
+ * of the KINFORMER_E2E_* variable name (e.g. "KINFORMER_E2E_ADMIN_KUBECONFIG"),
+ * which spec/e2e/cluster.sh exports. When it is unset the test is skipped
+ * (make test), or fails when KIN_E2E_REQUIRED=1 (make e2e-c), so the e2e
+ * tier cannot pass by skipping. */
+const char *kin_test_e2e_env(const char *name);
+
 #endif

@@ -79,3 +79,12 @@ void kin_test_indexer_add(kin_indexer *s, kin_obj *o) {
   assert_int_equal(kin_indexer_add(s, o), 0);
   kin_obj_unref(o);
 }
+
+const char *kin_test_e2e_env(const char *name) {
+  const char *v = getenv(name);
+  if (v && *v) return v;
+  const char *req = getenv("KIN_E2E_REQUIRED");
+  if (req && !strcmp(req, "1")) fail_msg("%s is not set but KIN_E2E_REQUIRED=1", name);
+  skip();
+  return NULL;
+}

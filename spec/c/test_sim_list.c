@@ -136,6 +136,50 @@ static void test_sim_ListContinuation(void **state) {
   kin_sim_free(sim);
 }
 
+/* With watch_cache_lists, resourceVersion=0 is served whole, as the watch
+ * cache does: limit ignored, one page, no continue (checked against
+ * kube-apiserver v1.36.3). Any other resourceVersion still pages, and
+ * without the option "0" pages too. */
+static void test_sim_ListResourceVersionZeroIgnoresLimit(void **state) {
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  cfg.watch_cache_lists = 1;
+  kin_sim *sim = NULL;
+  assert_int_equal(kin_sim_start(&cfg, &sim), 0);
+  for (int i = 0; i < 5; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "cm%d", i);
+    sim_put_cm(sim, "default", name, NULL, "1");
+  }
+  sim_resp r = sim_req(sim, "GET", "/api/v1/namespaces/default/configmaps?limit=2&resourceVersion=0", NULL);
+  assert_int_equal(r.code, 200);
+  assert_int_equal(nitems(&r), 5);
+  assert_null(jstr(r.json, "metadata.continue"));
+  sim_resp_free(&r);
+  r = sim_req(sim, "GET",
+              "/api/v1/namespaces/default/configmaps?limit=2&resourceVersion=0&resourceVersionMatch=NotOlderThan",
+              NULL);
+  assert_int_equal(nitems(&r), 5);
+  sim_resp_free(&r);
+  char path[256];
+  snprintf(path, sizeof(path), "/api/v1/namespaces/default/configmaps?limit=2&resourceVersion=%llu",
+           (unsigned long long)kin_sim_resource_version(sim));
+  r = sim_req(sim, "GET", path, NULL);
+  assert_int_equal(nitems(&r), 2);
+  assert_non_null(jstr(r.json, "metadata.continue"));
+  sim_resp_free(&r);
+  kin_sim_free(sim);
+
+  sim = sim_start(0, 0);
+  sim_put_cm(sim, "default", "a", NULL, "1");
+  sim_put_cm(sim, "default", "b", NULL, "1");
+  r = sim_req(sim, "GET", "/api/v1/namespaces/default/configmaps?limit=1&resourceVersion=0", NULL);
+  assert_int_equal(nitems(&r), 1);
+  assert_non_null(jstr(r.json, "metadata.continue"));
+  sim_resp_free(&r);
+  kin_sim_free(sim);
+}
+
 static void test_sim_ListContinueExpired(void **state) {
   kin_sim *sim = sim_start(0, 0);
   sim_put_cm(sim, "default", "a", NULL, "1");
@@ -237,6 +281,7 @@ KIN_SUITE(sim_list, cmocka_unit_test(test_sim_ListLabelSelector),
           cmocka_unit_test(test_sim_ListFieldSelector),
           cmocka_unit_test(test_sim_ListPodFieldSelector),
           cmocka_unit_test(test_sim_ListContinuation),
+          cmocka_unit_test(test_sim_ListResourceVersionZeroIgnoresLimit),
           cmocka_unit_test(test_sim_ListContinueExpired),
           cmocka_unit_test(test_sim_ListResourceVersionMatch),
           cmocka_unit_test(test_sim_ListAllNamespacesSorted))

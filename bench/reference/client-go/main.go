@@ -4,11 +4,19 @@
 //
 //	kinformer-ref-informer -kubeconfig K -resource v1/configmaps [-namespace NS]
 //	                       [-client auto|typed|dynamic] [-min-events N] [-watch D]
+//	                       [-drop-managed-fields] [-ready-file F]
 //
 // -resource is [group/]version/resource: "v1/configmaps",
 // "apps/v1/deployments", "e2e.kinformer.io/v1/widgets". With -client auto a
 // built-in resource uses the typed informer (what most controllers run) and
 // anything else the dynamic one.
+//
+// -drop-managed-fields installs a transform that clears
+// metadata.managedFields before objects are cached, as careful client-go
+// users do (kinformer drops them by default). -ready-file is created once
+// the informer has synced, so a driver (bench/informer_bench.sh) knows when
+// to start changing objects; watch_ms then times the handler from the first
+// event after sync to the one that reached -min-events.
 package main
 
 import (
@@ -24,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -39,6 +48,7 @@ type result struct {
 	Mode            string  `json:"mode"`
 	Resource        string  `json:"resource"`
 	Namespace       string  `json:"namespace"`
+	DropManaged     bool    `json:"drop_managed_fields"`
 	SyncedMs        float64 `json:"synced_ms"`         // informer start -> handler synced
 	ProcessSyncedMs float64 `json:"process_synced_ms"` // process start -> handler synced
 	EventsAtSync    int64   `json:"events_at_sync"`
@@ -50,6 +60,8 @@ type result struct {
 	RSSKiB          int64   `json:"rss_kib"` // VmRSS right after sync
 	HWMKiB          int64   `json:"hwm_kib"` // VmHWM right after sync
 	RSSEndKiB       int64   `json:"rss_end_kib"`
+	WatchEvents     int64   `json:"watch_events"` // events after sync up to -min-events
+	WatchMs         float64 `json:"watch_ms"`     // first of them -> the one reaching -min-events
 	Error           string  `json:"error,omitempty"`
 }
 
@@ -63,10 +75,13 @@ func main() {
 	minEvents := flag.Int64("min-events", 0, "after sync, wait until this many events were handled")
 	watchFor := flag.Duration("watch", 0, "after sync, keep handling events this long")
 	timeout := flag.Duration("timeout", 60*time.Second, "limit for sync and -min-events")
+	dropManaged := flag.Bool("drop-managed-fields", false, "clear metadata.managedFields before caching (SetTransform)")
+	readyFile := flag.String("ready-file", "", "create this file once synced")
 	flag.Parse()
 
-	res := result{Client: "client-go", ClientGoVersion: clientGoVersion(), Resource: *resource, Namespace: *namespace}
-	if err := run(&res, *kubeconfig, *mode, *minEvents, *watchFor, *timeout); err != nil {
+	res := result{Client: "client-go", ClientGoVersion: clientGoVersion(), Resource: *resource,
+		Namespace: *namespace, DropManaged: *dropManaged}
+	if err := run(&res, *kubeconfig, *mode, *minEvents, *watchFor, *timeout, *readyFile); err != nil {
 		res.Error = err.Error()
 		emit(&res)
 		os.Exit(1)
@@ -74,7 +89,7 @@ func main() {
 	emit(&res)
 }
 
-func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeout time.Duration) error {
+func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeout time.Duration, readyFile string) error {
 	gvr, err := parseGVR(res.Resource)
 	if err != nil {
 		return err
@@ -110,16 +125,42 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 		inf, start, res.Mode = gi.Informer(), func() { f.Start(ctx.Done()) }, "dynamic"
 	}
 
-	var adds, updates, deletes atomic.Int64
+	if res.DropManaged {
+		if err := inf.SetTransform(func(obj any) (any, error) {
+			if a, err := meta.Accessor(obj); err == nil {
+				a.SetManagedFields(nil)
+			}
+			return obj, nil
+		}); err != nil {
+			return err
+		}
+	}
+
+	// total numbers the handler calls; once synced (syncCount >= 0) the
+	// handler stamps the first call after sync and the one that reaches
+	// minEvents (monotonic ns since process start), so the watch time has
+	// no polling in it.
+	var adds, updates, deletes, total, firstAt, lastAt atomic.Int64
+	var syncCount atomic.Int64
+	syncCount.Store(-1)
+	mark := func() {
+		n := total.Add(1)
+		if s := syncCount.Load(); s >= 0 && n > s && firstAt.Load() == 0 {
+			firstAt.CompareAndSwap(0, int64(time.Since(processStart)))
+		}
+		if n == minEvents {
+			lastAt.Store(int64(time.Since(processStart)))
+		}
+	}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { adds.Add(1) },
-		UpdateFunc: func(any, any) { updates.Add(1) },
-		DeleteFunc: func(any) { deletes.Add(1) },
+		AddFunc:    func(any) { adds.Add(1); mark() },
+		UpdateFunc: func(any, any) { updates.Add(1); mark() },
+		DeleteFunc: func(any) { deletes.Add(1); mark() },
 	})
 	if err != nil {
 		return err
 	}
-	count := func() int64 { return adds.Load() + updates.Load() + deletes.Load() }
+	count := func() int64 { return total.Load() }
 	fill := func() {
 		res.Adds, res.Updates, res.Deletes = adds.Load(), updates.Load(), deletes.Load()
 		res.Events = count()
@@ -144,8 +185,14 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 	res.SyncedMs = ms(time.Since(t0))
 	res.ProcessSyncedMs = ms(time.Since(processStart))
 	res.EventsAtSync = count()
+	syncCount.Store(res.EventsAtSync)
 	res.RSSKiB, _ = procStatus("VmRSS")
 	res.HWMKiB, _ = procStatus("VmHWM")
+	if readyFile != "" {
+		if err := os.WriteFile(readyFile, nil, 0o644); err != nil {
+			return err
+		}
+	}
 
 	for count() < minEvents {
 		if syncCtx.Err() != nil {
@@ -153,6 +200,10 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 			return fmt.Errorf("%d events within %s, wanted %d", count(), timeout, minEvents)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if f, l := firstAt.Load(), lastAt.Load(); minEvents > res.EventsAtSync && f > 0 && l >= f {
+		res.WatchEvents = minEvents - res.EventsAtSync
+		res.WatchMs = ms(time.Duration(l - f))
 	}
 	if watchFor > 0 {
 		time.Sleep(watchFor)

@@ -3,7 +3,7 @@
  *
  *   kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]
  *                 [--client-ca-file FILE] [--token T] [--seed FILE] [--kubeconfig PATH]
- *                 [--history N] [--bookmark-interval MS]
+ *                 [--history N] [--bookmark-interval MS] [--watch-cache-lists]
  *
  * Prints the URL on stdout (one line) once serving. */
 #include <pthread.h>
@@ -20,7 +20,7 @@ static void usage(FILE *f) {
           "usage: kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]\n"
           "                     [--client-ca-file FILE] [--token T] [--seed FILE]\n"
           "                     [--kubeconfig PATH]\n"
-          "                     [--history N] [--bookmark-interval MS]\n");
+          "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n");
 }
 
 int main(int argc, char **argv) {
@@ -32,6 +32,10 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 0;
+    }
+    if (!strcmp(a, "--watch-cache-lists")) {
+      cfg.watch_cache_lists = 1;
+      continue;
     }
     if (i + 1 >= argc) {
       usage(stderr);

@@ -1,0 +1,388 @@
+/* controller.c -- controller-runtime's Controller: watches, start/stop, the
+ * worker threads and reconcileHandler (see controller.h). */
+#include "controller.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "log.h"
+
+typedef struct {
+  kin_informer *inf;
+  kin_listener *listener;
+  kin_enqueue_handler *handler;
+} watch_entry;
+
+typedef struct {
+  kin_controller *c;
+  int index;
+} worker_arg;
+
+enum { ST_NEW, ST_STARTING, ST_RUNNING, ST_STOPPED };
+/* The start handshake: workers wait for the verdict before reconciling,
+ * so nothing is reconciled when another worker's on_start failed. */
+enum { GO_PENDING, GO_RUN, GO_ABORT };
+
+struct kin_controller {
+  /* Immutable after kin_controller_new. */
+  char *name;
+  int workers;
+  kin_reconcile_fn reconcile;
+  int (*on_worker_start)(void *ud, int worker_index);
+  void (*on_worker_stop)(void *ud, int worker_index);
+  void *ud;
+  kin_clock *clock;
+  uint64_t cache_sync_timeout_ns;
+  kin_workqueue *queue; /* thread-safe itself */
+
+  pthread_mutex_t mu;  /* guards everything below but stopping */
+  pthread_cond_t cond; /* the start handshake */
+  int state;
+  watch_entry *watches;
+  size_t nwatches, capwatches;
+  pthread_t *threads; /* the owner thread's: written by start, read by stop */
+  worker_arg *args;
+  int nthreads;
+  int reported;       /* workers whose on_start returned */
+  int start_rc;       /* the first failing on_start's result */
+  int go;             /* GO_* */
+  kin_controller_stats stats;
+
+  atomic_int stopping;
+};
+
+/* ---- reconcileHandler --------------------------------------------------- */
+
+static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
+                         uint64_t took_ns) {
+  kin_controller_stats *s = &c->stats;
+  pthread_mutex_lock(&c->mu);
+  switch (kind) {
+  case KIN_RESULT_ERROR:
+  case KIN_RESULT_TERMINAL_ERROR:
+    s->reconcile_error++;
+    s->reconcile_errors++;
+    if (kind == KIN_RESULT_TERMINAL_ERROR) s->terminal_reconcile_errors++;
+    break;
+  case KIN_RESULT_REQUEUE_AFTER: s->reconcile_requeue_after++; break;
+  case KIN_RESULT_REQUEUE: s->reconcile_requeue++; break;
+  default: s->reconcile_success++; break;
+  }
+  if (panicked) s->reconcile_panics++;
+  s->reconcile_time_count++;
+  s->reconcile_time_sum_seconds += (double)took_ns / 1e9;
+  s->active_workers--;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* Splits key into req; the namespace goes to buf, or to *heap (the caller
+ * frees it) when it does not fit. Returns 0 or KIN_ENOMEM. */
+static int request_of(const char *key, kin_request *req, char *buf, size_t cap, char **heap) {
+  const char *slash = strchr(key, '/');
+  req->key = key;
+  req->ns = "";
+  req->name = slash ? slash + 1 : key;
+  *heap = NULL;
+  if (!slash) return 0;
+  size_t n = (size_t)(slash - key);
+  char *ns = buf;
+  if (n >= cap && !(ns = *heap = malloc(n + 1))) return KIN_ENOMEM;
+  memcpy(ns, key, n);
+  ns[n] = 0;
+  req->ns = ns;
+  return 0;
+}
+
+static void reconcile_handler(kin_controller *c, int index, const char *item) {
+  char nsbuf[256], *heap;
+  kin_request req;
+  kin_result_action act = {.kind = KIN_RESULT_DONE};
+  pthread_mutex_lock(&c->mu);
+  c->stats.active_workers++;
+  pthread_mutex_unlock(&c->mu);
+  uint64_t t0 = kin_clock_now(c->clock);
+  int rc = request_of(item, &req, nsbuf, sizeof(nsbuf), &heap);
+  int panicked = 0;
+  if (rc == 0) {
+    rc = c->reconcile(c->ud, index, &req, &act);
+    panicked = rc != 0;
+  }
+  uint64_t took = kin_clock_now(c->clock) - t0;
+  free(heap);
+  act.message[sizeof(act.message) - 1] = 0;
+
+  kin_result_kind kind = act.kind;
+  if (rc != 0 || kind > KIN_RESULT_TERMINAL_ERROR) kind = KIN_RESULT_ERROR;
+  if (kind == KIN_RESULT_REQUEUE_AFTER && act.requeue_after_ns == 0) kind = KIN_RESULT_DONE;
+  switch (kind) {
+  case KIN_RESULT_ERROR:
+    kin_workqueue_add_rate_limited(c->queue, item);
+    if (rc != 0 && !act.message[0])
+      kin_log(KIN_LOG_ERROR, "controller", "%s: Reconciler error for %s: reconciler failed (%d)",
+              c->name, item, rc);
+    else
+      kin_log(KIN_LOG_ERROR, "controller", "%s: Reconciler error for %s: %s", c->name, item,
+              act.message[0] ? act.message : "error");
+    break;
+  case KIN_RESULT_TERMINAL_ERROR:
+    /* controller-runtime neither requeues nor forgets: a later failure of
+     * the key continues its backoff. */
+    kin_log(KIN_LOG_ERROR, "controller", "%s: Reconciler error for %s (terminal): %s", c->name,
+            item, act.message[0] ? act.message : "terminal error");
+    break;
+  case KIN_RESULT_REQUEUE_AFTER:
+    kin_workqueue_forget(c->queue, item);
+    kin_workqueue_add_after(c->queue, item, act.requeue_after_ns);
+    break;
+  case KIN_RESULT_REQUEUE:
+    kin_workqueue_add_rate_limited(c->queue, item);
+    break;
+  default:
+    kin_workqueue_forget(c->queue, item);
+    break;
+  }
+  count_result(c, kind, panicked, took);
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+static void *worker_main(void *arg) {
+  worker_arg *a = arg;
+  kin_controller *c = a->c;
+  int rc = c->on_worker_start ? c->on_worker_start(c->ud, a->index) : 0;
+  pthread_mutex_lock(&c->mu);
+  c->reported++;
+  if (rc != 0 && c->start_rc == 0) c->start_rc = rc;
+  pthread_cond_broadcast(&c->cond);
+  while (c->go == GO_PENDING) pthread_cond_wait(&c->cond, &c->mu);
+  int go = c->go;
+  pthread_mutex_unlock(&c->mu);
+  if (rc != 0) {
+    kin_log(KIN_LOG_ERROR, "controller", "%s: worker %d failed to start (%d)", c->name, a->index,
+            rc);
+    return NULL;
+  }
+  while (go == GO_RUN) {
+    const char *item;
+    int g = kin_workqueue_get(c->queue, &item);
+    if (g == KIN_ECLOSED) break;
+    if (g < 0) continue; /* out of memory: the item stays queued */
+    /* Requests still queued when stop began are dropped, not reconciled. */
+    if (!atomic_load(&c->stopping)) reconcile_handler(c, a->index, item);
+    kin_workqueue_done(c->queue, item);
+  }
+  if (c->on_worker_stop) c->on_worker_stop(c->ud, a->index);
+  return NULL;
+}
+
+/* Spawns the workers and waits for every on_start. Returns 0, the first
+ * failing hook's result or a negative errno; on failure the workers that
+ * started have been told to stop (joined by kin_controller_stop). */
+static int start_workers(kin_controller *c) {
+  c->threads = calloc((size_t)c->workers, sizeof(*c->threads));
+  c->args = calloc((size_t)c->workers, sizeof(*c->args));
+  if (!c->threads || !c->args) return KIN_ENOMEM;
+  int rc = 0;
+  for (int i = 0; i < c->workers && rc == 0; i++) {
+    c->args[i] = (worker_arg){c, i};
+    int err = pthread_create(&c->threads[i], NULL, worker_main, &c->args[i]);
+    if (err) rc = -err;
+    else c->nthreads++;
+  }
+  pthread_mutex_lock(&c->mu);
+  while (c->reported < c->nthreads) pthread_cond_wait(&c->cond, &c->mu);
+  if (rc == 0 && c->start_rc != 0) rc = c->start_rc > 0 ? KIN_ECANCELED : c->start_rc;
+  c->go = rc == 0 ? GO_RUN : GO_ABORT;
+  c->stats.max_concurrent_reconciles = c->workers;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->mu);
+  return rc;
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
+  *out = NULL;
+  if (!cfg->name || !*cfg->name || !cfg->reconcile) {
+    kin_rate_limiter_free(cfg->rate_limiter);
+    return KIN_EINVAL;
+  }
+  kin_clock *clock = cfg->clock ? cfg->clock : kin_clock_real();
+  kin_rate_limiter *rl =
+      cfg->rate_limiter ? cfg->rate_limiter : kin_default_controller_rate_limiter_new(clock);
+  kin_controller *c = calloc(1, sizeof(*c));
+  if (!c || !rl || !(c->name = strdup(cfg->name))) {
+    if (c) free(c->name);
+    free(c);
+    kin_rate_limiter_free(rl);
+    return KIN_ENOMEM;
+  }
+  kin_workqueue_config qc = {.name = cfg->name, .clock = clock, .rate_limiter = rl};
+  int rc = kin_workqueue_new(&qc, &c->queue); /* frees rl on failure */
+  if (rc == 0) {
+    rc = -pthread_mutex_init(&c->mu, NULL);
+    if (rc == 0 && (rc = -pthread_cond_init(&c->cond, NULL)) != 0) pthread_mutex_destroy(&c->mu);
+    if (rc != 0) kin_workqueue_free(c->queue);
+  }
+  if (rc != 0) {
+    free(c->name);
+    free(c);
+    return rc;
+  }
+  c->workers = cfg->workers > 0 ? cfg->workers : 1;
+  c->reconcile = cfg->reconcile;
+  c->on_worker_start = cfg->on_worker_start;
+  c->on_worker_stop = cfg->on_worker_stop;
+  c->ud = cfg->ud;
+  c->clock = clock;
+  c->cache_sync_timeout_ns =
+      cfg->cache_sync_timeout_ns ? cfg->cache_sync_timeout_ns : KIN_CONTROLLER_CACHE_SYNC_TIMEOUT;
+  c->stats.max_concurrent_reconciles = c->workers;
+  atomic_init(&c->stopping, 0);
+  *out = c;
+  return 0;
+}
+
+static int watches_append(kin_controller *c, const watch_entry *e) {
+  if (c->nwatches == c->capwatches) {
+    size_t cap = c->capwatches ? c->capwatches * 2 : 4;
+    watch_entry *w = realloc(c->watches, cap * sizeof(*w));
+    if (!w) return KIN_ENOMEM;
+    c->watches = w;
+    c->capwatches = cap;
+  }
+  c->watches[c->nwatches++] = *e;
+  return 0;
+}
+
+int kin_controller_watch(kin_controller *c, kin_informer *inf, const kin_handler_config *cfg,
+                         uint64_t resync_ns, kin_listener **out) {
+  if (out) *out = NULL;
+  if (kin_controller_stopping(c)) {
+    kin_predicate_free(cfg->predicate);
+    return KIN_ECLOSED;
+  }
+  kin_enqueue_handler *h;
+  int rc = kin_enqueue_handler_new(c->queue, cfg, &h);
+  if (rc < 0) return rc;
+  kin_event_handler eh = kin_enqueue_handler_callbacks(h);
+  kin_listener *l;
+  if ((rc = kin_informer_add_handler(inf, &eh, resync_ns, &l)) < 0) {
+    kin_enqueue_handler_free(h);
+    return rc;
+  }
+  pthread_mutex_lock(&c->mu);
+  /* A stop that ran meanwhile did not see this watch: undo it here. */
+  rc = c->state == ST_STOPPED ? KIN_ECLOSED : watches_append(c, &(watch_entry){inf, l, h});
+  pthread_mutex_unlock(&c->mu);
+  if (rc < 0) {
+    kin_informer_remove_handler(inf, l);
+    kin_enqueue_handler_free(h);
+    return rc;
+  }
+  if (out) *out = l;
+  return 0;
+}
+
+/* Waits for each distinct watched informer to sync. */
+static int wait_for_caches(kin_controller *c, kin_informer **infs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    int seen = 0;
+    for (size_t k = 0; k < i && !seen; k++) seen = infs[k] == infs[i];
+    if (seen) continue;
+    int rc = kin_informer_wait_for_cache_sync(infs[i], c->cache_sync_timeout_ns);
+    if (rc < 0) {
+      kin_log(KIN_LOG_ERROR, "controller", "failed to wait for %s caches to sync: %s", c->name,
+              kin_strerror(rc));
+      return rc;
+    }
+  }
+  return 0;
+}
+
+int kin_controller_start(kin_controller *c) {
+  pthread_mutex_lock(&c->mu);
+  int rc = c->state == ST_NEW ? 0 : c->state == ST_STOPPED ? KIN_ECLOSED : KIN_EBUSY;
+  size_t n = c->nwatches;
+  kin_informer **infs = rc == 0 && n ? malloc(n * sizeof(*infs)) : NULL;
+  if (rc == 0 && n && !infs) rc = KIN_ENOMEM;
+  for (size_t i = 0; infs && i < n; i++) infs[i] = c->watches[i].inf;
+  if (rc == 0) c->state = ST_STARTING;
+  pthread_mutex_unlock(&c->mu);
+  if (rc < 0) return rc;
+
+  rc = wait_for_caches(c, infs, n);
+  free(infs);
+  if (rc < 0) {
+    pthread_mutex_lock(&c->mu);
+    c->state = ST_NEW;
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+  }
+  kin_log(KIN_LOG_INFO, "controller", "%s: starting %d workers", c->name, c->workers);
+  rc = start_workers(c);
+  if (rc < 0) {
+    kin_controller_stop(c);
+    return rc;
+  }
+  pthread_mutex_lock(&c->mu);
+  c->state = ST_RUNNING;
+  pthread_mutex_unlock(&c->mu);
+  return 0;
+}
+
+void kin_controller_stop(kin_controller *c) {
+  pthread_mutex_lock(&c->mu);
+  if (c->state == ST_STOPPED) {
+    pthread_mutex_unlock(&c->mu);
+    return;
+  }
+  c->state = ST_STOPPED;
+  watch_entry *w = c->watches;
+  size_t n = c->nwatches;
+  c->watches = NULL;
+  c->nwatches = c->capwatches = 0;
+  pthread_mutex_unlock(&c->mu);
+
+  atomic_store(&c->stopping, 1);
+  /* No new requests first, then the queue: in-flight reconciles finish,
+   * their requeues are ignored, queued requests are dropped. */
+  for (size_t i = 0; i < n; i++) {
+    kin_informer_remove_handler(w[i].inf, w[i].listener);
+    kin_enqueue_handler_free(w[i].handler);
+  }
+  free(w);
+  kin_workqueue_shutdown(c->queue);
+  for (int i = 0; i < c->nthreads; i++) pthread_join(c->threads[i], NULL);
+  c->nthreads = 0;
+}
+
+void kin_controller_free(kin_controller *c) {
+  if (!c) return;
+  kin_controller_stop(c);
+  kin_workqueue_free(c->queue);
+  free(c->threads);
+  free(c->args);
+  pthread_cond_destroy(&c->cond);
+  pthread_mutex_destroy(&c->mu);
+  free(c->name);
+  free(c);
+}
+
+int kin_controller_stopping(kin_controller *c) { return atomic_load(&c->stopping); }
+
+int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name) {
+  return kin_request_add(c->queue, ns, name);
+}
+
+kin_workqueue *kin_controller_queue(kin_controller *c) { return c->queue; }
+const char *kin_controller_name(const kin_controller *c) { return c->name; }
+
+void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st) {
+  pthread_mutex_lock(&c->mu);
+  *st = c->stats;
+  pthread_mutex_unlock(&c->mu);
+}

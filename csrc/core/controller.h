@@ -1,0 +1,118 @@
+/* controller.h -- controller-runtime's Controller
+ * (pkg/internal/controller/controller.go): a named, rate-limited workqueue
+ * of reconcile requests, fed by event handlers on informers (Watch), and N
+ * worker threads that reconcile one request at a time each.
+ *
+ * reconcileHandler semantics, per result (reconcile.h):
+ *   error           AddRateLimited
+ *   terminal error  no requeue and no Forget (controller-runtime keeps the
+ *                   item's backoff), counted apart
+ *   requeue_after   Forget, then AddAfter(d)
+ *   requeue         AddRateLimited
+ *   success         Forget
+ * and Done after every reconcile. The workqueue never hands one key to two
+ * workers at once, so a key is never reconciled concurrently.
+ *
+ * Start waits for the caches of every watched informer to sync (default
+ * timeout 2 min, as CacheSyncTimeout), runs each worker's on_start on its
+ * own thread (the Lua binding builds a lua_State per worker there) and
+ * returns once all of them succeeded. Stop removes the handlers from their
+ * informers, shuts the queue down, lets every in-flight reconcile finish
+ * and joins the workers (each runs on_stop); requests still queued are
+ * dropped, where controller-runtime would call Reconcile with a cancelled
+ * context.
+ *
+ * Threads: the workers; handlers run on the informers' listener threads.
+ * Start, stop and free are called by one owner thread, never from a
+ * reconcile. Informers must outlive the controller's stop. */
+#ifndef KIN_CONTROLLER_H
+#define KIN_CONTROLLER_H
+
+#include <stdint.h>
+
+#include "clock.h"
+#include "controller_handlers.h"
+#include "rate_limiter.h"
+#include "reconcile.h"
+#include "shared_informer.h"
+#include "workqueue.h"
+
+#define KIN_CONTROLLER_CACHE_SYNC_TIMEOUT (120 * KIN_NSEC_PER_SEC)
+
+typedef struct kin_controller kin_controller;
+
+typedef struct {
+  const char *name;                /* required: logs, metrics, the queue's name */
+  int workers;                     /* MaxConcurrentReconciles; <= 0: 1 */
+  kin_reconcile_fn reconcile;      /* required */
+  /* Run on worker thread worker_index before its first reconcile / after
+   * its last. A non-zero on_start fails kin_controller_start (that worker's
+   * on_stop is not called; the others' are). Either may be NULL. */
+  int (*on_worker_start)(void *ud, int worker_index);
+  void (*on_worker_stop)(void *ud, int worker_index);
+  void *ud;                        /* for reconcile and both hooks */
+  kin_rate_limiter *rate_limiter;  /* taken (also on failure); NULL: the
+                                      default controller rate limiter */
+  kin_clock *clock;                /* NULL: real clock */
+  uint64_t cache_sync_timeout_ns;  /* 0: KIN_CONTROLLER_CACHE_SYNC_TIMEOUT */
+} kin_controller_config;
+
+/* Returns a new, not yet started controller in *out (its queue exists at
+ * once, so handlers may enqueue before start). KIN_EINVAL without a name
+ * or reconcile function, KIN_ENOMEM, or a negative errno from the queue's
+ * thread. */
+int kin_controller_new(const kin_controller_config *cfg, kin_controller **out);
+
+/* Stops the controller if needed and frees it with its handlers and queue. */
+void kin_controller_free(kin_controller *c);
+
+/* Watch: registers an enqueue handler built from cfg on inf (with resync
+ * period resync_ns, see kin_informer_add_handler) and remembers it, so
+ * start waits for inf to sync and stop removes it. The predicate of cfg is
+ * taken, also on failure. Returns 0 and the listener in *out when out is
+ * not NULL; KIN_ECLOSED when the controller was stopped; the errors of
+ * kin_enqueue_handler_new and kin_informer_add_handler. */
+int kin_controller_watch(kin_controller *c, kin_informer *inf, const kin_handler_config *cfg,
+                         uint64_t resync_ns, kin_listener **out);
+
+/* Waits for the watched informers' caches (KIN_ETIMEDOUT, logged as
+ * "failed to wait for <name> caches to sync", or KIN_ECLOSED when one was
+ * stopped; the controller may be started again then), then starts the
+ * workers. Returns 0 once every on_worker_start succeeded; KIN_EBUSY when
+ * started before; the hook's error (a positive one as KIN_ECANCELED) or a
+ * negative errno of pthread_create, after which the controller is stopped. */
+int kin_controller_start(kin_controller *c);
+
+/* Stops as described above. Idempotent. */
+void kin_controller_stop(kin_controller *c);
+
+/* 1 once stop has begun: a long reconcile may check it to give up early
+ * (controller-runtime's cancelled context). */
+int kin_controller_stopping(kin_controller *c);
+
+/* Adds the request (ns, name) to the queue, as a handler would. Returns 0
+ * or KIN_ENOMEM. */
+int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name);
+
+/* The controller's queue (borrowed; for metrics and tests). */
+kin_workqueue *kin_controller_queue(kin_controller *c);
+const char *kin_controller_name(const kin_controller *c);
+
+/* Counters, named after controller-runtime's metrics. */
+typedef struct {
+  uint64_t reconcile_success;       /* controller_runtime_reconcile_total{result="success"} */
+  uint64_t reconcile_error;         /* {result="error"}, terminal errors included */
+  uint64_t reconcile_requeue;       /* {result="requeue"} */
+  uint64_t reconcile_requeue_after; /* {result="requeue_after"} */
+  uint64_t reconcile_errors;        /* controller_runtime_reconcile_errors_total */
+  uint64_t terminal_reconcile_errors; /* controller_runtime_terminal_reconcile_errors_total */
+  uint64_t reconcile_panics;        /* controller_runtime_reconcile_panics_total:
+                                       the reconcile function returned non-zero */
+  uint64_t reconcile_time_count;    /* controller_runtime_reconcile_time_seconds */
+  double reconcile_time_sum_seconds;
+  int active_workers;               /* controller_runtime_active_workers */
+  int max_concurrent_reconciles;    /* controller_runtime_max_concurrent_reconciles */
+} kin_controller_stats;
+void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st);
+
+#endif

@@ -1,0 +1,221 @@
+/* controller_handlers.c -- EnqueueRequestForObject, EnqueueRequestForOwner
+ * and EnqueueRequestsFromMapFunc as kin_event_handler callbacks behind a
+ * predicate (see controller_handlers.h). */
+#include "controller_handlers.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_tok.h"
+#include "kin.h"
+#include "log.h"
+#include "reconcile.h"
+
+struct kin_enqueue_handler {
+  /* Immutable after kin_enqueue_handler_new. */
+  kin_workqueue *q;
+  kin_enqueue_kind kind;
+  char *owner_group, *owner_kind;
+  int owner_cluster_scoped, all_owners;
+  kin_map_fn map;
+  int (*on_start)(void *ud);
+  void (*on_stop)(void *ud);
+  void *ud;
+  kin_predicate *predicate;
+
+  atomic_uint_least64_t events, filtered, requests;
+};
+
+int kin_api_version_group(const char *api_version, char *group, size_t cap) {
+  const char *slash = strchr(api_version, '/');
+  size_t n = slash ? (size_t)(slash - api_version) : 0;
+  if (slash && strchr(slash + 1, '/')) return KIN_EINVAL;
+  if (n >= cap) return KIN_EINVAL;
+  memcpy(group, api_version, n);
+  group[n] = 0;
+  return 0;
+}
+
+static int add(kin_enqueue_handler *h, const char *ns, const char *name) {
+  int rc = kin_request_add(h->q, ns, name);
+  if (rc == 0) atomic_fetch_add_explicit(&h->requests, 1, memory_order_relaxed);
+  return rc;
+}
+
+/* Adds the owner request when the reference's group and kind match the
+ * owner type. Returns 0, KIN_EINVAL for an apiVersion that does not parse
+ * (the caller stops looking, as controller-runtime does), KIN_ENOMEM. */
+static int add_if_owner(kin_enqueue_handler *h, const kin_obj *o, const char *api_version,
+                        const char *kind, const char *name) {
+  char group[256];
+  if (kin_api_version_group(api_version, group, sizeof(group)) < 0) {
+    kin_log(KIN_LOG_ERROR, "handler", "could not parse OwnerReference APIVersion %s of %s",
+            api_version, kin_obj_key(o));
+    return KIN_EINVAL;
+  }
+  if (strcmp(kind, h->owner_kind) != 0 || strcmp(group, h->owner_group) != 0) return 0;
+  return add(h, h->owner_cluster_scoped ? NULL : kin_obj_namespace(o), name);
+}
+
+/* Every ownerReference of o, in order (kin_obj keeps only the controller
+ * one, so the JSON is read again; this is the rare all-owners mode). */
+static int add_all_owners(kin_enqueue_handler *h, const kin_obj *o) {
+  size_t len = 0;
+  const char *js = kin_obj_json(o, &len);
+  if (!js) return 0;
+  kin__json j;
+  int rc = kin__json_parse(&j, js, len);
+  if (rc < 0) return rc;
+  int refs = kin__json_get(&j, kin__json_get(&j, 0, "metadata"), "ownerReferences");
+  int n = kin__json_array_size(&j, refs);
+  int i = refs + 1;
+  for (int k = 0; k < n && rc == 0; k++, i = kin__json_next(&j, i)) {
+    char *av = kin__json_strdup(&j, kin__json_get(&j, i, "apiVersion"));
+    char *kd = kin__json_strdup(&j, kin__json_get(&j, i, "kind"));
+    char *nm = kin__json_strdup(&j, kin__json_get(&j, i, "name"));
+    /* controller-runtime reads a missing field as "" */
+    rc = add_if_owner(h, o, av ? av : "", kd ? kd : "", nm ? nm : "");
+    free(av);
+    free(kd);
+    free(nm);
+  }
+  kin__json_free(&j);
+  return rc == KIN_EINVAL ? 0 : rc;
+}
+
+static int add_owners(kin_enqueue_handler *h, const kin_obj *o) {
+  if (h->all_owners) return add_all_owners(h, o);
+  const kin_owner_ref *ref = kin_obj_controller_ref(o);
+  if (!ref) return 0;
+  int rc = add_if_owner(h, o, ref->api_version, ref->kind, ref->name);
+  return rc == KIN_EINVAL ? 0 : rc;
+}
+
+static int emit(void *ctx, const char *ns, const char *name) {
+  return name ? add(ctx, ns, name) : KIN_EINVAL;
+}
+
+static int enqueue_for(kin_enqueue_handler *h, kin_obj *o) {
+  switch (h->kind) {
+  case KIN_ENQUEUE_REQUEST_FOR_OBJECT:
+    return add(h, kin_obj_namespace(o), kin_obj_name(o));
+  case KIN_ENQUEUE_REQUEST_FOR_OWNER:
+    return add_owners(h, o);
+  default:
+    return h->map(h->ud, o, emit, h);
+  }
+}
+
+static int filtered(kin_enqueue_handler *h) {
+  atomic_fetch_add_explicit(&h->filtered, 1, memory_order_relaxed);
+  return 0;
+}
+
+static void count_event(kin_enqueue_handler *h) {
+  atomic_fetch_add_explicit(&h->events, 1, memory_order_relaxed);
+}
+
+static int on_add(void *ud, kin_obj *obj, int is_in_initial_list) {
+  kin_enqueue_handler *h = ud;
+  count_event(h);
+  if (!kin_predicate_create(h->predicate, obj)) return filtered(h);
+  return enqueue_for(h, obj);
+}
+
+static int on_update(void *ud, kin_obj *old_obj, kin_obj *new_obj) {
+  kin_enqueue_handler *h = ud;
+  count_event(h);
+  if (!kin_predicate_update(h->predicate, old_obj, new_obj)) return filtered(h);
+  if (h->kind == KIN_ENQUEUE_REQUEST_FOR_OBJECT) return enqueue_for(h, new_obj);
+  /* Owners and map results of both versions: an object that changed owner
+   * must wake the old owner too. */
+  int rc = enqueue_for(h, old_obj);
+  int rc2 = enqueue_for(h, new_obj);
+  return rc < 0 ? rc : rc2;
+}
+
+static int on_delete(void *ud, kin_obj *obj) {
+  kin_enqueue_handler *h = ud;
+  count_event(h);
+  if (kin_obj_is_tombstone(obj)) {
+    kin_obj *last = kin_obj_last_state(obj);
+    if (!last) {
+      kin_log(KIN_LOG_WARN, "handler", "tombstone of %s without a last known state: dropped",
+              kin_obj_key(obj));
+      return 0;
+    }
+    obj = last;
+  }
+  if (!kin_predicate_delete(h->predicate, obj)) return filtered(h);
+  return enqueue_for(h, obj);
+}
+
+static int on_start(void *ud) {
+  kin_enqueue_handler *h = ud;
+  return h->on_start ? h->on_start(h->ud) : 0;
+}
+
+static void on_stop(void *ud) {
+  kin_enqueue_handler *h = ud;
+  if (h->on_stop) h->on_stop(h->ud);
+}
+
+int kin_enqueue_handler_new(kin_workqueue *q, const kin_handler_config *cfg,
+                            kin_enqueue_handler **out) {
+  *out = NULL;
+  int valid = q && cfg->kind <= KIN_ENQUEUE_REQUESTS_FROM_MAP_FUNC;
+  if (cfg->kind == KIN_ENQUEUE_REQUEST_FOR_OWNER) valid = valid && cfg->owner_kind && *cfg->owner_kind;
+  if (cfg->kind == KIN_ENQUEUE_REQUESTS_FROM_MAP_FUNC) valid = valid && cfg->map;
+  if (!valid) {
+    kin_predicate_free(cfg->predicate);
+    return KIN_EINVAL;
+  }
+  kin_enqueue_handler *h = calloc(1, sizeof(*h));
+  if (h) {
+    h->owner_group = strdup(cfg->owner_group ? cfg->owner_group : "");
+    h->owner_kind = strdup(cfg->owner_kind ? cfg->owner_kind : "");
+  }
+  if (!h || !h->owner_group || !h->owner_kind) {
+    if (h) {
+      free(h->owner_group);
+      free(h->owner_kind);
+    }
+    free(h);
+    kin_predicate_free(cfg->predicate);
+    return KIN_ENOMEM;
+  }
+  h->q = q;
+  h->kind = cfg->kind;
+  h->owner_cluster_scoped = cfg->owner_cluster_scoped;
+  h->all_owners = cfg->all_owners;
+  h->map = cfg->map;
+  h->on_start = cfg->on_start;
+  h->on_stop = cfg->on_stop;
+  h->ud = cfg->ud;
+  h->predicate = cfg->predicate;
+  atomic_init(&h->events, 0);
+  atomic_init(&h->filtered, 0);
+  atomic_init(&h->requests, 0);
+  *out = h;
+  return 0;
+}
+
+void kin_enqueue_handler_free(kin_enqueue_handler *h) {
+  if (!h) return;
+  kin_predicate_free(h->predicate);
+  free(h->owner_group);
+  free(h->owner_kind);
+  free(h);
+}
+
+kin_event_handler kin_enqueue_handler_callbacks(kin_enqueue_handler *h) {
+  kin_event_handler eh = {on_add, on_update, on_delete, on_start, on_stop, h};
+  return eh;
+}
+
+void kin_enqueue_handler_get_stats(kin_enqueue_handler *h, kin_enqueue_handler_stats *st) {
+  st->events = atomic_load_explicit(&h->events, memory_order_relaxed);
+  st->filtered = atomic_load_explicit(&h->filtered, memory_order_relaxed);
+  st->requests = atomic_load_explicit(&h->requests, memory_order_relaxed);
+}

@@ -1,0 +1,57 @@
+/* reconcile.h -- controller-runtime's pkg/reconcile: the request a
+ * controller's workers reconcile (a namespace and a name) and the result a
+ * reconciler hands back.
+ *
+ * In the workqueue a request is its key, "namespace/name", or "name" for a
+ * cluster-scoped object: the same string kin_obj_key gives the object. */
+#ifndef KIN_RECONCILE_H
+#define KIN_RECONCILE_H
+
+#include <stdint.h>
+
+#include "workqueue.h"
+
+/* reconcile.Request. The strings are borrowed for the duration of the
+ * reconcile call. */
+typedef struct {
+  const char *ns;   /* "" for a cluster-scoped object */
+  const char *name;
+  const char *key;  /* "ns/name" or "name": the workqueue item */
+} kin_request;
+
+/* What the controller does with the request afterwards (controller-runtime
+ * reconcileHandler):
+ *   DONE            Forget (success)
+ *   REQUEUE         AddRateLimited (Result{Requeue: true})
+ *   REQUEUE_AFTER   Forget, then AddAfter(requeue_after_ns)
+ *                   (Result{RequeueAfter}; with 0 ns it is a success)
+ *   ERROR           AddRateLimited (a non-nil error)
+ *   TERMINAL_ERROR  nothing: no retry until the next event, counted
+ *                   apart (reconcile.TerminalError) */
+typedef enum {
+  KIN_RESULT_DONE = 0,
+  KIN_RESULT_REQUEUE,
+  KIN_RESULT_REQUEUE_AFTER,
+  KIN_RESULT_ERROR,
+  KIN_RESULT_TERMINAL_ERROR
+} kin_result_kind;
+
+typedef struct {
+  kin_result_kind kind;
+  uint64_t requeue_after_ns;
+  char message[256]; /* error text for the log ("" when none) */
+} kin_result_action;
+
+/* The reconciler: runs on worker thread worker_index (0..workers-1); *out
+ * arrives as {KIN_RESULT_DONE, 0, ""}. A non-zero return means the
+ * reconciler itself failed (controller-runtime: a recovered panic): it is
+ * an error result whatever *out says, counted as a panic too. */
+typedef int (*kin_reconcile_fn)(void *ud, int worker_index, const kin_request *req,
+                                kin_result_action *out);
+
+/* Adds the request (ns, name) to q as its key; ns NULL or "" makes a
+ * cluster-scoped key. Returns 0, or KIN_ENOMEM or KIN_EINVAL (nothing
+ * added). */
+int kin_request_add(kin_workqueue *q, const char *ns, const char *name);
+
+#endif

@@ -1,0 +1,115 @@
+/* reflector.h -- client-go's Reflector (tools/cache/reflector.go): keeps a
+ * DeltaFIFO equal to the server's state of one resource by LIST (paged)
+ * then WATCH from the list's resourceVersion, relisting when the watch
+ * cannot resume.
+ *
+ * Behaviour (see ../shared/conformance/client-go.md, each pinned by
+ * spec/c/test_reflector*.c):
+ * - first LIST at resourceVersion "0"; later relists at the last synced RV,
+ *   or at "" once that RV is known unavailable (410 Gone / Expired / "too
+ *   large resource version"); paging with limit (500) and continue; a 410 on
+ *   a later page falls back to one full list at the original RV;
+ * - WATCH from the last RV with allowWatchBookmarks and timeoutSeconds
+ *   random in [300, 600); a clean end of the stream re-watches from the
+ *   last RV without relisting, unless it lasted under a second without any
+ *   event (client-go's "very short watch": relist after a backoff); an
+ *   ERROR event 410 / expired relists; 429 (or a 5xx with Retry-After) and
+ *   connection refused back off, honouring Retry-After, and re-watch (so
+ *   does any other failure before a response, where client-go relists);
+ * - BOOKMARK only advances the RV; WatchList (sendInitialEvents) collects
+ *   the initial events until the bookmark annotated
+ *   k8s.io/initial-events-end and replaces the FIFO with them; its failure
+ *   other than expiry falls back to LIST;
+ * - backoff between rounds 800 ms doubling to 30 s, jitter 1.0, reset after
+ *   2 minutes without failure; Retry-After honoured;
+ * - beyond client-go: a watch that delivers no byte for idle_timeout (5
+ *   minutes by default; servers bookmark about once a minute) is treated as
+ *   dead and re-established from the last RV;
+ * - decoding problems are logged with their position: bytes between
+ *   events (an HTML error page from a proxy) are skipped; after a malformed,
+ *   oversized or truncated event nothing more of that stream is applied and
+ *   the watch is re-established from the last RV delivered, so the event
+ *   comes again and nothing is lost (with a backoff when the same place
+ *   fails twice in a row);
+ * - LIST items without kind/apiVersion (typed lists) get the list's, as
+ *   the dynamic client's UnstructuredList does.
+ *
+ * Threads: one reflector thread runs ListAndWatch; watch bytes are decoded
+ * on the IO thread, which pushes events into the FIFO. Locks: kin_reflector.mu
+ * guards the last synced RV, the state, the stop flag, the current watch
+ * handle and the stats; the FIFO has its own lock and is never called
+ * with mu held. */
+#ifndef KIN_REFLECTOR_H
+#define KIN_REFLECTOR_H
+
+#include <stdint.h>
+
+#include "clock.h"
+#include "delta_fifo.h"
+#include "rest_client.h"
+
+#define KIN_REFLECTOR_PAGE_SIZE 500
+#define KIN_REFLECTOR_MIN_WATCH_TIMEOUT_S 300
+#define KIN_REFLECTOR_BACKOFF_INITIAL_NS (800 * KIN_NSEC_PER_MSEC)
+#define KIN_REFLECTOR_BACKOFF_MAX_NS (30 * KIN_NSEC_PER_SEC)
+#define KIN_REFLECTOR_BACKOFF_RESET_NS (120 * KIN_NSEC_PER_SEC)
+#define KIN_REFLECTOR_IDLE_TIMEOUT_NS (300 * KIN_NSEC_PER_SEC)
+
+typedef struct kin_reflector kin_reflector;
+
+typedef struct {
+  kin_client *client;        /* borrowed; must outlive the reflector */
+  kin_resource resource;     /* strings borrowed (e.g. from the client's discovery) */
+  const char *namespace;     /* NULL or "": every namespace */
+  const char *label_selector;
+  const char *field_selector;
+  int metadata_only;         /* ask for PartialObjectMetadata(List) */
+  int watch_list;            /* try WatchList (sendInitialEvents) before LIST */
+  long page_size;            /* 0: KIN_REFLECTOR_PAGE_SIZE; negative: no paging */
+  uint64_t idle_timeout_ns;  /* 0: KIN_REFLECTOR_IDLE_TIMEOUT_NS */
+  uint64_t backoff_initial_ns; /* 0: the defaults above (tests shorten them) */
+  uint64_t backoff_max_ns;
+  kin_delta_fifo *fifo;      /* borrowed: the store the reflector fills */
+  kin_clock *clock;          /* NULL: real clock */
+  const char *name;          /* for logs, e.g. "v1/pods" */
+} kin_reflector_config;
+
+/* Creates a stopped reflector (strings of cfg are copied). Returns 0,
+ * KIN_EINVAL (no client, resource or fifo) or KIN_ENOMEM. */
+int kin_reflector_new(const kin_reflector_config *cfg, kin_reflector **out);
+
+/* Starts the reflector thread. Returns 0 or KIN_EBUSY when already run. */
+int kin_reflector_run(kin_reflector *r);
+
+/* Cancels the watch in flight (a LIST page in flight is waited for: the
+ * rest client has no cancellation), stops the thread and joins it.
+ * Idempotent; the reflector cannot be run again. */
+void kin_reflector_stop(kin_reflector *r);
+
+/* Stops and frees. NULL is a no-op. */
+void kin_reflector_free(kin_reflector *r);
+
+/* Copies the last synced resourceVersion ("" before the first list) into
+ * buf (truncated to n). */
+void kin_reflector_last_sync_rv(kin_reflector *r, char *buf, size_t n);
+
+/* Counters, for tests, logs and the CLI's progress line. */
+typedef struct {
+  uint64_t lists;           /* LIST rounds started (pages not counted) */
+  uint64_t pages;           /* LIST pages fetched */
+  uint64_t relists_expired; /* relists caused by 410 / too large RV */
+  uint64_t watches;         /* WATCH requests started */
+  uint64_t watch_events;    /* ADDED/MODIFIED/DELETED applied */
+  uint64_t bookmarks;
+  uint64_t decode_errors;   /* malformed / truncated / garbage reported */
+  uint64_t idle_timeouts;   /* watches dropped as stalled */
+  uint64_t backoffs;        /* waits before a retry */
+  uint64_t last_backoff_ns; /* length of the latest of those waits */
+  uint64_t listed_items;    /* items seen by the LIST in progress (progress line) */
+  int synced;               /* the first list (or WatchList) completed */
+  int watch_list_used;      /* the initial state came from a WatchList */
+} kin_reflector_stats;
+
+void kin_reflector_get_stats(kin_reflector *r, kin_reflector_stats *st);
+
+#endif

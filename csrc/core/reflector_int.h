@@ -1,0 +1,130 @@
+/* reflector_int.h -- the reflector's state, shared by reflector.c (the
+ * ListAndWatch loop, resourceVersion rules, backoff), reflector_list.c
+ * (paged LIST) and reflector_watch.c (the watch stream on the IO thread)
+ * (internal). */
+#ifndef KIN_REFLECTOR_INT_H
+#define KIN_REFLECTOR_INT_H
+
+#include <pthread.h>
+
+#include "backoff.h"
+#include "buf.h"
+#include "hmap.h"
+#include "reflector.h"
+#include "watch_decoder.h"
+
+/* What a failed request or an ERROR event said, as the reflector needs it
+ * to choose between relist, re-watch and backoff. */
+typedef struct {
+  int err;                 /* transport error (KIN_EIO, ...) or 0 */
+  long code;               /* HTTP status or Status.code; 0: no answer */
+  char reason[64];         /* Status.reason */
+  char message[256];       /* Status.message or the transport error */
+  int too_large;           /* cause ResourceVersionTooLarge / "Too large resource version" */
+  int refused;             /* connection refused (for the log) */
+  uint64_t retry_after_ns; /* Retry-After header or details.retryAfterSeconds */
+} kin__rfl_status;
+
+typedef struct kin__rfl_watch kin__rfl_watch;
+
+struct kin_reflector {
+  /* Immutable after kin_reflector_new. */
+  kin_client *client;
+  char *path;            /* collection path, e.g. /api/v1/namespaces/x/pods */
+  char *label_selector;  /* NULL: none */
+  char *field_selector;
+  char *name;            /* for logs */
+  int metadata_only;
+  int watch_list;
+  long page_size;        /* as configured: 0 default, < 0 no paging */
+  uint64_t idle_ns;
+  kin_delta_fifo *fifo;  /* borrowed */
+  kin_clock *clock;      /* borrowed */
+
+  /* The reflector thread's alone. */
+  kin_backoff_manager backoff;
+  int paginated_result;  /* the first list at "0" came back paged */
+  uint64_t rng;          /* for timeoutSeconds */
+  pthread_t thread;
+  /* Fired by kin_reflector_stop to end a LIST page in flight; it has its
+   * own lock. */
+  kin_io_canceler list_cancel;
+
+  /* mu guards everything below; cond is broadcast when a watch makes
+   * progress or ends, and on stop. Never held while calling the FIFO or
+   * the IO engine. */
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  char *last_rv;         /* last synced resourceVersion, "" before the first list */
+  size_t last_rv_cap;
+  int rv_unavailable;    /* last_rv got 410 / too large: relist at "" */
+  int stopping;
+  int started, joined;
+  kin__rfl_watch *watch; /* the watch in flight or NULL */
+  kin_reflector_stats st;
+};
+
+/* ---- reflector.c ---- */
+
+/* Sets the last synced RV (caller holds mu); an allocation failure keeps
+ * the old value, which is only older, so a resume replays more. */
+void kin__rfl_set_rv_locked(kin_reflector *r, const char *rv);
+/* A new copy of the last synced RV (the caller frees it), or NULL on OOM. */
+char *kin__rfl_last_rv(kin_reflector *r);
+/* Appends the collection path and the selectors (the caller adds more
+ * parameters with kin__rfl_param). */
+void kin__rfl_url(kin_reflector *r, kin__buf *b);
+/* Appends "?name=value" or "&name=value", value percent-encoded. */
+void kin__rfl_param(kin__buf *b, const char *name, const char *value);
+/* Fills st from a Status document (a response body or an ERROR event's
+ * object); fields absent from it are left as they are. */
+void kin__rfl_parse_status(const char *js, size_t len, kin__rfl_status *st);
+/* 410 Gone / reason Expired or Gone (client-go's isExpiredError). */
+int kin__rfl_is_expired(const kin__rfl_status *st);
+/* Waits d on the reflector's clock unless stop comes first; counts a
+ * backoff. Returns 0, or KIN_ECANCELED when stopping. */
+int kin__rfl_sleep(kin_reflector *r, uint64_t d);
+int kin__rfl_stopping(kin_reflector *r);
+
+/* ---- reflector_list.c ---- */
+
+/* One LIST round (client-go's Reflector.list): pages through the
+ * collection at the relist RV, retries at "" once when that RV is
+ * unavailable, replaces the FIFO with the result and records its RV.
+ * Returns 0, KIN_ECANCELED on stop, or the request error. */
+int kin__rfl_list(kin_reflector *r);
+
+/* ---- reflector_watch.c ---- */
+
+/* Starts a watch from rv ("" or NULL: most recent); with initial, a
+ * WatchList (sendInitialEvents) whose initial events replace the FIFO once
+ * the initial-events-end bookmark arrives. *out is owned by the caller
+ * (kin__rfl_watch_free after kin__rfl_watch_wait saw it end). Returns 0 or
+ * the kin_client_stream error. */
+int kin__rfl_watch_start(kin_reflector *r, const char *rv, int initial, kin__rfl_watch **out);
+
+/* How a watch ended, for the loop in reflector.c. */
+typedef enum {
+  KIN__RFL_STOPPED = 0, /* stop requested */
+  KIN__RFL_INITIAL,     /* WatchList: the initial state is in, the stream goes on */
+  KIN__RFL_ENDED,       /* stream over (server timeout, drop, idle): watch again */
+  KIN__RFL_LOST,        /* a malformed or truncated event: watch again from the last RV */
+  KIN__RFL_SHORT,       /* ended within a second without any event: relist */
+  KIN__RFL_RETRY,       /* 429, or no answer at all: back off, watch again */
+  KIN__RFL_EXPIRED,     /* 410 / Expired: relist */
+  KIN__RFL_UNAUTHORIZED,/* 401: refresh the credential */
+  KIN__RFL_FAILED       /* anything else: relist after a backoff */
+} kin__rfl_outcome;
+
+/* Blocks until w ends, cancelling it on stop or when no byte came for the
+ * idle timeout; with until_initial it also returns once a WatchList's
+ * initial state has been handed to the FIFO (the stream then stays open).
+ * Fills *st with what the server said when it failed. */
+kin__rfl_outcome kin__rfl_watch_wait(kin_reflector *r, kin__rfl_watch *w, int until_initial,
+                                     kin__rfl_status *st);
+
+/* Cancels w if it is still running, waits for its end and frees it. NULL
+ * is a no-op. */
+void kin__rfl_watch_free(kin_reflector *r, kin__rfl_watch *w);
+
+#endif

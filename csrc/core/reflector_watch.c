@@ -1,0 +1,396 @@
+/* reflector_watch.c -- one watch of the reflector: the request, the
+ * stream decoded on the IO thread straight into the FIFO, and how it
+ * ended (client-go's Reflector.watch / handleAnyWatch).
+ *
+ * The IO thread applies each event as it is decoded and advances the last
+ * RV after it, so a watch that breaks at any byte resumes exactly after the
+ * last event applied. Once an event could not be read (malformed, too
+ * large, cut off) nothing after it is applied: the stream is abandoned and
+ * re-established from the last RV, so the skipped event is sent again.
+ *
+ * A response that is not a watch stream (a Status for 410/429/..., an
+ * HTML page from a proxy) is recognised by its first bytes, before any of
+ * it reaches the decoder, and kept to be read as a Status at the end.
+ *
+ * WatchList: the initial events go to a temporary store until the
+ * bookmark annotated k8s.io/initial-events-end, which replaces the FIFO
+ * with them (on the IO thread, so no later event can overtake the
+ * Replace); the stream then goes on as an ordinary watch. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "log.h"
+#include "reflector_int.h"
+
+#define LOG "reflector"
+
+#define WATCH_ACCEPT_METADATA \
+  "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+/* A body this long that does not start like an event is a stream anyway. */
+#define SNIFF_MAX (64 * 1024)
+
+enum { SNIFF = 0, STREAM, BODY };
+
+struct kin__rfl_watch {
+  kin_reflector *r;
+  kin_io_handle *h; /* the reflector thread's */
+
+  /* The IO thread's until done is published under r->mu. */
+  kin_watch_decoder *dec;
+  int mode;          /* SNIFF, STREAM or BODY */
+  kin__buf head;     /* bytes not yet known to be a stream / the error body */
+  int initial;       /* WatchList: collecting the initial events in temp */
+  kin__hmap temp;    /* key -> kin_obj (owned reference) */
+  int abort;         /* apply nothing more: the stream is given up */
+  int lost;          /* an event could not be read */
+  int error_event;   /* an ERROR event ended the stream; st holds it */
+  long http;         /* HTTP status, 0 when no response came */
+  kin__rfl_status st;
+
+  /* Guarded by r->mu. */
+  int done, initial_done, cancelled, idle;
+  uint64_t events, started_ns, last_byte_ns;
+};
+
+/* ---- IO thread ------------------------------------------------------------ */
+
+static int temp_apply(kin__rfl_watch *w, const kin_watch_event *ev) {
+  const char *key = kin_obj_key(ev->obj);
+  void *old = NULL;
+  if (ev->type == KIN_WATCH_DELETED) {
+    if (kin__hmap_del(&w->temp, key, &old) == 1) kin_obj_unref(old);
+    return 0;
+  }
+  int rc = kin__hmap_put(&w->temp, key, kin_obj_ref(ev->obj), &old);
+  if (rc < 0) {
+    kin_obj_unref(ev->obj);
+    return rc;
+  }
+  if (rc == 0) kin_obj_unref(old);
+  return 0;
+}
+
+static void temp_clear(kin__rfl_watch *w) {
+  size_t pos = 0;
+  kin__hmap_entry *e;
+  while ((e = kin__hmap_next(&w->temp, &pos))) kin_obj_unref(e->val);
+  kin__hmap_free(&w->temp);
+  kin__hmap_init(&w->temp);
+}
+
+/* The initial-events-end bookmark: the collected state replaces the FIFO
+ * and the stream becomes an ordinary watch. Returns 0 to go on. */
+static int initial_events_end(kin__rfl_watch *w, const char *rv) {
+  kin_reflector *r = w->r;
+  size_t n = kin__hmap_len(&w->temp), i = 0, pos = 0;
+  kin_obj **v = malloc((n ? n : 1) * sizeof(*v));
+  int rc = KIN_ENOMEM;
+  if (v) {
+    kin__hmap_entry *e;
+    while ((e = kin__hmap_next(&w->temp, &pos))) v[i++] = e->val;
+    rc = kin_delta_fifo_replace(r->fifo, v, n, rv);
+    free(v);
+  }
+  temp_clear(w);
+  w->initial = 0;
+  if (rc) {
+    kin_log(KIN_LOG_WARN, LOG, "%s: unable to sync watch-list result: %s", r->name,
+            kin_strerror(rc));
+    w->abort = 1;
+    return 1;
+  }
+  pthread_mutex_lock(&r->mu);
+  kin__rfl_set_rv_locked(r, rv);
+  r->rv_unavailable = 0;
+  r->st.synced = 1;
+  r->st.watch_list_used = 1;
+  w->initial_done = 1;
+  w->events++;
+  pthread_cond_broadcast(&r->cond);
+  pthread_mutex_unlock(&r->mu);
+  return 0;
+}
+
+static int on_event(void *ud, const kin_watch_event *ev) {
+  kin__rfl_watch *w = ud;
+  kin_reflector *r = w->r;
+  if (w->abort) return 1;
+  const char *rv = NULL;
+  int rc = 0;
+  switch (ev->type) {
+  case KIN_WATCH_ADDED:
+  case KIN_WATCH_MODIFIED:
+  case KIN_WATCH_DELETED:
+    rv = kin_obj_resource_version(ev->obj);
+    if (w->initial) {
+      if (temp_apply(w, ev)) {
+        w->abort = w->lost = 1;
+        return 1;
+      }
+      break;
+    }
+    rc = ev->type == KIN_WATCH_ADDED      ? kin_delta_fifo_add(r->fifo, ev->obj)
+         : ev->type == KIN_WATCH_MODIFIED ? kin_delta_fifo_update(r->fifo, ev->obj)
+                                          : kin_delta_fifo_delete(r->fifo, ev->obj);
+    if (rc && rc != KIN_ECLOSED)
+      kin_log(KIN_LOG_WARN, LOG, "%s: unable to apply watch event %s of %s: %s", r->name,
+              ev->type == KIN_WATCH_ADDED ? "ADDED" : ev->type == KIN_WATCH_MODIFIED ? "MODIFIED"
+                                                                                     : "DELETED",
+              kin_obj_key(ev->obj), kin_strerror(rc));
+    break;
+  case KIN_WATCH_BOOKMARK:
+    if (w->initial && ev->initial_events_end) return initial_events_end(w, ev->resource_version);
+    rv = ev->resource_version;
+    break;
+  case KIN_WATCH_ERROR: {
+    size_t len;
+    const char *js = kin_obj_json(ev->obj, &len);
+    w->st.code = ev->code;
+    snprintf(w->st.reason, sizeof(w->st.reason), "%s", ev->reason ? ev->reason : "");
+    snprintf(w->st.message, sizeof(w->st.message), "%s", ev->message ? ev->message : "");
+    kin__rfl_parse_status(js, len, &w->st);
+    w->error_event = 1;
+    w->abort = 1;
+    return 1;
+  }
+  }
+  pthread_mutex_lock(&r->mu);
+  w->events++;
+  if (w->initial) {
+    if (ev->type != KIN_WATCH_BOOKMARK) r->st.listed_items++;
+  } else {
+    /* Not synchronised with the FIFO (as client-go's): it only has to be
+     * no newer than what was applied, which holds since it follows it. */
+    if (rv && *rv) kin__rfl_set_rv_locked(r, rv);
+    if (ev->type == KIN_WATCH_BOOKMARK) r->st.bookmarks++;
+    else r->st.watch_events++;
+  }
+  pthread_mutex_unlock(&r->mu);
+  return 0;
+}
+
+static void on_error(void *ud, const kin_watch_decode_error *e) {
+  kin__rfl_watch *w = ud;
+  kin_reflector *r = w->r;
+  /* Bytes between events (an HTML page, a stray line) carry no event and
+   * are skipped; anything else may have been one. */
+  int lost = e->kind != KIN_WATCH_ERR_GARBAGE;
+  kin_log(KIN_LOG_WARN, LOG, "%s: watch stream: %s%s%s at event %llu, line %llu%s: %.*s", r->name,
+          e->what, e->type ? ", type " : "", e->type ? e->type : "",
+          (unsigned long long)e->event_no, (unsigned long long)e->line,
+          lost && !w->abort ? " - resuming from the last resourceVersion" : "",
+          (int)e->snippet_len, e->snippet ? e->snippet : "");
+  pthread_mutex_lock(&r->mu);
+  r->st.decode_errors++;
+  pthread_mutex_unlock(&r->mu);
+  if (lost) w->abort = w->lost = 1;
+}
+
+static void feed(kin__rfl_watch *w, const char *p, size_t n) {
+  if (kin_watch_decoder_feed(w->dec, p, n) == KIN_ENOMEM) w->abort = w->lost = 1;
+}
+
+/* Decides from the first bytes whether this is a watch stream. */
+static void sniff(kin__rfl_watch *w) {
+  size_t i = 0;
+  while (i < w->head.len && strchr(" \t\r\n", w->head.p[i])) i++;
+  size_t m = w->head.len - i;
+  if (!m) return;
+  const char *s = w->head.p + i;
+  if (s[0] != '{') w->mode = BODY;
+  else if (m >= 7) w->mode = memcmp(s, "{\"type\"", 7) ? BODY : STREAM;
+  if (w->mode == BODY && w->head.len > SNIFF_MAX) w->mode = STREAM;
+}
+
+static int on_data(void *ud, const char *p, size_t n) {
+  kin__rfl_watch *w = ud;
+  kin_reflector *r = w->r;
+  pthread_mutex_lock(&r->mu);
+  w->last_byte_ns = kin_clock_now(r->clock);
+  pthread_mutex_unlock(&r->mu);
+  if (w->mode == STREAM) {
+    feed(w, p, n);
+    return w->abort;
+  }
+  if (kin__buf_add(&w->head, p, n)) {
+    w->abort = w->lost = 1;
+    return 1;
+  }
+  sniff(w);
+  if (w->mode == STREAM) {
+    feed(w, w->head.p, w->head.len);
+    kin__buf_free(&w->head);
+  }
+  return w->abort;
+}
+
+static void on_done(void *ud, kin_io_response *res) {
+  kin__rfl_watch *w = ud;
+  kin_reflector *r = w->r;
+  int ok = res->code >= 200 && res->code < 300;
+  if (ok && w->mode != STREAM && !w->abort && w->head.len) {
+    /* A 200 whose body never looked like events: let the decoder report
+     * it (as garbage) rather than drop it silently. */
+    w->mode = STREAM;
+    feed(w, w->head.p, w->head.len);
+  }
+  /* Cut off by us (stop, idle) or by the server: a partial event is
+   * reported and counts as lost. */
+  if (ok && w->mode == STREAM && !w->abort && res->err != KIN_ECANCELED)
+    kin_watch_decoder_finish(w->dec);
+  w->http = res->code;
+  if (!ok && !w->error_event) {
+    w->st.code = res->code;
+    if (res->code) kin__rfl_parse_status(w->head.p, w->head.len, &w->st);
+  }
+  w->st.err = res->err;
+  if (res->err && !w->st.message[0])
+    snprintf(w->st.message, sizeof(w->st.message), "%s", res->error);
+  w->st.refused = res->curl_code == CURLE_COULDNT_CONNECT;
+  if (res->retry_after) {
+    char *end;
+    unsigned long s = strtoul(res->retry_after, &end, 10);
+    if (end != res->retry_after && (uint64_t)s * KIN_NSEC_PER_SEC > w->st.retry_after_ns)
+      w->st.retry_after_ns = (uint64_t)s * KIN_NSEC_PER_SEC;
+  }
+  pthread_mutex_lock(&r->mu);
+  w->done = 1;
+  pthread_cond_broadcast(&r->cond);
+  pthread_mutex_unlock(&r->mu);
+  /* w belongs to the reflector thread from here on. */
+}
+
+/* ---- reflector thread ----------------------------------------------------- */
+
+int kin__rfl_watch_start(kin_reflector *r, const char *rv, int initial, kin__rfl_watch **out) {
+  *out = NULL;
+  kin__rfl_watch *w = calloc(1, sizeof(*w));
+  if (!w) return KIN_ENOMEM;
+  w->r = r;
+  w->initial = initial;
+  kin__hmap_init(&w->temp);
+  int rc = kin_watch_decoder_new(on_event, on_error, w, &w->dec);
+  if (rc) {
+    free(w);
+    return rc;
+  }
+  /* Spread the reconnects of many clients: random in [300, 600) s. */
+  long timeout_s = (long)(KIN_REFLECTOR_MIN_WATCH_TIMEOUT_S * (1.0 + kin_rand_float(&r->rng)));
+  char ts[24];
+  snprintf(ts, sizeof(ts), "%ld", timeout_s);
+  kin__buf url = {0};
+  kin__rfl_url(r, &url);
+  kin__rfl_param(&url, "allowWatchBookmarks", "true");
+  if (rv && *rv) kin__rfl_param(&url, "resourceVersion", rv);
+  if (initial) {
+    kin__rfl_param(&url, "resourceVersionMatch", "NotOlderThan");
+    kin__rfl_param(&url, "sendInitialEvents", "true");
+  }
+  kin__rfl_param(&url, "timeoutSeconds", ts);
+  kin__rfl_param(&url, "watch", "true");
+  if (url.oom) {
+    kin__buf_free(&url);
+    kin_watch_decoder_free(w->dec);
+    free(w);
+    return KIN_ENOMEM;
+  }
+  pthread_mutex_lock(&r->mu);
+  w->started_ns = w->last_byte_ns = kin_clock_now(r->clock);
+  r->watch = w;
+  r->st.watches++;
+  if (initial) r->st.listed_items = 0;
+  pthread_mutex_unlock(&r->mu);
+  /* The server ends the stream at timeoutSeconds; the client's own bound
+   * only catches one that does not. A dead connection is the idle check's. */
+  rc = kin_client_stream(r->client, url.p, r->metadata_only ? WATCH_ACCEPT_METADATA : NULL,
+                         (timeout_s + 30) * 1000, 0, on_data, on_done, w, &w->h);
+  kin__buf_free(&url);
+  if (rc) {
+    pthread_mutex_lock(&r->mu);
+    r->watch = NULL;
+    pthread_mutex_unlock(&r->mu);
+    kin_watch_decoder_free(w->dec);
+    free(w);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
+/* How a finished watch ended. Caller holds r->mu. */
+static kin__rfl_outcome classify(kin_reflector *r, kin__rfl_watch *w) {
+  if (w->cancelled && !w->idle) return KIN__RFL_STOPPED;
+  const kin__rfl_status *st = &w->st;
+  int retry = st->code == 429 || (st->code >= 500 && st->retry_after_ns);
+  if (w->error_event || (w->http && (w->http < 200 || w->http >= 300))) {
+    if (kin__rfl_is_expired(st)) return KIN__RFL_EXPIRED;
+    if (retry) return KIN__RFL_RETRY;
+    if (st->code == 401) return KIN__RFL_UNAUTHORIZED;
+    return KIN__RFL_FAILED;
+  }
+  /* No answer at all: client-go retries "connection refused" only, and
+   * relists on a reset or timeout; a relist would meet the same failure,
+   * and a re-watch still learns (410) when the RV is gone, so any failure
+   * before a response backs off and watches again. */
+  if (!w->http && !w->idle) return KIN__RFL_RETRY;
+  if (w->lost) return KIN__RFL_LOST;
+  if (!w->idle && !w->events && kin_clock_now(r->clock) - w->started_ns < KIN_NSEC_PER_SEC)
+    return KIN__RFL_SHORT;
+  return KIN__RFL_ENDED;
+}
+
+kin__rfl_outcome kin__rfl_watch_wait(kin_reflector *r, kin__rfl_watch *w, int until_initial,
+                                     kin__rfl_status *st) {
+  memset(st, 0, sizeof(*st));
+  pthread_mutex_lock(&r->mu);
+  while (!w->done && !(until_initial && w->initial_done)) {
+    uint64_t deadline = w->last_byte_ns > UINT64_MAX - r->idle_ns ? UINT64_MAX - 1
+                                                                  : w->last_byte_ns + r->idle_ns;
+    if (!w->cancelled && (r->stopping || kin_clock_now(r->clock) >= deadline)) {
+      w->cancelled = 1;
+      if (!r->stopping) {
+        w->idle = 1;
+        r->st.idle_timeouts++;
+        kin_log(KIN_LOG_WARN, LOG, "%s: no byte on the watch for %llu ms: re-establishing it",
+                r->name, (unsigned long long)(r->idle_ns / KIN_NSEC_PER_MSEC));
+      }
+      pthread_mutex_unlock(&r->mu);
+      kin_io_cancel(w->h);
+      pthread_mutex_lock(&r->mu);
+      continue;
+    }
+    kin_clock_wait(r->clock, &r->cond, &r->mu, w->cancelled ? KIN_FOREVER : deadline);
+  }
+  kin__rfl_outcome o;
+  if (until_initial && w->initial_done) {
+    o = KIN__RFL_INITIAL;
+  } else {
+    o = classify(r, w);
+    *st = w->st;
+  }
+  pthread_mutex_unlock(&r->mu);
+  return o;
+}
+
+void kin__rfl_watch_free(kin_reflector *r, kin__rfl_watch *w) {
+  if (!w) return;
+  pthread_mutex_lock(&r->mu);
+  if (!w->done && !w->cancelled) {
+    w->cancelled = 1;
+    pthread_mutex_unlock(&r->mu);
+    kin_io_cancel(w->h);
+    pthread_mutex_lock(&r->mu);
+  }
+  while (!w->done) kin_clock_wait(r->clock, &r->cond, &r->mu, KIN_FOREVER);
+  if (r->watch == w) r->watch = NULL;
+  pthread_mutex_unlock(&r->mu);
+  kin_io_handle_release(w->h);
+  kin_watch_decoder_free(w->dec);
+  temp_clear(w);
+  kin__hmap_free(&w->temp);
+  kin__buf_free(&w->head);
+  free(w);
+}

@@ -1,0 +1,540 @@
+/* rest_client.c -- client-go's rest.Config transport and rest.Request
+ * retry loop: TLS and proxy from the kubeconfig, bearer token (static,
+ * rotating file, or exec plugin), client certificates, the flowcontrol
+ * rate limiter, retries of 429/5xx and the Status of failed answers. See
+ * rest_client.h for the contract. */
+#include "rest_client_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json_tok.h"
+#include "kin.h"
+#include "log.h"
+#include "util.h"
+
+#define DEFAULT_QPS 50.0
+#define DEFAULT_BURST 100
+#define DEFAULT_RETRIES 5
+#define DEFAULT_TIMEOUT_MS 60000L
+/* Backoff of a retry without Retry-After: 250 ms doubling to 8 s, plus up
+ * to 20% jitter so clients that failed together do not return together. */
+#define BACKOFF_BASE_NS (250 * KIN_NSEC_PER_MSEC)
+#define BACKOFF_MAX_NS (8 * KIN_NSEC_PER_SEC)
+#define BACKOFF_JITTER 0.2
+
+/* ---- construction -------------------------------------------------------- */
+
+/* A NUL-terminated copy of n bytes of p (NULL stays NULL) in *out; returns
+ * 0 or KIN_ENOMEM. */
+static int dup_blob(char **out, const void *p, size_t n) {
+  *out = NULL;
+  if (!p) return 0;
+  if (!(*out = malloc(n + 1))) return KIN_ENOMEM;
+  memcpy(*out, p, n);
+  (*out)[n] = 0;
+  return 0;
+}
+
+/* Frees a secret of n bytes after zeroing it. */
+static void wipe_blob(char *p, size_t n) {
+  if (!p) return;
+  volatile char *v = p;
+  for (size_t i = 0; i < n; i++) v[i] = 0;
+  free(p);
+}
+
+int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_client_opts *opts,
+                   kin_client **out, char *err, size_t errlen) {
+  *out = NULL;
+  if (err && errlen) err[0] = 0;
+  if (!cfg || !cfg->host || !*cfg->host) {
+    kin__errf(err, errlen, "rest config: host is not set");
+    return KIN_EINVAL;
+  }
+  if (strncmp(cfg->host, "http://", 7) && strncmp(cfg->host, "https://", 8)) {
+    kin__errf(err, errlen, "rest config: host %s: scheme must be http or https", cfg->host);
+    return KIN_EINVAL;
+  }
+  if (!(cfg->cert_file || cfg->cert_data) != !(cfg->key_file || cfg->key_data)) {
+    kin__errf(err, errlen,
+              "rest config: client-certificate and client-key must be given together (%s is "
+              "missing)",
+              cfg->cert_file || cfg->cert_data ? "client-key" : "client-certificate");
+    return KIN_EINVAL;
+  }
+  if (cfg->exec && (!cfg->exec->command || !*cfg->exec->command)) {
+    kin__errf(err, errlen, "rest config: exec: command is not set");
+    return KIN_EINVAL;
+  }
+  kin_client_opts o = opts ? *opts : (kin_client_opts){0};
+  kin_client *c = calloc(1, sizeof *c);
+  if (!c) return KIN_ENOMEM;
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_mutex_init(&c->wait_mu, NULL);
+  kin__hmap_init(&c->gvs);
+  kin__hmap_init(&c->strs);
+  c->clock = o.clock ? o.clock : kin_clock_real();
+  c->max_retries = o.max_retries == 0 ? DEFAULT_RETRIES : o.max_retries < 0 ? 0 : o.max_retries;
+  c->timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : DEFAULT_TIMEOUT_MS;
+  int rc = KIN_ENOMEM;
+  int cond_ok = kin_cond_init(&c->wait_cond) == 0;
+  if (!cond_ok || kin_clock_subscribe(c->clock, &c->wait_cond, &c->wait_mu) != 0) {
+    if (cond_ok) pthread_cond_destroy(&c->wait_cond);
+    pthread_mutex_destroy(&c->wait_mu);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+    return KIN_ENOMEM;
+  }
+
+  size_t hl = strlen(cfg->host);
+  while (hl > 0 && cfg->host[hl - 1] == '/') hl--;
+  if (dup_blob(&c->host, cfg->host, hl)) goto fail;
+  if (!(c->ns = strdup(cfg->namespace && *cfg->namespace ? cfg->namespace : "default"))) goto fail;
+  const char *ua = o.user_agent ? o.user_agent : "kinformer/" KIN_VERSION;
+  size_t ual = strlen(ua) + sizeof "User-Agent: ";
+  if (!(c->user_agent = malloc(ual))) goto fail;
+  snprintf(c->user_agent, ual, "User-Agent: %s", ua);
+  if ((cfg->proxy_url && !(c->proxy_url = strdup(cfg->proxy_url))) ||
+      (cfg->ca_file && !(c->ca_file = strdup(cfg->ca_file))) ||
+      (cfg->cert_file && !(c->cert_file = strdup(cfg->cert_file))) ||
+      (cfg->key_file && !(c->key_file = strdup(cfg->key_file))) ||
+      (cfg->tls_server_name && !(c->server_name = strdup(cfg->tls_server_name))) ||
+      (cfg->bearer_token && !(c->bearer_token = strdup(cfg->bearer_token))) ||
+      dup_blob(&c->ca_data, cfg->ca_data, cfg->ca_data_len) ||
+      dup_blob(&c->cert_data, cfg->cert_data, cfg->cert_data_len) ||
+      dup_blob(&c->key_data, cfg->key_data, cfg->key_data_len))
+    goto fail;
+  c->tls = (kin_io_tls){.ca_file = c->ca_file,
+                        .ca_data = c->ca_data,
+                        .ca_data_len = c->ca_data ? cfg->ca_data_len : 0,
+                        .cert_file = c->cert_file,
+                        .cert_data = c->cert_data,
+                        .cert_data_len = c->cert_data ? cfg->cert_data_len : 0,
+                        .key_file = c->key_file,
+                        .key_data = c->key_data,
+                        .key_data_len = c->key_data ? cfg->key_data_len : 0,
+                        .insecure = cfg->insecure,
+                        .server_name = c->server_name};
+  if (cfg->bearer_token_file && *cfg->bearer_token_file &&
+      !(c->token_file = kin_token_file_new(cfg->bearer_token_file)))
+    goto fail;
+  if (cfg->exec && (rc = kin_exec_provider_new(cfg->exec, cfg, c->clock, &c->exec)) != 0) {
+    kin__errf(err, errlen, "rest config: exec plugin %s: %s", cfg->exec->command,
+              kin_strerror(rc));
+    goto fail;
+  }
+  rc = KIN_ENOMEM;
+  double qps = o.qps == 0 ? DEFAULT_QPS : o.qps;
+  int burst = o.qps == 0 && o.burst == 0 ? DEFAULT_BURST : o.burst;
+  if (qps > 0) {
+    if (kin__token_bucket_init(&c->rl, qps, burst, c->clock)) goto fail;
+    c->limited = 1;
+  }
+  if (io) {
+    c->io = io;
+  } else {
+    if ((rc = kin_io_engine_new(&c->io)) != 0) {
+      kin__errf(err, errlen, "rest client: cannot start the IO engine: %s", kin_strerror(rc));
+      goto fail;
+    }
+    c->own_io = 1;
+  }
+  *out = c;
+  return 0;
+fail:
+  if (rc == KIN_ENOMEM && err && errlen && !err[0]) kin__errf(err, errlen, "rest client: out of memory");
+  kin_client_free(c);
+  return rc;
+}
+
+void kin_client_free(kin_client *c) {
+  if (!c) return;
+  if (c->own_io) kin_io_engine_free(c->io);
+  if (c->limited) kin__token_bucket_destroy(&c->rl);
+  kin_exec_provider_free(c->exec);
+  kin_token_file_free(c->token_file);
+  kin__discovery_free(c);
+  kin_clock_unsubscribe(c->clock, &c->wait_cond);
+  pthread_cond_destroy(&c->wait_cond);
+  pthread_mutex_destroy(&c->wait_mu);
+  pthread_mutex_destroy(&c->mu);
+  free(c->host);
+  free(c->ns);
+  free(c->user_agent);
+  free(c->proxy_url);
+  free(c->ca_file);
+  free(c->ca_data);
+  free(c->cert_file);
+  free(c->cert_data);
+  free(c->key_file);
+  wipe_blob(c->key_data, c->tls.key_data_len);
+  free(c->server_name);
+  kin__wipe_free(c->bearer_token);
+  free(c);
+}
+
+kin_io_engine *kin_client_io(kin_client *c) { return c->io; }
+const char *kin_client_host(kin_client *c) { return c->host; }
+const char *kin_client_namespace(kin_client *c) { return c->ns; }
+
+void kin_result_free(kin_result *r) {
+  if (!r) return;
+  free(r->body);
+  free(r->reason);
+  free(r->message);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- auth ------------------------------------------------------------------ */
+
+/* The credential of one attempt. Every field is owned and wiped by
+ * auth_release. */
+typedef struct {
+  char *header;             /* "Authorization: Bearer ..." or NULL (secret) */
+  char *token;              /* the token in it, to notice a rotation */
+  kin_exec_credential cred; /* exec plugin's answer */
+} auth_state;
+
+static void auth_release(auth_state *a) {
+  kin__wipe_free(a->header);
+  kin__wipe_free(a->token);
+  kin_exec_credential_clear(&a->cred);
+  memset(a, 0, sizeof *a);
+}
+
+/* The token the token file holds now (the caller frees it), falling back
+ * to the static token when the file cannot be read, as client-go's
+ * cachingTokenSource; NULL when there is none or on OOM. */
+static char *file_token(kin_client *c, char *err, size_t errlen) {
+  char *t = NULL;
+  if (kin_token_file_get(c->token_file, &t, err, errlen) == 0) return t;
+  if (c->bearer_token) {
+    kin_log(KIN_LOG_WARN, "rest_client", "%s; using the static bearer token", err);
+    return strdup(c->bearer_token);
+  }
+  return NULL;
+}
+
+/* Fills a and the TLS/header parts of req for one attempt: the exec
+ * plugin's credential, else the token file's token, else the static
+ * token. Returns 0, or the provider's error with msg set (never with the
+ * credential in it). */
+static int auth_prepare(kin_client *c, auth_state *a, kin_io_tls *tls, char *msg, size_t msglen) {
+  memset(a, 0, sizeof *a);
+  *tls = c->tls;
+  msg[0] = 0;
+  const char *tok = NULL;
+  if (c->exec) {
+    int rc = kin_exec_provider_get(c->exec, &a->cred, msg, msglen);
+    if (rc) return rc;
+    if (a->cred.client_cert_data && a->cred.client_key_data) {
+      tls->cert_file = tls->key_file = NULL;
+      tls->cert_data = a->cred.client_cert_data;
+      tls->cert_data_len = strlen(a->cred.client_cert_data);
+      tls->key_data = a->cred.client_key_data;
+      tls->key_data_len = strlen(a->cred.client_key_data);
+    }
+    tok = a->cred.token;
+  }
+  if (!tok && c->token_file) {
+    if (!(a->token = file_token(c, msg, msglen))) return msg[0] ? KIN_EINVAL : KIN_ENOMEM;
+    tok = a->token;
+  }
+  if (!tok) tok = c->bearer_token;
+  if (tok && *tok) {
+    size_t n = strlen(tok) + sizeof "Authorization: Bearer ";
+    if (!(a->header = malloc(n))) return KIN_ENOMEM;
+    snprintf(a->header, n, "Authorization: Bearer %s", tok);
+  }
+  return 0;
+}
+
+/* After a 401: 1 when a retry may succeed because the credential can be
+ * refreshed (the exec plugin runs again, or the token file now holds
+ * another token than the one sent). */
+static int auth_refresh(kin_client *c, const auth_state *used) {
+  if (c->exec) {
+    kin_exec_provider_invalidate(c->exec);
+    return 1;
+  }
+  if (c->token_file) {
+    char e[256];
+    char *now = file_token(c, e, sizeof e);
+    int changed = now && (!used->token || strcmp(now, used->token) != 0);
+    kin__wipe_free(now);
+    return changed;
+  }
+  return 0;
+}
+
+void kin_client_auth_failed(kin_client *c) {
+  /* The token file is compared by mtime and size on every read, so a
+   * rotated token is picked up without being told. */
+  if (c->exec) kin_exec_provider_invalidate(c->exec);
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+/* client-go's errors.NewGenericServerResponse: the reason a status code
+ * stands for when the body is not a Status. */
+static const char *reason_for_code(long code) {
+  switch (code) {
+  case 400: return "BadRequest";
+  case 401: return "Unauthorized";
+  case 403: return "Forbidden";
+  case 404: return "NotFound";
+  case 405: return "MethodNotAllowed";
+  case 406: return "NotAcceptable";
+  case 409: return "Conflict";
+  case 410: return "Expired";
+  case 413: return "RequestEntityTooLarge";
+  case 415: return "UnsupportedMediaType";
+  case 422: return "Invalid";
+  case 429: return "TooManyRequests";
+  case 500: return "InternalError";
+  case 503: return "ServiceUnavailable";
+  case 504: return "Timeout";
+  default: return "Unknown";
+  }
+}
+
+/* Sets out->reason and out->message from the Status in the body, or from
+ * the code when the body is not one. Returns 0 or KIN_ENOMEM. */
+static int parse_status(kin_result *out) {
+  kin__json j;
+  if (out->body && kin__json_parse(&j, out->body, out->body_len) == 0) {
+    if (kin__json_eq(&j, kin__json_get(&j, 0, "kind"), "Status")) {
+      out->reason = kin__json_strdup(&j, kin__json_get(&j, 0, "reason"));
+      out->message = kin__json_strdup(&j, kin__json_get(&j, 0, "message"));
+    }
+    kin__json_free(&j);
+  }
+  if (out->reason && !*out->reason) {
+    free(out->reason);
+    out->reason = NULL;
+  }
+  if (!out->reason && !(out->reason = strdup(reason_for_code(out->code)))) return KIN_ENOMEM;
+  if (!out->message) {
+    char m[160];
+    snprintf(m, sizeof m,
+             "the server responded with the status code %ld but did not return more information",
+             out->code);
+    if (!(out->message = strdup(m))) return KIN_ENOMEM;
+  }
+  return 0;
+}
+
+/* ---- the retry loop ------------------------------------------------------------ */
+
+static uint64_t jitter_rand(void) {
+  static _Thread_local uint64_t s;
+  if (!s) s = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&s ^ 0x9E3779B97F4A7C15ULL;
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s;
+}
+
+/* The wait before retry number n (0-based): Retry-After seconds when the
+ * server sent them, else the jittered backoff. */
+static uint64_t retry_delay(const char *retry_after, int n) {
+  if (retry_after) {
+    char *end;
+    long s = strtol(retry_after, &end, 10);
+    if (end != retry_after && s >= 0) return (uint64_t)s * KIN_NSEC_PER_SEC;
+  }
+  uint64_t d = BACKOFF_BASE_NS;
+  for (int i = 0; i < n && d < BACKOFF_MAX_NS; i++) d *= 2;
+  if (d > BACKOFF_MAX_NS) d = BACKOFF_MAX_NS;
+  /* Whole milliseconds, so the logged delay is the delay. */
+  uint64_t ms = d / KIN_NSEC_PER_MSEC;
+  ms += jitter_rand() % ((uint64_t)((double)ms * BACKOFF_JITTER) + 1);
+  return ms * KIN_NSEC_PER_MSEC;
+}
+
+static int retryable_code(long code) {
+  return code == 429 || code == 500 || code == 502 || code == 503 || code == 504;
+}
+
+/* The URL of path (which must start with '/') in a new string the caller
+ * frees, or NULL on OOM. */
+static char *url_of(kin_client *c, const char *path) {
+  size_t n = strlen(c->host) + strlen(path) + 1;
+  char *u = malloc(n);
+  if (u) snprintf(u, n, "%s%s", c->host, path);
+  return u;
+}
+
+/* Fills hdr (room for 6) with the header lines of one attempt. */
+static void headers_for(kin_client *c, const auth_state *a, const char *accept, char *acc,
+                        size_t accn, const char *ctype, char *ct, size_t ctn, const char **hdr) {
+  int k = 0;
+  hdr[k++] = c->user_agent;
+  snprintf(acc, accn, "Accept: %s", accept ? accept : "application/json");
+  hdr[k++] = acc;
+  if (ctype) {
+    snprintf(ct, ctn, "Content-Type: %s", ctype);
+    hdr[k++] = ct;
+  }
+  if (a->header) hdr[k++] = a->header;
+  hdr[k] = NULL;
+}
+
+/* Copies curl's (or the error code's) text into out->message. */
+static int transport_error(kin_result *out, const kin_io_response *res, int err) {
+  const char *m = res->error[0] ? res->error : kin_strerror(err);
+  out->message = strdup(m);
+  return out->message ? err : KIN_ENOMEM;
+}
+
+int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out) {
+  memset(out, 0, sizeof *out);
+  if (!c || !req || !req->path || req->path[0] != '/') return KIN_EINVAL;
+  const char *method = req->method ? req->method : "GET";
+  char *url = url_of(c, req->path);
+  if (!url) return KIN_ENOMEM;
+  char acc[256], ct[256];
+  const char *hdr[6];
+  int reauthed = 0, rc = 0;
+  for (;;) {
+    if (req->cancel && kin_io_canceler_fired(req->cancel)) {
+      out->message = strdup("request cancelled");
+      rc = KIN_ECANCELED;
+      break;
+    }
+    if (c->limited) kin__token_bucket_accept(&c->rl);
+    auth_state a;
+    kin_io_tls tls;
+    char amsg[256];
+    if ((rc = auth_prepare(c, &a, &tls, amsg, sizeof amsg)) != 0) {
+      auth_release(&a);
+      out->message = strdup(amsg[0] ? amsg : kin_strerror(rc));
+      break;
+    }
+    headers_for(c, &a, req->accept, acc, sizeof acc,
+                req->body ? (req->content_type ? req->content_type : "application/json") : NULL,
+                ct, sizeof ct, hdr);
+    kin_io_request ioreq = {.method = method,
+                            .url = url,
+                            .headers = hdr,
+                            .body = req->body,
+                            .body_len = req->body_len,
+                            .timeout_ms = req->timeout_ms < 0   ? 0
+                                          : req->timeout_ms > 0 ? req->timeout_ms
+                                                                : c->timeout_ms,
+                            .proxy_url = c->proxy_url,
+                            .tls = tls};
+    kin_io_response res;
+    int err = kin_io_do_cancelable(c->io, &ioreq, &res, req->cancel);
+    if (err) {
+      auth_release(&a);
+      rc = transport_error(out, &res, err);
+      kin_io_response_free(&res);
+      break;
+    }
+    if (res.code == 401 && !reauthed && auth_refresh(c, &a)) {
+      /* One more try with the refreshed credential, as client-go's exec
+       * and token-file round trippers. */
+      reauthed = 1;
+      auth_release(&a);
+      kin_io_response_free(&res);
+      out->retries++;
+      kin_log(KIN_LOG_INFO, "rest_client", "%s %s: 401, retrying with a refreshed credential",
+              method, req->path);
+      continue;
+    }
+    auth_release(&a);
+    if (req->idempotent && retryable_code(res.code) && out->retries < c->max_retries) {
+      uint64_t d = retry_delay(res.retry_after, out->retries);
+      kin_log(KIN_LOG_INFO, "rest_client", "%s %s: %ld, retry %d of %d after %llu ms", method,
+              req->path, res.code, out->retries + 1, c->max_retries,
+              (unsigned long long)(d / KIN_NSEC_PER_MSEC));
+      kin_io_response_free(&res);
+      out->retries++;
+      kin__clock_sleep_until(c->clock, &c->wait_mu, &c->wait_cond, kin_clock_now(c->clock) + d);
+      continue;
+    }
+    out->code = res.code;
+    out->body = res.body;
+    out->body_len = res.body_len;
+    res.body = NULL;
+    kin_io_response_free(&res);
+    if (out->code >= 200 && out->code < 300) {
+      rc = 0;
+    } else {
+      rc = parse_status(out) ? KIN_ENOMEM : KIN_ESTATUS;
+    }
+    break;
+  }
+  free(url);
+  return rc;
+}
+
+int kin_client_stream(kin_client *c, const char *path, const char *accept, long timeout_ms,
+                      long low_speed_ms, kin_io_data_cb on_data, kin_io_done_cb on_done,
+                      void *ud, kin_io_handle **h) {
+  if (h) *h = NULL;
+  if (!c || !path || path[0] != '/' || !on_data) return KIN_EINVAL;
+  char *url = url_of(c, path);
+  if (!url) return KIN_ENOMEM;
+  if (c->limited) kin__token_bucket_accept(&c->rl);
+  auth_state a;
+  kin_io_tls tls;
+  char amsg[256];
+  int rc = auth_prepare(c, &a, &tls, amsg, sizeof amsg);
+  if (rc == 0) {
+    char acc[256];
+    const char *hdr[6];
+    headers_for(c, &a, accept, acc, sizeof acc, NULL, NULL, 0, hdr);
+    kin_io_request ioreq = {.url = url,
+                            .headers = hdr,
+                            .timeout_ms = timeout_ms > 0 ? timeout_ms : 0,
+                            .low_speed_ms = low_speed_ms > 0 ? low_speed_ms : 0,
+                            .proxy_url = c->proxy_url,
+                            .tls = tls,
+                            .on_data = on_data,
+                            .on_done = on_done,
+                            .data = ud};
+    rc = kin_io_submit(c->io, &ioreq, h);
+  } else {
+    kin_log(KIN_LOG_WARN, "rest_client", "watch %s: %s", path, amsg);
+  }
+  auth_release(&a);
+  free(url);
+  return rc;
+}
+
+/* ---- encoding helpers for the verbs and discovery -------------------------- */
+
+void kin__buf_query_escape(kin__buf *b, const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      kin__buf_add(b, s, 1);
+    } else {
+      char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+      kin__buf_add(b, e, 3);
+    }
+  }
+}
+
+void kin__buf_json_str(kin__buf *b, const char *s) {
+  kin__buf_add(b, "\"", 1);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') {
+      char e[2] = {'\\', (char)ch};
+      kin__buf_add(b, e, 2);
+    } else if (ch < 0x20) {
+      kin__buf_printf(b, "\\u%04x", ch);
+    } else {
+      kin__buf_add(b, s, 1);
+    }
+  }
+  kin__buf_add(b, "\"", 1);
+}

@@ -1,0 +1,207 @@
+/* rest_client.h -- talking to one API server: client-go's rest.Config
+ * transport (TLS, bearer token, rotating token file, exec plugin, client
+ * certificate, proxy), its client-side rate limiter (flowcontrol token
+ * bucket), the dynamic client's verbs, and a discovery-backed RESTMapper.
+ *
+ * Every request goes through one kin_io_engine (the process's IO thread);
+ * the calls below block the calling thread until the response arrived, so
+ * they are for informer/reflector threads and controller workers, never for
+ * the IO thread (they return KIN_EBUSY there).
+ *
+ * Errors: 0 on a 2xx answer; KIN_ESTATUS when the server answered with an
+ * error (kin_result.code, .reason and .message hold its Status);
+ * KIN_EIO / KIN_ETIMEDOUT for transport failures (kin_result.message says
+ * which: connection refused, TLS verification, ...); KIN_EINVAL for misuse.
+ * No token, key or credential ever appears in a message or a log line.
+ *
+ * Thread-safe: every function may be called from any thread except the IO
+ * thread. Locks: kin_client.mu guards the discovery cache; the exec
+ * plugin's credential and the token file's token are guarded by their own
+ * providers' mutexes (kubeconfig.h), the rate limiter by its own; none is
+ * held while another is taken or while a request runs. */
+#ifndef KIN_REST_CLIENT_H
+#define KIN_REST_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "io_engine.h"
+#include "kubeconfig.h"
+
+typedef struct kin_client kin_client;
+
+typedef struct {
+  /* Client-side rate limit of requests (token bucket, as client-go's
+   * flowcontrol). 0: defaults of 50 qps, burst 100; negative qps: no
+   * limit. Watches count once, when they start. */
+  double qps;
+  int burst;
+  /* Retries of 429 and 5xx (honouring Retry-After, else backoff from
+   * 250 ms doubling to 8 s, jittered) for idempotent verbs (GET, LIST, PUT
+   * with resourceVersion, DELETE). 0: default of 5; negative: none. */
+  int max_retries;
+  /* Per-request timeout for non-streaming calls in ms; 0: 60 s. */
+  long timeout_ms;
+  const char *user_agent; /* NULL: "kinformer/<version>" */
+  kin_clock *clock;       /* for the rate limiter and retry waits; NULL: real */
+} kin_client_opts;
+
+/* Creates a client for cfg (deep-copied; the caller keeps cfg) that sends
+ * through io (borrowed: it must outlive the client; NULL: the client starts
+ * and owns its own engine). opts may be NULL. Returns 0, KIN_ENOMEM, or
+ * KIN_EINVAL when cfg has no host or an unusable field (err says which, if
+ * errlen > 0). */
+int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_client_opts *opts,
+                   kin_client **out, char *err, size_t errlen);
+
+/* Frees the client (and its engine when it owns one). Requests still
+ * running must have completed. NULL is a no-op. */
+void kin_client_free(kin_client *c);
+
+/* The engine the client sends through (borrowed). */
+kin_io_engine *kin_client_io(kin_client *c);
+/* The server URL without a trailing slash (borrowed). */
+const char *kin_client_host(kin_client *c);
+/* The kubeconfig context's namespace ("default" when unset). */
+const char *kin_client_namespace(kin_client *c);
+
+/* ---- results -------------------------------------------------------------- */
+
+/* The outcome of one call; every pointer is owned by the result and freed by
+ * kin_result_free. */
+typedef struct {
+  long code;       /* HTTP status; 0 when no response arrived */
+  char *body;      /* response body (NUL-terminated), or NULL */
+  size_t body_len;
+  char *reason;    /* Status.reason on error ("NotFound", "Conflict", ...) */
+  char *message;   /* Status.message on error, or the transport error */
+  int retries;     /* how many times the request was retried */
+} kin_result;
+
+void kin_result_free(kin_result *r);
+
+/* ---- raw requests (used by the reflector and by the verbs) ---------------- */
+
+typedef struct {
+  const char *method;       /* NULL: GET */
+  const char *path;         /* absolute path with query, e.g. "/api/v1/pods?limit=500" */
+  const char *accept;       /* NULL: application/json */
+  const char *content_type; /* for body; NULL: application/json */
+  const char *body;
+  size_t body_len;
+  long timeout_ms;          /* 0: the client's default; negative: none */
+  int idempotent;           /* may be retried on 429/5xx */
+  kin_io_canceler *cancel;  /* NULL, or lets another thread end the call
+                               (KIN_ECANCELED), retries included */
+} kin_client_request;
+
+/* Sends req and waits for the answer, with auth, rate limiting, retries and
+ * one re-authentication on 401 when the credential can be refreshed (exec
+ * plugin, rotated token file). Fills *out (the caller frees it with
+ * kin_result_free) and returns 0, KIN_ESTATUS, KIN_EIO, KIN_ETIMEDOUT. */
+int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out);
+
+/* Starts a streaming request (a watch) with the client's TLS and auth,
+ * after waiting for the rate limiter: body bytes go to on_data and the end
+ * to on_done, both on the IO thread (see io_engine.h). low_speed_ms aborts
+ * the stream (KIN_ETIMEDOUT) when no byte arrived for that long; 0: never.
+ * timeout_ms bounds the whole stream; 0: none. No retry: the caller (the
+ * reflector) decides. On a 401 the caller should call
+ * kin_client_auth_failed and start again. Returns 0 and a handle the
+ * caller releases with kin_io_handle_release, or a negative error (on_done
+ * is then not called). */
+int kin_client_stream(kin_client *c, const char *path, const char *accept, long timeout_ms,
+                      long low_speed_ms, kin_io_data_cb on_data, kin_io_done_cb on_done,
+                      void *ud, kin_io_handle **h);
+
+/* Tells the client its credential was refused (401): the exec plugin runs
+ * again and the token file is re-read on the next request. */
+void kin_client_auth_failed(kin_client *c);
+
+/* ---- resources and discovery ---------------------------------------------- */
+
+/* A resource as the RESTMapper knows it. Strings are owned by the client's
+ * discovery cache and live as long as the client. */
+typedef struct {
+  const char *group;    /* "" for the core group */
+  const char *version;
+  const char *resource; /* plural, lower case: "deployments" */
+  const char *kind;     /* "Deployment" */
+  int namespaced;
+} kin_resource;
+
+/* Resolves "[group/]version/resource" ("v1/pods", "apps/v1/deployments")
+ * or "[group/]version/Kind" through discovery (cached; refreshed once on a
+ * miss, as a deferred RESTMapper). Returns 0, KIN_ENOENT when the server
+ * has no such resource, or a request error. */
+int kin_client_resource(kin_client *c, const char *name, kin_resource *out);
+
+/* Resolves apiVersion + kind (from an object) the same way. */
+int kin_client_resource_for_kind(kin_client *c, const char *api_version, const char *kind,
+                                 kin_resource *out);
+
+/* Drops the discovery cache (the next lookup fetches it again). */
+void kin_client_discovery_reset(kin_client *c);
+
+/* Writes the collection path of r in namespace ns (NULL or "" for all
+ * namespaces / cluster-scoped) into buf: "/apis/apps/v1/namespaces/x/deployments".
+ * Returns the length, or KIN_EINVAL when it does not fit. */
+int kin_resource_path(const kin_resource *r, const char *ns, char *buf, size_t n);
+
+/* ---- verbs (the dynamic client) -------------------------------------------- */
+
+typedef struct {
+  const char *label_selector;
+  const char *field_selector;
+  const char *resource_version;
+  const char *resource_version_match; /* "NotOlderThan", "Exact" */
+  long limit;                         /* 0: none */
+  const char *continue_token;
+  long timeout_seconds;               /* 0: none */
+} kin_list_opts;
+
+typedef enum {
+  KIN_PATCH_MERGE = 0,    /* application/merge-patch+json */
+  KIN_PATCH_JSON,         /* application/json-patch+json */
+  KIN_PATCH_STRATEGIC,    /* application/strategic-merge-patch+json */
+  KIN_PATCH_APPLY         /* application/apply-patch+yaml (server-side apply) */
+} kin_patch_type;
+
+typedef struct {
+  const char *field_manager; /* required for KIN_PATCH_APPLY */
+  int force;                 /* server-side apply: take conflicting fields */
+  const char *dry_run;       /* "All" or NULL */
+  const char *subresource;   /* e.g. "status"; NULL: the object */
+} kin_write_opts;
+
+typedef struct {
+  const char *propagation_policy;   /* "Foreground", "Background", "Orphan" or NULL */
+  long grace_period_seconds;        /* negative: not sent */
+  const char *precondition_uid;     /* NULL: none */
+  const char *precondition_rv;      /* NULL: none */
+  const char *dry_run;
+} kin_delete_opts;
+
+/* Each verb fills *out (the object or list JSON on success, the Status on
+ * failure; the caller frees it) and returns as kin_client_do. ns is
+ * ignored for cluster-scoped resources; opts may be NULL. */
+int kin_client_get(kin_client *c, const kin_resource *r, const char *ns, const char *name,
+                   kin_result *out);
+int kin_client_list(kin_client *c, const kin_resource *r, const char *ns,
+                    const kin_list_opts *opts, kin_result *out);
+int kin_client_create(kin_client *c, const kin_resource *r, const char *ns, const char *json,
+                      size_t len, const kin_write_opts *opts, kin_result *out);
+/* PUT of the whole object; name is read from it. With opts->subresource
+ * "status" this is UpdateStatus. */
+int kin_client_update(kin_client *c, const kin_resource *r, const char *ns, const char *json,
+                      size_t len, const kin_write_opts *opts, kin_result *out);
+int kin_client_update_status(kin_client *c, const kin_resource *r, const char *ns,
+                             const char *json, size_t len, kin_result *out);
+int kin_client_patch(kin_client *c, const kin_resource *r, const char *ns, const char *name,
+                     kin_patch_type type, const char *patch, size_t len,
+                     const kin_write_opts *opts, kin_result *out);
+int kin_client_delete(kin_client *c, const kin_resource *r, const char *ns, const char *name,
+                      const kin_delete_opts *opts, kin_result *out);
+
+#endif

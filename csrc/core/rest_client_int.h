@@ -1,0 +1,56 @@
+/* rest_client_int.h -- the client's state, shared by rest_client.c
+ * (transport, auth, retries), discovery.c (RESTMapper) and rest_verbs.c
+ * (internal). */
+#ifndef KIN_REST_CLIENT_INT_H
+#define KIN_REST_CLIENT_INT_H
+
+#include <pthread.h>
+
+#include "buf.h"
+#include "hmap.h"
+#include "rest_client.h"
+#include "token_bucket.h"
+
+struct kin_client {
+  /* Immutable after kin_client_new. */
+  kin_io_engine *io;
+  int own_io;
+  char *host; /* no trailing slash */
+  char *ns;
+  char *user_agent;  /* "User-Agent: ..." header line */
+  char *proxy_url;
+  kin_io_tls tls;    /* its strings point to the owned copies below */
+  char *ca_file, *ca_data, *cert_file, *cert_data, *key_file, *key_data, *server_name;
+  char *bearer_token;          /* secret: never logged */
+  kin_token_file *token_file;  /* own lock */
+  kin_exec_provider *exec;     /* own lock */
+  kin_clock *clock;
+  int max_retries;
+  long timeout_ms;
+  int limited;                 /* rl is in use */
+  kin__token_bucket rl;        /* own lock */
+
+  /* Retry waits: wait_mu pairs with wait_cond for kin_clock_wait only. */
+  pthread_mutex_t wait_mu;
+  pthread_cond_t wait_cond;
+
+  /* mu guards the discovery cache: gvs ("group/version" -> kin__gv_doc *)
+   * and strs (interned strings that kin_resource points to: they live as
+   * long as the client, so a refresh never invalidates a resolved
+   * resource). */
+  pthread_mutex_t mu;
+  kin__hmap gvs;
+  kin__hmap strs;
+};
+
+/* Drops every discovery document (under c->mu); the interned strings stay. */
+void kin__discovery_clear(kin_client *c);
+/* Frees the discovery cache and the interned strings (client teardown). */
+void kin__discovery_free(kin_client *c);
+
+/* Appends s to b percent-encoded for a URL query value. */
+void kin__buf_query_escape(kin__buf *b, const char *s);
+/* Appends s to b as a quoted JSON string. */
+void kin__buf_json_str(kin__buf *b, const char *s);
+
+#endif

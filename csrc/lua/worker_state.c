@@ -1,0 +1,401 @@
+/* worker_state.c -- the state half of worker_state.h: the factory, the
+ * memory-limited allocator, protected calls with a traceback, rebuild after
+ * running out of memory, and objects pushed as fresh tables. */
+#include "worker_state.h"
+#include "worker_int.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "lkin.h"
+#include "log.h"
+
+#define CJSON_KEY "kinformer.cjson"
+/* lobject.c's object:decode looks its decoder up here: a worker state
+ * shares its own instance with it. */
+#define OBJECT_DECODE_KEY "kinformer.cjson_decode"
+
+/* Owned by its owner thread; no lock: other threads read the counters only
+ * while the owner is known to be idle (after a handoff under their lock). */
+struct lkin_ws {
+  size_t used;  /* bytes the allocator has handed out */
+  size_t limit; /* and may hand out at most */
+  /* the last growth it refused, to tell a retry after the emergency
+   * collection (the state is really out of memory) from a first refusal */
+  void *refused_ptr;
+  size_t refused_osize, refused_nsize;
+  int oom; /* ran out of memory since the last (re)build */
+  lua_State *L; /* NULL after a failed rebuild */
+  lkin_ws_template *t;
+  char *name;
+  unsigned rebuilds;
+  char warn[512]; /* a warning being assembled from pieces */
+  size_t warn_len;
+};
+
+static void *ws_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  lkin_ws *w = ud;
+  if (!ptr) osize = 0; /* osize is then the kind of object being made */
+  if (nsize == 0) {
+    free(ptr);
+    w->used -= osize;
+    return NULL;
+  }
+  if (nsize > osize && (w->used > w->limit || nsize - osize > w->limit - w->used)) {
+    if (ptr == w->refused_ptr && osize == w->refused_osize && nsize == w->refused_nsize)
+      w->oom = 1; /* refused again after Lua's emergency full collection */
+    w->refused_ptr = ptr;
+    w->refused_osize = osize;
+    w->refused_nsize = nsize;
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (!p) {
+    if (nsize > osize) return NULL;
+    p = ptr; /* Lua assumes shrinking never fails: keep the larger block */
+  }
+  w->used = w->used - osize + nsize;
+  if (nsize > osize) {
+    w->refused_ptr = NULL;
+    w->refused_nsize = 0;
+  }
+  return p;
+}
+
+static lkin_ws *ws_of(lua_State *L) {
+  void *ud;
+  return lua_getallocf(L, &ud) == ws_alloc ? ud : NULL;
+}
+
+static void note_status(lua_State *L, int status) {
+  lkin_ws *w;
+  if (status == LUA_ERRMEM && (w = ws_of(L))) w->oom = 1;
+}
+
+static int panic(lua_State *L) {
+  /* only reachable through a bug: all worker code runs under lua_pcall */
+  lkin_ws *w = ws_of(L);
+  kin_log(KIN_LOG_ERROR, "worker", "%s: unprotected Lua error: %s", w ? w->name : "?",
+          lua_tostring(L, -1) ? lua_tostring(L, -1) : "(not a string)");
+  return 0;
+}
+
+/* Warnings (warn() in Lua 5.4) go to the log, not to a terminal that a
+ * worker thread does not own. */
+static void warnf(void *ud, const char *msg, int tocont) {
+  lkin_ws *w = ud;
+  if (w->warn_len == 0 && !tocont && *msg == '@') return; /* control message */
+  size_t n = strlen(msg), room = sizeof(w->warn) - 1 - w->warn_len;
+  memcpy(w->warn + w->warn_len, msg, n < room ? n : room);
+  w->warn_len += n < room ? n : room;
+  if (tocont) return;
+  w->warn[w->warn_len] = 0;
+  kin_log(KIN_LOG_WARN, "worker", "%s: Lua warning: %s", w->name, w->warn);
+  w->warn_len = 0;
+}
+
+static char *dup_message(lua_State *L, int i) {
+  const char *m = lua_tostring(L, i);
+  return strdup(m ? m : "(error object is not a string)");
+}
+
+/* ---- cjson -------------------------------------------------------------- */
+
+/* lua-cjson's luaopen and new() rewrite a process-wide static (the locale
+ * decimal point): serialise them across states. */
+static pthread_mutex_t cjson_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int open_cjson(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "cjson");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "new");
+  lua_call(L, 0, 1);
+  return 1;
+}
+
+void lkin_cjson(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, CJSON_KEY) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_pushcfunction(L, open_cjson);
+  pthread_mutex_lock(&cjson_lock);
+  int st = lua_pcall(L, 0, 1, 0);
+  pthread_mutex_unlock(&cjson_lock);
+  if (st != LUA_OK) {
+    note_status(L, st);
+    lua_error(L);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, CJSON_KEY);
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+static int build_main(lua_State *L) {
+  lkin_ws *w = lua_touserdata(L, 1);
+  const lkin_ws_template *t = w->t;
+  luaL_openlibs(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "package");
+  if (t->path) {
+    lua_pushstring(L, t->path);
+    lua_setfield(L, -2, "path");
+  }
+  if (t->cpath) {
+    lua_pushstring(L, t->cpath);
+    lua_setfield(L, -2, "cpath");
+  }
+  /* the binding is already in this process: no second dlopen, and the
+   * worker gets this very build of it whatever its cpath says */
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, luaopen_kinformer_core);
+  lua_setfield(L, -2, "kinformer.core");
+  lua_settop(L, 1);
+  lkin_cjson(L);
+  lua_getfield(L, -1, "decode");
+  lua_setfield(L, LUA_REGISTRYINDEX, OBJECT_DECODE_KEY);
+  lua_pop(L, 1);
+  lkin__ws_load_code(L, t);
+  return 0;
+}
+
+/* Builds w->L from the template. Returns 0, or KIN_ENOMEM / KIN_EINVAL
+ * with a message in *err (caller frees). */
+static int build(lkin_ws *w, char **err) {
+  w->used = 0;
+  w->oom = 0;
+  w->refused_ptr = NULL;
+  w->refused_nsize = 0;
+  w->warn_len = 0;
+  lua_State *L = lua_newstate(ws_alloc, w);
+  if (!L) {
+    *err = strdup("not enough memory");
+    return KIN_ENOMEM;
+  }
+  lua_atpanic(L, panic);
+  lua_setwarnf(L, warnf, w);
+  lua_pushcfunction(L, build_main);
+  lua_pushlightuserdata(L, w);
+  int st = lua_pcall(L, 1, 0, 0);
+  if (st != LUA_OK) {
+    int rc = st == LUA_ERRMEM || w->oom ? KIN_ENOMEM : KIN_EINVAL;
+    *err = dup_message(L, -1);
+    lua_close(L);
+    return rc;
+  }
+  lua_settop(L, 0);
+  w->L = L;
+  return 0;
+}
+
+static int rebuild(lkin_ws *w, const char *why) {
+  if (w->L) {
+    lua_close(w->L);
+    w->L = NULL;
+  }
+  char *err = NULL;
+  int rc = build(w, &err);
+  if (rc < 0) {
+    kin_log(KIN_LOG_ERROR, "worker", "%s: %s; rebuilding the Lua state failed: %s", w->name, why,
+            err ? err : "not enough memory");
+  } else {
+    w->rebuilds++;
+    kin_log(KIN_LOG_WARN, "worker",
+            "%s: %s; closed the Lua state and built a new one (module-level state starts over)",
+            w->name, why);
+  }
+  free(err);
+  return rc;
+}
+
+int lkin_ws_open(lkin_ws_template *t, const char *name, lkin_ws **out, char **err) {
+  *out = NULL;
+  *err = NULL;
+  lkin_ws *w = calloc(1, sizeof(*w));
+  if (!w || !(w->name = strdup(name ? name : "worker"))) {
+    free(w);
+    *err = strdup("not enough memory");
+    return KIN_ENOMEM;
+  }
+  w->t = lkin_ws_template_ref(t);
+  w->limit = t->memory_limit;
+  int rc = build(w, err);
+  if (rc < 0) {
+    lkin_ws_close(w);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
+void lkin_ws_close(lkin_ws *w) {
+  if (!w) return;
+  if (w->L) lua_close(w->L);
+  lkin_ws_template_unref(w->t);
+  free(w->name);
+  free(w);
+}
+
+unsigned lkin_ws_rebuilds(const lkin_ws *w) { return w->rebuilds; }
+size_t lkin_ws_memory(const lkin_ws *w) { return w->used; }
+const char *lkin_ws_name(const lkin_ws *w) { return w->name; }
+
+/* ---- calling ------------------------------------------------------------ */
+
+int lkin_ws_protect(lkin_ws *w, lua_CFunction fn, void *ud, char **err) {
+  *err = NULL;
+  if (!w->L) {
+    /* an earlier rebuild failed: try again, the cause may have gone */
+    int rc = build(w, err);
+    if (rc < 0) return rc;
+    w->rebuilds++;
+    kin_log(KIN_LOG_WARN, "worker", "%s: rebuilt the Lua state", w->name);
+  }
+  lua_State *L = w->L;
+  lua_settop(L, 0);
+  lua_pushcfunction(L, fn);
+  lua_pushlightuserdata(L, ud);
+  int st = lua_pcall(L, 1, 0, 0);
+  int rc = 0;
+  if (st != LUA_OK) {
+    rc = st == LUA_ERRMEM ? KIN_ENOMEM : KIN_EINVAL;
+    *err = dup_message(L, -1);
+  }
+  lua_settop(L, 0);
+  if (st == LUA_ERRMEM || w->oom) {
+    char why[96];
+    snprintf(why, sizeof(why), "the Lua state ran out of memory (limit %zu bytes)", w->limit);
+    rebuild(w, why);
+  }
+  return rc;
+}
+
+static int msgh(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
+    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+int lkin_ws_call(lua_State *L, int nargs, int nresults) {
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, msgh);
+  lua_insert(L, base);
+  int st = lua_pcall(L, nargs, nresults, base);
+  lua_remove(L, base);
+  note_status(L, st);
+  return st;
+}
+
+int lkin_ws_push_function(lua_State *L, const char *name) {
+  lkin_ws *w = ws_of(L);
+  const char *mod = w ? w->t->module : NULL;
+  const char *code = mod ? lua_pushfstring(L, "module '%s'", mod) : lua_pushliteral(L, "the code");
+  int ty = lua_getfield(L, LUA_REGISTRYINDEX, LKIN_WS_CODE_KEY);
+  if (!name) {
+    if (ty == LUA_TFUNCTION) {
+      lua_remove(L, -2);
+      return 0;
+    }
+    lua_pushfstring(L, "%s is a %s of functions: name the one to call", code,
+                    lua_typename(L, ty));
+  } else if (ty != LUA_TTABLE) {
+    lua_pushfstring(L, "%s is a single function: it has no function '%s' (call it without a name)",
+                    code, name);
+  } else {
+    lua_pushstring(L, name);
+    ty = lua_rawget(L, -2);
+    if (ty == LUA_TFUNCTION) {
+      lua_replace(L, -3);
+      lua_pop(L, 1);
+      return 0;
+    }
+    lua_pop(L, 1);
+    if (ty == LUA_TNIL) lua_pushfstring(L, "%s has no function '%s'", code, name);
+    else lua_pushfstring(L, "%s: '%s' is a %s, not a function", code, name, lua_typename(L, ty));
+  }
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+  return KIN_ENOENT;
+}
+
+static void push_decoded(lua_State *L, const kin_obj *o) {
+  size_t n;
+  const char *j = kin_obj_json(o, &n);
+  lkin_cjson(L);
+  lua_getfield(L, -1, "decode");
+  lua_remove(L, -2);
+  lua_pushlstring(L, j, n);
+  lua_call(L, 1, 1);
+}
+
+void lkin_ws_push_object(lua_State *L, const kin_obj *o) {
+  if (!kin_obj_is_tombstone(o)) {
+    push_decoded(L, o);
+    return;
+  }
+  const kin_obj *last = kin_obj_last_state(o);
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, kin_obj_key(o));
+  lua_setfield(L, -2, "key");
+  if (last) {
+    push_decoded(L, last);
+    lua_setfield(L, -2, "object");
+  }
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "final_state_unknown");
+}
+
+typedef struct {
+  const char *handler;
+  kin_obj *const *objs;
+  int nobjs;
+  int missing;
+  int status;
+  char *err;
+} handler_call;
+
+static int run_handler(lua_State *L) {
+  handler_call *h = lua_touserdata(L, 1);
+  if (lkin_ws_push_function(L, h->handler) < 0) {
+    h->missing = 1;
+    h->err = dup_message(L, -1);
+    return 0;
+  }
+  luaL_checkstack(L, h->nobjs + 4, "too many objects");
+  for (int i = 0; i < h->nobjs; i++) {
+    if (h->objs[i]) lkin_ws_push_object(L, h->objs[i]);
+    else lua_pushnil(L);
+  }
+  h->status = lkin_ws_call(L, h->nobjs, 0);
+  if (h->status != LUA_OK) h->err = dup_message(L, -1);
+  return 0;
+}
+
+int lkin_ws_call_handler(lkin_ws *w, const char *handler, const char *key,
+                         kin_obj *const *objs, int nobjs, char **err) {
+  handler_call h = {handler, objs, nobjs, 0, LUA_OK, NULL};
+  char *perr = NULL;
+  unsigned rebuilds = w->rebuilds;
+  int rc = lkin_ws_protect(w, run_handler, &h, &perr);
+  if (rc == 0 && h.missing) rc = KIN_ENOENT;
+  else if (rc == 0 && h.status != LUA_OK) rc = h.status == LUA_ERRMEM ? KIN_ENOMEM : KIN_EINVAL;
+  if (rc == KIN_ENOENT) {
+    if (err) *err = h.err ? strdup(h.err) : NULL;
+  } else if (rc < 0) {
+    const char *msg = h.err ? h.err : perr ? perr : "not enough memory";
+    kin_log(KIN_LOG_ERROR, "worker", "%s: handler %s for %s failed%s: %s", w->name, handler,
+            key ? key : "?", w->rebuilds != rebuilds ? " (state rebuilt)" : "", msg);
+    if (err) *err = strdup(msg);
+  }
+  free(h.err);
+  free(perr);
+  return rc;
+}

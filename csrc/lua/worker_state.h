@@ -1,0 +1,125 @@
+/* worker_state.h -- the factory of worker Lua states: each listener or
+ * controller worker thread owns one lua_State built here, runs user code in
+ * it with protected calls, and rebuilds it when it runs out of memory.
+ *
+ * Two sides. The main state (the user's script, on its own thread) captures
+ * a template: package.path/cpath and the code to run. The owner thread then
+ * opens states from the template; nothing of the main state is touched
+ * after capture, so Lua states never share values (DESIGN.md section 2).
+ *
+ * Code reaches a worker state in one of three shapes:
+ *   "myop.reconcile"   a module name: the worker requires it; the module
+ *                      returns a function or a table of functions, and its
+ *                      module-level variables are per state;
+ *   function           a self-contained function, sent with string.dump;
+ *   {on_add = f, ...}  a table of self-contained functions, each checked.
+ * A self-contained function has no upvalue other than _ENV, which in the
+ * worker is the worker's global table (whatever it was in the main state).
+ *
+ * Lookup (lkin_ws_push_function): with no name, the code itself must be a
+ * function (a function, or a module returning one); with a name, the code
+ * must be a table (a table of functions, or a module returning one) and
+ * code[name] a function. So handler sets use on_add/on_update/on_delete and
+ * reconcilers "reconcile" or the bare function, as the caller chooses.
+ *
+ * Each state has the standard libraries, the binding preloaded
+ * (require "kinformer" works), its own cjson.new() instance, and an
+ * allocator that refuses to grow past the template's memory limit. */
+#ifndef LKIN_WORKER_STATE_H
+#define LKIN_WORKER_STATE_H
+
+#include <lua.h>
+#include <stddef.h>
+
+#include "kobj.h"
+
+#define LKIN_WS_DEFAULT_MEMORY_LIMIT ((size_t)512 << 20)
+/* Below this a state cannot hold the standard libraries and cjson. */
+#define LKIN_WS_MIN_MEMORY_LIMIT ((size_t)256 << 10)
+
+typedef struct lkin_ws_template lkin_ws_template;
+typedef struct lkin_ws lkin_ws;
+
+/* ---- main state side -------------------------------------------------- */
+
+/* Captures the code at index idx of the main state L (a module name, a
+ * function or a table of functions) with L's package.path/cpath and the
+ * memory limit (0: the default) into a new template holding one reference.
+ * what names the code in messages ("handler", "reconciler"). Programming
+ * errors raise an argument error on idx that names the culprit (a function
+ * with an upvalue, a C function, a non-function in the table...); memory
+ * errors raise. Nothing leaks when it raises. Call on L's own thread. */
+lkin_ws_template *lkin_ws_template_new(lua_State *L, int idx, const char *what,
+                                       size_t memory_limit);
+/* Templates are immutable and shared by the threads built from them;
+ * references are atomic. unref of NULL is a no-op. */
+lkin_ws_template *lkin_ws_template_ref(lkin_ws_template *t);
+void lkin_ws_template_unref(lkin_ws_template *t);
+size_t lkin_ws_template_memory_limit(const lkin_ws_template *t);
+/* The module name, or NULL when the code was sent as function(s). */
+const char *lkin_ws_template_module(const lkin_ws_template *t);
+
+/* ---- owner thread side ------------------------------------------------ */
+
+/* Builds a state from t (which it references) and loads the code into it.
+ * name labels the state in log lines ("worker", "listener pods"...).
+ * Returns 0 and the state in *out; or KIN_ENOMEM (allocation failed or the
+ * state hit its limit while loading) or KIN_EINVAL (the code failed to
+ * load, e.g. a missing module or an error in its body), with a message in
+ * *err that the caller frees (NULL when even that could not be allocated). */
+int lkin_ws_open(lkin_ws_template *t, const char *name, lkin_ws **out, char **err);
+/* Closes the Lua state and frees w; NULL is a no-op. Owner thread only. */
+void lkin_ws_close(lkin_ws *w);
+
+/* Runs fn in protected mode on w's state, with ud as a light userdata
+ * argument; fn reports its outcome through ud. Returns 0 when fn returned;
+ * KIN_EINVAL when fn raised, with the message (and a traceback when raised
+ * under lkin_ws_call) in *err, which the caller frees; KIN_ENOMEM when the
+ * state ran out of memory, *err "not enough memory". After any
+ * out-of-memory (also one that fn caught through lkin_ws_call) the state
+ * is closed and rebuilt from the template before returning, and that is
+ * logged; if the rebuild fails, this and later calls try again first and
+ * fail with the rebuild's error. Owner thread only. */
+int lkin_ws_protect(lkin_ws *w, lua_CFunction fn, void *ud, char **err);
+
+/* Calls handler `handler` of w's code with nobjs objects (NULL: nil) pushed
+ * as fresh tables (lkin_ws_push_object), as a listener delivers an event.
+ * Returns 0 when it ran; KIN_ENOENT when the code has no such function
+ * (nothing logged: a handler set may leave some out); KIN_EINVAL when it
+ * raised, KIN_ENOMEM when the state ran out of memory (then rebuilt): both
+ * logged with key and handler name. When err is not NULL, the error text
+ * goes there (caller frees). The thread always survives. Owner thread only. */
+int lkin_ws_call_handler(lkin_ws *w, const char *handler, const char *key,
+                         kin_obj *const *objs, int nobjs, char **err);
+
+/* Counters for the owner (and for others while the owner is known idle). */
+unsigned lkin_ws_rebuilds(const lkin_ws *w);
+size_t lkin_ws_memory(const lkin_ws *w);
+const char *lkin_ws_name(const lkin_ws *w);
+
+/* ---- inside lkin_ws_protect (the state of a worker) ------------------- */
+
+/* Pushes the function name of the state's code (NULL: the code itself) and
+ * returns 0; or pushes a message saying why there is none and returns
+ * KIN_ENOENT. */
+int lkin_ws_push_function(lua_State *L, const char *name);
+/* lua_pcall with luaL_traceback as message handler: the function and
+ * nargs arguments on the stack are replaced by nresults results, or by the
+ * error message with a traceback. Returns the Lua status. An out-of-memory
+ * is noted so that lkin_ws_protect rebuilds the state afterwards. */
+int lkin_ws_call(lua_State *L, int nargs, int nresults);
+/* Pushes a fresh table decoded with the state's cjson from o's JSON; for a
+ * tombstone, {key = ..., object = <last state table or nil>,
+ * final_state_unknown = true}. Raises on memory errors. Usable in any
+ * state. */
+void lkin_ws_push_object(lua_State *L, const kin_obj *o);
+
+/* ---- any state --------------------------------------------------------- */
+
+/* Pushes L's private cjson instance (cjson.new(), made on first use and
+ * kept in the registry), so that user code reconfiguring require "cjson"
+ * does not change how the binding encodes and decodes. Raises when cjson
+ * cannot be loaded. */
+void lkin_cjson(lua_State *L);
+
+#endif

@@ -1,0 +1,25 @@
+# The informer benchmark: kinformer against client-go, both against the
+# same kinformer-sim (bench/informer_bench.sh; README in its header).
+#
+#   make bench-informer                      full run (table at the end)
+#   make bench-informer BENCH_ARGS=--quick   short form for CI (< 2 min)
+#   BENCH_REPEAT=N                           repeats per measurement (median; default 3)
+
+.PHONY: bench-informer
+
+INFORMER_BENCH := $(BUILD)/bench-informer
+INFORMER_SEED := $(BUILD)/bench-informer-seed
+
+$(INFORMER_BENCH): bench/informer_bench.c $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
+
+$(INFORMER_SEED): bench/informer_seed.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $<
+
+# e2e-reference (mk/e2e.mk) builds or reuses the client-go program.
+bench-informer: deps e2e-reference
+	$(MAKE) --no-print-directory MODE=release build/release/bench-informer \
+	  build/release/bench-informer-seed build/release/kinformer-sim
+	bench/informer_bench.sh $(BENCH_ARGS)
