@@ -177,7 +177,9 @@ typedef struct {
 
 typedef struct {
   const char *propagation_policy;   /* "Foreground", "Background", "Orphan" or NULL */
-  long grace_period_seconds;        /* negative: not sent */
+  int has_grace_period;             /* send grace_period_seconds (a zeroed
+                                       struct must not force-delete) */
+  long grace_period_seconds;        /* 0: delete immediately */
   const char *precondition_uid;     /* NULL: none */
   const char *precondition_rv;      /* NULL: none */
   const char *dry_run;

@@ -196,7 +196,7 @@ static void delete_body(kin__buf *b, const kin_delete_opts *o) {
       kin__buf_puts(b, ",\"propagationPolicy\":");
       kin__buf_json_str(b, o->propagation_policy);
     }
-    if (o->grace_period_seconds >= 0)
+    if (o->has_grace_period)
       kin__buf_printf(b, ",\"gracePeriodSeconds\":%ld", o->grace_period_seconds);
     if (o->precondition_uid || o->precondition_rv) {
       kin__buf_puts(b, ",\"preconditions\":{");

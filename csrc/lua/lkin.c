@@ -24,6 +24,21 @@ int lkin_fail(lua_State *L, int err, const char *what) {
   return 3;
 }
 
+void lkin_new_type(lua_State *L, const char *name, const luaL_Reg *methods,
+                   lua_CFunction close, lua_CFunction tostring) {
+  luaL_newmetatable(L, name);
+  lua_newtable(L); /* luaL_newlib needs an array, not a pointer */
+  luaL_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, close);
+  lua_setfield(L, -2, "__close");
+  lua_pushcfunction(L, tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
 int luaopen_kinformer_core(lua_State *L) {
   lua_newtable(L);
   lua_pushliteral(L, KIN_VERSION);

@@ -12,6 +12,11 @@ int lkin_fail(lua_State *L, int err, const char *what);
 /* Returns the short name of a kin error code ("EINVAL", ...). */
 const char *lkin_errname(int err);
 
+/* Registers the metatable name for a userdata type: methods as __index,
+ * close as both __gc and __close (it must be idempotent), and tostring. */
+void lkin_new_type(lua_State *L, const char *name, const luaL_Reg *methods,
+                   lua_CFunction close, lua_CFunction tostring);
+
 /* One function per exposed type registers its metatable and constructors
  * into the module table at the top of the stack. */
 void lkin_open_object(lua_State *L);

@@ -196,16 +196,7 @@ static const luaL_Reg methods[] = {
     {NULL, NULL}};
 
 void lkin_open_object(lua_State *L) {
-  luaL_newmetatable(L, OBJ_MT);
-  luaL_newlib(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, m_close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, m_close);
-  lua_setfield(L, -2, "__close");
-  lua_pushcfunction(L, m_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pop(L, 1);
+  lkin_new_type(L, OBJ_MT, methods, m_close, m_tostring);
   lua_pushcfunction(L, l_parse);
   lua_setfield(L, -2, "object");
   lua_pushcfunction(L, l_tombstone);

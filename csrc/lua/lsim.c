@@ -188,16 +188,7 @@ static const luaL_Reg methods[] = {
     {NULL, NULL}};
 
 void lkin_open_sim(lua_State *L) {
-  luaL_newmetatable(L, SIM_MT);
-  luaL_newlib(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, m_stop);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, m_stop);
-  lua_setfield(L, -2, "__close");
-  lua_pushcfunction(L, m_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pop(L, 1);
+  lkin_new_type(L, SIM_MT, methods, m_stop, m_tostring);
   lua_pushcfunction(L, l_start);
   lua_setfield(L, -2, "sim_start");
 }

@@ -471,16 +471,7 @@ static const luaL_Reg methods[] = {
     {NULL, NULL}};
 
 void lkin_open_worker(lua_State *L) {
-  luaL_newmetatable(L, WORKER_MT);
-  luaL_newlib(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, m_close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, m_close);
-  lua_setfield(L, -2, "__close");
-  lua_pushcfunction(L, m_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pop(L, 1);
+  lkin_new_type(L, WORKER_MT, methods, m_close, m_tostring);
   lua_pushcfunction(L, l_worker);
   lua_setfield(L, -2, "worker");
 }

@@ -125,10 +125,7 @@ int kin_sim_burst_updates(kin_sim *sim, const char *resource, const char *ns, un
 int kin__sim_handle_burst(kin__sim_req *req, const char *url, enum MHD_Result *ret) {
   if (strcmp(url, "/kinformer-sim/burst")) return 0;
   kin__sim_result out = {0, NULL};
-  json_error_t jerr;
-  json_t *b = strcmp(req->method, "POST")
-                  ? NULL
-                  : json_loadb(req->body.p ? req->body.p : "", req->body.len, 0, &jerr);
+  json_t *b = kin__sim_post_json(req);
   const char *resource = json_string_value(json_object_get(b, "resource"));
   const char *ns = json_string_value(json_object_get(b, "namespace"));
   json_int_t count = json_integer_value(json_object_get(b, "count"));

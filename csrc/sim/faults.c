@@ -137,10 +137,7 @@ int kin__sim_apply_request_faults(kin__sim_req *req, const char *url, enum MHD_R
 int kin__sim_handle_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret) {
   if (strcmp(url, "/kinformer-sim/faults")) return 0;
   kin__sim_result out = {0, NULL};
-  json_error_t jerr;
-  json_t *f = strcmp(req->method, "POST")
-                  ? NULL
-                  : json_loadb(req->body.p ? req->body.p : "", req->body.len, 0, &jerr);
+  json_t *f = kin__sim_post_json(req);
   kin_sim *sim = req->sim;
   if (!json_is_object(f)) {
     kin__sim_err_bad_request(&out, "POST a JSON object of faults to /kinformer-sim/faults");

@@ -43,6 +43,10 @@ int kin__sim_request_info_parse(const char *url, kin__sim_request_info *ri);
 
 /* Query parameter value (decoded) or NULL. */
 const char *kin__sim_query(kin__sim_req *req, const char *name);
+/* The body of a POST parsed as JSON (a new reference the caller drops), or
+ * NULL for another method or a body that is not JSON. For the
+ * /kinformer-sim/ admin endpoints. */
+json_t *kin__sim_post_json(kin__sim_req *req);
 
 /* Queue a JSON response; body stolen. Return MHD_YES/MHD_NO. */
 enum MHD_Result kin__sim_respond_json(kin__sim_req *req, int code, json_t *body);

@@ -69,3 +69,9 @@ int kin__sim_append_obj(kin__buf *b, const kin__sim_resource *r, const kin__sim_
   free(s);
   return rc;
 }
+
+json_t *kin__sim_post_json(kin__sim_req *req) {
+  if (strcmp(req->method, "POST")) return NULL;
+  json_error_t jerr;
+  return json_loadb(req->body.p ? req->body.p : "", req->body.len, 0, &jerr);
+}

@@ -130,13 +130,13 @@ static void test_e2e_client_Verbs(void **state) {
 
   /* Delete: failed preconditions, then Orphan (the finalizer stays: no
    * garbage collector here), then a plain delete after clearing it. */
-  kin_delete_opts o = {.grace_period_seconds = -1, .precondition_uid = "00000000-0000-0000-0000-000000000000"};
+  kin_delete_opts o = {.precondition_uid = "00000000-0000-0000-0000-000000000000"};
   assert_int_equal(kin_client_delete(c, &cm, ns, "a", &o, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "Conflict");
   assert_non_null(strstr(r.message, "the UID in the precondition"));
   kin_result_free(&r);
-  o = (kin_delete_opts){.grace_period_seconds = -1, .precondition_uid = uid,
+  o = (kin_delete_opts){.precondition_uid = uid,
                         .propagation_policy = "Orphan"};
   assert_int_equal(kin_client_delete(c, &cm, ns, "a", &o, &r), 0);
   kin_result_free(&r);
@@ -152,7 +152,7 @@ static void test_e2e_client_Verbs(void **state) {
   assert_int_equal(r.code, 404);
   kin_result_free(&r);
   /* dryRun in DeleteOptions: nothing deleted. */
-  o = (kin_delete_opts){.grace_period_seconds = 0, .dry_run = "All"};
+  o = (kin_delete_opts){.has_grace_period = 1, .grace_period_seconds = 0, .dry_run = "All"};
   assert_int_equal(kin_client_delete(c, &dep, ns, "d", &o, &r), 0);
   kin_result_free(&r);
   assert_int_equal(kin_client_get(c, &dep, ns, "d", &r), 0);

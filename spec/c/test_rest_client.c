@@ -241,25 +241,25 @@ static void test_rest_client_DeletePreconditions(void **state) {
   rt_field(obj, "resourceVersion", rv, sizeof rv);
   free(obj);
   kin_result r;
-  kin_delete_opts o = {.grace_period_seconds = -1, .precondition_uid = "not-the-uid"};
+  kin_delete_opts o = {.precondition_uid = "not-the-uid"};
   assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "Conflict");
   assert_non_null(strstr(r.message, "UID in the precondition"));
   kin_result_free(&r);
-  o = (kin_delete_opts){.grace_period_seconds = -1, .precondition_uid = uid,
+  o = (kin_delete_opts){.precondition_uid = uid,
                         .precondition_rv = "999999"};
   assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_non_null(strstr(r.message, "ResourceVersion in the precondition"));
   kin_result_free(&r);
   /* dryRun in the DeleteOptions body: nothing is deleted. */
-  o = (kin_delete_opts){.grace_period_seconds = -1, .dry_run = "All"};
+  o = (kin_delete_opts){.dry_run = "All"};
   assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), 0);
   kin_result_free(&r);
   assert_int_equal(kin_client_get(c, &cm, "default", "a", &r), 0);
   kin_result_free(&r);
-  o = (kin_delete_opts){.grace_period_seconds = 0, .precondition_uid = uid,
+  o = (kin_delete_opts){.has_grace_period = 1, .grace_period_seconds = 0, .precondition_uid = uid,
                         .precondition_rv = rv, .propagation_policy = "Background"};
   assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), 0);
   assert_int_equal(r.code, 200);
