@@ -99,11 +99,38 @@ $(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(wildcard csrc
 $(TEST_BIN): $(TEST_OBJ) $(CORE_LIB) $(SIM_LIB)
 	$(CC) -o $@ $(TEST_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka $(SIM_LIBS) -lcurl $(CORE_LIBS)
 
+# The binding's C tests (spec/c/lua/test_*.c): worker states, listeners and
+# controllers driven from C threads and from Lua scenarios, linked with
+# liblua5.4 so that ASan and TSan see the binding's threads too.
+LUA_TEST_SRC := $(sort $(wildcard spec/c/lua/test_*.c))
+LUA_TEST_OBJ := $(patsubst spec/c/lua/%.c,$(BUILD)/spec_lua/%.o,$(LUA_TEST_SRC)) \
+                $(BUILD)/spec_lua/main.o $(BUILD)/spec/kin_test_util.o
+LUA_TEST_BIN := $(BUILD)/kin_tests_lua
+LUA_SUITES_H := $(BUILD)/spec_lua/suites.h
+
+$(LUA_SUITES_H): $(LUA_TEST_SRC) Makefile
+	@mkdir -p $(@D)
+	@for f in $(LUA_TEST_SRC); do n=$$(basename $$f .c); echo "KIN_SUITE_USE($${n#test_})"; done > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+
+$(BUILD)/spec_lua/%.o: spec/c/lua/%.c $(wildcard spec/c/*.h csrc/lua/*.h csrc/core/*.h) $(LUA_SUITES_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec_lua -Ispec/c -Icsrc/lua -Icsrc/sim -I$(LUA_INC) -c $< -o $@
+
+$(BUILD)/spec_lua/main.o: spec/c/main.c $(wildcard spec/c/*.h) $(LUA_SUITES_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec_lua -Ispec/c -c $< -o $@
+
+$(LUA_TEST_BIN): $(LUA_TEST_OBJ) $(LUA_OBJ) $(CORE_LIB) $(SIM_LIB)
+	$(CC) -o $@ $(LUA_TEST_OBJ) $(LUA_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka \
+	  -llua5.4 $(SIM_LIBS) $(CORE_LIBS)
+
 # TSan on kernels with high mmap entropy needs ASLR off (setarch -R).
 RUNNER := $(if $(filter tsan,$(MODE)),setarch $(shell uname -m) -R,)
 
-test-c: $(TEST_BIN)
+test-c: $(TEST_BIN) $(LUA_TEST_BIN)
 	$(RUNNER) ./$(TEST_BIN) $(FILTER)
+	$(RUNNER) ./$(LUA_TEST_BIN) $(FILTER)
 
 test-lua: $(LUA_MOD)
 	LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' LUA_CPATH='$(BUILD)/?.so;;' \

@@ -31,6 +31,10 @@ build = {
   modules = {
     kinformer = "lua/kinformer/init.lua",
     ["kinformer.sim"] = "lua/kinformer/sim.lua",
+    ["kinformer.ctx"] = "lua/kinformer/ctx.lua",
+    ["kinformer.errors"] = "lua/kinformer/errors.lua",
+    ["kinformer.manager"] = "lua/kinformer/manager.lua",
+    ["kinformer.controller"] = "lua/kinformer/controller.lua",
     ["kinformer.core"] = {
       -- BEGIN SOURCES (tools/update-rockspec.sh keeps this list current)
       sources = {
@@ -77,6 +81,11 @@ build = {
         "csrc/core/util.c",
         "csrc/core/watch_decoder.c",
         "csrc/core/workqueue_metrics.c",
+        "csrc/lua/lclient.c",
+        "csrc/lua/lcontroller.c",
+        "csrc/lua/lenv.c",
+        "csrc/lua/lhandler.c",
+        "csrc/lua/linformer.c",
         "csrc/lua/lkin.c",
         "csrc/lua/lobject.c",
         "csrc/lua/lsim.c",

@@ -2,6 +2,7 @@
 #include "lkin.h"
 
 #include "kin.h"
+#include "lenv.h"
 
 const char *lkin_errname(int err) {
   switch (err) {
@@ -46,5 +47,9 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_object(L);
   lkin_open_sim(L);
   lkin_open_worker(L);
+  lkin_open_env(L);
+  lkin_open_informer(L);
+  lkin_open_client(L);
+  lkin_open_controller(L);
   return 1;
 }

@@ -357,6 +357,7 @@ typedef struct {
   const char *handler;
   kin_obj *const *objs;
   int nobjs;
+  int flag; /* -1: none; else pushed as a boolean after the objects */
   int missing;
   int status;
   char *err;
@@ -374,14 +375,20 @@ static int run_handler(lua_State *L) {
     if (h->objs[i]) lkin_ws_push_object(L, h->objs[i]);
     else lua_pushnil(L);
   }
-  h->status = lkin_ws_call(L, h->nobjs, 0);
+  if (h->flag >= 0) lua_pushboolean(L, h->flag);
+  h->status = lkin_ws_call(L, h->nobjs + (h->flag >= 0), 0);
   if (h->status != LUA_OK) h->err = dup_message(L, -1);
   return 0;
 }
 
 int lkin_ws_call_handler(lkin_ws *w, const char *handler, const char *key,
                          kin_obj *const *objs, int nobjs, char **err) {
-  handler_call h = {handler, objs, nobjs, 0, LUA_OK, NULL};
+  return lkin_ws_call_handler_flag(w, handler, key, objs, nobjs, -1, err);
+}
+
+int lkin_ws_call_handler_flag(lkin_ws *w, const char *handler, const char *key,
+                              kin_obj *const *objs, int nobjs, int flag, char **err) {
+  handler_call h = {handler, objs, nobjs, flag < 0 ? -1 : !!flag, 0, LUA_OK, NULL};
   char *perr = NULL;
   unsigned rebuilds = w->rebuilds;
   int rc = lkin_ws_protect(w, run_handler, &h, &perr);

@@ -91,6 +91,10 @@ int lkin_ws_protect(lkin_ws *w, lua_CFunction fn, void *ud, char **err);
  * goes there (caller frees). The thread always survives. Owner thread only. */
 int lkin_ws_call_handler(lkin_ws *w, const char *handler, const char *key,
                          kin_obj *const *objs, int nobjs, char **err);
+/* The same with flag (0 or 1) passed as a boolean after the objects, as
+ * on_add(obj, is_in_initial_list) gets it; flag < 0 passes nothing. */
+int lkin_ws_call_handler_flag(lkin_ws *w, const char *handler, const char *key,
+                              kin_obj *const *objs, int nobjs, int flag, char **err);
 
 /* Counters for the owner (and for others while the owner is known idle). */
 unsigned lkin_ws_rebuilds(const lkin_ws *w);

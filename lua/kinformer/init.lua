@@ -16,4 +16,12 @@ M.object = core.object
 -- the last known state.
 M.tombstone = core.tombstone
 
+--- Creates a manager (lua/kinformer/manager.lua): kinformer.manager{...}.
+function M.manager(opts) return require("kinformer.manager").new(opts) end
+
+--- Terminal errors (lua/kinformer/errors.lua): a reconciler that raises or
+-- returns kinformer.terminal(err) is not retried.
+M.terminal = require("kinformer.errors").terminal
+M.is_terminal = require("kinformer.errors").is_terminal
+
 return M

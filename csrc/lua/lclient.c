@@ -1,0 +1,605 @@
+/* lclient.c -- kinformer.client: the REST verbs of a manager's kin_client
+ * (env->client) as Lua methods, usable from any Lua state (the main state,
+ * listener states, controller worker states). Also core.log and
+ * core.log_enabled, kin's leveled log for Lua code (lua/kinformer/ctx.lua).
+ *
+ * Conventions (luv style):
+ *   - misuse (wrong argument types, unknown option values) raises with
+ *     luaL_argcheck / luaL_argerror;
+ *   - a runtime failure returns nil, message, code, http_code: code is the
+ *     Status reason of the server's answer ("NotFound", "Conflict",
+ *     "AlreadyExists", "Invalid", ...; derived from the HTTP code when the
+ *     Status has none), or "ENOENT" (unknown resource), "EIO",
+ *     "ETIMEDOUT", "EINVAL"...; http_code is 0 when no answer arrived;
+ *   - results are fresh tables decoded with the state's private cjson
+ *     (lkin_cjson), so user code reconfiguring require "cjson" changes
+ *     nothing here.
+ *
+ * Every call blocks the calling thread until the answer arrived (never call
+ * from the IO thread; Lua code never runs there). The userdata holds one
+ * reference on the lkin_env, dropped by close/__gc; the env's pointers are
+ * immutable and kin_client is thread-safe, so no lock is taken here. */
+#include "lenv.h"
+#include "lkin.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kin.h"
+#include "kobj.h"
+#include "log.h"
+#include "rest_client.h"
+#include "worker_state.h"
+
+#define CLIENT_MT "kinformer.client"
+
+typedef struct {
+  lkin_env *e; /* one reference; NULL once closed */
+} lclient;
+
+/* Pushes a kinformer.client over e->client holding a new reference on e.
+ * Raises (without leaking) when the userdata cannot be allocated. */
+void lkin_push_client(lua_State *L, lkin_env *e) {
+  lclient *u = lua_newuserdatauv(L, sizeof(*u), 0);
+  u->e = NULL;
+  luaL_setmetatable(L, CLIENT_MT);
+  u->e = lkin_env_ref(e);
+}
+
+/* Returns the client of the userdata at 1 (raises when closed). */
+static kin_client *check(lua_State *L) {
+  lclient *u = luaL_checkudata(L, 1, CLIENT_MT);
+  luaL_argcheck(L, u->e != NULL, 1, "client is closed");
+  return u->e->client;
+}
+
+/* c:close() / __gc / __close: drops the env reference. Idempotent. */
+static int m_close(lua_State *L) {
+  lclient *u = luaL_checkudata(L, 1, CLIENT_MT);
+  if (u->e) {
+    lkin_env *e = u->e;
+    u->e = NULL;
+    lkin_env_unref(e);
+  }
+  return 0;
+}
+
+static int m_tostring(lua_State *L) {
+  lclient *u = luaL_checkudata(L, 1, CLIENT_MT);
+  if (u->e)
+    lua_pushfstring(L, "kinformer.client (%s)", kin_client_host(u->e->client));
+  else
+    lua_pushliteral(L, "kinformer.client (closed)");
+  return 1;
+}
+
+/* ---- results --------------------------------------------------------------- */
+
+/* The reason apimachinery gives an HTTP code, for Status objects that
+ * carry none. */
+static const char *reason_for_code(long code) {
+  switch (code) {
+  case 400: return "BadRequest";
+  case 401: return "Unauthorized";
+  case 403: return "Forbidden";
+  case 404: return "NotFound";
+  case 405: return "MethodNotAllowed";
+  case 406: return "NotAcceptable";
+  case 409: return "Conflict";
+  case 410: return "Expired";
+  case 413: return "RequestEntityTooLarge";
+  case 415: return "UnsupportedMediaType";
+  case 422: return "Invalid";
+  case 429: return "TooManyRequests";
+  case 500: return "InternalError";
+  case 503: return "ServiceUnavailable";
+  case 504: return "Timeout";
+  default: return "Unknown";
+  }
+}
+
+/* Pushes nil, "<verb> <res>: <message>", code, http_code for a failed call
+ * and frees r. Returns 4. */
+static int push_failure(lua_State *L, int rc, kin_result *r, const char *verb, const char *res) {
+  lua_pushnil(L);
+  const char *msg = r->message && *r->message ? r->message : NULL;
+  if (rc == KIN_ESTATUS) {
+    lua_pushfstring(L, "%s %s: %s", verb, res, msg ? msg : reason_for_code(r->code));
+    lua_pushstring(L, r->reason && *r->reason ? r->reason : reason_for_code(r->code));
+  } else {
+    lua_pushfstring(L, "%s %s: %s", verb, res, msg ? msg : kin_strerror(rc));
+    lua_pushstring(L, rc == KIN_EIO ? "EIO" : lkin_errname(rc));
+  }
+  lua_pushinteger(L, r->code);
+  kin_result_free(r);
+  return 4;
+}
+
+/* Pushes the outcome of a verb: the decoded body (a fresh table) on
+ * success, or the failure (push_failure). Frees r in every case; a decode
+ * error (the server sent something that is not JSON) raises after r is
+ * freed. */
+static int push_result(lua_State *L, int rc, kin_result *r, const char *verb, const char *res) {
+  if (rc < 0) return push_failure(L, rc, r, verb, res);
+  if (!r->body || r->body_len == 0) {
+    kin_result_free(r);
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lkin_cjson(L);
+  lua_getfield(L, -1, "decode");
+  lua_remove(L, -2);
+  lua_pushlstring(L, r->body, r->body_len);
+  kin_result_free(r);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+/* ---- arguments --------------------------------------------------------------- */
+
+/* Resolves the resource name at index i into *out. Returns 0, or pushes
+ * nil, message, code, 0 and returns 4 for the caller to return. */
+static int resolve(lua_State *L, kin_client *c, const char *name, kin_resource *out) {
+  int rc = kin_client_resource(c, name, out);
+  if (rc == 0) return 0;
+  lua_pushnil(L);
+  if (rc == KIN_ENOENT)
+    lua_pushfstring(L, "unknown resource '%s': the server has no such resource", name);
+  else
+    lua_pushfstring(L, "resolve resource '%s': %s", name, kin_strerror(rc));
+  lua_pushstring(L, rc == KIN_EIO ? "EIO" : lkin_errname(rc));
+  lua_pushinteger(L, 0);
+  return 4;
+}
+
+/* The same from an object's apiVersion and kind. */
+static int resolve_kind(lua_State *L, kin_client *c, const char *api_version, const char *kind,
+                        kin_resource *out) {
+  int rc = kin_client_resource_for_kind(c, api_version, kind, out);
+  if (rc == 0) return 0;
+  lua_pushnil(L);
+  if (rc == KIN_ENOENT)
+    lua_pushfstring(L, "unknown resource for apiVersion '%s' kind '%s'", api_version, kind);
+  else
+    lua_pushfstring(L, "resolve apiVersion '%s' kind '%s': %s", api_version, kind,
+                    kin_strerror(rc));
+  lua_pushstring(L, rc == KIN_EIO ? "EIO" : lkin_errname(rc));
+  lua_pushinteger(L, 0);
+  return 4;
+}
+
+/* An optional string argument: nil/none or "" give NULL. */
+static const char *opt_arg(lua_State *L, int i) {
+  if (lua_isnoneornil(L, i)) return NULL;
+  const char *s = luaL_checkstring(L, i);
+  return *s ? s : NULL;
+}
+
+/* The options table at i (nil: none). Raises when it is something else. */
+static int has_opts(lua_State *L, int i) {
+  if (lua_isnoneornil(L, i)) return 0;
+  luaL_checktype(L, i, LUA_TTABLE);
+  return 1;
+}
+
+/* Field k of the options table at t as a string, or NULL. The string
+ * stays alive as a field of the table. Raises on a wrong type. */
+static const char *opt_string(lua_State *L, int t, const char *k) {
+  if (!t) return NULL;
+  lua_getfield(L, t, k);
+  const char *s = NULL;
+  if (!lua_isnil(L, -1)) {
+    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, t,
+                  lua_pushfstring(L, "option '%s' must be a string", k));
+    s = lua_tostring(L, -1);
+  }
+  lua_pop(L, 1);
+  return s;
+}
+
+static int opt_number(lua_State *L, int t, const char *k, lua_Number *v) {
+  if (!t) return 0;
+  lua_getfield(L, t, k);
+  int has = !lua_isnil(L, -1);
+  if (has) {
+    luaL_argcheck(L, lua_type(L, -1) == LUA_TNUMBER, t,
+                  lua_pushfstring(L, "option '%s' must be a number", k));
+    *v = lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  return has;
+}
+
+static int opt_bool(lua_State *L, int t, const char *k) {
+  if (!t) return 0;
+  lua_getfield(L, t, k);
+  int v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* dry_run = true | "All" -> "All". */
+static const char *opt_dry_run(lua_State *L, int t) {
+  if (!t) return NULL;
+  lua_getfield(L, t, "dry_run");
+  int ty = lua_type(L, -1);
+  lua_pop(L, 1);
+  if (ty == LUA_TBOOLEAN) return opt_bool(L, t, "dry_run") ? "All" : NULL;
+  return opt_string(L, t, "dry_run");
+}
+
+/* Replaces the object at i (a table, or a JSON string) by its JSON text
+ * and returns it (length in *len). Encoding uses the state's private
+ * cjson; a table cjson cannot encode raises. */
+static const char *to_json(lua_State *L, int i, size_t *len) {
+  int ty = lua_type(L, i);
+  luaL_argexpected(L, ty == LUA_TTABLE || ty == LUA_TSTRING, i, "object (table or JSON string)");
+  if (ty == LUA_TTABLE) {
+    lkin_cjson(L);
+    lua_getfield(L, -1, "encode");
+    lua_remove(L, -2);
+    lua_pushvalue(L, i);
+    lua_call(L, 1, 1);
+    lua_replace(L, i);
+  }
+  return lua_tolstring(L, i, len);
+}
+
+/* The object's metadata and type, read from its JSON. */
+typedef struct {
+  char ns[256];
+  char name[256];
+  char api_version[256];
+  char kind[128];
+} obj_meta;
+
+/* Reads the metadata of json into *m. Returns 0, or KIN_EINVAL when the
+ * text is not a JSON object. */
+static int read_meta(const char *json, size_t len, obj_meta *m) {
+  kin_obj *o;
+  int rc = kin_obj_parse_any(json, len, &o);
+  if (rc < 0) return rc;
+  snprintf(m->ns, sizeof m->ns, "%s", kin_obj_namespace(o));
+  snprintf(m->name, sizeof m->name, "%s", kin_obj_name(o));
+  snprintf(m->api_version, sizeof m->api_version, "%s", kin_obj_api_version(o));
+  snprintf(m->kind, sizeof m->kind, "%s", kin_obj_kind_name(o));
+  kin_obj_unref(o);
+  return 0;
+}
+
+/* Shared front of the verbs that take an object: c:verb([res,] obj [, opts]).
+ * Resolves the resource (from res, else from obj's apiVersion/kind), encodes
+ * obj to JSON and reads its metadata. On success returns 0 and sets *objidx
+ * to the object's index (now its JSON), *optidx to the options index or 0,
+ * *label to the resource name for messages (a string kept on the stack).
+ * On a runtime failure pushes nil, msg, code, http and returns 4. */
+typedef struct {
+  kin_client *c;
+  kin_resource r;
+  obj_meta m;
+  const char *json;
+  size_t len;
+  int objidx;
+  int optidx;
+  const char *label;
+  const char *ns; /* the namespace to write into (NULL: cluster scope) */
+} obj_call;
+
+/* Whether the string at i is JSON text rather than a resource name. */
+static int is_json_text(lua_State *L, int i) {
+  const char *s = lua_tostring(L, i);
+  while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+  return *s == '{';
+}
+
+static int obj_front(lua_State *L, const char *verb, obj_call *oc) {
+  oc->c = check(L);
+  int objidx = 2;
+  const char *res = NULL;
+  if (lua_type(L, 2) == LUA_TSTRING && !is_json_text(L, 2)) {
+    res = lua_tostring(L, 2);
+    objidx = 3;
+  }
+  oc->objidx = objidx;
+  oc->optidx = has_opts(L, objidx + 1) ? objidx + 1 : 0;
+  oc->json = to_json(L, objidx, &oc->len);
+  if (read_meta(oc->json, oc->len, &oc->m) < 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: the object is not a JSON object", verb);
+    lua_pushliteral(L, "EINVAL");
+    lua_pushinteger(L, 0);
+    return 4;
+  }
+  int n;
+  if (res) {
+    if ((n = resolve(L, oc->c, res, &oc->r))) return n;
+    oc->label = res;
+  } else {
+    luaL_argcheck(L, oc->m.api_version[0] && oc->m.kind[0], objidx,
+                  "no resource given and the object has no apiVersion and kind");
+    if ((n = resolve_kind(L, oc->c, oc->m.api_version, oc->m.kind, &oc->r))) return n;
+    lua_pushfstring(L, "%s/%s", oc->m.api_version, oc->m.kind);
+    oc->label = lua_tostring(L, -1); /* stays on the stack */
+  }
+  /* A namespaced object without metadata.namespace goes to the
+   * kubeconfig context's namespace, as kubectl does. */
+  oc->ns = NULL;
+  if (oc->r.namespaced) oc->ns = oc->m.ns[0] ? oc->m.ns : kin_client_namespace(oc->c);
+  return 0;
+}
+
+/* ---- verbs ------------------------------------------------------------------- */
+
+/* c:get(res, ns, name) -> table | nil, msg, code, http_code */
+static int m_get(lua_State *L) {
+  kin_client *c = check(L);
+  const char *res = luaL_checkstring(L, 2);
+  const char *ns = opt_arg(L, 3);
+  const char *name = luaL_checkstring(L, 4);
+  luaL_argcheck(L, *name, 4, "a name is required");
+  kin_resource r;
+  int n = resolve(L, c, res, &r);
+  if (n) return n;
+  kin_result out;
+  int rc = kin_client_get(c, &r, ns, name, &out);
+  return push_result(L, rc, &out, "get", res);
+}
+
+/* c:list(res [, ns [, {label_selector=, field_selector=, limit=, continue=,
+ *        resource_version=}]]) -> list table | nil, msg, code, http_code */
+static int m_list(lua_State *L) {
+  kin_client *c = check(L);
+  const char *res = luaL_checkstring(L, 2);
+  const char *ns = opt_arg(L, 3);
+  int t = has_opts(L, 4) ? 4 : 0;
+  kin_list_opts lo = {0};
+  lo.label_selector = opt_string(L, t, "label_selector");
+  lo.field_selector = opt_string(L, t, "field_selector");
+  lo.continue_token = opt_string(L, t, "continue");
+  lo.resource_version = opt_string(L, t, "resource_version");
+  lua_Number v;
+  if (opt_number(L, t, "limit", &v)) {
+    luaL_argcheck(L, v >= 0, t, "option 'limit' must be >= 0");
+    lo.limit = (long)v;
+  }
+  kin_resource r;
+  int n = resolve(L, c, res, &r);
+  if (n) return n;
+  kin_result out;
+  int rc = kin_client_list(c, &r, ns, &lo, &out);
+  return push_result(L, rc, &out, "list", res);
+}
+
+static void write_opts(lua_State *L, int t, kin_write_opts *wo) {
+  memset(wo, 0, sizeof *wo);
+  wo->field_manager = opt_string(L, t, "field_manager");
+  wo->dry_run = opt_dry_run(L, t);
+}
+
+/* c:create([res,] obj [, {field_manager=, dry_run=}]) -> created object |
+ * nil, msg, code, http_code. obj: a table or a JSON string; without res the
+ * resource comes from obj.apiVersion and obj.kind. */
+static int m_create(lua_State *L) {
+  obj_call oc;
+  int n = obj_front(L, "create", &oc);
+  if (n) return n;
+  kin_write_opts wo;
+  write_opts(L, oc.optidx, &wo);
+  wo.subresource = opt_string(L, oc.optidx, "subresource");
+  kin_result out;
+  int rc = kin_client_create(oc.c, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
+  return push_result(L, rc, &out, "create", oc.label);
+}
+
+/* PUT of obj (or of its status subresource). */
+static int do_update(lua_State *L, const char *verb, const char *sub) {
+  obj_call oc;
+  int n = obj_front(L, verb, &oc);
+  if (n) return n;
+  luaL_argcheck(L, oc.m.name[0], oc.objidx, "the object has no metadata.name");
+  kin_write_opts wo;
+  write_opts(L, oc.optidx, &wo);
+  wo.subresource = sub;
+  kin_result out;
+  int rc = kin_client_update(oc.c, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
+  return push_result(L, rc, &out, verb, oc.label);
+}
+
+/* c:update([res,] obj [, {field_manager=, dry_run=}]) -> updated object |
+ * nil, msg, code, http_code ("Conflict" when metadata.resourceVersion is
+ * stale). */
+static int m_update(lua_State *L) { return do_update(L, "update", NULL); }
+
+/* c:update_status([res,] obj [, opts]): the same on the status subresource. */
+static int m_update_status(lua_State *L) { return do_update(L, "update_status", "status"); }
+
+/* c:patch(res, ns, name, patch [, {type="merge"|"json"|"strategic"|"apply",
+ *         field_manager=, force=, subresource=, dry_run=}]) -> patched object |
+ * nil, msg, code, http_code. patch: a table (JSON-encoded) or a string. */
+static int m_patch(lua_State *L) {
+  static const char *const types[] = {"merge", "json", "strategic", "apply", NULL};
+  static const kin_patch_type tvals[] = {KIN_PATCH_MERGE, KIN_PATCH_JSON, KIN_PATCH_STRATEGIC,
+                                         KIN_PATCH_APPLY};
+  kin_client *c = check(L);
+  const char *res = luaL_checkstring(L, 2);
+  const char *ns = opt_arg(L, 3);
+  const char *name = luaL_checkstring(L, 4);
+  luaL_argcheck(L, *name, 4, "a name is required");
+  int t = has_opts(L, 6) ? 6 : 0;
+  size_t len;
+  const char *patch = to_json(L, 5, &len);
+  kin_patch_type type = KIN_PATCH_MERGE;
+  if (t) {
+    lua_getfield(L, t, "type");
+    if (!lua_isnil(L, -1)) type = tvals[luaL_checkoption(L, -1, NULL, types)];
+    lua_pop(L, 1);
+  }
+  kin_write_opts wo;
+  write_opts(L, t, &wo);
+  wo.subresource = opt_string(L, t, "subresource");
+  wo.force = opt_bool(L, t, "force");
+  if (type == KIN_PATCH_APPLY && !wo.field_manager) wo.field_manager = "kinformer";
+  kin_resource r;
+  int n = resolve(L, c, res, &r);
+  if (n) return n;
+  kin_result out;
+  int rc = kin_client_patch(c, &r, ns, name, type, patch, len, &wo, &out);
+  return push_result(L, rc, &out, "patch", res);
+}
+
+/* c:apply([res,] obj [, {field_manager=, force=, dry_run=, subresource=}])
+ * -> the object as applied | nil, msg, code, http_code. Server-side apply
+ * of obj (a table or YAML/JSON string: JSON is YAML) under field_manager
+ * ("kinformer" when not given); the name and namespace come from obj. */
+static int m_apply(lua_State *L) {
+  obj_call oc;
+  int n = obj_front(L, "apply", &oc);
+  if (n) return n;
+  luaL_argcheck(L, oc.m.name[0], oc.objidx, "the object has no metadata.name");
+  kin_write_opts wo;
+  write_opts(L, oc.optidx, &wo);
+  if (!wo.field_manager) wo.field_manager = "kinformer";
+  wo.force = opt_bool(L, oc.optidx, "force");
+  wo.subresource = opt_string(L, oc.optidx, "subresource");
+  kin_result out;
+  int rc = kin_client_patch(oc.c, &oc.r, oc.ns, oc.m.name, KIN_PATCH_APPLY, oc.json, oc.len, &wo,
+                            &out);
+  return push_result(L, rc, &out, "apply", oc.label);
+}
+
+/* c:delete(res, ns, name [, {propagation_policy=, grace_period=, uid=,
+ *          resource_version=, dry_run=}]) -> true | nil, msg, code, http_code
+ * c:delete(obj [, opts]) deletes the object named by obj (resource from its
+ * apiVersion/kind). uid/resource_version are preconditions ("Conflict" when
+ * they do not hold). */
+static int m_delete(lua_State *L) {
+  kin_client *c = check(L);
+  kin_resource r;
+  const char *ns, *name, *label;
+  int t, n;
+  obj_meta m;
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    size_t len;
+    t = has_opts(L, 3) ? 3 : 0;
+    const char *json = to_json(L, 2, &len);
+    luaL_argcheck(L, read_meta(json, len, &m) == 0 && m.name[0], 2,
+                  "the object has no metadata.name");
+    luaL_argcheck(L, m.api_version[0] && m.kind[0], 2, "the object has no apiVersion and kind");
+    if ((n = resolve_kind(L, c, m.api_version, m.kind, &r))) return n;
+    ns = m.ns[0] ? m.ns : NULL;
+    name = m.name;
+    lua_pushfstring(L, "%s/%s", m.api_version, m.kind);
+    label = lua_tostring(L, -1);
+  } else {
+    label = luaL_checkstring(L, 2);
+    ns = opt_arg(L, 3);
+    name = luaL_checkstring(L, 4);
+    luaL_argcheck(L, *name, 4, "a name is required");
+    t = has_opts(L, 5) ? 5 : 0;
+    if ((n = resolve(L, c, label, &r))) return n;
+  }
+  kin_delete_opts d = {0};
+  d.propagation_policy = opt_string(L, t, "propagation_policy");
+  if (d.propagation_policy) {
+    static const char *const pol[] = {"Foreground", "Background", "Orphan", NULL};
+    lua_pushstring(L, d.propagation_policy);
+    luaL_checkoption(L, -1, NULL, pol);
+    lua_pop(L, 1);
+  }
+  lua_Number g;
+  if (opt_number(L, t, "grace_period", &g)) {
+    luaL_argcheck(L, g >= 0, t, "option 'grace_period' must be >= 0");
+    d.has_grace_period = 1;
+    d.grace_period_seconds = (long)g;
+  }
+  d.precondition_uid = opt_string(L, t, "uid");
+  d.precondition_rv = opt_string(L, t, "resource_version");
+  d.dry_run = opt_dry_run(L, t);
+  kin_result out;
+  int rc = kin_client_delete(c, &r, ns, name, &d, &out);
+  if (rc < 0) return push_failure(L, rc, &out, "delete", label);
+  kin_result_free(&out);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* c:resource(name) -> {group=, version=, resource=, kind=, namespaced=} |
+ * nil, msg, code */
+static int m_resource(lua_State *L) {
+  kin_client *c = check(L);
+  const char *name = luaL_checkstring(L, 2);
+  kin_resource r;
+  int n = resolve(L, c, name, &r);
+  if (n) return n;
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, r.group);
+  lua_setfield(L, -2, "group");
+  lua_pushstring(L, r.version);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, r.resource);
+  lua_setfield(L, -2, "resource");
+  lua_pushstring(L, r.kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushboolean(L, r.namespaced);
+  lua_setfield(L, -2, "namespaced");
+  return 1;
+}
+
+/* c:namespace() -> the kubeconfig context's namespace ("default"). */
+static int m_namespace(lua_State *L) {
+  lua_pushstring(L, kin_client_namespace(check(L)));
+  return 1;
+}
+
+/* ---- core.log ---------------------------------------------------------------- */
+
+static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
+
+static kin_log_level check_level(lua_State *L, int i) {
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    lua_Integer v = luaL_checkinteger(L, i);
+    luaL_argcheck(L, v >= 0 && v <= 3, i, "level must be 0..3");
+    return (kin_log_level)v;
+  }
+  return (kin_log_level)luaL_checkoption(L, i, NULL, level_names);
+}
+
+/* core.log(level, component, msg): one line through kin's log (its sink and
+ * level: KINFORMER_LOG_LEVEL). level: "error"|"warn"|"info"|"debug" or 0..3. */
+static int l_log(lua_State *L) {
+  kin_log_level lv = check_level(L, 1);
+  const char *comp = luaL_checkstring(L, 2);
+  const char *msg = luaL_checkstring(L, 3);
+  if (kin_log_enabled(lv)) kin_log(lv, comp, "%s", msg);
+  return 0;
+}
+
+/* core.log_enabled(level) -> boolean: whether core.log at level prints. */
+static int l_log_enabled(lua_State *L) {
+  lua_pushboolean(L, kin_log_enabled(check_level(L, 1)));
+  return 1;
+}
+
+void lkin_open_client(lua_State *L) {
+  static const luaL_Reg methods[] = {
+      {"get", m_get},
+      {"list", m_list},
+      {"create", m_create},
+      {"update", m_update},
+      {"update_status", m_update_status},
+      {"patch", m_patch},
+      {"apply", m_apply},
+      {"delete", m_delete},
+      {"resource", m_resource},
+      {"namespace", m_namespace},
+      {"close", m_close},
+      {NULL, NULL},
+  };
+  lkin_new_type(L, CLIENT_MT, methods, m_close, m_tostring);
+  static const luaL_Reg fns[] = {
+      {"log", l_log},
+      {"log_enabled", l_log_enabled},
+      {NULL, NULL},
+  };
+  luaL_setfuncs(L, fns, 0);
+}

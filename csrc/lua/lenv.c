@@ -1,0 +1,618 @@
+/* lenv.c -- kinformer.env: the C core of a manager (lenv.h). One IO engine,
+ * one REST client and one informer factory, shared by reference with every
+ * Lua state that works for the manager.
+ *
+ * Lifetime: each kinformer.env, kinformer.informer and kinformer.client
+ * userdata holds a reference; the last unref shuts the factory down (joining
+ * every reflector, informer and listener thread) and frees it all. */
+#include "lenv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kin.h"
+#include "kobj.h"
+#include "kubeconfig.h"
+#include "lkin.h"
+#include "log.h"
+#include "reflector.h"
+#include "worker_state.h"
+
+#define ENV_MT "kinformer.env"
+
+/* A Lua transform: one worker state shared by the reflector threads of one
+ * informer, built on first use. mu guards ws (a Lua state is not
+ * reentrant); tmpl is immutable. */
+typedef struct lua_transform {
+  pthread_mutex_t mu;
+  lkin_ws_template *tmpl;
+  lkin_ws *ws;
+  char *name;
+  struct lua_transform *next; /* env's list; freed after the factory */
+} lua_transform;
+
+/* Private part of lkin_env: transforms must outlive the informers using
+ * them, so they are freed only after the factory. Guarded by env->mu. */
+typedef struct {
+  lkin_env pub;
+  lua_transform *transforms;
+} env_impl;
+
+typedef struct {
+  lkin_env *e; /* NULL once closed */
+  int owner;   /* made by core.env: closing it shuts the factory down */
+} lenv_ud;
+
+lkin_env *lkin_env_ref(lkin_env *e) {
+  atomic_fetch_add(&e->refs, 1);
+  return e;
+}
+
+static void transform_free(lua_transform *t) {
+  lkin_ws_close(t->ws);
+  lkin_ws_template_unref(t->tmpl);
+  pthread_mutex_destroy(&t->mu);
+  free(t->name);
+  free(t);
+}
+
+void lkin_env_unref(lkin_env *e) {
+  if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
+  env_impl *ei = (env_impl *)e;
+  if (e->factory) {
+    kin_informer_factory_shutdown(e->factory);
+    kin_informer_factory_free(e->factory);
+  }
+  kin_client_free(e->client);
+  kin_io_engine_free(e->io);
+  for (size_t i = 0; i < e->n; i++) {
+    free(e->informers[i].name);
+    free(e->informers[i].resource);
+  }
+  free(e->informers);
+  while (ei->transforms) {
+    lua_transform *t = ei->transforms;
+    ei->transforms = t->next;
+    transform_free(t);
+  }
+  lkin__mainq_free(e->mainq);
+  pthread_mutex_destroy(&e->mu);
+  free(ei);
+}
+
+kin_informer *lkin_env_find_informer(lkin_env *e, const char *name) {
+  kin_informer *found = NULL;
+  int matches = 0;
+  pthread_mutex_lock(&e->mu);
+  for (size_t i = 0; i < e->n; i++) {
+    if (!strcmp(e->informers[i].name, name)) {
+      found = e->informers[i].inf;
+      matches = 1;
+      break;
+    }
+    if (!strcmp(e->informers[i].resource, name)) {
+      found = e->informers[i].inf;
+      matches++;
+    }
+  }
+  pthread_mutex_unlock(&e->mu);
+  return matches == 1 ? found : NULL;
+}
+
+void lkin_push_env(lua_State *L, lkin_env *e) {
+  lenv_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
+  u->e = lkin_env_ref(e);
+  u->owner = 0;
+  luaL_setmetatable(L, ENV_MT);
+}
+
+lkin_env *lkin_check_env(lua_State *L, int i) {
+  lenv_ud *u = luaL_checkudata(L, i, ENV_MT);
+  luaL_argcheck(L, u->e != NULL, i, "manager environment is closed");
+  return u->e;
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static const char *opt_string(lua_State *L, int t, const char *k) {
+  lua_getfield(L, t, k);
+  const char *s = NULL;
+  if (!lua_isnil(L, -1)) {
+    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, t,
+                  lua_pushfstring(L, "option '%s' must be a string", k));
+    s = lua_tostring(L, -1);
+  }
+  lua_pop(L, 1); /* the string stays alive as a field of the table */
+  return s;
+}
+
+static double opt_number(lua_State *L, int t, const char *k, double dflt) {
+  lua_getfield(L, t, k);
+  double v = dflt;
+  if (!lua_isnil(L, -1)) {
+    luaL_argcheck(L, lua_type(L, -1) == LUA_TNUMBER, t,
+                  lua_pushfstring(L, "option '%s' must be a number", k));
+    v = lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static int opt_bool(lua_State *L, int t, const char *k) {
+  lua_getfield(L, t, k);
+  int v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* Seconds (a Lua number) to nanoseconds; negative or NaN raise. */
+static uint64_t secs_to_ns(lua_State *L, int t, double s, const char *k) {
+  luaL_argcheck(L, s >= 0 && !isnan(s), t, lua_pushfstring(L, "option '%s' must be >= 0", k));
+  if (isinf(s) || s >= 1.8e10) return KIN_FOREVER;
+  return (uint64_t)(s * 1e9);
+}
+
+/* core.env{kubeconfig=, context=, qps=, burst=, resync=, timeout=,
+ *          in_cluster=} -> env | nil, msg, code
+ * Loads the kubeconfig (opts.kubeconfig, else $KUBECONFIG, else
+ * ~/.kube/config; or the in-cluster service account with in_cluster=true)
+ * and creates the engine, client and factory. A broken kubeconfig gives
+ * nil and the loader's message, which names the file and the field. */
+static int l_env(lua_State *L) {
+  if (lua_isnoneornil(L, 1)) lua_newtable(L), lua_replace(L, 1);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  kin_kubeconfig_opts ko = {opt_string(L, 1, "kubeconfig"), opt_string(L, 1, "context")};
+  kin_client_opts co = {0};
+  co.qps = opt_number(L, 1, "qps", 0);
+  co.burst = (int)opt_number(L, 1, "burst", 0);
+  co.timeout_ms = (long)(opt_number(L, 1, "timeout", 0) * 1000);
+  uint64_t resync = secs_to_ns(L, 1, opt_number(L, 1, "resync", 0), "resync");
+  int in_cluster = opt_bool(L, 1, "in_cluster");
+
+  char err[512] = "";
+  kin_rest_config *rc = NULL;
+  int r = in_cluster ? kin_in_cluster_config(NULL, &rc, err, sizeof(err))
+                     : kin_kubeconfig_load(&ko, &rc, err, sizeof(err));
+  if (r < 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, err[0] ? err : kin_strerror(r));
+    lua_pushstring(L, lkin_errname(r));
+    return 3;
+  }
+  env_impl *ei = calloc(1, sizeof(*ei));
+  if (!ei) {
+    kin_rest_config_free(rc);
+    return lkin_fail(L, KIN_ENOMEM, "create manager");
+  }
+  lkin_env *e = &ei->pub;
+  atomic_init(&e->refs, 1);
+  pthread_mutex_init(&e->mu, NULL);
+  /* The engine's IO thread must not take the script's SIGINT/SIGTERM. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  r = kin_io_engine_new(&e->io);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r == 0) r = kin_client_new(rc, e->io, &co, &e->client, err, sizeof(err));
+  kin_rest_config_free(rc);
+  if (r == 0) {
+    kin_informer_factory_config fc = {.client = e->client, .default_resync_ns = resync};
+    r = kin_informer_factory_new(&fc, &e->factory);
+  }
+  if (r < 0) {
+    lkin_env_unref(e);
+    lua_pushnil(L);
+    lua_pushfstring(L, "create manager: %s", err[0] ? err : kin_strerror(r));
+    lua_pushstring(L, lkin_errname(r));
+    return 3;
+  }
+  lkin_push_env(L, e);
+  lkin_env_unref(e); /* the userdata holds the one reference */
+  ((lenv_ud *)lua_touserdata(L, -1))->owner = 1;
+  return 1;
+}
+
+/* ---- informers ----------------------------------------------------------- */
+
+typedef struct {
+  kin_obj *in;
+  kin_obj *out; /* the new object, one reference */
+  int rc;       /* parse error of the returned table's JSON */
+} transform_job;
+
+/* Runs in the transform's worker state (lkin_ws_protect): calls t(obj) and
+ * parses the table it returns into job->out. Raises on a Lua error. */
+static int transform_in_state(lua_State *L) {
+  transform_job *j = lua_touserdata(L, 1);
+  lua_settop(L, 0);
+  if (lkin_ws_push_function(L, NULL) < 0) return lua_error(L);
+  lkin_ws_push_object(L, j->in);
+  if (lkin_ws_call(L, 1, 1) != LUA_OK) return lua_error(L);
+  if (!lua_istable(L, -1))
+    return luaL_error(L, "transform must return the object (a table), got %s",
+                      luaL_typename(L, -1));
+  lkin_cjson(L);
+  lua_getfield(L, -1, "encode");
+  lua_pushvalue(L, -3);
+  lua_call(L, 1, 1);
+  size_t n;
+  const char *json = lua_tolstring(L, -1, &n);
+  j->rc = kin_obj_parse(json, n, &j->out);
+  return 0;
+}
+
+/* Calls the transform on the reflector thread. A transform that fails is
+ * logged with the object's key and the object is cached unchanged: one bad
+ * object must not stall the informer. */
+static int run_transform(void *ud, kin_obj *in, kin_obj **out) {
+  lua_transform *t = ud;
+  if (kin_obj_kind_of(in) == KIN_OBJ_TOMBSTONE) {
+    *out = kin_obj_ref(in);
+    return 0;
+  }
+  transform_job job = {in, NULL, 0};
+  char *err = NULL;
+  int rc = 0;
+  pthread_mutex_lock(&t->mu);
+  if (!t->ws) rc = lkin_ws_open(t->tmpl, t->name, &t->ws, &err);
+  if (rc == 0) rc = lkin_ws_protect(t->ws, transform_in_state, &job, &err);
+  pthread_mutex_unlock(&t->mu);
+  if (rc < 0 || !job.out) {
+    kin_log(KIN_LOG_ERROR, "transform", "%s: transform of %s failed, cached unchanged: %s",
+            t->name, kin_obj_key(in),
+            err ? err : job.rc ? kin_strerror(job.rc) : "not enough memory");
+    free(err);
+    kin_obj_unref(job.out);
+    *out = kin_obj_ref(in);
+    return 0;
+  }
+  free(err);
+  *out = job.out;
+  return 0;
+}
+
+/* Appends "&k=v" (or "?k=v" first) to the registry name in b. */
+static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v) {
+  if (!v || !*v) return;
+  luaL_addchar(b, *first ? '?' : '&');
+  *first = 0;
+  luaL_addstring(b, k);
+  luaL_addchar(b, '=');
+  luaL_addstring(b, v);
+}
+
+/* Records inf under name unless it is there already. Returns 0 or
+ * KIN_ENOMEM. */
+static int registry_add(lkin_env *e, const char *name, const char *resource, kin_informer *inf) {
+  int rc = 0;
+  pthread_mutex_lock(&e->mu);
+  for (size_t i = 0; i < e->n; i++)
+    if (e->informers[i].inf == inf) goto out;
+  if (e->n == e->cap) {
+    size_t cap = e->cap ? e->cap * 2 : 8;
+    lkin_env_informer *v = realloc(e->informers, cap * sizeof(*v));
+    if (!v) {
+      rc = KIN_ENOMEM;
+      goto out;
+    }
+    e->informers = v;
+    e->cap = cap;
+  }
+  lkin_env_informer *ent = &e->informers[e->n];
+  ent->name = strdup(name);
+  ent->resource = strdup(resource);
+  ent->inf = inf;
+  if (!ent->name || !ent->resource) {
+    free(ent->name);
+    free(ent->resource);
+    rc = KIN_ENOMEM;
+    goto out;
+  }
+  e->n++;
+out:
+  pthread_mutex_unlock(&e->mu);
+  return rc;
+}
+
+/* Returns the registry name of inf (borrowed, lives as long as e), or NULL. */
+static const char *registry_name(lkin_env *e, kin_informer *inf) {
+  const char *name = NULL;
+  pthread_mutex_lock(&e->mu);
+  for (size_t i = 0; i < e->n; i++)
+    if (e->informers[i].inf == inf) name = e->informers[i].name;
+  pthread_mutex_unlock(&e->mu);
+  return name;
+}
+
+/* env:informer(resource [, opts]) -> informer | nil, msg, code
+ * opts: namespace, label_selector, field_selector, resync (s),
+ * metadata_only, watch_list, keep_managed_fields, transform (a
+ * self-contained function or module name: table in, table out),
+ * transform_memory_limit. The same resource and options give the same
+ * shared informer (an informer with a transform is never shared). Unknown
+ * resources give nil, msg, "ENOENT". Main state only. */
+static int m_informer(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  const char *res = luaL_checkstring(L, 2);
+  if (lua_isnoneornil(L, 3)) {
+    lua_settop(L, 2);
+    lua_newtable(L);
+  }
+  luaL_checktype(L, 3, LUA_TTABLE);
+  kin_informer_opts o = {0};
+  o.resource = res;
+  o.namespace = opt_string(L, 3, "namespace");
+  o.label_selector = opt_string(L, 3, "label_selector");
+  o.field_selector = opt_string(L, 3, "field_selector");
+  o.metadata_only = opt_bool(L, 3, "metadata_only");
+  o.watch_list = opt_bool(L, 3, "watch_list");
+  o.keep_managed_fields = opt_bool(L, 3, "keep_managed_fields");
+  o.resync_ns = secs_to_ns(L, 3, opt_number(L, 3, "resync", 0), "resync");
+  if (o.resync_ns == KIN_FOREVER) o.resync_ns = 0;
+
+  /* The transform code goes to index 4 before the name is built: a
+   * luaL_Buffer owns the top of the stack while in use. */
+  lua_settop(L, 3);
+  lua_getfield(L, 3, "transform");
+  int has_transform = !lua_isnil(L, 4);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, res);
+  int first = 1;
+  name_param(&b, &first, "namespace", o.namespace);
+  name_param(&b, &first, "label_selector", o.label_selector);
+  name_param(&b, &first, "field_selector", o.field_selector);
+  name_param(&b, &first, "metadata_only", o.metadata_only ? "true" : NULL);
+  lua_transform *t = NULL;
+  if (has_transform) {
+    static atomic_uint seq;
+    char num[16];
+    snprintf(num, sizeof(num), "%u", atomic_fetch_add(&seq, 1) + 1);
+    name_param(&b, &first, "transform", num);
+  }
+  luaL_pushresult(&b); /* the name, at 5 */
+  const char *name = lua_tostring(L, -1);
+  if (has_transform) {
+    size_t limit = (size_t)opt_number(L, 3, "transform_memory_limit", 0);
+    lkin_ws_template *tmpl = lkin_ws_template_new(L, 4, "transform", limit);
+    t = calloc(1, sizeof(*t));
+    if (!t || !(t->name = strdup(name))) {
+      free(t);
+      lkin_ws_template_unref(tmpl);
+      return lkin_fail(L, KIN_ENOMEM, "informer");
+    }
+    t->tmpl = tmpl;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_mutex_lock(&e->mu);
+    t->next = ((env_impl *)e)->transforms;
+    ((env_impl *)e)->transforms = t; /* freed with the env, after the factory */
+    pthread_mutex_unlock(&e->mu);
+    o.transform = run_transform;
+    o.transform_ud = t;
+  }
+  char err[512] = "";
+  kin_informer *inf = NULL;
+  int rc = kin_informer_factory_informer(e->factory, &o, &inf, err, sizeof(err));
+  if (rc == 0) rc = registry_add(e, name, res, inf);
+  if (rc < 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "informer %s: %s", res, err[0] ? err : kin_strerror(rc));
+    lua_pushstring(L, lkin_errname(rc));
+    return 3;
+  }
+  const char *reg = registry_name(e, inf);
+  lkin_push_informer(L, e, inf, reg ? reg : name, 0);
+  return 1;
+}
+
+/* env:start() -> true | nil, msg, code. Starts every informer (later ones
+ * start as they are created). */
+static int m_start(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  int rc = kin_informer_factory_start(e->factory);
+  if (rc < 0) return lkin_fail(L, rc, "start");
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* env:wait_for_cache_sync(timeout_s) -> true | nil, msg, code
+ * Blocks the calling state up to timeout_s (nil: forever). The message
+ * names the first informer not yet synced. */
+static int m_wait_for_cache_sync(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  uint64_t ns = lua_isnoneornil(L, 2) ? KIN_FOREVER : secs_to_ns(L, 2, luaL_checknumber(L, 2), "timeout");
+  char unsynced[256] = "";
+  int rc = kin_informer_factory_wait_for_cache_sync(e->factory, ns, unsynced, sizeof(unsynced));
+  if (rc == 0) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushnil(L);
+  if (rc == KIN_ETIMEDOUT)
+    lua_pushfstring(L, "timed out waiting for caches to sync: %s", unsynced);
+  else
+    lua_pushfstring(L, "wait for caches to sync: %s", kin_strerror(rc));
+  lua_pushstring(L, lkin_errname(rc));
+  return 3;
+}
+
+/* env:sync_progress() -> {{name=, resource=, synced=, listed=, cached=}...}
+ * in registration order: what the CLI's progress line shows. */
+static int m_sync_progress(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  lua_newtable(L);
+  pthread_mutex_lock(&e->mu);
+  size_t n = e->n;
+  pthread_mutex_unlock(&e->mu);
+  for (size_t i = 0; i < n; i++) {
+    pthread_mutex_lock(&e->mu);
+    lkin_env_informer ent = e->informers[i]; /* entries are never removed */
+    pthread_mutex_unlock(&e->mu);
+    kin_reflector_stats st = {0};
+    kin_reflector *r = kin_informer_factory_reflector(e->factory, ent.inf);
+    if (r) kin_reflector_get_stats(r, &st);
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, ent.name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, ent.resource);
+    lua_setfield(L, -2, "resource");
+    lua_pushboolean(L, kin_informer_has_synced(ent.inf));
+    lua_setfield(L, -2, "synced");
+    lua_pushinteger(L, (lua_Integer)st.listed_items);
+    lua_setfield(L, -2, "listed");
+    lua_pushinteger(L, (lua_Integer)kin_indexer_len(kin_informer_indexer(ent.inf)));
+    lua_setfield(L, -2, "cached");
+    lua_pushinteger(L, (lua_Integer)st.watch_events);
+    lua_setfield(L, -2, "watch_events");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* env:shutdown(): stops every reflector and informer and joins their
+ * threads (listeners included). Idempotent. Main state only. */
+static int m_shutdown(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  pthread_mutex_lock(&e->mu);
+  e->stopped = 1;
+  pthread_mutex_unlock(&e->mu);
+  kin_informer_factory_shutdown(e->factory);
+  return 0;
+}
+
+static int m_client(lua_State *L) {
+  lkin_push_client(L, lkin_check_env(L, 1));
+  return 1;
+}
+
+/* env:lister(name) -> read-only informer | nil, msg, "ENOENT". name is a
+ * registry name ("v1/pods?namespace=x") or a bare resource that has one
+ * informer. Any state. */
+static int m_lister(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  kin_informer *inf = lkin_env_find_informer(e, name);
+  if (!inf) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "no informer for %s in this manager (or more than one: name it with "
+                       "its options, see mgr:informer(...):name())", name);
+    lua_pushliteral(L, "ENOENT");
+    return 3;
+  }
+  const char *reg = registry_name(e, inf);
+  lkin_push_informer(L, e, inf, reg ? reg : name, 1);
+  return 1;
+}
+
+/* env:resource(name) -> {group, version, resource, kind, namespaced} |
+ * nil, msg, code. Discovery (cached). Any state. */
+static int m_resource(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  kin_resource r;
+  int rc = kin_client_resource(e->client, name, &r);
+  if (rc < 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, rc == KIN_ENOENT ? "the server has no resource %s" : "resolve %s: %s",
+                    name, kin_strerror(rc));
+    lua_pushstring(L, lkin_errname(rc));
+    return 3;
+  }
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, r.group);
+  lua_setfield(L, -2, "group");
+  lua_pushstring(L, r.version);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, r.resource);
+  lua_setfield(L, -2, "resource");
+  lua_pushstring(L, r.kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushboolean(L, r.namespaced);
+  lua_setfield(L, -2, "namespaced");
+  return 1;
+}
+
+/* env:namespace() -> the kubeconfig context's namespace ("default"). */
+static int m_namespace(lua_State *L) {
+  lua_pushstring(L, kin_client_namespace(lkin_check_env(L, 1)->client));
+  return 1;
+}
+
+static int m_host(lua_State *L) {
+  lua_pushstring(L, kin_client_host(lkin_check_env(L, 1)->client));
+  return 1;
+}
+
+/* env:wait_signal(timeout_s) -> "SIGINT" | "SIGTERM" | nil
+ * The first call blocks SIGINT and SIGTERM in the calling thread (threads
+ * created later inherit that), so that they are taken here with
+ * sigtimedwait instead of killing the process; nil after timeout_s. */
+static int m_wait_signal(lua_State *L) {
+  (void)lkin_check_env(L, 1);
+  double s = luaL_optnumber(L, 2, 0);
+  luaL_argcheck(L, s >= 0, 2, "timeout must be >= 0");
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  int sig = sigtimedwait(&set, NULL, &ts);
+  if (sig == SIGINT) lua_pushliteral(L, "SIGINT");
+  else if (sig == SIGTERM) lua_pushliteral(L, "SIGTERM");
+  else lua_pushnil(L);
+  return 1;
+}
+
+/* Closing the owner (the env made by core.env) shuts the factory down
+ * first: every listener thread is joined, so the last reference can never
+ * be dropped on a thread the factory would join. Controllers hold their
+ * own references and must be stopped before (the manager does). */
+static int m_close(lua_State *L) {
+  lenv_ud *u = luaL_checkudata(L, 1, ENV_MT);
+  lkin_env *e = u->e;
+  u->e = NULL;
+  if (e && u->owner) {
+    pthread_mutex_lock(&e->mu);
+    e->stopped = 1;
+    pthread_mutex_unlock(&e->mu);
+    kin_informer_factory_shutdown(e->factory);
+  }
+  lkin_env_unref(e);
+  return 0;
+}
+
+static int m_tostring(lua_State *L) {
+  lenv_ud *u = luaL_checkudata(L, 1, ENV_MT);
+  if (u->e) lua_pushfstring(L, "kinformer.env (%s)", kin_client_host(u->e->client));
+  else lua_pushliteral(L, "kinformer.env (closed)");
+  return 1;
+}
+
+void lkin_open_env(lua_State *L) {
+  static const luaL_Reg methods[] = {
+      {"informer", m_informer},
+      {"start", m_start},
+      {"wait_for_cache_sync", m_wait_for_cache_sync},
+      {"sync_progress", m_sync_progress},
+      {"shutdown", m_shutdown},
+      {"client", m_client},
+      {"lister", m_lister},
+      {"resource", m_resource},
+      {"namespace", m_namespace},
+      {"host", m_host},
+      {"step", lkin_env_step},
+      {"wait_signal", m_wait_signal},
+      {"close", m_close},
+      {NULL, NULL},
+  };
+  lkin_new_type(L, ENV_MT, methods, m_close, m_tostring);
+  lua_pushcfunction(L, l_env);
+  lua_setfield(L, -2, "env");
+}

@@ -1,0 +1,310 @@
+/* linformer.c -- kinformer.informer: a Lua view of one shared informer of a
+ * manager (lenv.h). Reads go straight to the informer's indexer, which is
+ * thread-safe, so the same userdata type serves the main state and, as a
+ * read-only lister, any worker state. Objects come out as fresh tables
+ * decoded from the cached JSON (lkin_ws_push_object): mutating them cannot
+ * change the cache.
+ *
+ * A userdata holds one reference on its env, which owns the informer
+ * (through the factory), so the informer lives as long as the userdata.
+ * The userdata itself belongs to one Lua state and is used on that state's
+ * thread only: no lock guards its fields. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "indexer.h"
+#include "kin.h"
+#include "kobj.h"
+#include "lenv.h"
+#include "lkin.h"
+#include "worker_state.h"
+
+#define INFORMER_MT "kinformer.informer"
+
+/* Defined in lhandler.c. */
+int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, const char *name);
+int lkin__informer_remove_handler(lua_State *L, lkin_env *e, kin_informer *inf);
+void lkin_open_handler(lua_State *L);
+void lkin__open_informer_helpers(lua_State *L);
+
+typedef struct {
+  lkin_env *e;       /* one reference; NULL once closed */
+  kin_informer *inf; /* owned by e->factory */
+  char *name;        /* the registry name, malloc'd */
+  int readonly;      /* a lister: no add_handler/remove_handler */
+} linformer;
+
+/* Pushes a new kinformer.informer over inf, taking a reference on e.
+ * Raises on memory errors (nothing leaks). */
+void lkin_push_informer(lua_State *L, lkin_env *e, kin_informer *inf, const char *name,
+                        int readonly) {
+  linformer *u = lua_newuserdatauv(L, sizeof(*u), 0);
+  memset(u, 0, sizeof(*u));
+  luaL_setmetatable(L, INFORMER_MT);
+  char *n = strdup(name ? name : "?");
+  if (!n) luaL_error(L, "not enough memory");
+  u->name = n;
+  u->inf = inf;
+  u->readonly = readonly;
+  u->e = lkin_env_ref(e);
+}
+
+static linformer *check_ud(lua_State *L, int i) {
+  linformer *u = luaL_checkudata(L, i, INFORMER_MT);
+  luaL_argcheck(L, u->e != NULL, i, "informer is closed");
+  return u;
+}
+
+kin_informer *lkin_check_informer(lua_State *L, int i, lkin_env **e) {
+  linformer *u = check_ud(L, i);
+  if (e) *e = u->e;
+  return u->inf;
+}
+
+typedef struct {
+  kin_obj **objs;
+  size_t n;
+} obj_list;
+
+static int push_list_main(lua_State *L) {
+  obj_list *ol = lua_touserdata(L, 1);
+  lua_createtable(L, ol->n > INT32_MAX ? INT32_MAX : (int)ol->n, 0);
+  for (size_t i = 0; i < ol->n; i++) {
+    lkin_ws_push_object(L, ol->objs[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* Pushes the objects as an array of fresh tables and frees the list (also
+ * when decoding raises, which is then re-raised). */
+static int push_list(lua_State *L, kin_obj **objs, size_t n) {
+  obj_list ol = {objs, n};
+  lua_pushcfunction(L, push_list_main);
+  lua_pushlightuserdata(L, &ol);
+  int st = lua_pcall(L, 1, 1, 0);
+  kin_obj_list_free(objs, n);
+  if (st != LUA_OK) lua_error(L);
+  return 1;
+}
+
+/* inf:get(key) -> fresh table | nil */
+static int m_get(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  const char *key = luaL_checkstring(L, 2);
+  kin_obj *o = kin_indexer_get(kin_informer_indexer(u->inf), key);
+  if (!o) {
+    lua_pushnil(L);
+    return 1;
+  }
+  /* keep the reference in a kinformer.object box so that a decode error
+   * (memory) does not leak it: the box's __gc drops it */
+  lkin_push_object(L, o);
+  kin_obj_unref(o);
+  lkin_ws_push_object(L, o);
+  return 1;
+}
+
+/* inf:list() -> array of fresh tables (unspecified order) */
+static int m_list(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  kin_obj **objs;
+  size_t n;
+  int rc = kin_indexer_list(kin_informer_indexer(u->inf), &objs, &n);
+  if (rc < 0) return lkin_fail(L, rc, "list");
+  return push_list(L, objs, n);
+}
+
+/* inf:keys() -> sorted array of keys */
+static int m_keys(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  char **keys;
+  size_t n;
+  int rc = kin_indexer_list_keys(kin_informer_indexer(u->inf), &keys, &n);
+  if (rc < 0) return lkin_fail(L, rc, "keys");
+  if (!lua_checkstack(L, 4)) {
+    kin_str_list_free(keys, n);
+    return luaL_error(L, "stack overflow");
+  }
+  lua_createtable(L, n > INT32_MAX ? INT32_MAX : (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_pushstring(L, keys[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  kin_str_list_free(keys, n);
+  /* sort for a stable answer */
+  lua_getglobal(L, "table");
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "sort") == LUA_TFUNCTION) {
+    lua_pushvalue(L, -3);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+  } else {
+    lua_pop(L, 2);
+  }
+  return 1;
+}
+
+/* inf:len() -> number of cached objects */
+static int m_len(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  lua_pushinteger(L, (lua_Integer)kin_indexer_len(kin_informer_indexer(u->inf)));
+  return 1;
+}
+
+/* inf:by_index(name, value) -> array of fresh tables; raises for an
+ * unknown index (a programming error). */
+static int m_by_index(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  const char *value = luaL_checkstring(L, 3);
+  kin_obj **objs;
+  size_t n;
+  int rc = kin_indexer_by_index(kin_informer_indexer(u->inf), name, value, &objs, &n);
+  if (rc == KIN_ENOENT)
+    return luaL_argerror(L, 2, lua_pushfstring(L, "no index '%s' (add it with add_index)", name));
+  if (rc < 0) return lkin_fail(L, rc, "by_index");
+  return push_list(L, objs, n);
+}
+
+/* inf:add_index(name, "label:<key>") -> true | nil, msg, code
+ * Adds an index by a label's value; objects already cached are indexed at
+ * once (the indexer takes its write lock). */
+static int m_add_index(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  const char *name = luaL_checkstring(L, 2);
+  const char *spec = luaL_checkstring(L, 3);
+  luaL_argcheck(L, !strncmp(spec, "label:", 6) && spec[6], 3,
+                "index function must be \"label:<key>\"");
+  char *key = strdup(spec + 6);
+  if (!key) return lkin_fail(L, KIN_ENOMEM, "add_index");
+  int rc = kin_indexer_add_index(kin_informer_indexer(u->inf), name, kin_index_by_label, key, free);
+  if (rc < 0) {
+    free(key);
+    if (rc == KIN_EEXIST) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "add_index: index '%s' already exists", name);
+      lua_pushstring(L, "EEXIST");
+      return 3;
+    }
+    return lkin_fail(L, rc, "add_index");
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* inf:has_synced() -> boolean */
+static int m_has_synced(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  lua_pushboolean(L, kin_informer_has_synced(u->inf));
+  return 1;
+}
+
+/* inf:name() -> the registry name */
+static int m_name(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  lua_pushstring(L, u->name);
+  return 1;
+}
+
+/* inf:resource() -> "[group/]version/resource" as the informer was asked */
+static int m_resource(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  char *res = NULL;
+  pthread_mutex_lock(&u->e->mu);
+  for (size_t i = 0; i < u->e->n; i++) {
+    if (u->e->informers[i].inf == u->inf) {
+      res = strdup(u->e->informers[i].resource);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&u->e->mu);
+  lua_pushstring(L, res); /* nil when not registered (or out of memory) */
+  free(res);
+  return 1;
+}
+
+/* inf:add_handler(h [, opts]) -> handler (see lhandler.c) */
+static int m_add_handler(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  luaL_argcheck(L, !u->readonly, 1, "add_handler: this informer is a read-only lister");
+  return lkin__informer_add_handler(L, u->e, u->inf, u->name);
+}
+
+/* inf:remove_handler(h) -> true | nil, msg, code */
+static int m_remove_handler(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  luaL_argcheck(L, !u->readonly, 1, "remove_handler: this informer is a read-only lister");
+  return lkin__informer_remove_handler(L, u->e, u->inf);
+}
+
+/* Drops the env reference; idempotent. */
+static int m_close(lua_State *L) {
+  linformer *u = luaL_checkudata(L, 1, INFORMER_MT);
+  if (u->e) {
+    lkin_env *e = u->e;
+    u->e = NULL;
+    lkin_env_unref(e);
+  }
+  free(u->name);
+  u->name = NULL;
+  return 0;
+}
+
+static int m_tostring(lua_State *L) {
+  linformer *u = luaL_checkudata(L, 1, INFORMER_MT);
+  if (!u->e) lua_pushliteral(L, "kinformer.informer (closed)");
+  else lua_pushfstring(L, "kinformer.informer %s%s", u->name, u->readonly ? " (lister)" : "");
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+    {"get", m_get},
+    {"list", m_list},
+    {"keys", m_keys},
+    {"len", m_len},
+    {"by_index", m_by_index},
+    {"add_index", m_add_index},
+    {"has_synced", m_has_synced},
+    {"name", m_name},
+    {"resource", m_resource},
+    {"add_handler", m_add_handler},
+    {"remove_handler", m_remove_handler},
+    {NULL, NULL}};
+
+void lkin_open_informer(lua_State *L) {
+  lkin_new_type(L, INFORMER_MT, methods, m_close, m_tostring);
+  lkin_open_handler(L);
+  lkin__open_informer_helpers(L);
+}
+
+/* ---- module helpers used by lua/kinformer/manager.lua ------------------- */
+/* (kept here, apart from the informer type, until a better home exists) */
+
+#include <time.h>
+
+#include "log.h"
+
+/* core.monotime() -> seconds on a monotonic clock (a float). Any state. */
+static int l_monotime(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
+/* core.set_log_level("error"|"warn"|"info"|"debug") sets the process-wide
+ * log verbosity; raises on another name. */
+static int l_set_log_level(lua_State *L) {
+  static const char *const names[] = {"error", "warn", "info", "debug", NULL};
+  int lv = luaL_checkoption(L, 1, NULL, names);
+  kin_log_set_level((kin_log_level)lv);
+  return 0;
+}
+
+void lkin__open_informer_helpers(lua_State *L) {
+  lua_pushcfunction(L, l_monotime);
+  lua_setfield(L, -2, "monotime");
+  lua_pushcfunction(L, l_set_log_level);
+  lua_setfield(L, -2, "set_log_level");
+}

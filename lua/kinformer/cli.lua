@@ -1,0 +1,432 @@
+--- kinformer.cli: the `kinformer` command (bin/kinformer).
+--
+--   kinformer run script.lua [--kubeconfig F] [--context C] [--namespace N]
+--                            [--sim [--seed FILE]] [--sync-timeout S] [-v] [-- ARGS...]
+--   kinformer --help | --version
+--
+-- `run` creates a manager, loads the script with loadfile and calls it with
+-- the manager and a table of options (`local mgr, opts = ...`; opts.args
+-- holds what followed `--`, opts.verbose, opts.sim the in-process server
+-- when --sim was given). The script registers informers, handlers and
+-- controllers; it may return a function, or a table with on_stop, that is
+-- called once the manager has stopped (for a final report). Then the
+-- command starts the manager, printing a progress line to stderr while the
+-- caches sync ("synced 41,000 / 100,000 pods"), and runs until SIGINT or
+-- SIGTERM; it exits 0 after a graceful stop, 1 when the script, the
+-- kubeconfig or the sync fails, 2 on a usage error.
+--
+-- -v: debug logging, plus one line per reconcile (controller, key, outcome,
+-- duration), made by wrapping each controller's reconciler (see
+-- verbose_reconciler below).
+local M = {}
+
+M.usage = [[
+usage: kinformer run SCRIPT [options] [-- ARGS...]
+       kinformer --help | --version
+
+Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
+and an options table (local mgr, opts = ...), registers informers, handlers
+and controllers, and may return a function (or a table with on_stop) called
+after shutdown. kinformer then starts the manager, waits for the caches to
+sync and runs until SIGINT or SIGTERM.
+
+options:
+  --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)
+  --context NAME      kubeconfig context (default: its current-context)
+  --namespace NS      default namespace of namespaced informers (mgr.namespace)
+  --sim               run an in-process kinformer.sim and use it (no cluster needed)
+  --seed FILE         with --sim: objects to load first (JSON array, List, or one per line)
+  --sync-timeout S    seconds to wait for the caches to sync (default 120)
+  -v, --verbose       debug logging and one line per reconcile
+  -q, --quiet         warnings and errors only
+  -h, --help          this text
+  --version           the version
+]]
+
+local function stderr(fmt, ...)
+  io.stderr:write(string.format(fmt, ...))
+  io.stderr:flush()
+end
+
+--- Parses argv (an array of strings, as `arg`). Returns a table
+-- {command = "run"|"help"|"version", script =, kubeconfig =, context =,
+-- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =, args = {}}
+-- or nil, message (a usage error).
+function M.parse(argv)
+  local o = { args = {} }
+  local i, n = 1, #argv
+  local function value(flag)
+    local v = argv[i + 1]
+    if v == nil then error({ usage = flag .. " needs a value" }) end
+    i = i + 1
+    return v
+  end
+  local ok, err = pcall(function()
+    while i <= n do
+      local a = argv[i]
+      local flag, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+      if flag then
+        a = flag
+        table.insert(argv, i + 1, inline)
+        n = n + 1
+      end
+      if a == "--" then
+        for j = i + 1, n do o.args[#o.args + 1] = argv[j] end
+        break
+      elseif a == "-h" or a == "--help" or a == "help" then
+        o.command = "help"
+      elseif a == "--version" or a == "version" then
+        o.command = o.command or "version"
+      elseif a == "--kubeconfig" then
+        o.kubeconfig = value(a)
+      elseif a == "--context" then
+        o.context = value(a)
+      elseif a == "--namespace" or a == "-n" then
+        o.namespace = value(a)
+      elseif a == "--sim" then
+        o.sim = true
+      elseif a == "--seed" then
+        o.seed = value(a)
+      elseif a == "--sync-timeout" then
+        local v = value(a)
+        o.sync_timeout = tonumber(v)
+        if not o.sync_timeout or o.sync_timeout <= 0 then
+          error({ usage = "--sync-timeout must be a positive number of seconds, not " .. v })
+        end
+      elseif a == "-v" or a == "--verbose" then
+        o.verbose = true
+      elseif a == "-q" or a == "--quiet" then
+        o.quiet = true
+      elseif a:sub(1, 1) == "-" then
+        error({ usage = "unknown option " .. a })
+      elseif o.command == nil and a == "run" then
+        o.command = "run"
+      elseif o.command == "run" and o.script == nil then
+        o.script = a
+      else
+        error({ usage = "unexpected argument " .. a })
+      end
+      i = i + 1
+    end
+  end)
+  if not ok then
+    if type(err) == "table" and err.usage then return nil, err.usage end
+    error(err, 0)
+  end
+  if o.command == nil then return nil, "no command (try: kinformer run script.lua)" end
+  if o.command == "run" then
+    if not o.script then return nil, "run needs a script" end
+    if o.seed and not o.sim then return nil, "--seed needs --sim" end
+    if o.sim and (o.kubeconfig or o.context) then
+      return nil, "--sim cannot be combined with --kubeconfig or --context"
+    end
+  end
+  return o
+end
+
+--- 41000 -> "41,000".
+function M.thousands(n)
+  local s = tostring(math.tointeger(n) or n)
+  local sign, digits = s:match("^(-?)(%d+)$")
+  if not digits then return s end
+  local out = digits:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  if out:sub(1, 1) == "," then out = out:sub(2) end
+  return sign .. out
+end
+
+--- The progress line for env:sync_progress()'s array: "synced 41,000 /
+-- 100,000 pods, 12 / 12 services" (cached / listed so far, per informer;
+-- the resource's last path element names it).
+function M.progress_line(progress)
+  local parts = {}
+  for _, p in ipairs(progress or {}) do
+    local what = (p.resource or p.name or "?"):match("([^/?]+)$") or p.name
+    local ns = p.name and p.name:match("namespace=([^&]+)")
+    if ns then what = what .. " in " .. ns end
+    local total = math.max(p.listed or 0, p.cached or 0)
+    parts[#parts + 1] = string.format("%s / %s %s%s", M.thousands(p.cached or 0), M.thousands(total),
+      what, p.synced and "" or " (syncing)")
+  end
+  if #parts == 0 then return "synced (no informers)" end
+  return "synced " .. table.concat(parts, ", ")
+end
+
+-- Whether fd 2 is a terminal (then the progress line rewrites itself).
+local function stderr_is_tty()
+  local ok = os.execute("test -t 2")
+  return ok == true
+end
+
+-- Returns on_progress for mgr:start: prints the line when it changes (at
+-- most every 0.2 s on a terminal, every 2 s otherwise), and a last one
+-- when done.
+local function progress_printer(monotime)
+  local tty = stderr_is_tty()
+  local last_line, last_t = nil, -math.huge
+  local printer = {}
+  function printer.update(progress)
+    local line = M.progress_line(progress)
+    local now = monotime()
+    if line == last_line or now - last_t < (tty and 0.2 or 2) then return end
+    last_line, last_t = line, now
+    if tty then stderr("\r\27[K%s", line) else stderr("%s\n", line) end
+  end
+  function printer.done(progress)
+    local line = M.progress_line(progress)
+    if tty then
+      stderr("\r\27[K%s\n", line)
+    elseif line ~= last_line then
+      stderr("%s\n", line)
+    end
+  end
+  return printer
+end
+
+-- ---- -v: one line per reconcile -------------------------------------------
+
+-- The source of a self-contained reconciler that calls the user's one
+-- (a module name, or a dumped self-contained function) and logs a line per
+-- call: "reconcile <controller> <ns/name>: done|requeue|requeue after Ns|
+-- error: msg|terminal: msg (1.2 ms)". Results and errors pass through
+-- unchanged (an error keeps its traceback in the message).
+local WRAPPER = [==[
+return function(req, ctx)
+  local controller, modname, code = %q, %q, %q
+  local core = require "kinformer.core"
+  -- no upvalues (the function is sent to worker states): the resolved
+  -- reconciler is kept per state in package.loaded
+  local cache = package.loaded["kinformer.cli.verbose"]
+  if type(cache) ~= "table" then
+    cache = {}
+    package.loaded["kinformer.cli.verbose"] = cache
+  end
+  local inner = cache[controller]
+  if not inner then
+    if modname ~= "" then
+      local m = require(modname)
+      inner = type(m) == "table" and m.reconcile or m
+    else
+      inner = assert(load(code, "=reconciler", "b"))
+    end
+    cache[controller] = inner
+  end
+  local t0 = core.monotime()
+  local ok, a, b = xpcall(inner, function(e)
+    if type(e) == "table" then return e end
+    return debug.traceback(tostring(e), 2)
+  end, req, ctx)
+  local ms = (core.monotime() - t0) * 1000
+  local what
+  local function errtext(e)
+    if type(e) == "table" and rawget(e, "kinformer_terminal") then return "terminal: " .. tostring(e.message) end
+    return "error: " .. (tostring(e):match("^[^\n]*"))
+  end
+  if not ok then
+    what = errtext(a)
+  elseif a == nil and b ~= nil then
+    what = errtext(b)
+  elseif type(a) == "table" and a.requeue_after then
+    what = string.format("requeue after %%gs", a.requeue_after)
+  elseif type(a) == "table" and a.requeue then
+    what = "requeue"
+  else
+    what = "done"
+  end
+  local key = req.key or ((req.namespace and req.namespace ~= "" and (req.namespace .. "/") or "") .. tostring(req.name))
+  core.log("info", "reconcile", string.format("%%s %%s: %%s (%%.1f ms)", controller, key, what, ms))
+  if not ok then error(a, 0) end
+  return a, b
+end
+]==]
+
+-- Whether f has no upvalue but _ENV (what string.dump can carry).
+local function self_contained(f)
+  for i = 1, math.huge do
+    local name = debug.getupvalue(f, i)
+    if name == nil then return true end
+    if name ~= "_ENV" then return false end
+  end
+end
+
+--- Returns a reconciler (a self-contained function) that runs r (a module
+-- name or a self-contained function) and logs one line per reconcile; or r
+-- unchanged when it cannot be wrapped (the controller then reports why).
+function M.verbose_reconciler(controller, r)
+  local modname, code = "", ""
+  if type(r) == "string" then
+    modname = r
+  elseif type(r) == "function" and self_contained(r) then
+    local ok, dumped = pcall(string.dump, r)
+    if not ok then return r end
+    code = dumped
+  else
+    return r
+  end
+  local src = string.format(WRAPPER, tostring(controller), modname, code)
+  return assert(load(src, "=kinformer-verbose-reconciler"))()
+end
+
+-- Makes mgr:controller wrap each reconciler (the manager object only).
+local function wrap_controllers(mgr)
+  local orig = mgr.controller
+  mgr.controller = function(self, cfg)
+    if type(cfg) == "table" and cfg.reconciler ~= nil then
+      local c = {}
+      for k, v in pairs(cfg) do c[k] = v end
+      c.reconciler = M.verbose_reconciler(cfg.name or cfg["for"] or "controller", cfg.reconciler)
+      cfg = c
+    end
+    return orig(self, cfg)
+  end
+end
+
+-- ---- run ------------------------------------------------------------------
+
+local function fail(fmt, ...)
+  stderr("kinformer: " .. fmt .. "\n", ...)
+  return 1
+end
+
+-- Blocks SIGINT and SIGTERM in this thread before any other thread exists
+-- (the in-process sim's server threads inherit the mask), so that only
+-- mgr:run's sigtimedwait takes them. env:wait_signal does the blocking; it
+-- needs an env, hence one over a throw-away kubeconfig (no connection made).
+local function block_signals(core)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:1'}\n",
+    "users:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\n",
+    "current-context: c\n")
+  f:close()
+  local env = core.env{ kubeconfig = path }
+  os.remove(path)
+  if env then
+    env:wait_signal(0)
+    env:close()
+  end
+end
+
+local function file_exists(p)
+  local f = io.open(p, "r")
+  if f then f:close() return true end
+  return false
+end
+
+--- Runs the command. Returns the exit status.
+function M.run(o)
+  local core = require "kinformer.core"
+  local kinformer = require "kinformer"
+  if o.verbose then
+    core.set_log_level("debug")
+  elseif o.quiet then
+    core.set_log_level("warn")
+  else
+    core.set_log_level("info")
+  end
+
+  if not file_exists(o.script) then return fail("cannot open script %s", o.script) end
+  local chunk, lerr = loadfile(o.script)
+  if not chunk then return fail("cannot load script: %s", lerr) end
+
+  block_signals(core)
+  local sim
+  if o.sim then
+    if o.seed and not file_exists(o.seed) then return fail("cannot open seed file %s", o.seed) end
+    local msg, code
+    sim, msg, code = require("kinformer.sim").start{ seed = o.seed }
+    if not sim then return fail("cannot start kinformer.sim: %s (%s)", tostring(msg), tostring(code)) end
+    stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig)
+  elseif o.kubeconfig and not file_exists(o.kubeconfig) then
+    return fail("cannot open kubeconfig %s", o.kubeconfig)
+  end
+
+  local ok, mgr, msg = pcall(kinformer.manager, {
+    kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace, sim = sim,
+    sync_timeout = o.sync_timeout,
+  })
+  if not ok or not mgr then
+    if sim then sim:stop() end
+    return fail("cannot create the manager: %s", tostring(ok and msg or mgr))
+  end
+  if o.verbose then wrap_controllers(mgr) end
+
+  local function cleanup()
+    pcall(mgr.stop, mgr)
+    if sim then sim:stop() end
+  end
+
+  -- the traceback stops at the script's main chunk (the CLI's frames are noise)
+  local function script_traceback(e)
+    local tb = debug.traceback(tostring(e), 2)
+    return (tb:gsub("\n%s*%[C%]: in function 'xpcall'.*$", ""))
+  end
+  local sok, ret = xpcall(chunk, script_traceback, mgr, {
+    args = o.args, verbose = o.verbose, sim = sim, script = o.script,
+  })
+  if not sok then
+    cleanup()
+    return fail("script %s failed: %s", o.script, tostring(ret))
+  end
+  local on_stop = ret
+  if type(ret) == "table" then on_stop = ret.on_stop end
+  if on_stop ~= nil and type(on_stop) ~= "function" then
+    cleanup()
+    return fail("script %s returned a %s: return nothing, a function or a table with on_stop",
+      o.script, type(on_stop))
+  end
+
+  local printer = progress_printer(core.monotime)
+  local interrupted
+  local pok, started, serr = pcall(mgr.start, mgr, { on_progress = function(p)
+    printer.update(p)
+    -- SIGINT/SIGTERM are blocked: take one here so that a sync can be cut short
+    local sig = mgr.env:wait_signal(0)
+    if sig then
+      interrupted = sig
+      error("interrupted by " .. sig .. " while waiting for the caches to sync", 0)
+    end
+  end })
+  if not pok then started, serr = nil, started end
+  if not started then
+    cleanup()
+    if interrupted then
+      stderr("\nkinformer: %s\n", serr)
+      return 0
+    end
+    return fail("%s", tostring(serr))
+  end
+  printer.done(mgr.env:sync_progress())
+  stderr("kinformer: caches synced, running (SIGINT or SIGTERM stops)\n")
+
+  local rok, rerr = mgr:run()
+  cleanup()
+  if not rok and rerr then return fail("%s", tostring(rerr)) end
+  stderr("kinformer: stopped\n")
+  if on_stop then
+    local hok, herr = xpcall(on_stop, debug.traceback)
+    if not hok then return fail("on_stop failed: %s", tostring(herr)) end
+  end
+  io.stdout:flush()
+  return 0
+end
+
+--- Entry point: argv as `arg`. Returns the exit status.
+function M.main(argv)
+  local o, err = M.parse(argv or {})
+  if not o then
+    stderr("kinformer: %s\n%s", err, M.usage)
+    return 2
+  end
+  if o.command == "help" then
+    io.stdout:write(M.usage)
+    return 0
+  end
+  if o.command == "version" then
+    local ok, kinformer = pcall(require, "kinformer")
+    io.stdout:write((ok and kinformer._VERSION or "kinformer (core module not found)") .. "\n")
+    return ok and 0 or 1
+  end
+  return M.run(o)
+end
+
+return M

@@ -1,0 +1,219 @@
+--- kinformer.controller: controllers in the controller-runtime model.
+--
+-- Built by the manager (mgr:controller(cfg) calls controller.new(mgr, cfg)):
+--
+--   local ctl = mgr:controller{
+--     name = "web",                       -- default: the For resource's kind, lower case
+--     ["for"] = "apps/v1/deployments",    -- EnqueueRequestForObject
+--     owns = { "v1/pods", {"v1/services", predicates = {...}} },  -- EnqueueRequestForOwner
+--     watches = { {"v1/configmaps", map = fn_or_module, predicates = {...}} },
+--     predicates = { "generation_changed" },  -- apply to every watch (a list is AND)
+--     workers = 2,
+--     rate_limiter = { base_delay = 0.005, max_delay = 1000, qps = 10, burst = 100 },
+--     reconciler = "mymod" or function(req, ctx) ... end,   -- self-contained
+--     memory_limit = bytes,               -- per worker state
+--     informer_opts = { namespace = ..., label_selector = ... },
+--   }
+--
+-- The reconciler runs in worker states (one per worker thread): a module
+-- name (the module returns a function or a table with .reconcile) or a
+-- self-contained function (no upvalues but _ENV). reconcile(req, ctx) with
+-- req = {namespace=, name=, key=} returns nothing (done),
+-- {requeue_after = seconds}, {requeue = true}, or raises / returns nil, err
+-- (rate-limited retry); kinformer.terminal(err) stops retrying.
+--
+-- A map function (watches) runs on the watched informer's listener thread,
+-- in its own worker state: map(obj, ctx) returns a list of
+-- {namespace =, name =} requests.
+local M = {}
+
+local Controller = {}
+Controller.__index = Controller
+
+local function env_of(mgr)
+  local env = rawget(mgr, "env") or rawget(mgr, "_env")
+  if env == nil and type(mgr.env) == "function" then env = mgr:env() end
+  if env == nil then error("kinformer.controller: the manager has no env", 3) end
+  return env
+end
+
+-- The informer userdata behind what mgr:informer returned.
+local function informer_ud(inf)
+  if type(inf) == "table" then return rawget(inf, "_inf") or rawget(inf, "inf") or rawget(inf, "_ud") end
+  return inf
+end
+
+local function get_informer(mgr, res, opts)
+  local inf, msg = mgr:informer(res, opts)
+  if not inf then error(("controller: informer %s: %s"):format(res, tostring(msg)), 4) end
+  return informer_ud(inf)
+end
+
+-- Combines the controller-wide predicates with a watch's own.
+local function combine(top, own)
+  if type(top) == "string" then top = { top } end
+  if type(own) == "string" then own = { own } end
+  if top and own then return { "and", top, own } end
+  return top or own
+end
+
+local function check_predicates(p, what)
+  if p ~= nil and type(p) ~= "table" and type(p) ~= "string" then
+    error(("controller: %s predicates must be a list, a name or a table, not a %s"):format(what, type(p)), 4)
+  end
+end
+
+-- Returns {resource, opts...} from "v1/pods" or {"v1/pods", k = v}.
+local function entry(e, what, i)
+  if type(e) == "string" then return e, {} end
+  if type(e) == "table" then
+    local res = e[1] or e.resource
+    if type(res) == "string" then return res, e end
+  end
+  error(("controller: %s #%d must be a resource name or {resource, ...}"):format(what, i), 4)
+end
+
+local function lower_first(kind) return (kind:lower()) end
+
+--- Creates a controller from the user's config. Raises on a bad config
+-- (the message names the field). Returns the controller object.
+function M.new(mgr, cfg)
+  if type(cfg) ~= "table" then error("controller: config table expected", 2) end
+  local env = env_of(mgr)
+  local for_res = cfg["for"]
+  if for_res ~= nil and type(for_res) ~= "string" then error("controller: 'for' must be a resource name", 2) end
+  if for_res == nil and not cfg.watches then error("controller: 'for' or 'watches' required", 2) end
+  if cfg.reconciler == nil then error("controller: reconciler required (a module name or a function)", 2) end
+  local rt = type(cfg.reconciler)
+  if rt ~= "string" and rt ~= "function" then
+    error("controller: reconciler must be a module name or a self-contained function", 2)
+  end
+  check_predicates(cfg.predicates, "controller")
+  local iopts = cfg.informer_opts
+
+  local owner
+  if for_res then
+    local r, msg = env:resource(for_res)
+    if not r then error(("controller: resource %s: %s"):format(for_res, tostring(msg)), 2) end
+    owner = r
+  end
+  local name = cfg.name
+  if name == nil then
+    if not owner then error("controller: name required when there is no 'for'", 2) end
+    name = lower_first(owner.kind)
+  end
+  if type(name) ~= "string" or name == "" then error("controller: name must be a non-empty string", 2) end
+
+  local watches = {}
+  if for_res then
+    watches[#watches + 1] = { informer = get_informer(mgr, for_res, iopts), kind = "object",
+                              name = for_res, predicates = combine(cfg.predicates, nil) }
+  end
+  for i, e in ipairs(cfg.owns or {}) do
+    if not owner then error("controller: 'owns' needs 'for' (the owner type)", 2) end
+    local res, o = entry(e, "owns", i)
+    check_predicates(o.predicates, "owns " .. res)
+    watches[#watches + 1] = {
+      informer = get_informer(mgr, res, o.informer_opts or iopts), kind = "owner", name = res,
+      owner_group = owner.group or "", owner_kind = owner.kind,
+      cluster_scoped = not owner.namespaced, all_owners = o.all_owners and true or false,
+      predicates = combine(cfg.predicates, o.predicates),
+    }
+  end
+  for i, e in ipairs(cfg.watches or {}) do
+    local res, o = entry(e, "watches", i)
+    check_predicates(o.predicates, "watches " .. res)
+    local w = { informer = get_informer(mgr, res, o.informer_opts or iopts), name = res,
+                predicates = combine(cfg.predicates, o.predicates) }
+    if o.map ~= nil then
+      if type(o.map) ~= "string" and type(o.map) ~= "function" then
+        error(("controller: watches %s: map must be a module name or a function"):format(res), 2)
+      end
+      w.kind, w.map = "map", o.map
+    elseif o.owner then
+      local r, msg = env:resource(o.owner)
+      if not r then error(("controller: resource %s: %s"):format(o.owner, tostring(msg)), 2) end
+      w.kind, w.owner_group, w.owner_kind, w.cluster_scoped = "owner", r.group or "", r.kind, not r.namespaced
+    else
+      w.kind = "object"
+    end
+    watches[#watches + 1] = w
+  end
+
+  local spec = {
+    name = name, workers = cfg.workers, reconciler = cfg.reconciler, memory_limit = cfg.memory_limit,
+    rate_limiter = cfg.rate_limiter, watches = watches,
+  }
+  local ok, ud = pcall(env.controller, env, spec)
+  if not ok then
+    -- "bad argument #2 to 'controller' (...)": keep the reason only
+    local why = tostring(ud):match("%((.*)%)$") or tostring(ud)
+    error("controller " .. name .. ": " .. why, 2)
+  end
+  return setmetatable({ _ud = ud, _env = env, _mgr = mgr, _reconciler = cfg.reconciler,
+                        name = name }, Controller)
+end
+
+--- Waits for the watched caches and starts the workers.
+-- Returns true, or nil, message, code.
+function Controller:start() return self._ud:start() end
+
+--- Stops: no new requests, in-flight reconciles finish, workers joined.
+function Controller:stop() return self._ud:stop() end
+
+--- Frees the controller (stops it first). Also on <close>.
+function Controller:close() return self._ud:close() end
+Controller.__close = Controller.close
+
+--- Counters (controller-runtime's metric names) plus queue_len.
+function Controller:stats() return self._ud:stats() end
+
+--- Adds the request (ns, name) to the queue; ns nil or "" when cluster-scoped.
+function Controller:enqueue(ns, name) return self._ud:enqueue(ns, name) end
+
+function Controller:name() return self._ud:name() end
+
+function Controller:queue_len() return self._ud:queue_len() end
+
+function Controller:__tostring() return tostring(self._ud) end
+
+local function is_terminal(v) return type(v) == "table" and rawget(v, "kinformer_terminal") == true end
+
+local function resolve(r)
+  if type(r) == "function" then return r end
+  local m = require(r)
+  if type(m) == "function" then return m end
+  if type(m) == "table" and type(m.reconcile) == "function" then return m.reconcile end
+  return nil, ("reconciler module '%s' returns a %s: return a function or a table with .reconcile"):format(r, type(m))
+end
+
+local function handler(e)
+  if is_terminal(e) then return e end
+  return debug.traceback(tostring(e), 2)
+end
+
+--- Runs the reconciler once in the calling state on {namespace=, name=}
+-- with a ctx over the manager's env. Returns true (done) or the result
+-- table, or nil, err (a raised error carries a traceback; a terminal error
+-- is returned as is).
+function Controller:reconcile_once(req)
+  if type(req) ~= "table" or type(req.name) ~= "string" or req.name == "" then
+    error("reconcile_once: want {namespace = ..., name = ...}", 2)
+  end
+  local fn, msg = resolve(self._reconciler)
+  if not fn then return nil, msg end
+  local ns = req.namespace or ""
+  local r = { namespace = ns, name = req.name, key = ns ~= "" and (ns .. "/" .. req.name) or req.name }
+  local ctx = require("kinformer.ctx").new(self._env, { controller = self.name, worker = 0, request = r })
+  local ok, res, err = xpcall(fn, handler, r, ctx)
+  if not ok then return nil, res end
+  if is_terminal(res) then return nil, res end
+  if res == nil or res == false then
+    if err ~= nil then return nil, err end
+    return true
+  end
+  if res == true or type(res) == "table" then return res end
+  return nil, ("reconcile returned a %s"):format(type(res))
+end
+
+return M

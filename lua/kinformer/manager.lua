@@ -1,0 +1,213 @@
+--- kinformer.manager: shares informers between controllers and handlers,
+-- waits for their caches to sync, runs until SIGINT/SIGTERM and shuts down
+-- gracefully. A thin Lua layer over kinformer.core.env (csrc/lua/lenv.c).
+--
+--   local mgr = require("kinformer").manager{ kubeconfig = "~/.kube/config" }
+--   local pods = mgr:informer("v1/pods", { namespace = "default" })
+--   pods:add_handler{ on_add = function(pod) print(pod.metadata.name) end }
+--   assert(mgr:start{ timeout = 60 })
+--   mgr:run()                 -- until SIGINT/SIGTERM, then mgr:stop()
+local core = require "kinformer.core"
+
+local M = {}
+
+local Manager = {}
+Manager.__index = function(self, k)
+  local m = Manager[k]
+  if m ~= nil then return m end
+  if k == "client" then
+    -- made on first use: the REST client userdata over the env's client
+    local c = rawget(self, "env"):client()
+    rawset(self, "client", c)
+    return c
+  end
+  return nil
+end
+Manager.__close = function(self) self:stop() end
+Manager.__tostring = function(self)
+  return "kinformer.manager (" .. tostring(rawget(self, "env")) .. ")"
+end
+
+-- Writes a kubeconfig for a plain URL (and an optional bearer token).
+local function url_kubeconfig(url, token)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(string.format([[
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: %q
+users:
+- name: u
+  user:%s
+contexts:
+- name: c
+  context:
+    cluster: c
+    user: u
+current-context: c
+]], url, token and string.format("\n    token: %q", token) or " {}"))
+  f:close()
+  return path
+end
+
+--- Creates a manager. opts (all optional): kubeconfig, context, url (plain
+-- http URL, e.g. a sim's) and token, sim (a kinformer.sim server), namespace
+-- (default namespace of namespaced informers and mgr.namespace), qps,
+-- burst, resync (seconds), timeout (request timeout, seconds),
+-- sync_timeout (seconds, default 120), log_level ("error"|"warn"|"info"|
+-- "debug"), in_cluster.
+-- Returns the manager, or nil, message, code.
+function M.new(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then error("bad argument #1 to 'manager' (table expected)", 2) end
+  if opts.log_level then core.set_log_level(opts.log_level) end
+  local kubeconfig, tmp = opts.kubeconfig, nil
+  if opts.sim then
+    kubeconfig = opts.sim.kubeconfig
+  elseif opts.url then
+    tmp = url_kubeconfig(opts.url, opts.token)
+    kubeconfig = tmp
+  end
+  local env, msg, code = core.env{
+    kubeconfig = kubeconfig, context = opts.context, qps = opts.qps, burst = opts.burst,
+    resync = opts.resync, timeout = opts.timeout, in_cluster = opts.in_cluster,
+  }
+  if tmp then os.remove(tmp) end
+  if not env then return nil, msg, code end
+  return setmetatable({
+    env = env,
+    namespace = opts.namespace or env:namespace(),
+    _namespace_set = opts.namespace ~= nil,
+    sync_timeout = opts.sync_timeout or 120,
+    _controllers = {},
+    _started = false,
+    _stopped = false,
+  }, Manager)
+end
+
+--- Returns the shared informer for resource ("v1/pods", "apps/v1/deployments")
+-- and opts (namespace, label_selector, field_selector, resync, metadata_only,
+-- transform, keep_managed_fields); or nil, message, code. When the manager
+-- was given a namespace, namespaced resources default to it.
+function Manager:informer(resource, opts)
+  opts = opts or {}
+  if self._namespace_set and opts.namespace == nil then
+    local r = self.env:resource(resource)
+    if r and r.namespaced then
+      local o = {}
+      for k, v in pairs(opts) do o[k] = v end
+      o.namespace = self.namespace
+      opts = o
+    end
+  end
+  return self.env:informer(resource, opts)
+end
+
+--- Adds a controller (see kinformer.controller). Started by mgr:start after
+-- the caches sync, or at once when the manager already runs.
+function Manager:controller(cfg)
+  local ctl, msg, code = require("kinformer.controller").new(self, cfg)
+  if not ctl then return nil, msg, code end
+  self._controllers[#self._controllers + 1] = ctl
+  if self._started and not self._stopped and ctl.start then
+    local ok, err, c = ctl:start()
+    if ok == nil and err then return nil, err, c end
+  end
+  return ctl
+end
+
+--- Starts the informers, waits for their caches to sync (pumping main-state
+-- handlers meanwhile), then starts the controllers. Non-blocking once
+-- synced. opts: timeout (seconds; default the manager's sync_timeout),
+-- on_progress (called with env:sync_progress() about every 0.1 s while
+-- waiting). Returns true, or nil, message (naming the unsynced informer),
+-- code. Calling it again returns true.
+function Manager:start(opts)
+  opts = opts or {}
+  if self._stopped then return nil, "manager is stopped", "ECLOSED" end
+  if self._started then return true end
+  local ok, msg, code = self.env:start()
+  if not ok then return nil, msg, code end
+  local timeout = opts.timeout or self.sync_timeout
+  local deadline = core.monotime() + timeout
+  while true do
+    local left = deadline - core.monotime()
+    local slice = left < 0.1 and (left > 0 and left or 0) or 0.1
+    ok, msg, code = self.env:wait_for_cache_sync(slice)
+    if opts.on_progress then opts.on_progress(self.env:sync_progress()) end
+    self.env:step(0)
+    if ok then break end
+    if code ~= "ETIMEDOUT" or core.monotime() >= deadline then return nil, msg, code end
+  end
+  self._started = true
+  for _, ctl in ipairs(self._controllers) do
+    if ctl.start then
+      local cok, cmsg, ccode = ctl:start()
+      if cok == nil and cmsg then return nil, cmsg, ccode end
+    end
+  end
+  return true
+end
+
+--- Runs the main-state handlers' queued events, waiting up to timeout
+-- seconds (default 0) for the first. Returns how many ran.
+function Manager:step(timeout)
+  return self.env:step(timeout or 0)
+end
+
+--- Starts (if needed), then runs until SIGINT or SIGTERM while pumping
+-- main-state handlers, then stops. Returns true, or nil, message, code when
+-- start failed. opts: the same as start's.
+function Manager:run(opts)
+  -- block the signals before any thread is made, so only this loop takes them
+  self.env:wait_signal(0)
+  local ok, msg, code = self:start(opts)
+  if not ok then
+    self:stop()
+    return nil, msg, code
+  end
+  while true do
+    self.env:step(0.1)
+    if self.env:wait_signal(0) then break end
+  end
+  self:stop()
+  return true
+end
+
+--- Stops controllers (in-flight reconciles finish, queues drain), then the
+-- informers (watches closed, threads joined). Idempotent.
+function Manager:stop()
+  if rawget(self, "_stopped") then return end
+  self._stopped = true
+  for i = #self._controllers, 1, -1 do
+    local ctl = self._controllers[i]
+    if ctl.stop then pcall(ctl.stop, ctl) end
+  end
+  self.env:shutdown()
+end
+
+--- Read-only view of an informer of this manager by name ("v1/pods" or an
+-- informer's :name()), or nil, message, code.
+function Manager:lister(name)
+  return self.env:lister(name)
+end
+
+--- Calls fn() until it returns a true value, pumping main-state handlers
+-- between calls, up to timeout seconds (default 10). Returns fn's value, or
+-- nil, "timed out", "ETIMEDOUT".
+function Manager:wait_for(fn, timeout)
+  local deadline = core.monotime() + (timeout or 10)
+  while true do
+    local v = fn()
+    if v then return v end
+    if core.monotime() >= deadline then return nil, "timed out", "ETIMEDOUT" end
+    self.env:step(0.01)
+  end
+end
+
+setmetatable(M, { __call = function(_, opts) return M.new(opts) end })
+
+return M

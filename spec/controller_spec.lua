@@ -1,0 +1,441 @@
+-- Controllers against kinformer.sim: For/Owns/Watches enqueue, predicates,
+-- workers, requeue and error results, terminal errors, reconcile_once.
+--
+-- Reconcilers run in worker states, so they report through a log file:
+-- each test writes a reconciler module (with the log path baked in) into a
+-- temporary directory on package.path, which worker states inherit.
+local kinformer = require "kinformer"
+
+local sim
+local tmpdir
+local nmod = 0
+
+local function sh(cmd) assert(os.execute(cmd)) end
+
+local function clock() return kinformer.core.monotime() end
+
+-- Writes a module whose source is `body` with LOG (the log path) and rec
+-- (appends a line) defined; returns its name and the log path.
+local function module(body)
+  nmod = nmod + 1
+  local name = ("kin_ctl_spec_m%d"):format(nmod)
+  local log = ("%s/%s.log"):format(tmpdir, name)
+  local f = assert(io.open(("%s/%s.lua"):format(tmpdir, name), "w"))
+  f:write(([[
+local LOG = %q
+local function rec(line)
+  local f = assert(io.open(LOG, "a"))
+  f:write(line, "\n")
+  f:close()
+end
+]]):format(log), body)
+  f:close()
+  assert(io.open(log, "w")):close()
+  return name, log
+end
+
+local function lines(log)
+  local t = {}
+  local f = io.open(log, "r")
+  if not f then return t end
+  for l in f:lines() do t[#t + 1] = l end
+  f:close()
+  return t
+end
+
+local function count(log, line)
+  local n = 0
+  for _, l in ipairs(lines(log)) do if l == line then n = n + 1 end end
+  return n
+end
+
+-- Polls fn (pumping the manager) until it returns a true value.
+local function eventually(mgr, fn, timeout, what)
+  local deadline = clock() + (timeout or 10)
+  while true do
+    local v = fn()
+    if v then return v end
+    if clock() > deadline then
+      error("timed out waiting for " .. (what or "condition"), 2)
+    end
+    mgr:step(0.02)
+  end
+end
+
+local nns = 0
+local function new_namespace(mgr)
+  nns = nns + 1
+  local ns = ("ctl-%d"):format(nns)
+  assert(mgr.client:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = ns } }))
+  return ns
+end
+
+local function cm(ns, name, data, extra)
+  local o = { apiVersion = "v1", kind = "ConfigMap", metadata = { namespace = ns, name = name }, data = data or {} }
+  for k, v in pairs(extra or {}) do o.metadata[k] = v end
+  return o
+end
+
+local function deployment(ns, name, replicas)
+  return {
+    apiVersion = "apps/v1", kind = "Deployment",
+    metadata = { namespace = ns, name = name, labels = { app = name } },
+    spec = {
+      replicas = replicas,
+      selector = { matchLabels = { app = name } },
+      template = { metadata = { labels = { app = name } },
+                   spec = { containers = { { name = "c", image = "nginx" } } } },
+    },
+  }
+end
+
+describe("kinformer controller", function()
+  local mgr, ns
+
+  setup(function()
+    sim = assert(require("kinformer.sim").start {})
+    tmpdir = os.tmpname()
+    os.remove(tmpdir)
+    sh("mkdir -p " .. tmpdir)
+    package.path = tmpdir .. "/?.lua;" .. package.path
+  end)
+
+  teardown(function()
+    if sim then sim:stop() end
+    if tmpdir then sh("rm -rf " .. tmpdir) end
+  end)
+
+  before_each(function()
+    mgr = assert(kinformer.manager { kubeconfig = sim.kubeconfig })
+    ns = new_namespace(mgr)
+  end)
+
+  after_each(function()
+    if mgr then mgr:stop() end
+    mgr = nil
+  end)
+
+  local function start()
+    assert(mgr:start { timeout = 30 })
+  end
+
+  it("For enqueues the object on create and on update", function()
+    local mod, log = module [[return function(req, ctx) rec("R " .. req.key .. " " .. req.namespace .. " " .. req.name) end]]
+    local ctl = mgr:controller { name = "for-cm", ["for"] = "v1/configmaps", reconciler = mod,
+                                 informer_opts = { namespace = ns } }
+    start()
+    assert(mgr.client:create("v1/configmaps", cm(ns, "a", { x = "1" })))
+    eventually(mgr, function() return count(log, ("R %s/a %s a"):format(ns, ns)) == 1 end, 10, "create")
+    local obj = assert(mgr.client:get("v1/configmaps", ns, "a"))
+    obj.data.x = "2"
+    assert(mgr.client:update("v1/configmaps", obj))
+    eventually(mgr, function() return count(log, ("R %s/a %s a"):format(ns, ns)) == 2 end, 10, "update")
+    assert.equal("for-cm", ctl:name())
+    local st = ctl:stats()
+    assert.is_true(st.reconcile_success >= 2)
+    assert.equal(0, st.reconcile_errors)
+  end)
+
+  it("Owns enqueues the owner of an owned object with a controller reference", function()
+    local mod, log = module [[return function(req, ctx) rec("R " .. req.key) end]]
+    mgr:controller { name = "owns", ["for"] = "v1/configmaps", owns = { "v1/secrets" },
+                     reconciler = mod, informer_opts = { namespace = ns } }
+    start()
+    local owner = assert(mgr.client:create("v1/configmaps", cm(ns, "owner")))
+    local key = ns .. "/owner"
+    eventually(mgr, function() return count(log, "R " .. key) == 1 end, 10, "owner reconciled")
+    local function secret(name, controller)
+      return { apiVersion = "v1", kind = "Secret",
+               metadata = { namespace = ns, name = name, ownerReferences = { {
+                 apiVersion = "v1", kind = "ConfigMap", name = "owner", uid = owner.metadata.uid,
+                 controller = controller } } } }
+    end
+    -- a plain owner reference does not count (OnlyControllerOwner); the
+    -- barrier object's reconcile proves the event was already handled
+    assert(mgr.client:create("v1/secrets", secret("plain", false)))
+    assert(mgr.client:create("v1/configmaps", cm(ns, "barrier")))
+    eventually(mgr, function() return count(log, "R " .. ns .. "/barrier") == 1 end, 10, "barrier")
+    assert.equal(1, count(log, "R " .. key))
+    assert(mgr.client:create("v1/secrets", secret("owned", true)))
+    eventually(mgr, function() return count(log, "R " .. key) == 2 end, 10, "owner enqueued by owned")
+    -- the owned object itself is never a request
+    assert.equal(0, count(log, "R " .. ns .. "/owned"))
+    assert.equal(0, count(log, "R " .. ns .. "/plain"))
+  end)
+
+  it("watches with a map function enqueue what the function returns", function()
+    local mod, log = module [[return function(req, ctx) rec("R " .. req.key) end]]
+    mgr:controller {
+      name = "mapper", ["for"] = "v1/configmaps", reconciler = mod, informer_opts = { namespace = ns },
+      watches = { { "v1/secrets", map = function(obj)
+        local t = obj.metadata.labels and obj.metadata.labels.target
+        if not t then return {} end
+        return { { namespace = obj.metadata.namespace, name = t }, { namespace = "elsewhere", name = t .. "-2" } }
+      end } },
+    }
+    start()
+    assert(mgr.client:create("v1/secrets", { apiVersion = "v1", kind = "Secret",
+      metadata = { namespace = ns, name = "s1", labels = { target = "mapped" } } }))
+    eventually(mgr, function()
+      return count(log, "R " .. ns .. "/mapped") == 1 and count(log, "R elsewhere/mapped-2") == 1
+    end, 10, "mapped requests")
+    assert.equal(0, count(log, "R " .. ns .. "/s1"))
+  end)
+
+  it("generation_changed filters label-only and status-only changes", function()
+    local mod, log = module [[return function(req, ctx) rec("R " .. req.key) end]]
+    mgr:controller { name = "gen", ["for"] = "apps/v1/deployments", predicates = { "generation_changed" },
+                     reconciler = mod, informer_opts = { namespace = ns } }
+    start()
+    local key = ns .. "/d"
+    assert(mgr.client:create("apps/v1/deployments", deployment(ns, "d", 1)))
+    eventually(mgr, function() return count(log, "R " .. key) == 1 end, 10, "create passes")
+    assert(mgr.client:patch("apps/v1/deployments", ns, "d", { metadata = { labels = { extra = "yes" } } },
+                            { type = "merge" }))
+    assert(mgr.client:patch("apps/v1/deployments", ns, "d", { status = { observedGeneration = 1, replicas = 0 } },
+                            { type = "merge", subresource = "status" }))
+    -- barrier: events of one informer are delivered in order, one worker
+    assert(mgr.client:create("apps/v1/deployments", deployment(ns, "barrier", 1)))
+    eventually(mgr, function() return count(log, "R " .. ns .. "/barrier") == 1 end, 10, "barrier")
+    assert.equal(1, count(log, "R " .. key))
+    local d = assert(mgr.client:get("apps/v1/deployments", ns, "d"))
+    assert.equal(1, d.metadata.generation)
+    assert.equal("yes", d.metadata.labels.extra)
+    assert(mgr.client:patch("apps/v1/deployments", ns, "d", { spec = { replicas = 3 } }, { type = "merge" }))
+    eventually(mgr, function() return count(log, "R " .. key) == 2 end, 10, "spec change passes")
+  end)
+
+  it("with workers = 2 never reconciles one key concurrently", function()
+    local mod, log = module [[
+return function(req, ctx)
+  rec("S " .. req.key)
+  local t = os.clock() + 0.03
+  while os.clock() < t do end
+  rec("E " .. req.key)
+end]]
+    local ctl = mgr:controller { name = "par", ["for"] = "v1/configmaps", workers = 2, reconciler = mod,
+                                 informer_opts = { namespace = ns } }
+    start()
+    local keys = { "k1", "k2", "k3" }
+    local total = 0
+    for round = 1, 8 do
+      for _, k in ipairs(keys) do
+        assert(ctl:enqueue(ns, k))
+      end
+      -- re-add the same keys while they are being reconciled
+      eventually(mgr, function() return #lines(log) > 0 end, 10, "first reconcile")
+      mgr:step(0.01)
+      for _, k in ipairs(keys) do assert(ctl:enqueue(ns, k)) end
+      total = total + 1
+    end
+    eventually(mgr, function()
+      local st = ctl:stats()
+      return st.queue_len == 0 and st.active_workers == 0 and #lines(log) % 2 == 0 and #lines(log) > 0
+        and count(log, "S " .. ns .. "/k1") == count(log, "E " .. ns .. "/k1")
+    end, 20, "idle")
+    local in_flight, busy, max_busy = {}, 0, 0
+    for _, l in ipairs(lines(log)) do
+      local what, key = l:match("^(%u) (.*)$")
+      if what == "S" then
+        assert.is_nil(in_flight[key], "key reconciled concurrently: " .. key)
+        in_flight[key] = true
+        busy = busy + 1
+        if busy > max_busy then max_busy = busy end
+      else
+        assert.is_true(in_flight[key], "end without start: " .. key)
+        in_flight[key] = nil
+        busy = busy - 1
+      end
+    end
+    assert.equal(2, max_busy) -- two workers did run at once, on different keys
+    assert.equal(2, ctl:stats().max_concurrent_reconciles)
+  end)
+
+  it("requeue_after and requeue reconcile again", function()
+    local mod, log = module [[
+local n = {}
+return function(req, ctx)
+  n[req.key] = (n[req.key] or 0) + 1
+  rec("R " .. req.key .. " " .. n[req.key])
+  if n[req.key] >= 3 then return end
+  if req.name == "after" then return { requeue_after = 0.05 } end
+  return { requeue = true }
+end]]
+    local ctl = mgr:controller { name = "requeue", ["for"] = "v1/configmaps", reconciler = mod,
+                                 rate_limiter = { base_delay = 0.01, max_delay = 1 },
+                                 informer_opts = { namespace = ns } }
+    start()
+    local t0 = os.time()
+    ctl:enqueue(ns, "after")
+    ctl:enqueue(ns, "again")
+    eventually(mgr, function()
+      return count(log, "R " .. ns .. "/after 3") == 1 and count(log, "R " .. ns .. "/again 3") == 1
+    end, 10, "three reconciles each")
+    local st = ctl:stats()
+    assert.equal(2, st.reconcile_requeue_after)
+    assert.equal(2, st.reconcile_requeue)
+    assert.equal(2, st.reconcile_success)
+    assert.is_true(os.time() - t0 < 10)
+  end)
+
+  it("retries an error with backoff until it succeeds", function()
+    local mod, log = module [[
+local n = 0
+return function(req, ctx)
+  n = n + 1
+  rec("R " .. req.key .. " " .. n)
+  if req.name == "raise" and n <= 3 then error("boom " .. n) end
+  if req.name == "ret" and n <= 3 then return nil, "failed " .. n end
+end]]
+    local function make(name)
+      return mgr:controller { name = "retry-" .. name, ["for"] = "v1/configmaps", reconciler = mod,
+                              rate_limiter = { base_delay = 0.02, max_delay = 1 },
+                              informer_opts = { namespace = ns } }
+    end
+    local raise_ctl, ret_ctl = make("raise"), make("ret")
+    start()
+    raise_ctl:enqueue(ns, "raise")
+    ret_ctl:enqueue(ns, "ret")
+    eventually(mgr, function()
+      return count(log, "R " .. ns .. "/raise 4") == 1 and count(log, "R " .. ns .. "/ret 4") == 1
+    end, 10, "four attempts each")
+    local a, b = raise_ctl:stats(), ret_ctl:stats()
+    assert.equal(3, a.reconcile_errors)
+    assert.equal(3, a.reconcile_panics)
+    assert.equal(1, a.reconcile_success)
+    assert.equal(3, b.reconcile_errors)
+    assert.equal(0, b.reconcile_panics)
+    assert.equal(1, b.reconcile_success)
+    -- no fifth attempt: success forgets the key
+    assert.equal(0, count(log, "R " .. ns .. "/raise 5"))
+  end)
+
+  it("does not retry a terminal error, raised or returned", function()
+    local mod, log = module [[
+local kinformer = require "kinformer"
+local n = {}
+return function(req, ctx)
+  n[req.key] = (n[req.key] or 0) + 1
+  rec("R " .. req.key .. " " .. n[req.key])
+  if req.name == "raised" then error(kinformer.terminal("no way")) end
+  if req.name == "returned" then return nil, kinformer.terminal("never") end
+  if req.name == "barrier" and n[req.key] == 1 then return { requeue_after = 0.3 } end
+end]]
+    local ctl = mgr:controller { name = "terminal", ["for"] = "v1/configmaps", reconciler = mod,
+                                 rate_limiter = { base_delay = 0.01, max_delay = 0.05 },
+                                 informer_opts = { namespace = ns } }
+    start()
+    ctl:enqueue(ns, "raised")
+    ctl:enqueue(ns, "returned")
+    ctl:enqueue(ns, "barrier")
+    -- the barrier's second reconcile comes 0.3 s later: a retry (10 ms
+    -- backoff) of either terminal key would have happened by then
+    eventually(mgr, function() return count(log, "R " .. ns .. "/barrier 2") == 1 end, 10, "barrier")
+    assert.equal(1, count(log, "R " .. ns .. "/raised 1"))
+    assert.equal(0, count(log, "R " .. ns .. "/raised 2"))
+    assert.equal(1, count(log, "R " .. ns .. "/returned 1"))
+    assert.equal(0, count(log, "R " .. ns .. "/returned 2"))
+    local st = ctl:stats()
+    assert.equal(2, st.terminal_reconcile_errors)
+    assert.equal(0, st.reconcile_panics)
+  end)
+
+  it("keeps the worker alive when the reconciler raises", function()
+    local mod, log = module [[
+return function(req, ctx)
+  rec("R " .. req.key)
+  if req.name == "bad" then local t = nil; return t.field end
+end]]
+    local ctl = mgr:controller { name = "raiser", ["for"] = "v1/configmaps", reconciler = mod, workers = 1,
+                                 rate_limiter = { base_delay = 5, max_delay = 10 },
+                                 informer_opts = { namespace = ns } }
+    start()
+    ctl:enqueue(ns, "bad")
+    eventually(mgr, function() return ctl:stats().reconcile_panics == 1 end, 10, "panic counted")
+    ctl:enqueue(ns, "good")
+    eventually(mgr, function() return count(log, "R " .. ns .. "/good") == 1 end, 10, "next request")
+    local st = ctl:stats()
+    assert.equal(1, st.reconcile_success)
+    assert.equal(1, st.reconcile_errors)
+  end)
+
+  it("refuses a reconciler function with an upvalue and names it", function()
+    local secret_table = {}
+    local ok, err = pcall(mgr.controller, mgr, { name = "bad", ["for"] = "v1/configmaps",
+      reconciler = function(req, ctx) return secret_table[req.key] end })
+    assert.is_false(ok)
+    assert.matches("upvalue 'secret_table'", tostring(err), 1, true)
+    assert.matches("self-contained", tostring(err), 1, true)
+  end)
+
+  it("refuses bad configs with a message naming the field", function()
+    local function fails(cfg, pat)
+      local ok, err = pcall(mgr.controller, mgr, cfg)
+      assert.is_false(ok)
+      assert.matches(pat, tostring(err), 1, true)
+    end
+    fails({ name = "x", ["for"] = "v1/configmaps" }, "reconciler required")
+    fails({ name = "x", ["for"] = "v1/configmaps", reconciler = "m", predicates = { "bogus_changed" } },
+          "unknown predicate 'bogus_changed'")
+    fails({ name = "x", ["for"] = "v1/configmaps", reconciler = "m", predicates = { { label_selector = "a in (" } } },
+          "bad label_selector")
+    fails({ name = "x", ["for"] = "v1/configmaps", reconciler = "m", workers = 0 }, "workers")
+  end)
+
+  it("a module that does not load fails start with its error", function()
+    local ctl = mgr:controller { name = "missing", ["for"] = "v1/configmaps",
+                                 reconciler = "kin_ctl_spec_no_such_module", informer_opts = { namespace = ns } }
+    local ok, err = ctl:start()
+    assert.is_nil(ok)
+    assert.matches("kin_ctl_spec_no_such_module", err, 1, true)
+  end)
+
+  it("reconcile_once runs the reconciler in the calling state", function()
+    local mod = module [[
+local kinformer = require "kinformer"
+return { reconcile = function(req, ctx)
+  KIN_CTL_SPEC_ONCE = req.key
+  local obj = ctx.client:get("v1/configmaps", req.namespace, req.name)
+  if req.name == "raise" then error("exploded") end
+  if req.name == "terminal" then return nil, kinformer.terminal("stop") end
+  if req.name == "retry" then return nil, "try later" end
+  if obj then return { requeue_after = 7 } end
+end }]]
+    local ctl = mgr:controller { name = "once", ["for"] = "v1/configmaps", reconciler = mod,
+                                 informer_opts = { namespace = ns } }
+    start()
+    assert(mgr.client:create("v1/configmaps", cm(ns, "there")))
+    KIN_CTL_SPEC_ONCE = nil
+    assert.same({ requeue_after = 7 }, ctl:reconcile_once { namespace = ns, name = "there" })
+    assert.equal(ns .. "/there", KIN_CTL_SPEC_ONCE) -- ran here, in the main state
+    assert.equal(true, ctl:reconcile_once { namespace = ns, name = "absent" })
+    local r, err = ctl:reconcile_once { namespace = ns, name = "raise" }
+    assert.is_nil(r)
+    assert.matches("exploded", err, 1, true)
+    assert.matches("traceback", err, 1, true)
+    r, err = ctl:reconcile_once { namespace = ns, name = "terminal" }
+    assert.is_nil(r)
+    assert.is_true(kinformer.is_terminal(err))
+    r, err = ctl:reconcile_once { namespace = ns, name = "retry" }
+    assert.is_nil(r)
+    assert.equal("try later", err)
+    KIN_CTL_SPEC_ONCE = nil
+  end)
+
+  it("stats reports controller-runtime's counters", function()
+    local mod = module [[return function() end]]
+    local ctl = mgr:controller { name = "stats", ["for"] = "v1/configmaps", reconciler = mod, workers = 3,
+                                 informer_opts = { namespace = ns } }
+    start()
+    for i = 1, 5 do ctl:enqueue(ns, "s" .. i) end
+    eventually(mgr, function() return ctl:stats().reconcile_success == 5 end, 10, "five reconciles")
+    local st = ctl:stats()
+    assert.equal(3, st.max_concurrent_reconciles)
+    assert.equal(5, st.reconcile_time_count)
+    assert.equal(0, st.reconcile_errors)
+    assert.equal(0, st.reconcile_error)
+    assert.equal(0, st.terminal_reconcile_errors)
+    assert.equal("number", type(st.reconcile_time_sum_seconds))
+    assert.equal(0, ctl:queue_len())
+  end)
+end)
