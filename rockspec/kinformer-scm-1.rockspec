@@ -28,6 +28,7 @@ external_dependencies = {
 }
 build = {
   type = "builtin",
+  install = { bin = { kinformer = "bin/kinformer" } },
   modules = {
     kinformer = "lua/kinformer/init.lua",
     ["kinformer.sim"] = "lua/kinformer/sim.lua",
@@ -35,6 +36,7 @@ build = {
     ["kinformer.errors"] = "lua/kinformer/errors.lua",
     ["kinformer.manager"] = "lua/kinformer/manager.lua",
     ["kinformer.controller"] = "lua/kinformer/controller.lua",
+    ["kinformer.cli"] = "lua/kinformer/cli.lua",
     ["kinformer.core"] = {
       -- BEGIN SOURCES (tools/update-rockspec.sh keeps this list current)
       sources = {

@@ -170,10 +170,14 @@ describe("kinformer controller", function()
       watches = { { "v1/secrets", map = function(obj)
         local t = obj.metadata.labels and obj.metadata.labels.target
         if not t then return {} end
+        if t == "boom" then error("map failed on purpose") end
         return { { namespace = obj.metadata.namespace, name = t }, { namespace = "elsewhere", name = t .. "-2" } }
       end } },
     }
     start()
+    -- a map function that raises is logged; the listener goes on
+    assert(mgr.client:create("v1/secrets", { apiVersion = "v1", kind = "Secret",
+      metadata = { namespace = ns, name = "s0", labels = { target = "boom" } } }))
     assert(mgr.client:create("v1/secrets", { apiVersion = "v1", kind = "Secret",
       metadata = { namespace = ns, name = "s1", labels = { target = "mapped" } } }))
     eventually(mgr, function()
@@ -359,6 +363,30 @@ end]]
     assert.equal(1, st.reconcile_errors)
   end)
 
+  it("rebuilds a worker state that runs out of memory and keeps reconciling", function()
+    local mod, log = module [[
+local n = 0
+return function(req, ctx)
+  n = n + 1
+  rec("R " .. req.key .. " " .. n)
+  if req.name == "hog" then
+    local t = {}
+    for i = 1, 1e8 do t[i] = ("x"):rep(64) .. i end
+  end
+end]]
+    local ctl = mgr:controller { name = "oom", ["for"] = "v1/configmaps", reconciler = mod, workers = 1,
+                                 memory_limit = 8 * 1024 * 1024,
+                                 rate_limiter = { base_delay = 5, max_delay = 10 },
+                                 informer_opts = { namespace = ns } }
+    start()
+    ctl:enqueue(ns, "hog")
+    eventually(mgr, function() return ctl:stats().reconcile_errors == 1 end, 20, "out of memory")
+    ctl:enqueue(ns, "after")
+    -- module-level state started over: the counter is 1 again in the new state
+    eventually(mgr, function() return count(log, "R " .. ns .. "/after 1") == 1 end, 10, "rebuilt state")
+    assert.equal(1, ctl:stats().reconcile_success)
+  end)
+
   it("refuses a reconciler function with an upvalue and names it", function()
     local secret_table = {}
     local ok, err = pcall(mgr.controller, mgr, { name = "bad", ["for"] = "v1/configmaps",
@@ -385,8 +413,9 @@ end]]
   it("a module that does not load fails start with its error", function()
     local ctl = mgr:controller { name = "missing", ["for"] = "v1/configmaps",
                                  reconciler = "kin_ctl_spec_no_such_module", informer_opts = { namespace = ns } }
-    local ok, err = ctl:start()
+    local ok, err = mgr:start { timeout = 30 }
     assert.is_nil(ok)
+    assert.matches("controller missing", err, 1, true)
     assert.matches("kin_ctl_spec_no_such_module", err, 1, true)
   end)
 

@@ -42,7 +42,7 @@ typedef struct {
 void lkin_push_client(lua_State *L, lkin_env *e) {
   lclient *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->e = NULL;
-  luaL_setmetatable(L, CLIENT_MT);
+  lkin_setmetatable(L, CLIENT_MT);
   u->e = lkin_env_ref(e);
 }
 

@@ -676,7 +676,7 @@ static int env_controller(lua_State *L) {
   lua_settop(L, 2);
   lctl_ud *u = lua_newuserdatauv(L, sizeof(*u), 0); /* 3 */
   u->p = NULL;
-  luaL_setmetatable(L, CONTROLLER_MT);
+  lkin_setmetatable(L, CONTROLLER_MT);
   lctl *p = calloc(1, sizeof(*p));
   if (!p) return luaL_error(L, "not enough memory");
   pthread_mutex_init(&p->mu, NULL);

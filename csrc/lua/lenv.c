@@ -109,7 +109,7 @@ void lkin_push_env(lua_State *L, lkin_env *e) {
   lenv_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->e = lkin_env_ref(e);
   u->owner = 0;
-  luaL_setmetatable(L, ENV_MT);
+  lkin_setmetatable(L, ENV_MT);
 }
 
 lkin_env *lkin_check_env(lua_State *L, int i) {

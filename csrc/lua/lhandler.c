@@ -299,7 +299,7 @@ int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, con
   lhandler *u = lua_newuserdatauv(L, sizeof(*u), 0); /* at 4 */
   u->e = NULL;
   u->h = NULL;
-  luaL_setmetatable(L, HANDLER_MT);
+  lkin_setmetatable(L, HANDLER_MT);
 
   /* raises with the culprit named; nothing is allocated before */
   lkin_ws_template *t = main ? NULL : lkin_ws_template_new(L, 2, "handler", limit);

@@ -41,7 +41,7 @@ void lkin_push_informer(lua_State *L, lkin_env *e, kin_informer *inf, const char
                         int readonly) {
   linformer *u = lua_newuserdatauv(L, sizeof(*u), 0);
   memset(u, 0, sizeof(*u));
-  luaL_setmetatable(L, INFORMER_MT);
+  lkin_setmetatable(L, INFORMER_MT);
   char *n = strdup(name ? name : "?");
   if (!n) luaL_error(L, "not enough memory");
   u->name = n;

@@ -40,6 +40,18 @@ void lkin_new_type(lua_State *L, const char *name, const luaL_Reg *methods,
   lua_pop(L, 1);
 }
 
+void lkin_setmetatable(lua_State *L, const char *name) {
+  if (luaL_getmetatable(L, name) == LUA_TNIL) {
+    /* A worker state may push a binding value before its code ever
+     * required the binding: open it now so the metatables exist. */
+    lua_pop(L, 1);
+    luaL_requiref(L, "kinformer.core", luaopen_kinformer_core, 0);
+    lua_pop(L, 1);
+    luaL_getmetatable(L, name);
+  }
+  lua_setmetatable(L, -2);
+}
+
 int luaopen_kinformer_core(lua_State *L) {
   lua_newtable(L);
   lua_pushliteral(L, KIN_VERSION);

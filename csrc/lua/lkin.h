@@ -17,6 +17,11 @@ const char *lkin_errname(int err);
 void lkin_new_type(lua_State *L, const char *name, const luaL_Reg *methods,
                    lua_CFunction close, lua_CFunction tostring);
 
+/* Sets the metatable registered as name on the value at the top of the
+ * stack, as luaL_setmetatable, opening the binding first in a state that
+ * has not required it yet (a worker state given a binding value). */
+void lkin_setmetatable(lua_State *L, const char *name);
+
 /* One function per exposed type registers its metatable and constructors
  * into the module table at the top of the stack. */
 void lkin_open_object(lua_State *L);

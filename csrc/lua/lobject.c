@@ -17,7 +17,7 @@ typedef struct {
 void lkin_push_object(lua_State *L, kin_obj *o) {
   lobj *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->o = kin_obj_ref(o);
-  luaL_setmetatable(L, OBJ_MT);
+  lkin_setmetatable(L, OBJ_MT);
 }
 
 int lkin_test_object(lua_State *L, int i, kin_obj **o) {

@@ -8,8 +8,9 @@
 -- the manager and a table of options (`local mgr, opts = ...`; opts.args
 -- holds what followed `--`, opts.verbose, opts.sim the in-process server
 -- when --sim was given). The script registers informers, handlers and
--- controllers; it may return a function, or a table with on_stop, that is
--- called once the manager has stopped (for a final report). Then the
+-- controllers; it may return a function, or a table {on_start=, on_stop=}:
+-- on_start is called once the caches synced and the controllers started,
+-- on_stop (or the function) once the manager has stopped (a final report). Then the
 -- command starts the manager, printing a progress line to stderr while the
 -- caches sync ("synced 41,000 / 100,000 pods"), and runs until SIGINT or
 -- SIGTERM; it exits 0 after a graceful stop, 1 when the script, the
@@ -26,8 +27,8 @@ usage: kinformer run SCRIPT [options] [-- ARGS...]
 
 Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
 and an options table (local mgr, opts = ...), registers informers, handlers
-and controllers, and may return a function (or a table with on_stop) called
-after shutdown. kinformer then starts the manager, waits for the caches to
+and controllers, and may return a function called after shutdown, or a table
+{on_start = fn, on_stop = fn} (on_start runs once the caches synced). kinformer then starts the manager, waits for the caches to
 sync and runs until SIGINT or SIGTERM.
 
 options:
@@ -211,30 +212,32 @@ return function(req, ctx)
     cache[controller] = inner
   end
   local t0 = core.monotime()
-  local ok, a, b = xpcall(inner, function(e)
-    if type(e) == "table" then return e end
-    return debug.traceback(tostring(e), 2)
-  end, req, ctx)
-  local ms = (core.monotime() - t0) * 1000
-  local what
+  local key = req.key or ((req.namespace and req.namespace ~= "" and (req.namespace .. "/") or "") .. tostring(req.name))
   local function errtext(e)
     if type(e) == "table" and rawget(e, "kinformer_terminal") then return "terminal: " .. tostring(e.message) end
     return "error: " .. (tostring(e):match("^[^\n]*"))
   end
-  if not ok then
-    what = errtext(a)
-  elseif a == nil and b ~= nil then
-    what = errtext(b)
-  elseif type(a) == "table" and a.requeue_after then
-    what = string.format("requeue after %%gs", a.requeue_after)
-  elseif type(a) == "table" and a.requeue then
-    what = "requeue"
-  else
-    what = "done"
+  local function line(what)
+    local ms = (core.monotime() - t0) * 1000
+    core.log("info", "reconcile", string.format("%%s %%s: %%s (%%.1f ms)", controller, key, what, ms))
   end
-  local key = req.key or ((req.namespace and req.namespace ~= "" and (req.namespace .. "/") or "") .. tostring(req.name))
-  core.log("info", "reconcile", string.format("%%s %%s: %%s (%%.1f ms)", controller, key, what, ms))
-  if not ok then error(a, 0) end
+  -- a raised error is logged while it unwinds (a to-be-closed guard), so
+  -- the controller's own traceback still points at where it was raised
+  local finished = false
+  local guard <close> = setmetatable({}, { __close = function(_, e)
+    if not finished then line(errtext(e)) end
+  end })
+  local a, b = inner(req, ctx)
+  finished = true
+  if a == nil and b ~= nil then
+    line(errtext(b))
+  elseif type(a) == "table" and a.requeue_after then
+    line(string.format("requeue after %%gs", a.requeue_after))
+  elseif type(a) == "table" and a.requeue then
+    line("requeue")
+  else
+    line("done")
+  end
   return a, b
 end
 ]==]
@@ -367,12 +370,12 @@ function M.run(o)
     cleanup()
     return fail("script %s failed: %s", o.script, tostring(ret))
   end
-  local on_stop = ret
-  if type(ret) == "table" then on_stop = ret.on_stop end
-  if on_stop ~= nil and type(on_stop) ~= "function" then
+  local on_stop, on_start = ret, nil
+  if type(ret) == "table" then on_stop, on_start = ret.on_stop, ret.on_start end
+  if (on_stop ~= nil and type(on_stop) ~= "function") or (on_start ~= nil and type(on_start) ~= "function") then
     cleanup()
-    return fail("script %s returned a %s: return nothing, a function or a table with on_stop",
-      o.script, type(on_stop))
+    return fail("script %s returned a %s: return nothing, a function, or a table with on_start/on_stop functions",
+      o.script, type(ret))
   end
 
   local printer = progress_printer(core.monotime)
@@ -397,6 +400,13 @@ function M.run(o)
   end
   printer.done(mgr.env:sync_progress())
   stderr("kinformer: caches synced, running (SIGINT or SIGTERM stops)\n")
+  if on_start then
+    local hok, herr = xpcall(on_start, debug.traceback)
+    if not hok then
+      cleanup()
+      return fail("on_start failed: %s", tostring(herr))
+    end
+  end
 
   local rok, rerr = mgr:run()
   cleanup()

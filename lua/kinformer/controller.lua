@@ -147,11 +147,12 @@ function M.new(mgr, cfg)
   local ok, ud = pcall(env.controller, env, spec)
   if not ok then
     -- "bad argument #2 to 'controller' (...)": keep the reason only
-    local why = tostring(ud):match("%((.*)%)$") or tostring(ud)
+    local why = tostring(ud)
+    why = why:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or why
     error("controller " .. name .. ": " .. why, 2)
   end
   return setmetatable({ _ud = ud, _env = env, _mgr = mgr, _reconciler = cfg.reconciler,
-                        name = name }, Controller)
+                        _name = name }, Controller)
 end
 
 --- Waits for the watched caches and starts the workers.
@@ -204,7 +205,7 @@ function Controller:reconcile_once(req)
   if not fn then return nil, msg end
   local ns = req.namespace or ""
   local r = { namespace = ns, name = req.name, key = ns ~= "" and (ns .. "/" .. req.name) or req.name }
-  local ctx = require("kinformer.ctx").new(self._env, { controller = self.name, worker = 0, request = r })
+  local ctx = require("kinformer.ctx").new(self._env, { controller = self._name, worker = 0, request = r })
   local ok, res, err = xpcall(fn, handler, r, ctx)
   if not ok then return nil, res end
   if is_terminal(res) then return nil, res end

@@ -1,4 +1,4 @@
-/* test_lua_scenarios.c -- Lua scripts (spec/c/lua/scenarios/*.lua) that
+/* test_lua_scenarios.c -- Lua scripts (spec/c/lua/scenarios/NAME.lua) that
  * drive the whole binding against an in-process kinformer.sim: managers,
  * informers with handlers on listener threads, controllers with worker
  * states, the REST client from several states at once. Run in this binary
@@ -50,8 +50,7 @@ static void run_scenario(const char *name) {
 
 static void test_lua_scenarios_Informers(void **state) { run_scenario("informers"); }
 static void test_lua_scenarios_Controller(void **state) { run_scenario("controller"); }
-static void test_lua_scenarios_ClientFromWorkers(void **state) { run_scenario("client_workers"); }
+
 
 KIN_SUITE(lua_scenarios, cmocka_unit_test(test_lua_scenarios_Informers),
-          cmocka_unit_test(test_lua_scenarios_Controller),
-          cmocka_unit_test(test_lua_scenarios_ClientFromWorkers))
+          cmocka_unit_test(test_lua_scenarios_Controller))
