@@ -14,6 +14,13 @@
  * A predicate tree is a name ("generation_changed", ...), {label_selector =
  * "a=b"}, {"and", p...}, {"or", p...}, {"not", p}, or a list of trees (And).
  *
+ * Calls into Lua: reconcile(req, ctx) with req = {namespace=, name=, key=}
+ * and ctx = require("kinformer.ctx").new(env, {controller=, worker=
+ * (1-based), request=req}); map(obj, ctx) with ctx over {controller=},
+ * returning a list of {namespace=, name=}. Results map to kin_result_action
+ * as controller.lua documents; a raised non-terminal error also counts as a
+ * panic (reconcile_panics) and is logged with its traceback.
+ *
  * Threads: the controller's workers call reconcile (each owns the state
  * in lctl.ws[i], built in on_worker_start and closed in on_worker_stop);
  * the informers' listener threads run the map functions (each map watch

@@ -21,6 +21,11 @@ local function quote(s)
 end
 M.quote = quote
 
+--- s with the magic characters of Lua patterns escaped.
+function M.esc(s)
+  return (tostring(s):gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"))
+end
+
 local function sleep(s)
   os.execute("sleep " .. tostring(s))
 end

@@ -1,0 +1,156 @@
+-- examples/website: the Website operator run as `kinformer run
+-- examples/website/operator.lua --namespace NS -v` against kinformer.sim,
+-- or the real kube-apiserver under `make e2e-lua`.
+local h = require "examples.helper"
+local cjson = require "cjson"
+
+local RES = "example.kinformer.io/v1/websites"
+
+local function read_json(path)
+  return cjson.decode(h.read(path))
+end
+
+local function ready(site)
+  for _, c in ipairs(site.status and site.status.conditions or {}) do
+    if c.type == "Ready" then return c end
+  end
+  return nil
+end
+
+local function website(ns, name, spec)
+  return { apiVersion = "example.kinformer.io/v1", kind = "Website",
+           metadata = { name = name, namespace = ns }, spec = spec }
+end
+
+describe("examples/website", function()
+  local t, ns, op
+
+  setup(function()
+    t = h.target()
+    -- the CRD (crd.json) first, then wait until the server serves it
+    local _, err, code = t.client:create("apiextensions.k8s.io/v1/customresourcedefinitions",
+      read_json("examples/website/crd.json"))
+    assert(not err or code == "AlreadyExists", err)
+    h.eventually(function() return t.client:list(RES, "default") end, "the Website CRD to be served")
+    ns = h.namespace(t, "website")
+    op = h.operator("examples/website/operator.lua", t, { "--namespace", ns, "-v" })
+    op:wait_output("caches synced", "err")
+  end)
+
+  teardown(function()
+    if op then op:cleanup() end
+    if t then
+      if ns then h.cleanup_namespace(t, ns, { RES, "apps/v1/deployments", "v1/services" }) end
+      t.stop()
+    end
+  end)
+
+  -- waits until the Website is Ready for its current generation; returns it
+  local function wait_ready(name)
+    return h.eventually(function()
+      local site = t.client:get(RES, ns, name)
+      local c = site and ready(site)
+      if c and c.status == "True" and c.observedGeneration == site.metadata.generation then return site end
+      return nil, site and cjson.encode(site.status or {}) or "no website"
+    end, "Website " .. name .. " Ready for its generation")
+  end
+
+  it("creates a Deployment and a Service owned by the Website and sets Ready", function()
+    local created = assert(t.client:create(RES, website(ns, "shop", { image = "nginx:1.27", replicas = 2, port = 8080 })))
+    local site = wait_ready("shop")
+    assert.equal(created.metadata.uid, site.metadata.uid)
+    assert.same({ "example.kinformer.io/children" }, site.metadata.finalizers)
+    local c = ready(site)
+    assert.equal("Reconciled", c.reason)
+    assert.is_string(c.lastTransitionTime)
+    assert.equal(site.metadata.generation, site.status.observedGeneration)
+
+    local dep = assert(t.client:get("apps/v1/deployments", ns, "shop"))
+    assert.equal(2, dep.spec.replicas)
+    assert.equal("nginx:1.27", dep.spec.template.spec.containers[1].image)
+    assert.equal(8080, dep.spec.template.spec.containers[1].ports[1].containerPort)
+    local ref = h.controller_ref(dep)
+    assert.same({ "Website", "shop", site.metadata.uid, "example.kinformer.io/v1", true },
+      { ref.kind, ref.name, ref.uid, ref.apiVersion, ref.blockOwnerDeletion })
+
+    local svc = assert(t.client:get("v1/services", ns, "shop"))
+    assert.equal(8080, svc.spec.ports[1].port)
+    assert.equal("shop", svc.spec.selector["app.kubernetes.io/instance"])
+    assert.equal(site.metadata.uid, h.controller_ref(svc).uid)
+  end)
+
+  it("scales and changes the image, with observedGeneration following", function()
+    local site = assert(t.client:patch(RES, ns, "shop", { spec = { replicas = 3 } }, { type = "merge" }))
+    local gen = site.metadata.generation
+    h.eventually(function()
+      local dep = t.client:get("apps/v1/deployments", ns, "shop")
+      return dep and dep.spec.replicas == 3
+    end, "the Deployment scaled to 3")
+    assert.equal(gen, ready(wait_ready("shop")).observedGeneration)
+
+    site = assert(t.client:patch(RES, ns, "shop", { spec = { image = "nginx:1.28" } }, { type = "merge" }))
+    assert.is_true(site.metadata.generation > gen)
+    h.eventually(function()
+      local dep = t.client:get("apps/v1/deployments", ns, "shop")
+      return dep and dep.spec.template.spec.containers[1].image == "nginx:1.28"
+    end, "the Deployment's image changed")
+    assert.equal(site.metadata.generation, wait_ready("shop").status.observedGeneration)
+  end)
+
+  it("recreates a Deployment deleted behind its back (Owns)", function()
+    local old = assert(t.client:get("apps/v1/deployments", ns, "shop"))
+    assert(t.client:delete("apps/v1/deployments", ns, "shop"))
+    local dep = h.eventually(function()
+      local d = t.client:get("apps/v1/deployments", ns, "shop")
+      return d and d.metadata.uid ~= old.metadata.uid and d
+    end, "the Deployment to be recreated")
+    assert.equal(3, dep.spec.replicas)
+    assert.equal("nginx:1.28", dep.spec.template.spec.containers[1].image)
+  end)
+
+  it("deletes the children through its finalizer when the Website is deleted", function()
+    assert(t.client:delete(RES, ns, "shop"))
+    h.eventually(function()
+      local _, _, code = t.client:get(RES, ns, "shop")
+      return code == "NotFound"
+    end, "the Website to be gone (finalizer removed)")
+    local _, _, dcode = t.client:get("apps/v1/deployments", ns, "shop")
+    local _, _, scode = t.client:get("v1/services", ns, "shop")
+    assert.equal("NotFound", dcode)
+    assert.equal("NotFound", scode)
+  end)
+
+  it("reports an invalid spec in Ready=False without retrying", function()
+    if t.real then
+      -- the real server validates spec.port against the CRD schema (1-65535)
+      local _, _, code = t.client:create(RES, website(ns, "bad", { image = "nginx", port = 70000 }))
+      assert.equal("Invalid", code)
+      return
+    end
+    assert(t.client:create(RES, website(ns, "bad", { image = "nginx", port = 70000 })))
+    local site = h.eventually(function()
+      local s = t.client:get(RES, ns, "bad")
+      local c = s and ready(s)
+      return c and c.status == "False" and s
+    end, "Ready=False on the invalid Website")
+    assert.equal("InvalidSpec", ready(site).reason)
+    assert.matches("spec.port", ready(site).message, 1, true)
+    local _, _, code = t.client:get("apps/v1/deployments", ns, "bad")
+    assert.equal("NotFound", code)
+    op:wait_output("website " .. h.esc(ns) .. "/bad: terminal: invalid Website", "err")
+    -- deleting it still works (the finalizer was added before the check)
+    assert(t.client:delete(RES, ns, "bad"))
+    h.eventually(function()
+      local _, _, c = t.client:get(RES, ns, "bad")
+      return c == "NotFound"
+    end, "the invalid Website to be gone")
+  end)
+
+  it("logged one line per reconcile (-v) and exits 0 on SIGTERM", function()
+    local err = op:stderr()
+    assert.matches("%[reconcile%] website " .. h.esc(ns) .. "/shop: done %(%d+%.%d ms%)", err)
+    assert.matches("created Deployment " .. h.esc(ns) .. "/shop", err)
+    assert.equal(0, op:stop("TERM"))
+    assert.matches("kinformer: stopped", op:stderr(), 1, true)
+  end)
+end)
