@@ -2,7 +2,8 @@
 #
 #   make test        install missing Debian packages, build, run the C tests
 #                    (cmocka) and the Lua specs (busted)
-#   make run         build and run the main job (see README)
+#   make run         build and run the main job: the Website operator against
+#                    kinformer.sim (or $KUBECONFIG's cluster), see README
 #   make test-asan   C tests under AddressSanitizer + UBSan
 #   make test-tsan   C tests under ThreadSanitizer
 #   make bench-core  core benchmarks (table)
@@ -53,7 +54,7 @@ TEST_OBJ := $(patsubst spec/c/%.c,$(BUILD)/spec/%.o,$(TEST_SRC)) $(BUILD)/spec/m
 TEST_BIN := $(BUILD)/kin_tests
 SUITES_H := $(BUILD)/spec/suites.h
 
-.PHONY: all deps build test test-c test-lua test-asan test-tsan bench-core run clean rock-check
+.PHONY: all deps build test test-c test-lua test-asan test-tsan bench-core run run-informer-demo clean rock-check
 
 all: build
 
@@ -168,12 +169,21 @@ clean:
 # Later parts of the project add their targets in mk/*.mk.
 -include $(sort $(wildcard mk/*.mk))
 
-# The main job. Until the embedded API server (kinformer.sim) lands, it runs
-# the in-memory informer stack end to end on examples/informer_demo.events.
+# The main job: the Website operator (examples/website) against an
+# in-process kinformer.sim seeded with examples/website/seed.json, or against
+# the cluster of $$KUBECONFIG when set; the driver (examples/run_demo.lua)
+# creates, scales, changes and deletes a Website while it runs, prints what
+# the operator did and ends with a summary.
+run: deps
+	$(MAKE) --no-print-directory MODE=release $(LUA_MOD)
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(BUILD)/?.so;;' $(LUA) examples/run_demo.lua 2>&1
+
+# The in-memory informer stack end to end on examples/informer_demo.events
+# (the C core alone, no server).
 DEMO_BIN := $(BUILD)/informer_demo
 $(DEMO_BIN): examples/informer_demo.c $(CORE_LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
 
-run: deps
+run-informer-demo: deps
 	$(MAKE) --no-print-directory MODE=release $(DEMO_BIN)
 	./$(DEMO_BIN) examples/informer_demo.events

@@ -8,6 +8,11 @@
 #   make e2e-c          the C tests named test_e2e_* (spec/c/test_e2e_*.c:
 #                       client, reflector, informers) against a fresh
 #                       control plane; in make test they are skipped
+#   make e2e-lua        the example operators' specs (spec/examples/*_spec.lua:
+#                       website, configmap-mirror, pod-label-auditor, run
+#                       through bin/kinformer) against a fresh control plane
+#                       (KINFORMER_E2E_ADMIN_KUBECONFIG); in make test they
+#                       run against kinformer.sim
 #   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
 #                       replay spec/differential/scenarios against both and
 #                       compare (spec/differential/run.sh), then kubectl
@@ -16,7 +21,7 @@
 # Binaries and Go caches: $(KINFORMER_E2E_CACHE)/<k8s-version>/, default
 # ~/.cache/kinformer-e2e/. See spec/e2e/README.md.
 
-.PHONY: e2e e2e-deps e2e-reference e2e-differential e2e-c
+.PHONY: e2e e2e-deps e2e-reference e2e-differential e2e-c e2e-lua
 
 e2e-deps:
 	spec/e2e/build.sh core
@@ -28,11 +33,19 @@ e2e-reference:
 e2e: deps e2e-deps e2e-reference
 	spec/e2e/cluster.sh run spec/e2e/smoke.sh
 	$(MAKE) --no-print-directory e2e-c
+	$(MAKE) --no-print-directory e2e-lua
 	$(MAKE) --no-print-directory e2e-differential
 
 e2e-c: e2e-deps
 	$(MAKE) --no-print-directory MODE=release $(TEST_BIN)
 	KIN_E2E_REQUIRED=1 spec/e2e/cluster.sh run ./$(TEST_BIN) 'e2e_*'
+
+# The examples' specs pick the real server from KINFORMER_E2E_ADMIN_KUBECONFIG,
+# which cluster.sh run exports (spec/examples/helper.lua).
+e2e-lua: e2e-deps
+	$(MAKE) --no-print-directory MODE=release $(LUA_MOD)
+	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
+	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/examples
 
 # sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
 # in its release flavour.

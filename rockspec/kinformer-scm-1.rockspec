@@ -88,6 +88,7 @@ build = {
         "csrc/lua/lenv.c",
         "csrc/lua/lhandler.c",
         "csrc/lua/linformer.c",
+        "csrc/lua/ljson.c",
         "csrc/lua/lkin.c",
         "csrc/lua/lobject.c",
         "csrc/lua/lsim.c",

@@ -11,15 +11,16 @@
  *     "AlreadyExists", "Invalid", ...; derived from the HTTP code when the
  *     Status has none), or "ENOENT" (unknown resource), "EIO",
  *     "ETIMEDOUT", "EINVAL"...; http_code is 0 when no answer arrived;
- *   - results are fresh tables decoded with the state's private cjson
- *     (lkin_cjson), so user code reconfiguring require "cjson" changes
- *     nothing here.
+ *   - results are fresh tables decoded with ljson.h (integers as Lua
+ *     integers, arrays encode back as []), and tables are encoded with
+ *     it, so user code reconfiguring require "cjson" changes nothing here.
  *
  * Every call blocks the calling thread until the answer arrived (never call
  * from the IO thread; Lua code never runs there). The userdata holds one
  * reference on the lkin_env, dropped by close/__gc; the env's pointers are
  * immutable and kin_client is thread-safe, so no lock is taken here. */
 #include "lenv.h"
+#include "ljson.h"
 #include "lkin.h"
 
 #include <stdio.h>
@@ -126,12 +127,10 @@ static int push_result(lua_State *L, int rc, kin_result *r, const char *verb, co
     lua_pushboolean(L, 1);
     return 1;
   }
-  lkin_cjson(L);
-  lua_getfield(L, -1, "decode");
-  lua_remove(L, -2);
-  lua_pushlstring(L, r->body, r->body_len);
+  char msg[192];
+  int drc = lkin_json_push_msg(L, r->body, r->body_len, msg, sizeof(msg));
   kin_result_free(r);
-  lua_call(L, 1, 1);
+  if (drc < 0) return luaL_error(L, "%s %s: answer: %s", verb, res, msg);
   return 1;
 }
 
@@ -229,17 +228,13 @@ static const char *opt_dry_run(lua_State *L, int t) {
 }
 
 /* Replaces the object at i (a table, or a JSON string) by its JSON text
- * and returns it (length in *len). Encoding uses the state's private
- * cjson; a table cjson cannot encode raises. */
+ * and returns it (length in *len). Encoding uses ljson.h; a table it
+ * cannot encode raises (an argument error naming the place). */
 static const char *to_json(lua_State *L, int i, size_t *len) {
   int ty = lua_type(L, i);
   luaL_argexpected(L, ty == LUA_TTABLE || ty == LUA_TSTRING, i, "object (table or JSON string)");
   if (ty == LUA_TTABLE) {
-    lkin_cjson(L);
-    lua_getfield(L, -1, "encode");
-    lua_remove(L, -2);
-    lua_pushvalue(L, i);
-    lua_call(L, 1, 1);
+    if (lkin_json_encode(L, i) < 0) luaL_argerror(L, i, lua_tostring(L, -1));
     lua_replace(L, i);
   }
   return lua_tolstring(L, i, len);

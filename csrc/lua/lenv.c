@@ -19,6 +19,7 @@
 #include "kin.h"
 #include "kobj.h"
 #include "kubeconfig.h"
+#include "ljson.h"
 #include "lkin.h"
 #include "log.h"
 #include "reflector.h"
@@ -237,10 +238,9 @@ static int transform_in_state(lua_State *L) {
   if (!lua_istable(L, -1))
     return luaL_error(L, "transform must return the object (a table), got %s",
                       luaL_typename(L, -1));
-  lkin_cjson(L);
-  lua_getfield(L, -1, "encode");
-  lua_pushvalue(L, -3);
-  lua_call(L, 1, 1);
+  if (lkin_json_encode(L, -1) < 0)
+    return luaL_error(L, "transform returned a table that cannot be encoded: %s",
+                      lua_tostring(L, -1));
   size_t n;
   const char *json = lua_tolstring(L, -1, &n);
   j->rc = kin_obj_parse(json, n, &j->out);

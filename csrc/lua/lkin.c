@@ -63,5 +63,6 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_informer(L);
   lkin_open_client(L);
   lkin_open_controller(L);
+  lkin_open_json(L);
   return 1;
 }

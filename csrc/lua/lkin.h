@@ -27,6 +27,7 @@ void lkin_setmetatable(lua_State *L, const char *name);
 void lkin_open_object(lua_State *L);
 void lkin_open_sim(lua_State *L);
 void lkin_open_worker(lua_State *L);
+void lkin_open_json(lua_State *L); /* ljson.c */
 
 /* The module entry point; worker states preload it (worker_state.c). */
 int luaopen_kinformer_core(lua_State *L);

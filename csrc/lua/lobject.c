@@ -1,7 +1,8 @@
 /* lobject.c -- kinformer.core.object: a cached Kubernetes object (kin_obj)
  * as userdata. Reading metadata is cheap (no JSON decode); :decode() gives
- * a fresh Lua table (via cjson), so Lua code can never modify the cache. */
+ * a fresh Lua table (via ljson.h), so Lua code can never modify the cache. */
 #include "lkin.h"
+#include "ljson.h"
 
 #include <string.h>
 
@@ -135,28 +136,20 @@ static int m_json(lua_State *L) {
   return 1;
 }
 
-/* decode() -> a fresh table decoded from the cached JSON (cjson). */
+/* decode() -> a fresh table decoded from the cached JSON (ljson.h:
+ * integers as Lua integers) | nil, msg, "EINVAL" (nesting deeper than
+ * LKIN_JSON_MAX_DEPTH) */
 static int m_decode(lua_State *L) {
   size_t n;
   const char *j = kin_obj_json(check(L, 1), &n);
   if (!j) return 0;
-  lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.cjson_decode");
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "cjson");
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, "new");
-    lua_call(L, 0, 1); /* a private cjson instance per state */
-    lua_getfield(L, -1, "decode");
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.cjson_decode");
-    lua_replace(L, -3);
-    lua_pop(L, 1);
-  }
-  lua_pushlstring(L, j, n);
-  lua_call(L, 1, 1);
-  return 1;
+  char msg[192];
+  int rc = lkin_json_push_msg(L, j, n, msg, sizeof(msg));
+  if (rc == 0) return 1;
+  lua_pushnil(L);
+  lua_pushstring(L, msg);
+  lua_pushstring(L, lkin_errname(rc));
+  return 3;
 }
 
 static int m_close(lua_State *L) {

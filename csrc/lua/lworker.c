@@ -5,9 +5,8 @@
  *
  * Values cross as bytes: nil, a kinformer.object (the immutable kin_obj is
  * shared by reference and arrives as a fresh table), or anything else as
- * JSON encoded with the sender's private cjson and decoded with the
- * receiver's. So numbers arrive as JSON numbers (lua-cjson 2.1.0: floats,
- * 14 significant digits), and tables must be JSON-encodable. */
+ * JSON (ljson.h: integers stay integers, floats keep 17 digits, arrays
+ * stay arrays), so tables must be JSON-encodable. */
 #include "lkin.h"
 
 #include <pthread.h>
@@ -19,6 +18,7 @@
 
 #include "kin.h"
 #include "kobj.h"
+#include "ljson.h"
 #include "worker_state.h"
 
 #define WORKER_MT "kinformer.worker"
@@ -107,13 +107,9 @@ static int encode(lua_State *L, int i, vals *vs) {
     v->obj = kin_obj_ref(o);
   } else {
     vs->n--; /* until the JSON is in hand */
-    lkin_cjson(L);
-    lua_getfield(L, -1, "encode");
-    lua_remove(L, -2);
-    lua_pushvalue(L, i);
-    int st = lua_pcall(L, 1, 1, 0);
-    if (st == LUA_ERRMEM) lua_error(L);
-    if (st != LUA_OK) return KIN_EINVAL;
+    int rc = lkin_json_encode(L, i);
+    if (rc == KIN_ENOMEM) lua_pop(L, 1);
+    if (rc < 0) return rc;
     size_t n;
     const char *s = lua_tolstring(L, -1, &n);
     char *json = malloc(n + 1);
@@ -140,13 +136,12 @@ static void push_val(lua_State *L, const val *v, int objects_as_tables) {
     if (objects_as_tables) lkin_ws_push_object(L, v->obj);
     else lkin_push_object(L, v->obj);
     break;
-  case VAL_JSON:
-    lkin_cjson(L);
-    lua_getfield(L, -1, "decode");
-    lua_remove(L, -2);
-    lua_pushlstring(L, v->json, v->len);
-    lua_call(L, 1, 1);
+  case VAL_JSON: {
+    char msg[192];
+    if (lkin_json_push_msg(L, v->json, v->len, msg, sizeof(msg)) < 0)
+      luaL_error(L, "receive a value: %s", msg);
     break;
+  }
   }
 }
 

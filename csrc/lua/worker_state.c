@@ -11,13 +11,11 @@
 #include <string.h>
 
 #include "kin.h"
+#include "ljson.h"
 #include "lkin.h"
 #include "log.h"
 
 #define CJSON_KEY "kinformer.cjson"
-/* lobject.c's object:decode looks its decoder up here: a worker state
- * shares its own instance with it. */
-#define OBJECT_DECODE_KEY "kinformer.cjson_decode"
 
 /* Owned by its owner thread; no lock: other threads read the counters only
  * while the owner is known to be idle (after a handoff under their lock). */
@@ -155,9 +153,7 @@ static int build_main(lua_State *L) {
   lua_pushcfunction(L, luaopen_kinformer_core);
   lua_setfield(L, -2, "kinformer.core");
   lua_settop(L, 1);
-  lkin_cjson(L);
-  lua_getfield(L, -1, "decode");
-  lua_setfield(L, LUA_REGISTRYINDEX, OBJECT_DECODE_KEY);
+  lkin_cjson(L); /* so that user code's require "cjson" finds it loaded */
   lua_pop(L, 1);
   lkin__ws_load_code(L, t);
   return 0;
@@ -326,14 +322,15 @@ int lkin_ws_push_function(lua_State *L, const char *name) {
   return KIN_ENOENT;
 }
 
+/* Pushes o's JSON decoded by ljson (integers stay integers). Raises on
+ * memory errors, and on JSON ljson refuses (nesting deeper than
+ * LKIN_JSON_MAX_DEPTH: a cached object is otherwise valid JSON). */
 static void push_decoded(lua_State *L, const kin_obj *o) {
   size_t n;
   const char *j = kin_obj_json(o, &n);
-  lkin_cjson(L);
-  lua_getfield(L, -1, "decode");
-  lua_remove(L, -2);
-  lua_pushlstring(L, j, n);
-  lua_call(L, 1, 1);
+  char msg[192];
+  if (lkin_json_push_msg(L, j, n, msg, sizeof(msg)) < 0)
+    luaL_error(L, "decode %s: %s", kin_obj_key(o), msg);
 }
 
 void lkin_ws_push_object(lua_State *L, const kin_obj *o) {

@@ -112,7 +112,8 @@ int lkin_ws_push_function(lua_State *L, const char *name);
  * error message with a traceback. Returns the Lua status. An out-of-memory
  * is noted so that lkin_ws_protect rebuilds the state afterwards. */
 int lkin_ws_call(lua_State *L, int nargs, int nresults);
-/* Pushes a fresh table decoded with the state's cjson from o's JSON; for a
+/* Pushes a fresh table decoded with ljson (ljson.h: integers as Lua
+ * integers, arrays marked to encode back as []) from o's JSON; for a
  * tombstone, {key = ..., object = <last state table or nil>,
  * final_state_unknown = true}. Raises on memory errors. Usable in any
  * state. */

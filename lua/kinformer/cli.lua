@@ -145,8 +145,11 @@ function M.progress_line(progress)
     local ns = p.name and p.name:match("namespace=([^&]+)")
     if ns then what = what .. " in " .. ns end
     local total = math.max(p.listed or 0, p.cached or 0)
-    parts[#parts + 1] = string.format("%s / %s %s%s", M.thousands(p.cached or 0), M.thousands(total),
-      what, p.synced and "" or " (syncing)")
+    -- while the first list is still paging, nothing is cached yet and
+    -- listed only grows: say so
+    local state = ""
+    if not p.synced then state = ((p.cached or 0) == 0 and total > 0) and " (listing)" or " (syncing)" end
+    parts[#parts + 1] = string.format("%s / %s %s%s", M.thousands(p.cached or 0), M.thousands(total), what, state)
   end
   if #parts == 0 then return "synced (no informers)" end
   return "synced " .. table.concat(parts, ", ")

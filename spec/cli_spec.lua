@@ -1,0 +1,146 @@
+-- bin/kinformer and lua/kinformer/cli.lua.
+local cli = require "kinformer.cli"
+local h = require "examples.helper"
+
+local function run(args)
+  local p = assert(io.popen("bin/kinformer " .. args .. " 2>&1; echo \"rc=$?\""))
+  local out = p:read("a")
+  p:close()
+  local rc = tonumber(out:match("rc=(%d+)%s*$"))
+  return rc, out:gsub("rc=%d+%s*$", "")
+end
+
+local function tmpfile(text)
+  local p = os.tmpname()
+  local f = assert(io.open(p, "w"))
+  f:write(text)
+  f:close()
+  return p
+end
+
+describe("kinformer.cli", function()
+  describe("parse", function()
+    it("reads run's options", function()
+      local o = assert(cli.parse { "run", "op.lua", "--kubeconfig", "kc", "--context=dev", "--namespace", "ns",
+                                   "-v", "--sync-timeout", "5", "--", "a", "--b" })
+      assert.same({ command = "run", script = "op.lua", kubeconfig = "kc", context = "dev", namespace = "ns",
+                    verbose = true, sync_timeout = 5, args = { "a", "--b" } }, o)
+      o = assert(cli.parse { "run", "op.lua", "--sim", "--seed", "s.json" })
+      assert.is_true(o.sim)
+      assert.equal("s.json", o.seed)
+    end)
+
+    it("rejects bad usage with a message", function()
+      local cases = {
+        [{}] = "no command",
+        [{ "run" }] = "run needs a script",
+        [{ "run", "x.lua", "--kubeconfig" }] = "--kubeconfig needs a value",
+        [{ "run", "x.lua", "--frob" }] = "unknown option --frob",
+        [{ "run", "x.lua", "--seed", "s" }] = "--seed needs --sim",
+        [{ "run", "x.lua", "--sim", "--kubeconfig", "k" }] = "cannot be combined",
+        [{ "run", "x.lua", "y.lua" }] = "unexpected argument y.lua",
+        [{ "run", "x.lua", "--sync-timeout", "soon" }] = "positive number",
+      }
+      for argv, msg in pairs(cases) do
+        local o, err = cli.parse(argv)
+        assert.is_nil(o)
+        assert.matches(msg, err, 1, true)
+      end
+    end)
+
+    it("formats the progress line", function()
+      assert.equal("100,000", cli.thousands(100000))
+      assert.equal("999", cli.thousands(999))
+      assert.equal("1,234,567", cli.thousands(1234567))
+      assert.equal("synced 41,000 / 100,000 pods (syncing), 3 / 3 services in shop",
+        cli.progress_line {
+          { name = "v1/pods", resource = "v1/pods", synced = false, listed = 100000, cached = 41000 },
+          { name = "v1/services?namespace=shop", resource = "v1/services", synced = true, listed = 3, cached = 3 },
+        })
+      assert.equal("synced 0 / 4,500 configmaps (listing)",
+        cli.progress_line { { name = "v1/configmaps", resource = "v1/configmaps", synced = false, listed = 4500, cached = 0 } })
+    end)
+  end)
+
+  describe("bin/kinformer", function()
+    it("prints help and version, exit 0", function()
+      local rc, out = run("--help")
+      assert.equal(0, rc)
+      assert.matches("usage: kinformer run SCRIPT", out, 1, true)
+      rc, out = run("--version")
+      assert.equal(0, rc)
+      assert.matches("^kinformer %d+%.%d+%.%d+", out)
+    end)
+
+    it("exits 2 on a usage error", function()
+      local rc, out = run("run")
+      assert.equal(2, rc)
+      assert.matches("kinformer: run needs a script", out, 1, true)
+    end)
+
+    it("exits 1 with a clear message for a bad kubeconfig, a missing script, a failing script", function()
+      local kc = tmpfile("clusters: [oops\n")
+      local script = tmpfile("local mgr = ...\n")
+      local rc, out = run("run " .. script .. " --kubeconfig " .. kc)
+      assert.equal(1, rc)
+      assert.matches("kinformer: cannot create the manager: kubeconfig " .. h.esc(kc), out)
+      rc, out = run("run " .. script .. " --kubeconfig /nonexistent/kc")
+      assert.equal(1, rc)
+      assert.matches("cannot open kubeconfig /nonexistent/kc", out, 1, true)
+      rc, out = run("run /nonexistent/op.lua --sim")
+      assert.equal(1, rc)
+      assert.matches("cannot open script /nonexistent/op.lua", out, 1, true)
+      local bad = tmpfile("local mgr = ...\nlocal x = nil\nreturn x.field\n")
+      rc, out = run("run " .. bad .. " --sim")
+      assert.equal(1, rc)
+      assert.matches("script " .. h.esc(bad) .. " failed: " .. h.esc(bad) .. ":3: attempt to index", out)
+      local syntax = tmpfile("local = 1\n")
+      rc, out = run("run " .. syntax .. " --sim")
+      assert.equal(1, rc)
+      assert.matches("cannot load script: " .. h.esc(syntax) .. ":1:", out)
+      for _, f in ipairs { kc, script, bad, syntax } do os.remove(f) end
+    end)
+
+    it("fails with the informer's name when the caches do not sync in time", function()
+      -- the informer is made (discovery works), then every request fails
+      local script = tmpfile('local mgr, opts = ...\nassert(mgr:informer("v1/pods"))\n' ..
+        'opts.sim:fault{ kind = "fail", code = 500, count = 1000000 }\n')
+      local rc, out = run("run " .. script .. " --sim --sync-timeout 1")
+      os.remove(script)
+      assert.equal(1, rc)
+      assert.matches("pods", out, 1, true)
+      assert.matches("kinformer: .*sync", out)
+    end)
+
+    it("runs a script against --sim --seed, shows sync progress and one line per reconcile at -v", function()
+      local op = h.operator("examples/website/operator.lua", nil,
+        { "--sim", "--seed", "examples/website/seed.json", "-v", "--", "extra" })
+      finally(function() op:cleanup() end)
+      local kc = op:wait_output("kinformer%.sim serving http://[%d.:]+ %(kubeconfig ([^)]+)%)", "err")
+      op:wait_output("synced 1 / 1 websites, 0 / 0 deployments, 0 / 0 services", "err")
+      op:wait_output("%[reconcile%] website default/hello: done %(%d+%.%d ms%)", "err")
+      local core = require "kinformer.core"
+      local env = assert(core.env{ kubeconfig = kc })
+      local c = env:client()
+      local dep = assert(c:get("apps/v1/deployments", "default", "hello"))
+      assert.equal("nginx:1.27", dep.spec.template.spec.containers[1].image)
+      env:shutdown()
+      assert.equal(0, op:stop("TERM"))
+    end)
+
+    it("passes args after -- and calls on_start / on_stop", function()
+      local script = tmpfile([[
+local mgr, opts = ...
+assert(mgr:informer("v1/configmaps"))
+print("args: " .. table.concat(opts.args, ","))
+return { on_start = function() print("started") end, on_stop = function() print("stopped") end }
+]])
+      local op = h.operator(script, nil, { "--sim", "--", "x", "y" })
+      finally(function() op:cleanup(); os.remove(script) end)
+      op:wait_output("started")
+      assert.matches("args: x,y", op:stdout(), 1, true)
+      assert.equal(0, op:stop("INT"))
+      assert.matches("started\nstopped", op:stdout(), 1, true)
+    end)
+  end)
+end)

@@ -1,0 +1,94 @@
+-- README.md's snippets are real: every ```lua block runs, in order, as one
+-- chunk in a separate lua5.4 (its `-->` expectations are checked against
+-- what it prints), and the REPL transcript is replayed through lua5.4 -i.
+local function read(path)
+  local f = assert(io.open(path, "r"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write_tmp(text)
+  local p = os.tmpname()
+  local f = assert(io.open(p, "w"))
+  f:write(text)
+  f:close()
+  return p
+end
+
+-- runs cmd, returns its output (stdout, and stderr unless cmd redirects
+-- it) and exit status
+local function run(cmd)
+  if not cmd:find(" 2>", 1, true) then cmd = cmd .. " 2>&1" end
+  local p = assert(io.popen(cmd .. "; echo \"rc=$?\""))
+  local out = p:read("a")
+  p:close()
+  local rc = tonumber(out:match("rc=(%d+)%s*$"))
+  return out:gsub("rc=%d+%s*$", ""), rc
+end
+
+local readme = read("README.md")
+
+-- the expected output of a `print(...)  --> a  b  (comment)` line: the
+-- fields (separated by two or more spaces) joined by tabs, as print does
+local function expected(line)
+  local want = line:match("^%s*print%(.*%-%->%s*(.-)%s*$")
+  if not want then return nil end
+  want = want:gsub("%s%s+%(.*$", "")
+  local fields = {}
+  for f in (want .. "  "):gmatch("(.-)%s%s+") do fields[#fields + 1] = f end
+  return table.concat(fields, "\t")
+end
+
+describe("README.md", function()
+  it("has lua snippets that run and print what they say", function()
+    local blocks, checks = {}, {}
+    for body in readme:gmatch("\n```lua\n(.-)\n```") do
+      blocks[#blocks + 1] = body
+      for line in body:gmatch("[^\n]+") do
+        local want = expected(line)
+        if want and not want:find("127.0.0.1", 1, true) then checks[#checks + 1] = want end
+      end
+    end
+    assert.is_true(#blocks >= 8, "expected the API snippets")
+    assert.is_true(#checks >= 15, "expected --> lines to check")
+    local path = write_tmp(table.concat(blocks, "\n"))
+    local errpath = os.tmpname()
+    -- stdout only: the handlers' lines go to stderr from other threads
+    local out, rc = run("timeout 120 lua5.4 " .. path .. " 2>" .. errpath)
+    local err = read(errpath)
+    os.remove(path)
+    os.remove(errpath)
+    assert.equal(0, rc, out .. err)
+    assert.matches("added new (initial list: false)", err, 1, true)
+    for _, want in ipairs(checks) do
+      assert.is_truthy(out:find("\n" .. want .. "\n", 1, true) or out:find("^" .. want:gsub("%p", "%%%0") .. "\n"),
+        "README expects a line `" .. want .. "` in:\n" .. out)
+    end
+  end)
+
+  it("has a REPL transcript that replays through lua5.4 -i", function()
+    local text = readme:match("### In a REPL.-\n```text\n(.-)\n```")
+    assert.is_string(text)
+    local env = assert(text:match("^%$ (.-) lua5%.4 %-i\n"))
+    local input, outputs = {}, {}
+    for line in text:gmatch("[^\n]+") do
+      if line:sub(1, 2) == "> " then
+        input[#input + 1] = line:sub(3)
+      elseif line:sub(1, 2) ~= "$ " then
+        outputs[#outputs + 1] = line
+      end
+    end
+    assert.is_true(#input >= 8 and #outputs >= 5)
+    -- the build's C module (LUA_CPATH of the spec run) instead of build/release
+    env = env:gsub("LUA_CPATH='[^']*'", "LUA_CPATH='" .. (os.getenv("LUA_CPATH") or "build/release/?.so;;") .. "'")
+    local path = write_tmp(table.concat(input, "\n") .. "\n")
+    local out, rc = run("timeout 60 env " .. env .. " lua5.4 -i < " .. path)
+    os.remove(path)
+    assert.equal(0, rc, out)
+    assert.is_nil(out:find("stdin:%d+:"), out) -- no error in any line
+    for _, want in ipairs(outputs) do
+      assert.is_truthy(out:find(want, 1, true), "transcript expects `" .. want .. "` in:\n" .. out)
+    end
+  end)
+end)
