@@ -21,3 +21,27 @@ out=$(cd / && TREE="$tree" LUA_PATH="$tree/share/lua/5.4/?.lua;$tree/share/lua/5
   assert(o:key() == "b/a")
   print(k._VERSION)' 2>&1) || { echo "rock-check: require failed: $out" >&2; exit 1; }
 echo "rock-check: luarocks make + require ok ($out)"
+
+# The installed command runs an example operator from the rock tree: the
+# Website operator against an in-process kinformer.sim, stopped by SIGINT.
+[ -x "$tree/bin/kinformer" ] || { echo "rock-check: bin/kinformer was not installed" >&2; exit 1; }
+log="$tree/run.log"
+# (a tree other than the default one is put on the paths as
+# `eval "$(luarocks --tree T path)"` would)
+(cd examples/website && exec env LUA_PATH="$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;;" \
+  LUA_CPATH="$tree/lib/lua/5.4/?.so;;" "$tree/bin/kinformer" run operator.lua \
+  --sim --seed seed.json -v) >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  grep -q 'Ready=True' "$log" && break
+  sleep 0.1
+done
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q 'created Deployment default/hello' "$log"; then
+  echo "rock-check: the installed kinformer did not run the Website operator (exit $rc):" >&2
+  cat "$log" >&2
+  exit 1
+fi
+echo "rock-check: installed bin/kinformer ran the Website operator and stopped on SIGINT (exit 0)"

@@ -549,6 +549,24 @@ static int m_host(lua_State *L) {
   return 1;
 }
 
+/* Blocks SIGINT and SIGTERM in the calling thread; threads created later
+ * inherit the mask, so only sigtimedwait (wait_signal) takes them. */
+static void block_signals(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/* core.block_signals(): call before starting anything that makes threads
+ * (an in-process sim, a manager) when the script will wait for signals. */
+static int l_block_signals(lua_State *L) {
+  (void)L;
+  block_signals();
+  return 0;
+}
+
 /* env:wait_signal(timeout_s) -> "SIGINT" | "SIGTERM" | nil
  * The first call blocks SIGINT and SIGTERM in the calling thread (threads
  * created later inherit that), so that they are taken here with
@@ -557,11 +575,11 @@ static int m_wait_signal(lua_State *L) {
   (void)lkin_check_env(L, 1);
   double s = luaL_optnumber(L, 2, 0);
   luaL_argcheck(L, s >= 0, 2, "timeout must be >= 0");
+  block_signals();
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   int sig = sigtimedwait(&set, NULL, &ts);
   if (sig == SIGINT) lua_pushliteral(L, "SIGINT");
@@ -615,4 +633,6 @@ void lkin_open_env(lua_State *L) {
   lkin_new_type(L, ENV_MT, methods, m_close, m_tostring);
   lua_pushcfunction(L, l_env);
   lua_setfield(L, -2, "env");
+  lua_pushcfunction(L, l_block_signals);
+  lua_setfield(L, -2, "block_signals");
 }

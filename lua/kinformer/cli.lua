@@ -295,22 +295,8 @@ end
 
 -- Blocks SIGINT and SIGTERM in this thread before any other thread exists
 -- (the in-process sim's server threads inherit the mask), so that only
--- mgr:run's sigtimedwait takes them. env:wait_signal does the blocking; it
--- needs an env, hence one over a throw-away kubeconfig (no connection made).
-local function block_signals(core)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:1'}\n",
-    "users:\n- name: u\n  user: {}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\n",
-    "current-context: c\n")
-  f:close()
-  local env = core.env{ kubeconfig = path }
-  os.remove(path)
-  if env then
-    env:wait_signal(0)
-    env:close()
-  end
-end
+-- mgr:run's sigtimedwait takes them.
+local function block_signals(core) core.block_signals() end
 
 local function file_exists(p)
   local f = io.open(p, "r")
