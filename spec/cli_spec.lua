@@ -57,8 +57,30 @@ describe("kinformer.cli", function()
           { name = "v1/pods", resource = "v1/pods", synced = false, listed = 100000, cached = 41000 },
           { name = "v1/services?namespace=shop", resource = "v1/services", synced = true, listed = 3, cached = 3 },
         })
-      assert.equal("synced 0 / 4,500 configmaps (listing)",
-        cli.progress_line { { name = "v1/configmaps", resource = "v1/configmaps", synced = false, listed = 4500, cached = 0 } })
+      assert.equal("synced 4,500 / 10,000 configmaps (listing)",
+        cli.progress_line { { name = "v1/configmaps", resource = "v1/configmaps", synced = false, listed = 4500,
+          expected = 10000, cached = 0 } })
+    end)
+
+    it("gets the list's size from the server's remainingItemCount while paging", function()
+      local seed = os.tmpname()
+      local f = assert(io.open(seed, "w"))
+      for i = 1, 1200 do
+        f:write(string.format('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c%d","namespace":"default"}}\n', i))
+      end
+      f:close()
+      local sim <close> = assert(require("kinformer.sim").start{ seed = seed })
+      os.remove(seed)
+      local mgr = assert(require("kinformer").manager{ sim = sim })
+      assert(mgr:informer("v1/configmaps"))
+      local seen = {}
+      assert(mgr:start{ timeout = 30, on_progress = function(p) seen[#seen + 1] = p[1] end })
+      local last = seen[#seen]
+      assert.is_true(last.synced)
+      assert.equal(1200, last.expected)
+      assert.equal(1200, last.listed)
+      assert.equal(1200, last.cached)
+      mgr:stop()
     end)
   end)
 

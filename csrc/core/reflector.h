@@ -106,6 +106,8 @@ typedef struct {
   uint64_t backoffs;        /* waits before a retry */
   uint64_t last_backoff_ns; /* length of the latest of those waits */
   uint64_t listed_items;    /* items seen by the LIST in progress (progress line) */
+  uint64_t expected_items;  /* listed_items + the last page's remainingItemCount
+                               (the whole list once its last page came); 0: unknown */
   int synced;               /* the first list (or WatchList) completed */
   int watch_list_used;      /* the initial state came from a WatchList */
 } kin_reflector_stats;

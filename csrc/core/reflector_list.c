@@ -118,8 +118,14 @@ static int parse_page(kin_reflector *r, const char *js, size_t len, objs *o, pag
     }
     i = kin__span_skip(t, n, i);
   }
+  /* remainingItemCount is an estimate the server may omit (it does with
+   * selectors); the last page makes the count exact. */
+  int remt = kin__span_get(js, t, n, md, "remainingItemCount");
+  long long remaining = remt >= 0 && t[remt].type == JSMN_PRIMITIVE ? strtoll(js + t[remt].start, NULL, 10) : -1;
   pthread_mutex_lock(&r->mu);
   r->st.listed_items += (uint64_t)count;
+  if (!pm->cont[0]) r->st.expected_items = r->st.listed_items;
+  else if (remaining >= 0) r->st.expected_items = r->st.listed_items + (uint64_t)remaining;
   pthread_mutex_unlock(&r->mu);
   rc = 0;
 out:
@@ -182,6 +188,7 @@ static int pager_list(kin_reflector *r, const char *rv, long limit, objs *o, cha
   *paginated = 0;
   pthread_mutex_lock(&r->mu);
   r->st.listed_items = 0;
+  r->st.expected_items = 0;
   pthread_mutex_unlock(&r->mu);
   for (;;) {
     page_meta pm = {NULL, NULL};

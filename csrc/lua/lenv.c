@@ -442,7 +442,9 @@ static int m_wait_for_cache_sync(lua_State *L) {
   return 3;
 }
 
-/* env:sync_progress() -> {{name=, resource=, synced=, listed=, cached=}...}
+/* env:sync_progress() -> {{name=, resource=, synced=, listed=, expected=,
+ * cached=, watch_events=}...} (expected: the list's size as the server
+ * announced it, 0 while unknown)
  * in registration order: what the CLI's progress line shows. */
 static int m_sync_progress(lua_State *L) {
   lkin_env *e = lkin_check_env(L, 1);
@@ -468,6 +470,8 @@ static int m_sync_progress(lua_State *L) {
     lua_setfield(L, -2, "listed");
     lua_pushinteger(L, (lua_Integer)kin_indexer_len(kin_informer_indexer(ent.inf)));
     lua_setfield(L, -2, "cached");
+    lua_pushinteger(L, (lua_Integer)st.expected_items);
+    lua_setfield(L, -2, "expected");
     lua_pushinteger(L, (lua_Integer)st.watch_events);
     lua_setfield(L, -2, "watch_events");
     lua_rawseti(L, -2, (lua_Integer)i + 1);

@@ -144,12 +144,15 @@ function M.progress_line(progress)
     local what = (p.resource or p.name or "?"):match("([^/?]+)$") or p.name
     local ns = p.name and p.name:match("namespace=([^&]+)")
     if ns then what = what .. " in " .. ns end
-    local total = math.max(p.listed or 0, p.cached or 0)
-    -- while the first list is still paging, nothing is cached yet and
-    -- listed only grows: say so
-    local state = ""
-    if not p.synced then state = ((p.cached or 0) == 0 and total > 0) and " (listing)" or " (syncing)" end
-    parts[#parts + 1] = string.format("%s / %s %s%s", M.thousands(p.cached or 0), M.thousands(total), what, state)
+    local total = math.max(p.expected or 0, p.listed or 0, p.cached or 0)
+    -- while the first list is still paging nothing is cached yet: count
+    -- what was listed so far against what the server announced
+    local done, state = p.cached or 0, ""
+    if not p.synced then
+      if done == 0 and (p.listed or 0) > 0 then done, state = p.listed, " (listing)"
+      else state = " (syncing)" end
+    end
+    parts[#parts + 1] = string.format("%s / %s %s%s", M.thousands(done), M.thousands(total), what, state)
   end
   if #parts == 0 then return "synced (no informers)" end
   return "synced " .. table.concat(parts, ", ")
