@@ -280,7 +280,7 @@ void kin_client_auth_failed(kin_client *c) {
 
 /* client-go's errors.NewGenericServerResponse: the reason a status code
  * stands for when the body is not a Status. */
-static const char *reason_for_code(long code) {
+const char *kin_status_reason_for_code(long code) {
   switch (code) {
   case 400: return "BadRequest";
   case 401: return "Unauthorized";
@@ -316,7 +316,7 @@ static int parse_status(kin_result *out) {
     free(out->reason);
     out->reason = NULL;
   }
-  if (!out->reason && !(out->reason = strdup(reason_for_code(out->code)))) return KIN_ENOMEM;
+  if (!out->reason && !(out->reason = strdup(kin_status_reason_for_code(out->code)))) return KIN_ENOMEM;
   if (!out->message) {
     char m[160];
     snprintf(m, sizeof m,

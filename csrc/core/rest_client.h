@@ -80,6 +80,9 @@ typedef struct {
 } kin_result;
 
 void kin_result_free(kin_result *r);
+/* The Status reason apimachinery gives an HTTP code ("NotFound" for 404,
+ * "Unknown" for codes without one), for answers that carry no Status. */
+const char *kin_status_reason_for_code(long code);
 
 /* ---- raw requests (used by the reflector and by the verbs) ---------------- */
 

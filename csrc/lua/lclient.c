@@ -76,28 +76,6 @@ static int m_tostring(lua_State *L) {
 
 /* ---- results --------------------------------------------------------------- */
 
-/* The reason apimachinery gives an HTTP code, for Status objects that
- * carry none. */
-static const char *reason_for_code(long code) {
-  switch (code) {
-  case 400: return "BadRequest";
-  case 401: return "Unauthorized";
-  case 403: return "Forbidden";
-  case 404: return "NotFound";
-  case 405: return "MethodNotAllowed";
-  case 406: return "NotAcceptable";
-  case 409: return "Conflict";
-  case 410: return "Expired";
-  case 413: return "RequestEntityTooLarge";
-  case 415: return "UnsupportedMediaType";
-  case 422: return "Invalid";
-  case 429: return "TooManyRequests";
-  case 500: return "InternalError";
-  case 503: return "ServiceUnavailable";
-  case 504: return "Timeout";
-  default: return "Unknown";
-  }
-}
 
 /* Pushes nil, "<verb> <res>: <message>", code, http_code for a failed call
  * and frees r. Returns 4. */
@@ -105,8 +83,8 @@ static int push_failure(lua_State *L, int rc, kin_result *r, const char *verb, c
   lua_pushnil(L);
   const char *msg = r->message && *r->message ? r->message : NULL;
   if (rc == KIN_ESTATUS) {
-    lua_pushfstring(L, "%s %s: %s", verb, res, msg ? msg : reason_for_code(r->code));
-    lua_pushstring(L, r->reason && *r->reason ? r->reason : reason_for_code(r->code));
+    lua_pushfstring(L, "%s %s: %s", verb, res, msg ? msg : kin_status_reason_for_code(r->code));
+    lua_pushstring(L, r->reason && *r->reason ? r->reason : kin_status_reason_for_code(r->code));
   } else {
     lua_pushfstring(L, "%s %s: %s", verb, res, msg ? msg : kin_strerror(rc));
     lua_pushstring(L, rc == KIN_EIO ? "EIO" : lkin_errname(rc));
@@ -526,17 +504,7 @@ static int m_resource(lua_State *L) {
   kin_resource r;
   int n = resolve(L, c, name, &r);
   if (n) return n;
-  lua_createtable(L, 0, 5);
-  lua_pushstring(L, r.group);
-  lua_setfield(L, -2, "group");
-  lua_pushstring(L, r.version);
-  lua_setfield(L, -2, "version");
-  lua_pushstring(L, r.resource);
-  lua_setfield(L, -2, "resource");
-  lua_pushstring(L, r.kind);
-  lua_setfield(L, -2, "kind");
-  lua_pushboolean(L, r.namespaced);
-  lua_setfield(L, -2, "namespaced");
+  lkin_push_resource(L, &r);
   return 1;
 }
 

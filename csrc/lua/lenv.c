@@ -119,6 +119,20 @@ lkin_env *lkin_check_env(lua_State *L, int i) {
   return u->e;
 }
 
+void lkin_push_resource(lua_State *L, const kin_resource *r) {
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, r->group);
+  lua_setfield(L, -2, "group");
+  lua_pushstring(L, r->version);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, r->resource);
+  lua_setfield(L, -2, "resource");
+  lua_pushstring(L, r->kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushboolean(L, r->namespaced);
+  lua_setfield(L, -2, "namespaced");
+}
+
 /* ---- options ------------------------------------------------------------- */
 
 static const char *opt_string(lua_State *L, int t, const char *k) {
@@ -528,17 +542,7 @@ static int m_resource(lua_State *L) {
     lua_pushstring(L, lkin_errname(rc));
     return 3;
   }
-  lua_createtable(L, 0, 5);
-  lua_pushstring(L, r.group);
-  lua_setfield(L, -2, "group");
-  lua_pushstring(L, r.version);
-  lua_setfield(L, -2, "version");
-  lua_pushstring(L, r.resource);
-  lua_setfield(L, -2, "resource");
-  lua_pushstring(L, r.kind);
-  lua_setfield(L, -2, "kind");
-  lua_pushboolean(L, r.namespaced);
-  lua_setfield(L, -2, "namespaced");
+  lkin_push_resource(L, &r);
   return 1;
 }
 

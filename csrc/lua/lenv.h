@@ -75,6 +75,9 @@ void lkin_push_informer(lua_State *L, lkin_env *e, kin_informer *inf, const char
 /* Returns the informer at i and its env in *e (raises otherwise). */
 kin_informer *lkin_check_informer(lua_State *L, int i, lkin_env **e);
 
+/* Pushes r as {group=, version=, resource=, kind=, namespaced=}. */
+void lkin_push_resource(lua_State *L, const kin_resource *r);
+
 /* Pushes a kinformer.client userdata over e->client (a new reference on e). */
 void lkin_push_client(lua_State *L, lkin_env *e);
 
