@@ -131,10 +131,17 @@ static int msgh(lua_State *L) {
  * Upvalue 1: the env userdata. Runs under a pcall with msgh. */
 static int do_call(lua_State *L) {
   lua_settop(L, 3);
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "kinformer.ctx");
-  lua_call(L, 1, 1);
-  lua_getfield(L, -1, "new");
+  /* ctx.new, looked up once per state: reconciles are the hot path */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.new") != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "kinformer.ctx");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "new");
+    lua_remove(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.new");
+  }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, 3);
   lua_call(L, 2, 1); /* ctx */

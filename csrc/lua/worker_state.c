@@ -291,31 +291,33 @@ int lkin_ws_call(lua_State *L, int nargs, int nresults) {
 }
 
 int lkin_ws_push_function(lua_State *L, const char *name) {
-  lkin_ws *w = ws_of(L);
-  const char *mod = w ? w->t->module : NULL;
-  const char *code = mod ? lua_pushfstring(L, "module '%s'", mod) : lua_pushliteral(L, "the code");
   int ty = lua_getfield(L, LUA_REGISTRYINDEX, LKIN_WS_CODE_KEY);
-  if (!name) {
-    if (ty == LUA_TFUNCTION) {
+  /* the fast path first: this runs once per event and per reconcile */
+  if (!name && ty == LUA_TFUNCTION) return 0;
+  if (name && ty == LUA_TTABLE) {
+    if (lua_getfield(L, -1, name) == LUA_TFUNCTION) {
       lua_remove(L, -2);
       return 0;
     }
-    lua_pushfstring(L, "%s is a %s of functions: name the one to call", code,
-                    lua_typename(L, ty));
-  } else if (ty != LUA_TTABLE) {
+    ty = lua_type(L, -1);
+    lua_pop(L, 1);
+    lua_pushinteger(L, ty); /* keep the stack shape of the slow path */
+    lua_replace(L, -2);
+    ty = -(ty + 1);
+  }
+  /* Failure: explain it, replacing what was pushed. */
+  lkin_ws *w = ws_of(L);
+  const char *mod = w ? w->t->module : NULL;
+  const char *code = mod ? lua_pushfstring(L, "module '%s'", mod) : lua_pushliteral(L, "the code");
+  if (ty < 0) {
+    int fty = -ty - 1;
+    if (fty == LUA_TNIL) lua_pushfstring(L, "%s has no function '%s'", code, name);
+    else lua_pushfstring(L, "%s: '%s' is a %s, not a function", code, name, lua_typename(L, fty));
+  } else if (!name) {
+    lua_pushfstring(L, "%s is a %s of functions: name the one to call", code, lua_typename(L, ty));
+  } else {
     lua_pushfstring(L, "%s is a single function: it has no function '%s' (call it without a name)",
                     code, name);
-  } else {
-    lua_pushstring(L, name);
-    ty = lua_rawget(L, -2);
-    if (ty == LUA_TFUNCTION) {
-      lua_replace(L, -3);
-      lua_pop(L, 1);
-      return 0;
-    }
-    lua_pop(L, 1);
-    if (ty == LUA_TNIL) lua_pushfstring(L, "%s has no function '%s'", code, name);
-    else lua_pushfstring(L, "%s: '%s' is a %s, not a function", code, name, lua_typename(L, ty));
   }
   lua_replace(L, -3);
   lua_pop(L, 1);

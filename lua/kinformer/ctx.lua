@@ -360,13 +360,42 @@ local HELPERS = {
 
 -- ---- ctx --------------------------------------------------------------------
 
+local function request_key(req)
+  if type(req) ~= "table" then return nil end
+  if req.key then return req.key end
+  if req.name then
+    if req.namespace and req.namespace ~= "" then return req.namespace .. "/" .. req.name end
+    return req.name
+  end
+end
+
 local Ctx = {}
--- ctx.client is made on first use (a worker that never writes pays nothing).
+local Listers = {}
+
+-- Everything but the request is made on first use and kept in the ctx:
+-- a reconcile that only reads its request pays for one table.
+local lazy = {
+  client = function(self) return get_client(rawget(self, "env")) end,
+  log = function(self)
+    return M.logger(rawget(self, "controller"), request_key(rawget(self, "request")))
+  end,
+  listers = function(self) return setmetatable({ _env = rawget(self, "env") }, Listers) end,
+  -- ctx.lister(name) -> read-only informer | nil, msg, code; ctx:lister works too
+  lister = function(self)
+    local env = rawget(self, "env")
+    return function(a, b)
+      if a == self then return get_lister(env, b) end
+      return get_lister(env, a)
+    end
+  end,
+}
+
 Ctx.__index = function(self, k)
-  if k == "client" then
-    local c = get_client(rawget(self, "env"))
-    rawset(self, "client", c)
-    return c
+  local make = lazy[k]
+  if make then
+    local v = make(self)
+    rawset(self, k, v)
+    return v
   end
   return Ctx[k]
 end
@@ -385,20 +414,11 @@ for _, name in ipairs(HELPERS) do
   end
 end
 
-local Listers = {}
 Listers.__index = function(self, name)
   if type(name) ~= "string" then return nil end
   return (get_lister(rawget(self, "_env"), name))
 end
 
-local function request_key(req)
-  if type(req) ~= "table" then return nil end
-  if req.key then return req.key end
-  if req.name then
-    if req.namespace and req.namespace ~= "" then return req.namespace .. "/" .. req.name end
-    return req.name
-  end
-end
 
 --- ctx.new(env_ud, info) -> ctx. info: {controller=, worker=, request=}.
 -- env_ud: a kinformer.env userdata. Cheap: client and listers are cached
@@ -407,23 +427,8 @@ function M.new(env, info)
   if env == nil then error("ctx.new: env (a kinformer.env) is required", 2) end
   info = info or {}
   local req = info.request
-  local key = request_key(req)
-  if req and req.key == nil and key then req.key = key end
-  local self = {
-    env = env,
-    controller = info.controller,
-    worker = info.worker,
-    request = req,
-    log = M.logger(info.controller, key),
-  }
-  self.listers = setmetatable({ _env = env }, Listers)
-  -- ctx.lister(name) -> read-only informer | nil, msg, code; ctx:lister works too
-  local me = self
-  self.lister = function(a, b)
-    if a == me then return get_lister(env, b) end
-    return get_lister(env, a)
-  end
-  return setmetatable(self, Ctx)
+  if req and req.key == nil then req.key = request_key(req) end
+  return setmetatable({ env = env, controller = info.controller, worker = info.worker, request = req }, Ctx)
 end
 
 return M

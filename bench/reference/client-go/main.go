@@ -4,7 +4,8 @@
 //
 //	kinformer-ref-informer -kubeconfig K -resource v1/configmaps [-namespace NS]
 //	                       [-client auto|typed|dynamic] [-min-events N] [-watch D]
-//	                       [-drop-managed-fields] [-ready-file F]
+//	                       [-drop-managed-fields] [-ready-file F] [-read-field]
+//	kinformer-ref-informer -reconcile-keys M [-reconcile-workers N] [-timeout D]
 //
 // -resource is [group/]version/resource: "v1/configmaps",
 // "apps/v1/deployments", "e2e.kinformer.io/v1/widgets". With -client auto a
@@ -16,7 +17,16 @@
 // users do (kinformer drops them by default). -ready-file is created once
 // the informer has synced, so a driver (bench/informer_bench.sh) knows when
 // to start changing objects; watch_ms then times the handler from the first
-// event after sync to the one that reached -min-events.
+// event after sync to the one that reached -min-events, and watch_end_unix_ms
+// is the wall-clock time of that last one (so a driver can time from the
+// moment it started the updates: make bench-lua).
+//
+// -read-field makes the update handler read the new object's
+// metadata.resourceVersion, as the Lua handler of make bench-lua does.
+//
+// -reconcile-keys M switches to the reconcile mode (reconcile.go): no API
+// server; a controller-runtime-style worker loop over client-go's
+// rate-limited workqueue, N workers, M trivial reconciles; one JSON line.
 package main
 
 import (
@@ -33,6 +43,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -60,8 +71,11 @@ type result struct {
 	RSSKiB          int64   `json:"rss_kib"` // VmRSS right after sync
 	HWMKiB          int64   `json:"hwm_kib"` // VmHWM right after sync
 	RSSEndKiB       int64   `json:"rss_end_kib"`
-	WatchEvents     int64   `json:"watch_events"` // events after sync up to -min-events
-	WatchMs         float64 `json:"watch_ms"`     // first of them -> the one reaching -min-events
+	WatchEvents     int64   `json:"watch_events"`                // events after sync up to -min-events
+	WatchMs         float64 `json:"watch_ms"`                    // first of them -> the one reaching -min-events
+	WatchEndUnixMs  float64 `json:"watch_end_unix_ms,omitempty"` // wall clock of the one reaching -min-events
+	ReadField       bool    `json:"read_field,omitempty"`
+	FieldBytes      int64   `json:"field_bytes,omitempty"` // -read-field: bytes of resourceVersion read
 	Error           string  `json:"error,omitempty"`
 }
 
@@ -77,10 +91,28 @@ func main() {
 	timeout := flag.Duration("timeout", 60*time.Second, "limit for sync and -min-events")
 	dropManaged := flag.Bool("drop-managed-fields", false, "clear metadata.managedFields before caching (SetTransform)")
 	readyFile := flag.String("ready-file", "", "create this file once synced")
+	readField := flag.Bool("read-field", false, "the update handler reads the new object's metadata.resourceVersion")
+	reconcileKeys := flag.Int("reconcile-keys", 0, "reconcile mode: time this many trivial reconciles (no API server)")
+	reconcileWorkers := flag.Int("reconcile-workers", 1, "reconcile mode: worker goroutines")
 	flag.Parse()
 
+	if *reconcileKeys > 0 {
+		r := reconcileResult{Client: "client-go", ClientGoVersion: clientGoVersion(), Mode: "workqueue",
+			Keys: *reconcileKeys, Workers: *reconcileWorkers}
+		err := runReconcile(&r, *timeout)
+		if err != nil {
+			r.Error = err.Error()
+		}
+		b, _ := json.Marshal(&r)
+		fmt.Println(string(b))
+		if err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+
 	res := result{Client: "client-go", ClientGoVersion: clientGoVersion(), Resource: *resource,
-		Namespace: *namespace, DropManaged: *dropManaged}
+		Namespace: *namespace, DropManaged: *dropManaged, ReadField: *readField}
 	if err := run(&res, *kubeconfig, *mode, *minEvents, *watchFor, *timeout, *readyFile); err != nil {
 		res.Error = err.Error()
 		emit(&res)
@@ -152,9 +184,22 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 			lastAt.Store(int64(time.Since(processStart)))
 		}
 	}
+	// With -read-field the update handler reads a field of the new object
+	// (what a real handler does first); the sum shows the reads happened.
+	var fieldBytes atomic.Int64
+	update := func(any, any) { updates.Add(1); mark() }
+	if res.ReadField {
+		update = func(_, newObj any) {
+			if o, ok := newObj.(metav1.Object); ok {
+				fieldBytes.Add(int64(len(o.GetResourceVersion())))
+			}
+			updates.Add(1)
+			mark()
+		}
+	}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { adds.Add(1); mark() },
-		UpdateFunc: func(any, any) { updates.Add(1); mark() },
+		UpdateFunc: update,
 		DeleteFunc: func(any) { deletes.Add(1); mark() },
 	})
 	if err != nil {
@@ -166,6 +211,7 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 		res.Events = count()
 		res.Objects = len(inf.GetStore().ListKeys())
 		res.RSSEndKiB, _ = procStatus("VmRSS")
+		res.FieldBytes = fieldBytes.Load()
 	}
 
 	t0 := time.Now()
@@ -204,6 +250,7 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 	if f, l := firstAt.Load(), lastAt.Load(); minEvents > res.EventsAtSync && f > 0 && l >= f {
 		res.WatchEvents = minEvents - res.EventsAtSync
 		res.WatchMs = ms(time.Duration(l - f))
+		res.WatchEndUnixMs = float64(processStart.Add(time.Duration(l)).UnixMicro()) / 1000
 	}
 	if watchFor > 0 {
 		time.Sleep(watchFor)

@@ -1,0 +1,75 @@
+--- make bench-lua, reconcile rate: a kinformer controller whose reconciler
+-- is a trivial self-contained Lua function (returns nothing: done), run by
+-- `workers` worker threads, each in its own worker state.
+--
+--   lua5.4 bench/lua/reconcile_bench.lua --kubeconfig K --keys M --workers N
+--          [--for v1/secrets] [--timeout S]
+--
+-- The controller is For a resource with no objects in the sim, so nothing
+-- but the benchmark enqueues; once it runs, the main state enqueues M
+-- distinct requests with ctl:enqueue (as the C event handlers would) and
+-- polls ctl:stats().reconcile_success every millisecond until it reaches M.
+-- The time is from the first enqueue to that poll. Prints one JSON line.
+local common = require "bench.lua.common"
+local kinformer = require "kinformer"
+
+local a = common.args(arg, { ["for"] = "v1/secrets", workers = "1", timeout = "300", poll = "0.001" })
+local keys = assert(tonumber(a.keys), "--keys M required")
+local workers = assert(tonumber(a.workers))
+local timeout = tonumber(a.timeout)
+local r = { client = "kinformer-lua", version = kinformer._VERSION, mode = "controller",
+            keys = keys, workers = workers }
+
+local function fail(msg)
+  r.error = tostring(msg)
+  common.emit(r)
+  os.exit(1)
+end
+
+local mgr, err = kinformer.manager { kubeconfig = a.kubeconfig, log_level = "warn" }
+if not mgr then fail(err) end
+local ok, ctl, cerr = pcall(mgr.controller, mgr, {
+  name = "bench",
+  ["for"] = a["for"],
+  workers = workers,
+  reconciler = function(req, ctx) end,
+})
+if not ok then fail(ctl) end
+if not ctl then fail(cerr) end
+local sok, serr = mgr:start { timeout = timeout }
+if not sok then fail(serr) end
+-- One request first, outside the clock: the workers are up and their
+-- worker states built (the Go side does the same).
+ctl:enqueue("bench", "warm-up")
+if not common.poll(function() return ctl:stats().reconcile_success >= 1 end, 0.001, timeout) then
+  fail("the warm-up reconcile did not finish")
+end
+local before = ctl:stats().reconcile_success
+r.reconcile_success_before = before
+
+-- Names are made before the clock starts, as the informer would have them.
+local names = {}
+for i = 1, keys do names[i] = "obj-" .. (i - 1) end
+
+local enqueue = ctl.enqueue
+local t0 = common.monotime()
+for i = 1, keys do enqueue(ctl, "bench", names[i]) end
+local enq_ms = (common.monotime() - t0) * 1000
+local target = before + keys
+local st
+local every = tonumber(a.poll)
+local done = common.poll(function()
+  st = ctl:stats()
+  return st.reconcile_success >= target
+end, every, timeout)
+local t1 = common.monotime()
+r.reconcile_success = st.reconcile_success - before
+r.reconcile_errors = st.reconcile_errors
+r.enqueue_ms = enq_ms
+r.poll_ms = every * 1000
+r.rss_kib = common.rss_kib()
+mgr:stop()
+if not done then fail(("%d of %d reconciles within %s s"):format(r.reconcile_success, keys, timeout)) end
+r.ms = (t1 - t0) * 1000
+if st.reconcile_errors > 0 then r.error = st.reconcile_errors .. " reconcile error(s)" end
+common.emit(r)

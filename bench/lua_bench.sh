@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# make bench-lua: the Lua layer of kinformer against client-go, both against
+# the same kinformer-sim.
+#
+# 1. Handler dispatch. One sim seeded with OBJECTS ConfigMaps
+#    (bench/informer_seed.c). BENCH_REPEAT times, each client alone, in
+#    alternating order:
+#      kinformer: bench/lua/handler_bench.lua, an informer from Lua
+#        (kinformer.manager) with an on_update handler - a self-contained
+#        function, run in its own worker state on the listener thread - that
+#        reads new.metadata.resourceVersion;
+#      client-go: kinformer-ref-informer -read-field, a typed informer whose
+#        UpdateFunc reads the new object's ResourceVersion.
+#    Once the client's handler has had the initial list it creates its ready
+#    file; the script stamps the wall clock ($EPOCHREALTIME) and asks the sim
+#    for a burst of BURST updates (POST /kinformer-sim/burst: committed in
+#    one go under the store lock, then streamed to the watch back to back).
+#    The client stamps the wall clock when its handler has returned from the
+#    BURST-th update (client-go: inside the handler; kinformer: the Lua main
+#    state polls h:stats().delivered every 1 ms, so it may be up to 1 ms
+#    late). events/s = BURST / (end - burst start). A second row times from
+#    the moment the sim's burst call returned (the commit done), which takes
+#    the sim's commit time, the same for both, out of the interval.
+# 2. Reconcile rate, 1 and 2 workers, no object involved:
+#      kinformer: bench/lua/reconcile_bench.lua, mgr:controller For v1/secrets
+#        (none in the sim, so only the benchmark enqueues) with a trivial
+#        self-contained reconciler (returns nothing); ctl:enqueue of KEYS
+#        distinct requests, timed until ctl:stats().reconcile_success
+#        reaches KEYS (polled every 1 ms);
+#      client-go: kinformer-ref-informer -reconcile-keys (reconcile.go): the
+#        controller-runtime worker loop (Get, reconcile with a context and
+#        a tagged logger, Forget, Done) over client-go's rate-limited
+#        workqueue, timed from the first Add until the KEYS-th reconcile.
+#
+# Usage: bench/lua_bench.sh [--quick]
+#   --quick        2k ConfigMaps, bursts of 5000, 50k keys (CI, < 2 min)
+#   BENCH_REPEAT   repeats per measurement (median), default 3
+#   BENCH_BURST    updates per burst, default 20000 (--quick: 5000)
+#   BENCH_KEYS     reconcile requests per run, default 200000 (--quick: 50000)
+#   BENCH_DIR      seeds, logs and results.jsonl, default build/bench-lua
+# Each client process is killed if it outlives its own time limit by 30 s
+# (a hang at shutdown shows as a failed run).
+# Binaries: KINFORMER_SIM, KINFORMER_SEED (default build/release/...),
+# KINFORMER_REF (default the e2e cache's), KINFORMER_LUA_CPATH (where
+# kinformer/core.so is; default build/release), LUA (default lua5.4).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+. "$ROOT/spec/e2e/lib.sh"
+e2e_need jq:jq curl:curl
+
+quick=0
+for a in "$@"; do
+  case $a in
+    --quick) quick=1 ;;
+    *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+SIM=${KINFORMER_SIM:-$ROOT/build/release/kinformer-sim}
+SEEDGEN=${KINFORMER_SEED:-$ROOT/build/release/bench-informer-seed}
+REF=${KINFORMER_REF:-$E2E_BIN/kinformer-ref-informer}
+CPATH_DIR=${KINFORMER_LUA_CPATH:-$ROOT/build/release}
+LUA=${LUA:-lua5.4}
+DIR=${BENCH_DIR:-$ROOT/build/bench-lua}
+for b in "$SIM" "$SEEDGEN" "$REF" "$CPATH_DIR/kinformer/core.so"; do
+  [ -e "$b" ] || { echo "bench-lua: $b is missing (make bench-lua builds it)" >&2; exit 1; }
+done
+command -v "$LUA" >/dev/null || { echo "bench-lua: $LUA is missing (make deps)" >&2; exit 1; }
+"$LUA" -e 'require "system"' 2>/dev/null ||
+  { echo "bench-lua: the Lua module 'system' (Debian lua-system, a busted dependency) is missing" >&2; exit 1; }
+
+if [ $quick = 1 ]; then
+  REPEAT=${BENCH_REPEAT:-3}
+  OBJECTS=2000
+  BURST=${BENCH_BURST:-5000}
+  KEYS=${BENCH_KEYS:-50000}
+  TIMEOUT=60
+else
+  REPEAT=${BENCH_REPEAT:-3}
+  OBJECTS=10000
+  BURST=${BENCH_BURST:-20000}
+  KEYS=${BENCH_KEYS:-200000}
+  TIMEOUT=300
+fi
+mkdir -p "$DIR/seeds" "$DIR/logs"
+RESULTS=$DIR/results.jsonl
+: >"$RESULTS"
+export LUA_PATH="$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;$ROOT/?.lua;;"
+export LUA_CPATH="$CPATH_DIR/?.so;;"
+
+SIM_PID=""
+CLIENT_PID=""
+cleanup() {
+  [ -n "$CLIENT_PID" ] && kill "$CLIENT_PID" 2>/dev/null || true
+  [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# seed KIND COUNT: path of the seed file, generated when missing or older
+# than the generator.
+seed() {
+  local f=$DIR/seeds/$1-$2.jsonl
+  if [ ! -s "$f" ] || [ "$SEEDGEN" -nt "$f" ]; then
+    "$SEEDGEN" "$1" "$2" >"$f.tmp" && mv "$f.tmp" "$f"
+  fi
+  echo "$f"
+}
+
+# start_sim SEED: a sim on a free port; sets SIM_PID, URL, KC.
+start_sim() {
+  local out=$DIR/sim.url
+  KC=$DIR/kubeconfig.yaml
+  rm -f "$out"
+  "$SIM" --port 0 --seed "$1" --kubeconfig "$KC" --history "$((BURST > 10000 ? BURST : 10000))" \
+    --watch-cache-lists >"$out" 2>"$DIR/logs/sim.err" &
+  SIM_PID=$!
+  until [ -s "$out" ]; do
+    kill -0 "$SIM_PID" 2>/dev/null || { echo "bench-lua: the sim died:" >&2; cat "$DIR/logs/sim.err" >&2; exit 1; }
+    sleep 0.05
+  done
+  URL=$(head -1 "$out")
+  echo "  sim $URL"
+}
+
+stop_sim() {
+  kill "$SIM_PID" 2>/dev/null || true
+  wait "$SIM_PID" 2>/dev/null || true
+  SIM_PID=""
+}
+
+# record WORKLOAD LABEL OUT ERR EXTRA_JSON: appends the client's last JSON
+# line (or an error) with the workload, label and EXTRA_JSON to results.jsonl.
+record() {
+  local line
+  line=$(tail -n 1 "$3" 2>/dev/null || true)
+  jq -e . >/dev/null 2>&1 <<<"$line" || line="{\"error\":\"no JSON line (see $4)\"}"
+  jq -c --arg w "$1" --arg l "$2" --argjson x "$5" '. + {workload: $w, label: $l} + $x' <<<"$line" >>"$RESULTS"
+}
+
+# run_handler LABEL CMD...: one handler-dispatch run.
+run_handler() {
+  local label=$1 ready=$DIR/ready out=$DIR/client.out err=$DIR/logs/handler-$1.err t0=0 t1=0
+  shift
+  rm -f "$ready"
+  timeout -k 5 "$((TIMEOUT + 30))" "$@" >"$out" 2>"$err" &
+  CLIENT_PID=$!
+  while [ ! -e "$ready" ] && kill -0 "$CLIENT_PID" 2>/dev/null; do sleep 0.01; done
+  if [ -e "$ready" ]; then
+    t0=$EPOCHREALTIME
+    curl -sf -XPOST "$URL/kinformer-sim/burst" \
+      -d "{\"resource\":\"v1/configmaps\",\"count\":$BURST}" >"$DIR/burst.out" ||
+      echo "bench-lua: burst failed: $(cat "$DIR/burst.out")" >&2
+    t1=$EPOCHREALTIME
+  fi
+  wait "$CLIENT_PID" || true
+  CLIENT_PID=""
+  record handler "$label" "$out" "$err" "{\"burst\": $BURST, \"burst_start_unix_ms\": $(awk -v t="$t0" 'BEGIN { printf "%.3f", t * 1000 }'),
+    \"burst_done_unix_ms\": $(awk -v t="$t1" 'BEGIN { printf "%.3f", t * 1000 }')}"
+  # one normalised end stamp, then a line of progress
+  local last
+  last=$(tail -n 1 "$RESULTS" | jq -c '. + {end_ms: (.end_unix_ms // .watch_end_unix_ms)}
+    | if .error == null and .end_ms == null then .error = "no end stamp" else . end
+    | if .error == null and .label == "client-go" and (.field_bytes // 0) == 0 then .error = "the handler read no field" else . end
+    | if .error == null then . + {eps_start: (.burst / (.end_ms - .burst_start_unix_ms) * 1000),
+                                  eps_committed: (.burst / (.end_ms - .burst_done_unix_ms) * 1000)} else . end')
+  sed -i '$d' "$RESULTS"
+  echo "$last" >>"$RESULTS"
+  jq -r '"    \(.label): " + (if .error then "ERROR \(.error)" else
+      "synced \(.synced_ms | floor) ms; \(.burst) updates: \(.end_ms - .burst_start_unix_ms | floor) ms from burst start (\(.eps_start | floor)/s), sim commit \(.burst_done_unix_ms - .burst_start_unix_ms | floor) ms" end)' <<<"$last"
+}
+
+# run_reconcile LABEL WORKERS CMD...: one reconcile run.
+run_reconcile() {
+  local label=$1 workers=$2 out=$DIR/client.out err=$DIR/logs/reconcile-$1-$2.err
+  shift 2
+  timeout -k 5 "$((TIMEOUT + 30))" "$@" >"$out" 2>"$err" || true
+  record "reconcile-$workers" "$label" "$out" "$err" "{\"workers\": $workers}"
+  tail -n 1 "$RESULTS" | jq -r '"    \(.label): " + (if .error then "ERROR \(.error)" else
+      "\(.keys) reconciles in \(.ms | floor) ms (\(.keys / .ms * 1000 | floor)/s)" end)'
+}
+
+# alternate R ITEMS...: ITEMS, reversed on even repeats.
+alternate() {
+  local r=$1 i
+  shift
+  local items=("$@")
+  if ((r % 2 == 0)); then
+    for ((i = ${#items[@]} - 1; i >= 0; i--)); do echo "${items[i]}"; done
+  else
+    printf '%s\n' "${items[@]}"
+  fi
+}
+
+echo "bench-lua: $( [ $quick = 1 ] && echo quick || echo full ) run, $REPEAT repeat(s); $OBJECTS ConfigMaps, bursts of $BURST updates, $KEYS reconciles"
+echo "  kinformer: $LUA, $CPATH_DIR/kinformer/core.so"
+echo "  client-go: $REF (k8s.io/client-go v0.${K8S_VERSION#v1.})"
+echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+start_sim "$(seed configmaps "$OBJECTS")"
+echo "workload handler: on_update reads metadata.resourceVersion"
+for ((r = 1; r <= REPEAT; r++)); do
+  for l in $(alternate "$r" kinformer client-go); do
+    case $l in
+      kinformer)
+        run_handler kinformer "$LUA" "$ROOT/bench/lua/handler_bench.lua" --kubeconfig "$KC" \
+          --resource v1/configmaps --events "$BURST" --ready-file "$DIR/ready" --timeout "$TIMEOUT" ;;
+      client-go)
+        run_handler client-go "$REF" -read-field -kubeconfig "$KC" -resource v1/configmaps \
+          -ready-file "$DIR/ready" -min-events "$((OBJECTS + BURST))" -timeout "${TIMEOUT}s" ;;
+    esac
+  done
+done
+for w in 1 2; do
+  echo "workload reconcile: trivial, $w worker(s), $KEYS keys"
+  for ((r = 1; r <= REPEAT; r++)); do
+    for l in $(alternate "$r" kinformer client-go); do
+      case $l in
+        kinformer)
+          run_reconcile kinformer "$w" "$LUA" "$ROOT/bench/lua/reconcile_bench.lua" --kubeconfig "$KC" \
+            --keys "$KEYS" --workers "$w" --timeout "$TIMEOUT" ;;
+        client-go)
+          run_reconcile client-go "$w" "$REF" -reconcile-keys "$KEYS" -reconcile-workers "$w" \
+            -timeout "${TIMEOUT}s" ;;
+      esac
+    done
+  done
+done
+stop_sim
+echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "  raw results: $RESULTS"
+
+# The table: medians per (workload, client) of the runs without error.
+echo
+jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS" --argjson objects "$OBJECTS" '
+  def median: sort | length as $n | if $n == 0 then null
+    elif $n % 2 == 1 then .[($n - 1) / 2] else (.[$n / 2 - 1] + .[$n / 2]) / 2 end;
+  def fixed($v; $d): ($v * pow(10; $d) | round) as $i | pow(10; $d) as $p
+    | if $d == 0 then "\($i)" else "\($i / $p | floor).\(($i % $p) + $p | tostring | .[1:])" end;
+  def fmt($v): if $v == null then "n/a" else fixed($v; 0) end;
+  def ratio($a; $b): if $a == null or $b == null or $b == 0 then "n/a" else fixed($a / $b; 2) + "x" end;
+  def pad($n): tostring | if length >= $n then . else . + (" " * ($n - length)) end;
+  def lpad($n): tostring | if length >= $n then . else (" " * ($n - length)) + . end;
+  def row($c): "| " + ($c[0] | pad(54)) + " | " + ($c[1] | lpad(9)) + " | " + ($c[2] | lpad(9)) +
+               " | " + ($c[3] | lpad(6)) + " |";
+  def ok($w; $l): map(select(.workload == $w and .label == $l and .error == null));
+  def med($w; $l; f): ok($w; $l) | map(f) | median;
+  (map(select(.error != null)) | length) as $errors
+  | (map(select(.client == "client-go"))[0].client_go_version // "?") as $cgv
+  | ["",
+     "bench-lua: median of \($repeat) run(s) per client; kinformer = Lua 5.4 handler/reconciler in worker states; client-go \($cgv)",
+     "ratio: kinformer/client-go rate (above 1: kinformer faster). handler: bursts of \($burst) updates to \($objects)",
+     "ConfigMaps, timed from the burst request and from its return (commit done); reconcile: \($keys) keys per run.",
+     (if $errors > 0 then "WARNING: \($errors) run(s) failed and are left out; see the raw results." else empty end),
+     row(["workload", "kinformer", "client-go", "ratio"]),
+     "|" + ("-" * 56) + "|" + ("-" * 11) + "|" + ("-" * 11) + "|" + ("-" * 8) + "|",
+     ([{f: "eps_start", t: "burst start"}, {f: "eps_committed", t: "burst committed"}][] as $m
+      | med("handler"; "kinformer"; .[$m.f]) as $k | med("handler"; "client-go"; .[$m.f]) as $c
+      | row(["handler dispatch, events/s, from \($m.t)", fmt($k), fmt($c), ratio($k; $c)])),
+     ([1, 2][] as $w | "reconcile-\($w)" as $wl
+      | med($wl; "kinformer"; .keys / .ms * 1000) as $k | med($wl; "client-go"; .keys / .ms * 1000) as $c
+      | row(["reconcile, trivial, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($k), fmt($c), ratio($k; $c)]))
+    ] | .[]
+' "$RESULTS"
