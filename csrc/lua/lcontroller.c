@@ -127,24 +127,27 @@ static int msgh(lua_State *L) {
   return 1;
 }
 
-/* do_call(fn, arg, opts) -> fn(arg, require("kinformer.ctx").new(env, opts)).
- * Upvalue 1: the env userdata. Runs under a pcall with msgh. */
+/* do_call(fn, arg, controller, worker, req; upvalue env) -> fn(arg, ctx)
+ * with ctx = require("kinformer.ctx").for_request(env, controller, worker,
+ * req), looked up once per state (reconciles are the hot path); two
+ * results. Runs under a pcall with msgh. */
 static int do_call(lua_State *L) {
-  lua_settop(L, 3);
-  /* ctx.new, looked up once per state: reconciles are the hot path */
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.new") != LUA_TFUNCTION) {
+  lua_settop(L, 5);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.for_request") != LUA_TFUNCTION) {
     lua_pop(L, 1);
     lua_getglobal(L, "require");
     lua_pushliteral(L, "kinformer.ctx");
     lua_call(L, 1, 1);
-    lua_getfield(L, -1, "new");
+    lua_getfield(L, -1, "for_request");
     lua_remove(L, -2);
     lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.new");
+    lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.for_request");
   }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, 3);
-  lua_call(L, 2, 1); /* ctx */
+  lua_pushvalue(L, 4);
+  lua_pushvalue(L, 5);
+  lua_call(L, 4, 1); /* ctx */
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, -3);
@@ -244,8 +247,14 @@ static int run_reconcile(lua_State *L) {
   lua_settop(L, 0);
   luaL_checkstack(L, 12, NULL);
   lua_pushcfunction(L, msgh); /* 1 */
-  push_state_env(L, p->env);  /* 2 */
-  lua_pushcclosure(L, do_call, 1);
+  /* the do_call closure over this state's env, made once per state */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call") != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    push_state_env(L, p->env);
+    lua_pushcclosure(L, do_call, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call");
+  } /* 2 */
   if (push_code(L, "reconcile", "reconciler") < 0) {
     rc->out->kind = KIN_RESULT_ERROR;
     rc->raised = 1;
@@ -259,14 +268,10 @@ static int run_reconcile(lua_State *L) {
   lua_setfield(L, -2, "name");
   lua_pushstring(L, rc->req->key);
   lua_setfield(L, -2, "key");
-  lua_createtable(L, 0, 3); /* ctx options */
   lua_pushstring(L, p->name);
-  lua_setfield(L, -2, "controller");
   lua_pushinteger(L, rc->worker + 1);
-  lua_setfield(L, -2, "worker");
-  lua_pushvalue(L, -2);
-  lua_setfield(L, -2, "request");
-  int st = lua_pcall(L, 3, 2, 1);
+  lua_pushvalue(L, -3);
+  int st = lua_pcall(L, 5, 2, 1);
   int text = 0;
   if (st != LUA_OK) {
     if (is_terminal(L, -1)) {
@@ -369,9 +374,7 @@ static int run_map(lua_State *L) {
     return 0;
   }
   lkin_ws_push_object(L, mc->obj);
-  lua_createtable(L, 0, 1);
   lua_pushstring(L, m->ctl->name);
-  lua_setfield(L, -2, "controller");
   if (lua_pcall(L, 3, 1, 1) != LUA_OK) {
     if (!lua_isstring(L, -1)) push_error_text(L, -1);
     mc->msg = dup_top(L, -1);

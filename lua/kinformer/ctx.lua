@@ -431,4 +431,10 @@ function M.new(env, info)
   return setmetatable({ env = env, controller = info.controller, worker = info.worker, request = req }, Ctx)
 end
 
+--- The controller's constructor (lcontroller.c): the same ctx as new, for
+-- one reconcile, without an info table.
+function M.for_request(env, controller, worker, req)
+  return setmetatable({ env = env, controller = controller, worker = worker, request = req }, Ctx)
+end
+
 return M
