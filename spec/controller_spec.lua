@@ -467,4 +467,32 @@ end }]]
     assert.equal("number", type(st.reconcile_time_sum_seconds))
     assert.equal(0, ctl:queue_len())
   end)
+
+  it("logs a raised error once, with the controller, the key and the traceback", function()
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write([[
+      local kinformer = require "kinformer"
+      local sim <close> = assert(require("kinformer.sim").start{})
+      local mgr = assert(kinformer.manager{ sim = sim })
+      assert(mgr.client:create{ apiVersion = "v1", kind = "ConfigMap",
+        metadata = { name = "x", namespace = "default" } })
+      local ctl = mgr:controller{ name = "logs", ["for"] = "v1/configmaps",
+        rate_limiter = { base_delay = 10, max_delay = 10 },
+        reconciler = function(req) error("cannot reconcile " .. req.name) end }
+      assert(mgr:start{ timeout = 10 })
+      assert(mgr:wait_for(function() return ctl:stats().reconcile_errors >= 1 end, 10))
+      mgr:stop()
+    ]])
+    f:close()
+    local p = assert(io.popen("lua5.4 " .. script .. " 2>&1"))
+    local out = p:read("a")
+    local ok = p:close()
+    os.remove(script)
+    assert.is_true(ok, out)
+    local lines = 0
+    for _ in out:gmatch("%[controller%] logs: Reconciler error for default/x:") do lines = lines + 1 end
+    assert.equal(1, lines, out)
+    assert.matches("Reconciler error for default/x: [^\n]*cannot reconcile x\nstack traceback:", out)
+  end)
 end)

@@ -120,7 +120,9 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
   switch (kind) {
   case KIN_RESULT_ERROR:
     kin_workqueue_add_rate_limited(c->queue, item);
-    if (rc != 0 && !act.message[0])
+    if (act.logged)
+      ;
+    else if (rc != 0 && !act.message[0])
       kin_log(KIN_LOG_ERROR, "controller", "%s: Reconciler error for %s: reconciler failed (%d)",
               c->name, item, rc);
     else

@@ -40,6 +40,8 @@ typedef struct {
   kin_result_kind kind;
   uint64_t requeue_after_ns;
   char message[256]; /* error text for the log ("" when none) */
+  int logged;        /* the reconciler already logged this error in full
+                        (a traceback does not fit message): no second line */
 } kin_result_action;
 
 /* The reconciler: runs on worker thread worker_index (0..workers-1); *out

@@ -307,8 +307,9 @@ static int reconcile(void *ud, int worker, const kin_request *req, kin_result_ac
   if (r < 0) {
     /* run_reconcile itself failed: out of memory (the state was rebuilt) */
     out->kind = KIN_RESULT_ERROR;
-    kin_log(KIN_LOG_ERROR, "controller", "%s: reconcile %s failed in worker %d: %s", p->name,
+    kin_log(KIN_LOG_ERROR, "controller", "%s: Reconciler error for %s (worker %d): %s", p->name,
             req->key, worker + 1, err ? err : "not enough memory");
+    out->logged = 1;
     set_message(out, err ? err : "not enough memory");
     free(err);
     free(rc.msg);
@@ -316,9 +317,12 @@ static int reconcile(void *ud, int worker, const kin_request *req, kin_result_ac
   }
   free(err);
   if (rc.msg) {
-    if (rc.raised && strchr(rc.msg, '\n'))
-      kin_log(KIN_LOG_ERROR, "controller", "%s: reconcile %s raised an error: %s", p->name,
-              req->key, rc.msg);
+    if (rc.raised && strchr(rc.msg, '\n')) {
+      /* the traceback does not fit the action's message: log it whole, once */
+      kin_log(KIN_LOG_ERROR, "controller", "%s: Reconciler error for %s: %s", p->name, req->key,
+              rc.msg);
+      out->logged = 1;
+    }
     set_message(out, rc.msg);
     free(rc.msg);
   }
