@@ -229,12 +229,22 @@ describe("kinformer.manager", function()
     assert.are.equal("running\nstopped\ttrue\n", out)
   end)
 
-  it("delegates controllers to kinformer.controller", function()
-    local ok = pcall(require, "kinformer.controller")
-    if not ok then
-      pending("kinformer.controller is not there yet")
-      return
-    end
-    assert.is_function(mgr.controller)
+  it("takes SIGINT in mgr:run even when a sim, informers and controllers started threads before", function()
+    local out, log, rc = run_lua([[
+      local kinformer = require "kinformer"
+      local sim = assert(require("kinformer.sim").start{})
+      local mgr = assert(kinformer.manager{ sim = sim })
+      local inf = assert(mgr:informer("v1/configmaps"))
+      inf:add_handler{ on_add = function() end }
+      mgr:controller{ ["for"] = "v1/secrets", workers = 2, reconciler = function() end }
+      assert(mgr:start{ timeout = 10 })            -- every thread exists before run blocks signals
+      io.stdout:setvbuf("no")
+      print("running")
+      assert(mgr:run())
+      print("stopped")
+      sim:stop()
+    ]], "sleep 1.5; kill -INT $pid;")
+    assert.are.equal(0, rc, log)
+    assert.are.equal("running\nstopped\n", out)
   end)
 end)

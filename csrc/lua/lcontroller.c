@@ -684,7 +684,10 @@ static void add_watch(lua_State *L, lctl *p, int w, int wi) {
     if (rc < 0) luaL_error(L, "controller spec: watch #%d: %s", wi, err);
   }
   lua_pop(L, 1);
+  sigset_t old_mask; /* a listener thread may start here: no SIGINT/SIGTERM for it */
+  lkin_signals_block_all(&old_mask);
   int rc = kin_controller_watch(p->c, inf, &cfg, (uint64_t)(resync * 1e9), NULL);
+  lkin_signals_restore(&old_mask);
   if (rc < 0) luaL_error(L, "controller %s: watch #%d: %s", p->name, wi, kin_strerror(rc));
 }
 
@@ -727,7 +730,10 @@ static int env_controller(lua_State *L) {
                                .on_worker_stop = worker_stop,
                                .ud = p,
                                .rate_limiter = make_rate_limiter(L, 2)};
+  sigset_t old_mask; /* the queue's waiting thread starts here */
+  lkin_signals_block_all(&old_mask);
   int rc = kin_controller_new(&cfg, &p->c);
+  lkin_signals_restore(&old_mask);
   if (rc < 0) return luaL_error(L, "controller %s: %s", p->name, kin_strerror(rc));
 
   if (lua_getfield(L, 2, "watches") != LUA_TNIL) {
@@ -751,7 +757,13 @@ static int env_controller(lua_State *L) {
  * starts the workers (each builds its state). */
 static int ctl_start(lua_State *L) {
   lctl *p = check_ctl(L);
-  int rc = kin_controller_start(p->c);
+  int rc;
+  {
+    sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
+    lkin_signals_block_all(&old_mask);
+    rc = kin_controller_start(p->c);
+    lkin_signals_restore(&old_mask);
+  }
   if (rc == 0) {
     lua_pushboolean(L, 1);
     return 1;

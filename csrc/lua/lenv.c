@@ -209,11 +209,10 @@ static int l_env(lua_State *L) {
   atomic_init(&e->refs, 1);
   pthread_mutex_init(&e->mu, NULL);
   /* The engine's IO thread must not take the script's SIGINT/SIGTERM. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  sigset_t old;
+  lkin_signals_block_all(&old);
   r = kin_io_engine_new(&e->io);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  lkin_signals_restore(&old);
   if (r == 0) r = kin_client_new(rc, e->io, &co, &e->client, err, sizeof(err));
   kin_rest_config_free(rc);
   if (r == 0) {
@@ -412,7 +411,13 @@ static int m_informer(lua_State *L) {
   }
   char err[512] = "";
   kin_informer *inf = NULL;
-  int rc = kin_informer_factory_informer(e->factory, &o, &inf, err, sizeof(err));
+  int rc;
+  {
+    sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
+    lkin_signals_block_all(&old_mask);
+    rc = kin_informer_factory_informer(e->factory, &o, &inf, err, sizeof(err));
+    lkin_signals_restore(&old_mask);
+  }
   if (rc == 0) rc = registry_add(e, name, res, inf);
   if (rc < 0) {
     lua_pushnil(L);
@@ -429,7 +434,13 @@ static int m_informer(lua_State *L) {
  * start as they are created). */
 static int m_start(lua_State *L) {
   lkin_env *e = lkin_check_env(L, 1);
-  int rc = kin_informer_factory_start(e->factory);
+  int rc;
+  {
+    sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
+    lkin_signals_block_all(&old_mask);
+    rc = kin_informer_factory_start(e->factory);
+    lkin_signals_restore(&old_mask);
+  }
   if (rc < 0) return lkin_fail(L, rc, "start");
   lua_pushboolean(L, 1);
   return 1;

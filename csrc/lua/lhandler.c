@@ -352,7 +352,13 @@ int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, con
     eh.on_stop = ws_on_stop;
   }
   kin_listener *l = NULL;
-  int rc = kin_informer_add_handler(inf, &eh, (uint64_t)(resync * 1e9), &l);
+  int rc;
+  {
+    sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
+    lkin_signals_block_all(&old_mask);
+    rc = kin_informer_add_handler(inf, &eh, (uint64_t)(resync * 1e9), &l);
+    lkin_signals_restore(&old_mask);
+  }
   if (rc < 0) {
     /* never registered: unlink and free */
     pthread_mutex_lock(&q->mu);

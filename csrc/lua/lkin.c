@@ -1,6 +1,8 @@
 /* lkin.c -- luaopen_kinformer_core: the C module under require "kinformer". */
 #include "lkin.h"
 
+#include <pthread.h>
+
 #include "kin.h"
 #include "lenv.h"
 
@@ -39,6 +41,14 @@ void lkin_new_type(lua_State *L, const char *name, const luaL_Reg *methods,
   lua_setfield(L, -2, "__tostring");
   lua_pop(L, 1);
 }
+
+void lkin_signals_block_all(sigset_t *old) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+void lkin_signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
 void lkin_setmetatable(lua_State *L, const char *name) {
   if (luaL_getmetatable(L, name) == LUA_TNIL) {

@@ -3,6 +3,7 @@
 #define LKIN_H
 
 #include <lauxlib.h>
+#include <signal.h>
 #include <lua.h>
 
 /* Pushes nil, "<msg>", "<CODE>" (the luv convention for runtime failures)
@@ -21,6 +22,14 @@ void lkin_new_type(lua_State *L, const char *name, const luaL_Reg *methods,
  * stack, as luaL_setmetatable, opening the binding first in a state that
  * has not required it yet (a worker state given a binding value). */
 void lkin_setmetatable(lua_State *L, const char *name);
+
+/* Blocks every signal in the calling thread and saves the old mask in
+ * *old; threads created before lkin_signals_restore inherit the full mask,
+ * so SIGINT and SIGTERM stay with the script's own thread (mgr:run's
+ * sigtimedwait, the REPL's Ctrl-C) instead of killing the process from a
+ * listener, worker or server thread. */
+void lkin_signals_block_all(sigset_t *old);
+void lkin_signals_restore(const sigset_t *old);
 
 /* One function per exposed type registers its metatable and constructors
  * into the module table at the top of the stack. */

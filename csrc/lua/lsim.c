@@ -67,7 +67,13 @@ static int l_start(lua_State *L) {
   lsim *u = lua_newuserdatauv(L, sizeof(*u), 0);
   memset(u, 0, sizeof(*u));
   luaL_setmetatable(L, SIM_MT);
-  int rc = kin_sim_start(&cfg, &u->sim);
+  int rc;
+  {
+    sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
+    lkin_signals_block_all(&old_mask);
+    rc = kin_sim_start(&cfg, &u->sim);
+    lkin_signals_restore(&old_mask);
+  }
   if (rc < 0) return lkin_fail(L, rc, "start sim");
   /* a kubeconfig pointing at this server, for clients and kubectl */
   strcpy(u->kubeconfig, "/tmp/kinformer-sim-XXXXXX");
