@@ -4,28 +4,9 @@
 local kinformer = require "kinformer"
 local simmod = require "kinformer.sim"
 local core = require "kinformer.core"
-local cjson = require "cjson"
 
 -- HTTP to the sim with curl: returns the decoded body (or nil) and the code.
-local function http(sim, method, path, body)
-  local bodyf
-  local cmd = string.format("curl -s -o - -w '\\n%%{http_code}' -X %s -H 'Content-Type: application/json' ",
-    method)
-  if body then
-    bodyf = os.tmpname()
-    local f = assert(io.open(bodyf, "w"))
-    f:write(type(body) == "table" and cjson.encode(body) or body)
-    f:close()
-    cmd = cmd .. "--data-binary @" .. bodyf .. " "
-  end
-  local p = assert(io.popen(cmd .. "'" .. sim.url .. path .. "'"))
-  local out = p:read("a")
-  p:close()
-  if bodyf then os.remove(bodyf) end
-  local text, code = out:match("^(.*)\n(%d+)$")
-  local ok, decoded = pcall(cjson.decode, text)
-  return ok and decoded or nil, tonumber(code)
-end
+local http = require "support.sim_http"
 
 local function cm_path(ns, name)
   return "/api/v1/namespaces/" .. ns .. "/configmaps" .. (name and ("/" .. name) or "")

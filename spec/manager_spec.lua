@@ -3,26 +3,8 @@
 -- signal, stop; against kinformer.sim.
 local kinformer = require "kinformer"
 local simmod = require "kinformer.sim"
-local cjson = require "cjson"
 
-local function http(sim, method, path, body)
-  local bodyf
-  local cmd = string.format("curl -s -o - -w '\\n%%{http_code}' -X %s -H 'Content-Type: application/json' ", method)
-  if body then
-    bodyf = os.tmpname()
-    local f = assert(io.open(bodyf, "w"))
-    f:write(cjson.encode(body))
-    f:close()
-    cmd = cmd .. "--data-binary @" .. bodyf .. " "
-  end
-  local p = assert(io.popen(cmd .. "'" .. sim.url .. path .. "'"))
-  local out = p:read("a")
-  p:close()
-  if bodyf then os.remove(bodyf) end
-  local text, code = out:match("^(.*)\n(%d+)$")
-  local ok, decoded = pcall(cjson.decode, text)
-  return ok and decoded or nil, tonumber(code)
-end
+local http = require "support.sim_http"
 
 local function create_cm(sim, name, v)
   local _, code = http(sim, "POST", "/api/v1/namespaces/default/configmaps",
