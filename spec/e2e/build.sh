@@ -20,6 +20,9 @@ case $what in core|reference|all) ;; *) echo "usage: $0 [core|reference|all]" >&
 command -v go >/dev/null || { echo "e2e-deps: go is not installed" >&2; exit 1; }
 e2e_need jq:jq
 mkdir -p "$E2E_BIN" "$E2E_CACHE/logs" "$E2E_CACHE/src"
+# One build at a time writes the cache; a second one waits here and then
+# finds the binaries fresh.
+e2e_lock_build
 LOGS=$E2E_CACHE/logs
 
 # step NAME LOG CMD...: runs CMD with its output in LOG; on failure says

@@ -286,6 +286,7 @@ cmd_start() {
   trap 'fail "exited unexpectedly (status $?)"' EXIT
 
   at "check binaries"
+  e2e_wait_build
   local b
   for b in etcd kube-apiserver kubectl; do
     [ -x "$E2E_BIN/$b" ] || fail "$E2E_BIN/$b is missing: run 'make e2e-deps'"

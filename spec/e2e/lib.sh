@@ -34,8 +34,29 @@ e2e_need() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "e2e: installing ${missing[*]}" >&2
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  # Waits for the package manager's lock instead of failing.
+  "$E2E_REPO/tools/apt-install.sh" "${missing[@]}" >&2
+}
+
+# e2e_lock_build: takes the build cache's lock ($E2E_CACHE/.lock, fd 8) for
+# the rest of the calling script, waiting while another build holds it, so
+# two builds never write the same cache at once (the second then finds the
+# binaries fresh and reuses them).
+e2e_lock_build() {
+  mkdir -p "$E2E_CACHE"
+  exec 8>>"$E2E_CACHE/.lock"
+  if ! flock -n -x 8; then
+    echo "e2e: another build is writing $E2E_CACHE; waiting for its lock ($E2E_CACHE/.lock)" >&2
+    flock -x 8
+  fi
+}
+
+# e2e_wait_build: returns once no build is writing the cache (takes and drops
+# the lock shared), so a cluster never starts from half-written binaries.
+e2e_wait_build() {
+  mkdir -p "$E2E_CACHE"
+  if ! flock -n -s "$E2E_CACHE/.lock" true; then
+    echo "e2e: a build is writing $E2E_CACHE; waiting for it to finish" >&2
+    flock -s "$E2E_CACHE/.lock" true
+  fi
 }
