@@ -10,7 +10,8 @@
 #                       control plane; in make test they are skipped
 #   make e2e-lua        the example operators' specs (spec/examples/*_spec.lua:
 #                       website, configmap-mirror, pod-label-auditor, run
-#                       through bin/kinformer) against a fresh control plane
+#                       through bin/kinformer) and the stalled-connection
+#                       spec (spec/stall_spec.lua) against a fresh control plane
 #                       (KINFORMER_E2E_ADMIN_KUBECONFIG); in make test they
 #                       run against kinformer.sim
 #   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
@@ -43,9 +44,10 @@ e2e-c: e2e-deps
 # The examples' specs pick the real server from KINFORMER_E2E_ADMIN_KUBECONFIG,
 # which cluster.sh run exports (spec/examples/helper.lua).
 e2e-lua: e2e-deps
-	$(MAKE) --no-print-directory MODE=release $(LUA_MOD)
+	$(MAKE) --no-print-directory MODE=release $(LUA_MOD) fault-proxy
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
-	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/examples
+	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/examples \
+	  spec/stall_spec.lua
 
 # sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
 # in its release flavour.

@@ -362,6 +362,11 @@ void kin_controller_stop(kin_controller *c) {
   c->nthreads = 0;
 }
 
+void kin_controller_shutdown(kin_controller *c) {
+  atomic_store(&c->stopping, 1);
+  kin_workqueue_shutdown(c->queue);
+}
+
 void kin_controller_free(kin_controller *c) {
   if (!c) return;
   kin_controller_stop(c);

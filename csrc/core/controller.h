@@ -86,6 +86,12 @@ int kin_controller_start(kin_controller *c);
 /* Stops as described above. Idempotent. */
 void kin_controller_stop(kin_controller *c);
 
+/* The first half of stop, without waiting: marks the controller stopping
+ * and shuts its queue down, so queued requests are dropped and each worker
+ * ends after its current reconcile. kin_controller_stop still has to be
+ * called (it removes the watches and joins). Idempotent; any thread. */
+void kin_controller_shutdown(kin_controller *c);
+
 /* 1 once stop has begun: a long reconcile may check it to give up early
  * (controller-runtime's cancelled context). */
 int kin_controller_stopping(kin_controller *c);

@@ -124,7 +124,8 @@ static int doc_parse(kin_client *c, const char *group, const char *version, cons
 /* Fetches group/version's APIResourceList and stores it in the cache,
  * replacing an older one. Returns 0, KIN_ENOENT when the server does not
  * serve that group-version, or the request's error. */
-static int doc_fetch(kin_client *c, const char *group, const char *version, const char *key) {
+static int doc_fetch(kin_client *c, const char *group, const char *version, const char *key,
+                     kin_result *why) {
   char path[512];
   int n = *group ? snprintf(path, sizeof path, "/apis/%s/%s", group, version)
                  : snprintf(path, sizeof path, "/api/%s", version);
@@ -144,6 +145,16 @@ static int doc_fetch(kin_client *c, const char *group, const char *version, cons
     }
     doc_free(old);
     pthread_mutex_unlock(&c->mu);
+    if (rc == KIN_EINVAL && why) {
+      why->code = res.code;
+      why->message = strdup("the discovery document is not an APIResourceList");
+    }
+  } else if (why && rc != KIN_ENOENT) {
+    /* The failed request's answer, for the caller's message. */
+    why->code = res.code;
+    why->reason = res.reason;
+    why->message = res.message;
+    res.reason = res.message = NULL;
   }
   kin_result_free(&res);
   return rc;
@@ -175,7 +186,7 @@ static int doc_find(kin_client *c, const char *key, const char *name, int is_kin
 /* The deferred-mapper lookup: the cache first, then one fetch of the
  * group-version. */
 static int lookup(kin_client *c, const char *group, const char *version, const char *name,
-                  int is_kind, kin_resource *out) {
+                  int is_kind, kin_resource *out, kin_result *why) {
   if (!*version || !*name || strchr(group, '/') || strchr(version, '/')) return KIN_EINVAL;
   char key[512];
   int n = snprintf(key, sizeof key, "%s%s%s", group, *group ? "/" : "", version);
@@ -184,21 +195,47 @@ static int lookup(kin_client *c, const char *group, const char *version, const c
   int rc = doc_find(c, key, name, is_kind, out);
   pthread_mutex_unlock(&c->mu);
   if (rc == 0) return 0;
-  if ((rc = doc_fetch(c, group, version, key)) != 0) return rc;
-  pthread_mutex_lock(&c->mu);
-  rc = doc_find(c, key, name, is_kind, out);
-  pthread_mutex_unlock(&c->mu);
+  rc = doc_fetch(c, group, version, key, why);
+  if (rc == 0) {
+    pthread_mutex_lock(&c->mu);
+    rc = doc_find(c, key, name, is_kind, out);
+    pthread_mutex_unlock(&c->mu);
+  }
+  if (rc == KIN_ENOENT && why && !why->message) {
+    /* As kubectl's "the server doesn't have a resource type". */
+    char m[600];
+    snprintf(m, sizeof m, "the server doesn't have a %s \"%s\" in %s%s%s", is_kind ? "kind" : "resource type",
+             name, group, *group ? "/" : "", version);
+    why->message = strdup(m);
+  }
   return rc;
 }
 
 int kin_client_resource(kin_client *c, const char *name, kin_resource *out) {
+  return kin_client_resource_why(c, name, out, NULL);
+}
+
+int kin_client_resource_for_kind(kin_client *c, const char *api_version, const char *kind,
+                                 kin_resource *out) {
+  return kin_client_resource_for_kind_why(c, api_version, kind, out, NULL);
+}
+
+/* Sets why's message for a name that cannot be parsed. */
+static int bad_name(kin_result *why, const char *what) {
+  if (why) why->message = strdup(what);
+  return KIN_EINVAL;
+}
+
+int kin_client_resource_why(kin_client *c, const char *name, kin_resource *out,
+                            kin_result *why) {
   memset(out, 0, sizeof *out);
+  if (why) memset(why, 0, sizeof *why);
   if (!c || !name) return KIN_EINVAL;
   char buf[512];
-  if (strlen(name) >= sizeof buf) return KIN_EINVAL;
+  if (strlen(name) >= sizeof buf) return bad_name(why, "resource name too long");
   strcpy(buf, name);
   char *last = strrchr(buf, '/');
-  if (!last) return KIN_EINVAL;
+  if (!last) return bad_name(why, "want [group/]version/resource, e.g. v1/pods or apps/v1/deployments");
   *last++ = 0;
   const char *group = "", *version = buf;
   char *slash = strchr(buf, '/');
@@ -207,15 +244,16 @@ int kin_client_resource(kin_client *c, const char *name, kin_resource *out) {
     group = buf;
     version = slash + 1;
   }
-  return lookup(c, group, version, last, isupper((unsigned char)*last) != 0, out);
+  return lookup(c, group, version, last, isupper((unsigned char)*last) != 0, out, why);
 }
 
-int kin_client_resource_for_kind(kin_client *c, const char *api_version, const char *kind,
-                                 kin_resource *out) {
+int kin_client_resource_for_kind_why(kin_client *c, const char *api_version, const char *kind,
+                                     kin_resource *out, kin_result *why) {
   memset(out, 0, sizeof *out);
+  if (why) memset(why, 0, sizeof *why);
   if (!c || !api_version || !kind) return KIN_EINVAL;
   char buf[512];
-  if (strlen(api_version) >= sizeof buf) return KIN_EINVAL;
+  if (strlen(api_version) >= sizeof buf) return bad_name(why, "apiVersion too long");
   strcpy(buf, api_version);
   const char *group = "", *version = buf;
   char *slash = strchr(buf, '/');
@@ -224,7 +262,7 @@ int kin_client_resource_for_kind(kin_client *c, const char *api_version, const c
     group = buf;
     version = slash + 1;
   }
-  return lookup(c, group, version, kind, 1, out);
+  return lookup(c, group, version, kind, 1, out, why);
 }
 
 int kin_resource_path(const kin_resource *r, const char *ns, char *buf, size_t n) {

@@ -1,8 +1,11 @@
 /* exec_credential.c -- client-go plugin/pkg/client/auth/exec: runs a
  * credential plugin, parses its ExecCredential and caches it until it
- * expires or a 401 invalidates it. The plugin's output is never copied into
- * an error: it holds the secret. */
+ * expires or a 401 invalidates it. The plugin's standard output is never
+ * copied into an error: it holds the secret. Its standard error (the
+ * plugin's own messages) is captured: the last lines go into the error of
+ * a failed run, and a successful run's are logged at debug level. */
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -17,6 +20,7 @@
 #include "json_tok.h"
 #include "kin.h"
 #include "kubeconfig.h"
+#include "log.h"
 #include "util.h"
 
 extern char **environ;
@@ -354,14 +358,67 @@ static void free_env(char **env) {
   free(env);
 }
 
+/* client-go's wrapCmdRunErrorLocked for a missing binary, in one line. */
 static void not_found(const kin_exec_provider *p, char *err, size_t errlen) {
-  kin__errf(err, errlen, "exec plugin \"%s\": executable not found%s%s", p->cfg.command,
+  kin__errf(err, errlen, "exec: executable %s not found%s%s", p->cfg.command,
        p->cfg.install_hint ? "; " : "", p->cfg.install_hint ? p->cfg.install_hint : "");
 }
 
-/* Runs the plugin with stdin on /dev/null and stderr inherited (the user
- * reads the plugin's own messages there, as with kubectl); stdout is
- * captured into *out (caller frees with kin__wipe_free). */
+#define STDERR_KEEP 2048 /* bytes of the plugin's stderr kept (the end) */
+#define STDERR_LINES 3   /* lines of it quoted in an error */
+
+/* The last STDERR_KEEP bytes of the plugin's standard error. */
+typedef struct {
+  char b[STDERR_KEEP];
+  size_t n;
+} tail_buf;
+
+static void tail_add(tail_buf *t, const char *p, size_t n) {
+  if (n > sizeof t->b) {
+    p += n - sizeof t->b;
+    n = sizeof t->b;
+  }
+  if (t->n + n > sizeof t->b) {
+    size_t drop = t->n + n - sizeof t->b;
+    memmove(t->b, t->b + drop, t->n - drop);
+    t->n -= drop;
+  }
+  memcpy(t->b + t->n, p, n);
+  t->n += n;
+}
+
+/* Writes the last STDERR_LINES non-empty lines of t into out, joined by
+ * " / ", control characters dropped; "" when there is none. */
+static void tail_lines(const tail_buf *t, char *out, size_t n) {
+  out[0] = 0;
+  size_t end = t->n, starts[STDERR_LINES], ends[STDERR_LINES];
+  int k = 0;
+  while (k < STDERR_LINES && end > 0) {
+    while (end > 0 && (t->b[end - 1] == '\n' || t->b[end - 1] == '\r' || t->b[end - 1] == ' ' ||
+                       t->b[end - 1] == '\t'))
+      end--;
+    if (!end) break;
+    size_t st = end;
+    while (st > 0 && t->b[st - 1] != '\n') st--;
+    starts[k] = st;
+    ends[k++] = end;
+    end = st;
+  }
+  size_t o = 0;
+  for (int i = k - 1; i >= 0 && o + 1 < n; i--) {
+    if (i != k - 1 && o + 4 < n) memcpy(out + o, " / ", 3), o += 3;
+    for (size_t j = starts[i]; j < ends[i] && o + 1 < n; j++) {
+      unsigned char ch = (unsigned char)t->b[j];
+      if (ch >= 0x20 && ch != 0x7f) out[o++] = (char)ch;
+      else if (ch == '\t') out[o++] = ' ';
+    }
+  }
+  out[o] = 0;
+}
+
+/* Runs the plugin with stdin on /dev/null; stdout is captured into *out
+ * (caller frees with kin__wipe_free), stderr into a tail for the error of
+ * a failed run (kubectl shows it on the terminal; a library has none). */
 static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *err,
                       size_t errlen) {
   *out = NULL;
@@ -369,7 +426,9 @@ static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *er
   const char *cmd = p->cfg.command;
   char **argv = calloc(p->cfg.nargs + 2, sizeof *argv);
   char **env = build_env(p);
-  int fds[2] = {-1, -1};
+  int fds[2] = {-1, -1}, efds[2] = {-1, -1};
+  tail_buf etail;
+  etail.n = 0;
   int rc = 0;
   posix_spawn_file_actions_t fa;
   int fa_ok = 0;
@@ -381,7 +440,8 @@ static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *er
   for (size_t i = 0; i < p->cfg.nargs; i++) argv[i + 1] = p->cfg.args[i];
   /* O_CLOEXEC: a plugin started concurrently elsewhere must not inherit
    * our pipe, or our read would never see EOF. */
-  if (pipe2(fds, O_CLOEXEC) != 0 || posix_spawn_file_actions_init(&fa) != 0) {
+  if (pipe2(fds, O_CLOEXEC) != 0 || pipe2(efds, O_CLOEXEC) != 0 ||
+      posix_spawn_file_actions_init(&fa) != 0) {
     rc = -errno;
     kin__errf(err, errlen, "exec plugin \"%s\": %s", cmd, strerror(errno));
     goto done;
@@ -389,10 +449,13 @@ static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *er
   fa_ok = 1;
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, efds[1], 2);
   pid_t pid;
   int se = posix_spawnp(&pid, cmd, &fa, NULL, argv, env);
   close(fds[1]);
   fds[1] = -1;
+  close(efds[1]);
+  efds[1] = -1;
   if (se != 0) {
     if (se == ENOENT) not_found(p, err, errlen);
     else kin__errf(err, errlen, "exec plugin \"%s\": %s", cmd, strerror(se));
@@ -402,7 +465,27 @@ static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *er
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
   int too_big = 0;
+  int out_open = 1;
   for (;;) {
+    /* Both pipes are drained together, so a plugin that writes much to
+     * stderr cannot block on it while we wait for stdout. */
+    struct pollfd pf[2] = {{.fd = out_open ? fds[0] : -1, .events = POLLIN},
+                           {.fd = efds[0], .events = POLLIN}};
+    if (!out_open && efds[0] < 0) break;
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (efds[0] >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      char eb[1024];
+      ssize_t r = read(efds[0], eb, sizeof eb);
+      if (r > 0) tail_add(&etail, eb, (size_t)r);
+      else if (r == 0 || errno != EINTR) {
+        close(efds[0]);
+        efds[0] = -1;
+      }
+    }
+    if (!out_open || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     if (buf && n + 1 >= cap && cap < MAX_OUTPUT) {
       char *nb = realloc(buf, cap * 2);
       if (!nb) {
@@ -418,7 +501,10 @@ static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *er
     size_t room = buf && n + 1 < cap ? cap - n - 1 : sizeof sink;
     ssize_t r = read(fds[0], dst, room);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
+    if (r <= 0) {
+      out_open = 0;
+      continue;
+    }
     if (dst == sink) too_big = 1; /* keep draining so the plugin can exit */
     else {
       n += (size_t)r;
@@ -429,17 +515,23 @@ static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *er
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  char etext[512];
+  tail_lines(&etail, etext, sizeof etext);
   if (!buf) {
     rc = KIN_ENOMEM;
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !etext[0]) {
     not_found(p, err, errlen); /* the shell's "command not found" */
     rc = KIN_ENOENT;
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    /* client-go: "exec: executable %s failed with exit code %d", plus
+     * what the plugin said on stderr. */
     if (WIFEXITED(status))
-      kin__errf(err, errlen, "exec plugin \"%s\": exit status %d", cmd, WEXITSTATUS(status));
+      kin__errf(err, errlen, "exec: executable %s failed with exit code %d%s%s", cmd,
+                WEXITSTATUS(status), etext[0] ? ": " : "", etext);
     else
-      kin__errf(err, errlen, "exec plugin \"%s\": killed by signal %d", cmd, WTERMSIG(status));
-    rc = KIN_EINVAL;
+      kin__errf(err, errlen, "exec: executable %s killed by signal %d%s%s", cmd,
+                WTERMSIG(status), etext[0] ? ": " : "", etext);
+    rc = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? KIN_ENOENT : KIN_EINVAL;
   } else if (too_big) {
     kin__errf(err, errlen, "exec plugin \"%s\": output larger than %u bytes", cmd, MAX_OUTPUT);
     rc = KIN_EINVAL;
@@ -448,11 +540,14 @@ static int run_plugin(kin_exec_provider *p, char **out, size_t *outlen, char *er
   else {
     *out = buf;
     *outlen = n;
+    if (etext[0]) kin_log(KIN_LOG_DEBUG, "exec", "exec plugin %s: stderr: %s", cmd, etext);
   }
 done:
   if (fa_ok) posix_spawn_file_actions_destroy(&fa);
   if (fds[0] >= 0) close(fds[0]);
   if (fds[1] >= 0) close(fds[1]);
+  if (efds[0] >= 0) close(efds[0]);
+  if (efds[1] >= 0) close(efds[1]);
   if (env) free_env(env);
   free(argv);
   if (rc == KIN_ENOMEM) kin__errf(err, errlen, "exec plugin \"%s\": out of memory", cmd);

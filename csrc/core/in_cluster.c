@@ -107,7 +107,8 @@ int kin_in_cluster_config(const kin_in_cluster_opts *opts, kin_rest_config **out
   size_t n = strlen(host) + strlen(port) + sizeof "https://[]:";
   if (!(c->host = malloc(n))) goto fail;
   snprintf(c->host, n, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port);
-  if (!(c->bearer_token_file = join(dir, "token")) || !(c->ca_file = join(dir, "ca.crt")))
+  if (!(c->bearer_token_file = join(dir, "token")) || !(c->ca_file = join(dir, "ca.crt")) ||
+      !(c->cluster_origin = strdup("in-cluster")) || !(c->user_origin = strdup("in-cluster")))
     goto fail;
   if (!(c->bearer_token = kin__read_trimmed(c->bearer_token_file))) {
     rc = errno == ENOMEM ? KIN_ENOMEM : -errno;

@@ -145,15 +145,22 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
     entry_free(e);
     return KIN_ENOMEM;
   }
-  int rc = kin_client_resource(f->cfg.client, o->resource, &e->res);
+  kin_result why;
+  int rc = kin_client_resource_why(f->cfg.client, o->resource, &e->res, &why);
   if (rc) {
     if (rc == KIN_ENOENT)
       kin__errf(err, errlen, "the server has no resource \"%s\"", o->resource);
+    else if (why.code && why.message) /* the server's answer: code, reason, message */
+      kin__errf(err, errlen, "discovery of \"%s\" failed: %ld %s: %s", o->resource, why.code,
+                why.reason ? why.reason : kin_status_reason_for_code(why.code), why.message);
     else
-      kin__errf(err, errlen, "discovery of \"%s\" failed: %s", o->resource, kin_strerror(rc));
+      kin__errf(err, errlen, "discovery of \"%s\" failed: %s", o->resource,
+                why.message ? why.message : kin_strerror(rc));
+    kin_result_free(&why);
     entry_free(e);
     return rc;
   }
+  kin_result_free(&why);
   if (e->ns && !e->res.namespaced) {
     kin__errf(err, errlen, "%s is cluster-scoped: it has no namespace %s", o->resource, e->ns);
     entry_free(e);
@@ -183,7 +190,7 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
       .metadata_only = o->metadata_only,
       .watch_list = o->watch_list,
       .page_size = f->cfg.page_size,
-      .idle_timeout_ns = f->cfg.idle_timeout_ns,
+      .idle_timeout_ns = o->idle_timeout_ns ? o->idle_timeout_ns : f->cfg.idle_timeout_ns,
       .backoff_initial_ns = f->cfg.backoff_initial_ns,
       .backoff_max_ns = f->cfg.backoff_max_ns,
       .fifo = kin_informer_fifo(e->inf),

@@ -43,6 +43,12 @@ typedef struct {
   uint64_t resync_ns;          /* 0: the factory's default */
   kin_transform_fn transform;  /* applied after managedFields is dropped; NULL: none */
   void *transform_ud;
+  /* The reflector's watch idle timeout (a watch that delivers no byte for
+   * this long is re-established; see reflector.h). 0: the factory's
+   * idle_timeout_ns. Not part of the identity: the informer keeps the value
+   * of the call that created it. The connection-level health check
+   * (kin_io_engine_opts) is the engine's, shared by every informer. */
+  uint64_t idle_timeout_ns;
 } kin_informer_opts;
 
 /* Creates a factory. Returns 0, KIN_EINVAL without a client, KIN_ENOMEM. */

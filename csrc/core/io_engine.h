@@ -14,14 +14,33 @@
  *   on_data / on_done callbacks: always on the IO thread; they must not
  *     block, may call kin_io_submit / kin_io_cancel.
  * Locks: kin_io_engine.mu guards the submit queue, the cancel list, the
- * closing flag and each handle's state and cancel flag. Everything curl
- * and libuv (multi, easy handles, polls, timer, running list, response
- * buffers) is touched only by the IO thread and needs no lock. */
+ * closing flag, each handle's state and cancel flag, the health settings
+ * (read_idle_ms, ping_timeout_ms) and the health counters. Everything curl
+ * and libuv (multi, easy handles, polls, timers, running list, response
+ * buffers, the per-socket health state) is touched only by the IO thread
+ * and needs no lock.
+ *
+ * Connection health (client-go's HTTP/2 ReadIdleTimeout + PingTimeout):
+ * libcurl 7.88 cannot send an HTTP/2 PING on a multi handle's connection,
+ * so the engine does the equivalent round trip. It notes, per socket, when
+ * a byte last arrived. When an HTTP/2 connection that carries at least one
+ * request in flight (a watch, typically) has received nothing for
+ * read_idle_ms, the engine sends a small probe (GET /version with the
+ * same TLS settings and headers as a request on it, CURLOPT_PIPEWAIT, so
+ * it is multiplexed onto that connection). A byte within ping_timeout_ms
+ * proves the connection alive. Otherwise the connection is dead: the
+ * engine shuts its socket down, curl fails every stream on it at once
+ * (their on_done run with KIN_EIO), discards the connection, and later
+ * requests open a new one. A probe that curl put on another connection
+ * proves nothing and is dropped. Over HTTP/1.1 no probe is sent (it could
+ * not share the connection): the per-request low_speed_ms and the
+ * reflector's watch idle timeout apply there. */
 #ifndef KIN_IO_ENGINE_H
 #define KIN_IO_ENGINE_H
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kin.h"
 
@@ -90,10 +109,42 @@ typedef struct {
   void *data;                   /* passed to both callbacks */
 } kin_io_request;
 
+#define KIN_IO_READ_IDLE_MS 30000L    /* client-go's http2 ReadIdleTimeout */
+#define KIN_IO_PING_TIMEOUT_MS 15000L  /* client-go's http2 PingTimeout */
+
+typedef struct {
+  /* An HTTP/2 connection with requests in flight that received nothing for
+   * this long is probed. 0: KIN_IO_READ_IDLE_MS; negative: never probe. */
+  long read_idle_ms;
+  /* How long a probe may wait for any byte before the connection is
+   * declared dead. 0: KIN_IO_PING_TIMEOUT_MS. */
+  long ping_timeout_ms;
+} kin_io_engine_opts;
+
 /* Starts the IO thread. Returns 0 and the engine in *out (the caller frees
  * it with kin_io_engine_free), KIN_ENOMEM, or KIN_EINVAL when curl or libuv
  * cannot be initialised; nothing is leaked on failure. */
 int kin_io_engine_new(kin_io_engine **out);
+
+/* kin_io_engine_new with options (NULL: the defaults). Returns as
+ * kin_io_engine_new, or KIN_EINVAL for a negative ping_timeout_ms. */
+int kin_io_engine_new_opts(const kin_io_engine_opts *opts, kin_io_engine **out);
+
+/* Changes the health settings of a running engine (same meaning as in
+ * kin_io_engine_opts); the IO thread applies them at its next check.
+ * Thread-safe (under mu). Returns 0 or KIN_EINVAL (negative ping timeout). */
+int kin_io_engine_set_health(kin_io_engine *e, long read_idle_ms, long ping_timeout_ms);
+
+/* Counters of the connection health check, for tests and logs. */
+typedef struct {
+  uint64_t probes;              /* probes sent */
+  uint64_t probes_inconclusive; /* probes curl put on another connection */
+  uint64_t dead_connections;    /* connections shut down as dead */
+  uint64_t failed_over;         /* requests in flight on those connections */
+} kin_io_health_stats;
+
+/* Copies the counters (under mu). Thread-safe. */
+void kin_io_engine_health_stats(kin_io_engine *e, kin_io_health_stats *st);
 
 /* Cancels every queued and running request (their on_done runs with
  * KIN_ECANCELED), stops the loop, joins the IO thread and frees everything.

@@ -32,6 +32,12 @@ enum {
 /* Returns a static, human-readable description of a kin error code. */
 const char *kin_strerror(int err);
 
+/* Returns the static symbolic name of an error code ("ENOMEM", "EIO",
+ * "ESTATUS", ...): the kin codes above from one table (kin.c), any other
+ * negated errno by its errno name ("EACCES"), "EUNKNOWN" only for a value
+ * that is neither. The Lua binding returns these as error codes. */
+const char *kin_errname(int err);
+
 #define KIN_NSEC_PER_USEC 1000ULL
 #define KIN_NSEC_PER_MSEC 1000000ULL
 #define KIN_NSEC_PER_SEC 1000000000ULL

@@ -286,6 +286,15 @@ static int load_user(const kc_file *f, size_t idx, yaml_document_t *d, yaml_node
   return 0;
 }
 
+/* "kubeconfig <path>: <what> \"<name>\"" for messages about the files
+ * an entry points to; NULL on OOM. */
+static char *origin_of(const char *path, const char *what, const char *name) {
+  size_t n = strlen(path) + strlen(what) + strlen(name) + sizeof "kubeconfig :  \"\"";
+  char *o = malloc(n);
+  if (o) snprintf(o, n, "kubeconfig %s: %s \"%s\"", path, what, name);
+  return o;
+}
+
 static int resolve_context(kc_file *files, size_t nfiles, const char *label, const char *want,
                            kin_rest_config *c, char *err, size_t errlen) {
   const char *ctx = want;
@@ -317,11 +326,13 @@ static int resolve_context(kc_file *files, size_t nfiles, const char *label, con
     kin__errf(err, errlen, "kubeconfig %s: cluster \"%s\" of context \"%s\" not found", label, cl, ctx);
   if (rc) return rc;
   if ((rc = load_cluster(&files[fi], idx, &files[fi].doc, m, c, err, errlen))) return rc;
+  if (!(c->cluster_origin = origin_of(files[fi].path, "cluster", cl))) return KIN_ENOMEM;
   if (!us[0]) return 0; /* a context without a user is anonymous */
   rc = find_named(files, nfiles, "users", "user", us, &fi, &idx, &m, err, errlen);
   if (rc == KIN_ENOENT)
     kin__errf(err, errlen, "kubeconfig %s: user \"%s\" of context \"%s\" not found", label, us, ctx);
   if (rc) return rc;
+  if (!(c->user_origin = origin_of(files[fi].path, "user", us))) return KIN_ENOMEM;
   return load_user(&files[fi], idx, &files[fi].doc, m, c, err, errlen);
 }
 
@@ -439,5 +450,7 @@ void kin_rest_config_free(kin_rest_config *c) {
   free_exec(c->exec);
   free(c->namespace);
   free(c->context);
+  free(c->cluster_origin);
+  free(c->user_origin);
   free(c);
 }

@@ -48,6 +48,13 @@ typedef struct kin_rest_config {
   kin_exec_config *exec;   /* NULL when the user has no exec plugin */
   char *namespace;         /* the context's namespace, "default" when unset */
   char *context;           /* name of the context used (NULL in-cluster) */
+  /* Where the cluster and user fields came from, for error messages:
+   * "kubeconfig /path/config: cluster \"c\"", "kubeconfig /path/config:
+   * user \"u\"", "in-cluster"; NULL (a config built by hand): "rest
+   * config". kin_client_new names them when a file they point to cannot
+   * be read. */
+  char *cluster_origin;
+  char *user_origin;
 } kin_rest_config;
 
 typedef struct kin_kubeconfig_opts {
@@ -124,7 +131,9 @@ void kin_exec_provider_free(kin_exec_provider *p);
 
 /* Fills out with a copy of the cached credential, running the plugin when
  * there is none or it expired. On failure out is zeroed and err names the
- * command (never the plugin's output). */
+ * command, as client-go ("exec: executable X failed with exit code 1: ...",
+ * "exec: executable X not found; <installHint>"), with the last lines of
+ * the plugin's stderr, never its stdout (which holds the credential). */
 int kin_exec_provider_get(kin_exec_provider *p, kin_exec_credential *out, char *err,
                           size_t errlen);
 

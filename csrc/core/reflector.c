@@ -249,9 +249,12 @@ static void watch_loop(kin_reflector *r, kin__rfl_watch *w) {
       kin_log(KIN_LOG_WARN, LOG,
               "%s: very short watch: unexpected watch close - watch lasted less than a second and "
               "no items received", r->name);
-    } else if (o != KIN__RFL_STOPPED) {
+    } else if (o != KIN__RFL_STOPPED && st.code) {
       kin_log(KIN_LOG_WARN, LOG, "%s: watch ended with: %ld %s%s%s", r->name, st.code, st.reason,
               st.message[0] ? ": " : "", st.message);
+    } else if (o != KIN__RFL_STOPPED) { /* no answer: the transport error says why */
+      kin_log(KIN_LOG_WARN, LOG, "%s: watch ended with: %s", r->name,
+              st.message[0] ? st.message : "the connection closed without an answer");
     }
     break;
   }

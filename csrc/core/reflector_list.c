@@ -276,9 +276,12 @@ int kin__rfl_list(kin_reflector *r) {
   if (rc == 0 && !strcmp(rv, "0") && paginated) r->paginated_result = 1;
   free(rv);
   if (rc) {
-    if (rc != KIN_ECANCELED)
+    if (rc != KIN_ECANCELED && st.code)
       kin_log(KIN_LOG_WARN, LOG, "%s: failed to list: %ld %s%s%s", r->name, st.code, st.reason,
               st.message[0] ? ": " : "", st.message[0] ? st.message : kin_strerror(rc));
+    else if (rc != KIN_ECANCELED) /* no answer: the transport error ("GET https://...: TLS: ...") */
+      kin_log(KIN_LOG_WARN, LOG, "%s: failed to list: %s", r->name,
+              st.message[0] ? st.message : kin_strerror(rc));
     objs_clear(&o);
     free(list_rv);
     return rc;

@@ -245,10 +245,17 @@ static void on_done(void *ud, kin_io_response *res) {
   if (!ok && !w->error_event) {
     w->st.code = res->code;
     if (res->code) kin__rfl_parse_status(w->head.p, w->head.len, &w->st);
+    if (res->code && !w->st.reason[0]) {
+      /* Not a Status (a proxy's HTML page, an empty body): say so. */
+      snprintf(w->st.reason, sizeof(w->st.reason), "%s", kin_status_reason_for_code(res->code));
+      if (!w->st.message[0])
+        kin_http_describe_body(res->code, res->content_type, w->head.p, w->head.len,
+                               w->st.message, sizeof(w->st.message));
+    }
   }
   w->st.err = res->err;
   if (res->err && !w->st.message[0])
-    snprintf(w->st.message, sizeof(w->st.message), "%s", res->error);
+    kin_client_describe_transport(r->client, res, w->st.message, sizeof(w->st.message));
   w->st.refused = res->curl_code == CURLE_COULDNT_CONNECT;
   if (res->retry_after) {
     char *end;

@@ -5,10 +5,17 @@
  * rest_client.h for the contract. */
 #include "rest_client_int.h"
 
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json_tok.h"
 #include "kin.h"
@@ -46,6 +53,24 @@ static void wipe_blob(char *p, size_t n) {
   free(p);
 }
 
+/* 0 when path (what the config calls it: "certificate-authority", ...)
+ * can be read; else err names origin, field and file with the system's
+ * reason, and the negated errno is returned, so a missing file is found
+ * when the client is created rather than at its first request. */
+static int check_file(const char *origin, const char *what, const char *path, char *err,
+                      size_t errlen) {
+  if (!path || !*path) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int e = fd < 0 ? errno : 0;
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) e = EISDIR;
+  if (fd >= 0) close(fd);
+  if (!e) return 0;
+  kin__errf(err, errlen, "%s: %s %s: %s", origin ? origin : "rest config", what, path,
+            strerror(e));
+  return -e;
+}
+
 int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_client_opts *opts,
                    kin_client **out, char *err, size_t errlen) {
   *out = NULL;
@@ -69,6 +94,15 @@ int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_clie
     kin__errf(err, errlen, "rest config: exec: command is not set");
     return KIN_EINVAL;
   }
+  int frc;
+  if ((frc = check_file(cfg->cluster_origin, "certificate-authority", cfg->ca_data ? NULL : cfg->ca_file,
+                        err, errlen)) ||
+      (frc = check_file(cfg->user_origin, "client-certificate",
+                        cfg->cert_data ? NULL : cfg->cert_file, err, errlen)) ||
+      (frc = check_file(cfg->user_origin, "client-key", cfg->key_data ? NULL : cfg->key_file,
+                        err, errlen)) ||
+      (frc = check_file(cfg->user_origin, "token file", cfg->bearer_token_file, err, errlen)))
+    return frc;
   kin_client_opts o = opts ? *opts : (kin_client_opts){0};
   kin_client *c = calloc(1, sizeof *c);
   if (!c) return KIN_ENOMEM;
@@ -107,6 +141,8 @@ int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_clie
       dup_blob(&c->cert_data, cfg->cert_data, cfg->cert_data_len) ||
       dup_blob(&c->key_data, cfg->key_data, cfg->key_data_len))
     goto fail;
+  c->ca_from_kubeconfig = cfg->ca_data && cfg->cluster_origin &&
+                          !strncmp(cfg->cluster_origin, "kubeconfig ", 11);
   c->tls = (kin_io_tls){.ca_file = c->ca_file,
                         .ca_data = c->ca_data,
                         .ca_data_len = c->ca_data ? cfg->ca_data_len : 0,
@@ -297,13 +333,122 @@ const char *kin_status_reason_for_code(long code) {
   case 500: return "InternalError";
   case 503: return "ServiceUnavailable";
   case 504: return "Timeout";
-  default: return "Unknown";
+  default: return code > 500 && code < 600 ? "InternalError" : "Unknown";
   }
 }
 
+const char *kin_http_status_text(long code) {
+  switch (code) {
+  case 400: return "Bad Request";
+  case 401: return "Unauthorized";
+  case 403: return "Forbidden";
+  case 404: return "Not Found";
+  case 405: return "Method Not Allowed";
+  case 406: return "Not Acceptable";
+  case 407: return "Proxy Authentication Required";
+  case 408: return "Request Timeout";
+  case 409: return "Conflict";
+  case 410: return "Gone";
+  case 413: return "Request Entity Too Large";
+  case 415: return "Unsupported Media Type";
+  case 422: return "Unprocessable Entity";
+  case 429: return "Too Many Requests";
+  case 500: return "Internal Server Error";
+  case 501: return "Not Implemented";
+  case 502: return "Bad Gateway";
+  case 503: return "Service Unavailable";
+  case 504: return "Gateway Timeout";
+  default: return "";
+  }
+}
+
+/* Finds needle in the first len bytes of p, ignoring ASCII case. */
+static const char *find_ci(const char *p, size_t len, const char *needle) {
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= len; i++)
+    if (!strncasecmp(p + i, needle, k)) return p + i;
+  return NULL;
+}
+
+#define EXCERPT_MAX 80
+
+/* Appends to out (room n, used *o) the printable text of p[0..len) with
+ * whitespace runs collapsed to one space, quotes and backslashes escaped,
+ * at most EXCERPT_MAX characters ("..." when cut; a UTF-8 sequence is
+ * never split). */
+static void put_excerpt(char *out, size_t n, size_t *o, const char *p, size_t len) {
+  size_t chars = 0, i = 0;
+  int space = 0;
+  while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')) i++;
+  for (; i < len; i++) {
+    unsigned char ch = (unsigned char)p[i];
+    if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
+      space = 1;
+      continue;
+    }
+    if (ch < 0x20 || ch == 0x7f) continue;
+    if ((ch & 0xC0) == 0x80) { /* continuation byte of a character already counted */
+      if (*o + 1 < n) out[(*o)++] = (char)ch;
+      continue;
+    }
+    if (chars + space >= EXCERPT_MAX) {
+      if (*o + 4 < n) memcpy(out + *o, "...", 3), *o += 3;
+      break;
+    }
+    size_t need = (ch >= 0x80 ? (ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : 2) : 1) + space +
+                  (ch == '"' || ch == '\\');
+    if (*o + need + 5 >= n) break; /* room for "..." and the closing quote */
+    if (space) out[(*o)++] = ' ', chars++;
+    space = 0;
+    if (ch == '"' || ch == '\\') out[(*o)++] = '\\';
+    out[(*o)++] = (char)ch;
+    chars++;
+  }
+  out[*o] = 0;
+}
+
+void kin_http_describe_body(long code, const char *content_type, const char *body, size_t len,
+                            char *buf, size_t n) {
+  if (!n) return;
+  buf[0] = 0;
+  if (!body) len = 0;
+  size_t skip = 0;
+  while (skip < len && isspace((unsigned char)body[skip])) skip++;
+  if (skip == len) {
+    snprintf(buf, n,
+             "the server responded with the status code %ld but did not return more information",
+             code);
+    return;
+  }
+  /* The media type without parameters ("text/html; charset=utf-8"). */
+  char ct[64] = "";
+  if (content_type) {
+    size_t k = strcspn(content_type, ";");
+    while (k > 0 && content_type[k - 1] == ' ') k--;
+    if (k >= sizeof ct) k = sizeof ct - 1;
+    memcpy(ct, content_type, k);
+    ct[k] = 0;
+  }
+  const char *text = kin_http_status_text(code);
+  int w = snprintf(buf, n, "%ld%s%s (%s: \"", code, *text ? " " : "", text, ct[0] ? ct : "body");
+  if (w < 0 || (size_t)w >= n) return;
+  size_t o = (size_t)w;
+  const char *from = body, *title = find_ci(body, len, "<title");
+  const char *gt = title ? memchr(title, '>', len - (size_t)(title - body)) : NULL;
+  size_t flen = len;
+  if (gt) {
+    const char *end = find_ci(gt + 1, len - (size_t)(gt + 1 - body), "</title");
+    from = gt + 1;
+    flen = end ? (size_t)(end - from) : len - (size_t)(from - body);
+  }
+  put_excerpt(buf, n, &o, from, flen);
+  if (o + 3 <= n) memcpy(buf + o, "\")", 3);
+}
+
 /* Sets out->reason and out->message from the Status in the body, or from
- * the code when the body is not one. Returns 0 or KIN_ENOMEM. */
-static int parse_status(kin_result *out) {
+ * the code, content type and body when the body is not one. Returns 0 or
+ * KIN_ENOMEM. */
+static int parse_status(kin_result *out, const char *content_type) {
   kin__json j;
   if (out->body && kin__json_parse(&j, out->body, out->body_len) == 0) {
     if (kin__json_eq(&j, kin__json_get(&j, 0, "kind"), "Status")) {
@@ -316,15 +461,87 @@ static int parse_status(kin_result *out) {
     free(out->reason);
     out->reason = NULL;
   }
+  if (out->message && !*out->message) {
+    free(out->message);
+    out->message = NULL;
+  }
   if (!out->reason && !(out->reason = strdup(kin_status_reason_for_code(out->code)))) return KIN_ENOMEM;
   if (!out->message) {
-    char m[160];
-    snprintf(m, sizeof m,
-             "the server responded with the status code %ld but did not return more information",
-             out->code);
+    char m[256];
+    kin_http_describe_body(out->code, content_type, out->body, out->body_len, m, sizeof m);
     if (!(out->message = strdup(m))) return KIN_ENOMEM;
   }
   return 0;
+}
+
+/* Go's x509 wording for the OpenSSL verification failure curl reports
+ * ("SSL certificate problem: <X509_verify_cert_error_string>"), or NULL. */
+static const char *x509_reason(const char *curl_text) {
+  static const struct {
+    const char *openssl, *go;
+  } map[] = {
+      {"unable to get local issuer certificate", "certificate signed by unknown authority"},
+      {"unable to get issuer certificate", "certificate signed by unknown authority"},
+      {"self-signed certificate", "certificate signed by unknown authority"},
+      {"self signed certificate", "certificate signed by unknown authority"},
+      {"unable to verify the first certificate", "certificate signed by unknown authority"},
+      {"certificate has expired", "certificate has expired or is not yet valid"},
+      {"certificate is not yet valid", "certificate has expired or is not yet valid"},
+      {"certificate signature failure", "certificate signature is invalid"},
+      {"certificate revoked", "certificate has been revoked"},
+      {"invalid CA certificate", "certificate signed by an invalid CA"},
+      {"unsupported certificate purpose", "certificate specifies an incompatible key usage"},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (strstr(curl_text, map[i].openssl)) return map[i].go;
+  return NULL;
+}
+
+/* Which CA verified (or failed to verify) the server's certificate. */
+static void ca_in_use(const kin_client *c, char *buf, size_t n) {
+  if (c->tls.ca_data)
+    snprintf(buf, n, "CA: %s", c->ca_from_kubeconfig ? "kubeconfig certificate-authority-data"
+                                                     : "certificate-authority-data");
+  else if (c->tls.ca_file)
+    snprintf(buf, n, "CA: %s", c->tls.ca_file);
+  else
+    snprintf(buf, n, "CA: system CAs");
+}
+
+void kin_client_describe_transport(kin_client *c, const kin_io_response *res, char *buf,
+                                   size_t n) {
+  if (!n) return;
+  const char *text = res->error[0] ? res->error : kin_strerror(res->err ? res->err : KIN_EIO);
+  char ca[300];
+  ca_in_use(c, ca, sizeof ca);
+  switch (res->curl_code) {
+  case CURLE_PEER_FAILED_VERIFICATION: {
+    const char *why = x509_reason(text);
+    const char *q = strchr(text, '\'');
+    if (!why && (strstr(text, "subject name") || strstr(text, "host name"))) {
+      /* "SSL: no alternative certificate subject name matches target host
+       * name 'x'": the name checked is the one in quotes. */
+      const char *e = q ? strchr(q + 1, '\'') : NULL;
+      int hl = q && e ? (int)(e - q - 1) : 0;
+      snprintf(buf, n, "TLS: certificate is not valid for %.*s%s(%s; %s)", hl, hl ? q + 1 : "",
+               hl ? " " : "", text, ca);
+      return;
+    }
+    snprintf(buf, n, "TLS: %s (%s; %s)", why ? why : "certificate verification failed", text, ca);
+    return;
+  }
+  case CURLE_SSL_CACERT_BADFILE:
+    snprintf(buf, n, "TLS: cannot load the CA (%s; %s)", text, ca);
+    return;
+  case CURLE_SSL_CERTPROBLEM:
+    snprintf(buf, n, "TLS: cannot use the client certificate (%s)", text);
+    return;
+  case CURLE_SSL_CONNECT_ERROR:
+    snprintf(buf, n, "TLS handshake failed (%s; %s)", text, ca);
+    return;
+  default:
+    snprintf(buf, n, "%s", text);
+  }
 }
 
 /* ---- the retry loop ------------------------------------------------------------ */
@@ -383,10 +600,16 @@ static void headers_for(kin_client *c, const auth_state *a, const char *accept, 
   hdr[k] = NULL;
 }
 
-/* Copies curl's (or the error code's) text into out->message. */
-static int transport_error(kin_result *out, const kin_io_response *res, int err) {
-  const char *m = res->error[0] ? res->error : kin_strerror(err);
-  out->message = strdup(m);
+/* Sets out->message to "<METHOD> <url>: <cause>" (client-go's
+ * url.Error: `Get "https://...": ...`). */
+static int transport_error(kin_client *c, kin_result *out, const kin_io_response *res, int err,
+                           const char *method, const char *url) {
+  kin_io_response r = *res;
+  r.err = err;
+  char cause[768];
+  kin_client_describe_transport(c, &r, cause, sizeof cause);
+  size_t n = strlen(method) + strlen(url) + strlen(cause) + 4;
+  if ((out->message = malloc(n))) snprintf(out->message, n, "%s %s: %s", method, url, cause);
   return out->message ? err : KIN_ENOMEM;
 }
 
@@ -408,7 +631,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     if (c->limited) kin__token_bucket_accept(&c->rl);
     auth_state a;
     kin_io_tls tls;
-    char amsg[256];
+    char amsg[768];
     if ((rc = auth_prepare(c, &a, &tls, amsg, sizeof amsg)) != 0) {
       auth_release(&a);
       out->message = strdup(amsg[0] ? amsg : kin_strerror(rc));
@@ -431,7 +654,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     int err = kin_io_do_cancelable(c->io, &ioreq, &res, req->cancel);
     if (err) {
       auth_release(&a);
-      rc = transport_error(out, &res, err);
+      rc = transport_error(c, out, &res, err, method, url);
       kin_io_response_free(&res);
       break;
     }
@@ -461,12 +684,12 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     out->body = res.body;
     out->body_len = res.body_len;
     res.body = NULL;
-    kin_io_response_free(&res);
     if (out->code >= 200 && out->code < 300) {
       rc = 0;
     } else {
-      rc = parse_status(out) ? KIN_ENOMEM : KIN_ESTATUS;
+      rc = parse_status(out, res.content_type) ? KIN_ENOMEM : KIN_ESTATUS;
     }
+    kin_io_response_free(&res);
     break;
   }
   free(url);
@@ -483,7 +706,7 @@ int kin_client_stream(kin_client *c, const char *path, const char *accept, long 
   if (c->limited) kin__token_bucket_accept(&c->rl);
   auth_state a;
   kin_io_tls tls;
-  char amsg[256];
+  char amsg[768];
   int rc = auth_prepare(c, &a, &tls, amsg, sizeof amsg);
   if (rc == 0) {
     char acc[256];

@@ -9,9 +9,12 @@
  * the IO thread (they return KIN_EBUSY there).
  *
  * Errors: 0 on a 2xx answer; KIN_ESTATUS when the server answered with an
- * error (kin_result.code, .reason and .message hold its Status);
- * KIN_EIO / KIN_ETIMEDOUT for transport failures (kin_result.message says
- * which: connection refused, TLS verification, ...); KIN_EINVAL for misuse.
+ * error (kin_result.code, .reason and .message hold its Status; for a body
+ * that is not a Status, the reason its code stands for and a message with
+ * code, content type and excerpt: kin_http_describe_body);
+ * KIN_EIO / KIN_ETIMEDOUT for transport failures (kin_result.message is
+ * "<METHOD> <url>: <cause>", the cause for TLS naming the verification
+ * reason and the CA: kin_client_describe_transport); KIN_EINVAL for misuse.
  * No token, key or credential ever appears in a message or a log line.
  *
  * Thread-safe: every function may be called from any thread except the IO
@@ -49,9 +52,13 @@ typedef struct {
 
 /* Creates a client for cfg (deep-copied; the caller keeps cfg) that sends
  * through io (borrowed: it must outlive the client; NULL: the client starts
- * and owns its own engine). opts may be NULL. Returns 0, KIN_ENOMEM, or
- * KIN_EINVAL when cfg has no host or an unusable field (err says which, if
- * errlen > 0). */
+ * and owns its own engine). opts may be NULL. Returns 0, KIN_ENOMEM,
+ * KIN_EINVAL when cfg has no host or an unusable field, or the negated
+ * errno (KIN_ENOENT, -EACCES, -EISDIR) when the CA, client certificate,
+ * client key or token file cannot be read; err says which, naming the
+ * kubeconfig entry (cfg->cluster_origin / user_origin) and the file, e.g.
+ * `kubeconfig /p/config: user "u": token file /x/token: No such file or
+ * directory`, if errlen > 0. */
 int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_client_opts *opts,
                    kin_client **out, char *err, size_t errlen);
 
@@ -75,14 +82,39 @@ typedef struct {
   char *body;      /* response body (NUL-terminated), or NULL */
   size_t body_len;
   char *reason;    /* Status.reason on error ("NotFound", "Conflict", ...) */
-  char *message;   /* Status.message on error, or the transport error */
+  char *message;   /* Status.message on error, the code/content type/excerpt
+                      of a body that is not a Status, or the transport
+                      error ("GET https://...: TLS: ...") */
   int retries;     /* how many times the request was retried */
 } kin_result;
 
 void kin_result_free(kin_result *r);
 /* The Status reason apimachinery gives an HTTP code ("NotFound" for 404,
+ * "InternalError" for other 5xx as client-go's NewGenericServerResponse,
  * "Unknown" for codes without one), for answers that carry no Status. */
 const char *kin_status_reason_for_code(long code);
+/* The HTTP reason phrase of code ("Bad Gateway"), or "" when unknown. */
+const char *kin_http_status_text(long code);
+
+/* One line describing an error answer whose body is not a Status, written
+ * into buf (always NUL-terminated): the status code and phrase, the
+ * content type and a short excerpt (an HTML page's <title>, else its first
+ * ~80 printable characters), e.g.
+ *   502 Bad Gateway (text/html: "502 Bad Gateway")
+ * or client-go's "the server responded with the status code 502 but did
+ * not return more information" for an empty body. content_type and body
+ * may be NULL. */
+void kin_http_describe_body(long code, const char *content_type, const char *body, size_t len,
+                            char *buf, size_t n);
+
+/* One line describing a transport failure of a request c sent (res from
+ * its engine), without method and URL: for TLS, the verification reason
+ * in client-go's words, curl's text and the CA in use, e.g.
+ *   TLS: certificate signed by unknown authority (SSL certificate problem:
+ *   unable to get local issuer certificate; CA: /path/ca.crt)
+ * else curl's text (or the error code's). Written into buf. */
+void kin_client_describe_transport(kin_client *c, const kin_io_response *res, char *buf,
+                                   size_t n);
 
 /* ---- raw requests (used by the reflector and by the verbs) ---------------- */
 
@@ -143,6 +175,16 @@ int kin_client_resource(kin_client *c, const char *name, kin_resource *out);
 /* Resolves apiVersion + kind (from an object) the same way. */
 int kin_client_resource_for_kind(kin_client *c, const char *api_version, const char *kind,
                                  kin_resource *out);
+
+/* kin_client_resource / _for_kind that also report why a lookup failed:
+ * when why is non-NULL it receives (the caller frees it with
+ * kin_result_free) the failed discovery request's code, reason and message
+ * (a transport error: code 0 and the message), or for KIN_ENOENT a
+ * message naming what the server lacks. */
+int kin_client_resource_why(kin_client *c, const char *name, kin_resource *out,
+                            kin_result *why);
+int kin_client_resource_for_kind_why(kin_client *c, const char *api_version, const char *kind,
+                                     kin_resource *out, kin_result *why);
 
 /* Drops the discovery cache (the next lookup fetches it again). */
 void kin_client_discovery_reset(kin_client *c);
@@ -208,5 +250,14 @@ int kin_client_patch(kin_client *c, const kin_resource *r, const char *ns, const
                      const kin_write_opts *opts, kin_result *out);
 int kin_client_delete(kin_client *c, const kin_resource *r, const char *ns, const char *name,
                       const kin_delete_opts *opts, kin_result *out);
+
+/* Limits for the verbs above when called afterwards on the calling thread
+ * (until it calls this again with 0, NULL): deadline_ns (CLOCK_MONOTONIC,
+ * ns; 0: none) caps each request's timeout to the time left, and a verb
+ * called after it fails at once with KIN_ETIMEDOUT; cancel (NULL: none) is
+ * passed as the requests' canceler, so another thread can end them
+ * (KIN_ECANCELED). A Lua reconcile sets both around its run
+ * (csrc/lua/lcontroller.c). */
+void kin_client_set_thread_limits(uint64_t deadline_ns, kin_io_canceler *cancel);
 
 #endif

@@ -21,6 +21,7 @@ struct kin_client {
   char *proxy_url;
   kin_io_tls tls;    /* its strings point to the owned copies below */
   char *ca_file, *ca_data, *cert_file, *cert_data, *key_file, *key_data, *server_name;
+  int ca_from_kubeconfig;      /* ca_data came from certificate-authority-data (messages) */
   char *bearer_token;          /* secret: never logged */
   kin_token_file *token_file;  /* own lock */
   kin_exec_provider *exec;     /* own lock */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kin.h"
 #include "kobj.h"
@@ -42,6 +43,21 @@ static int build_path(kin__buf *b, const kin_resource *r, const char *ns, const 
   return b->oom ? KIN_ENOMEM : 0;
 }
 
+/* The calling thread's limits (kin_client_set_thread_limits). */
+static _Thread_local uint64_t tl_deadline_ns;
+static _Thread_local kin_io_canceler *tl_cancel;
+
+void kin_client_set_thread_limits(uint64_t deadline_ns, kin_io_canceler *cancel) {
+  tl_deadline_ns = deadline_ns;
+  tl_cancel = cancel;
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Sends method to b's path and frees b. */
 static int do_send(kin_client *c, const char *method, kin__buf *b, const char *ctype,
                 const char *body, size_t len, int idempotent, kin_result *out) {
@@ -55,7 +71,19 @@ static int do_send(kin_client *c, const char *method, kin__buf *b, const char *c
                             .content_type = ctype,
                             .body = body,
                             .body_len = len,
-                            .idempotent = idempotent};
+                            .idempotent = idempotent,
+                            .cancel = tl_cancel};
+  if (tl_deadline_ns) {
+    uint64_t now = mono_ns();
+    if (now >= tl_deadline_ns) {
+      kin__buf_free(b);
+      out->message = strdup("deadline exceeded before the request was sent");
+      return KIN_ETIMEDOUT;
+    }
+    long left_ms = (long)((tl_deadline_ns - now + 999999) / 1000000);
+    long def = c->timeout_ms > 0 ? c->timeout_ms : left_ms;
+    req.timeout_ms = left_ms < def ? left_ms : def;
+  }
   int rc = kin_client_do(c, &req, out);
   kin__buf_free(b);
   return rc;

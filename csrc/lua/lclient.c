@@ -10,7 +10,9 @@
  *     Status reason of the server's answer ("NotFound", "Conflict",
  *     "AlreadyExists", "Invalid", ...; derived from the HTTP code when the
  *     Status has none), or "ENOENT" (unknown resource), "EIO",
- *     "ETIMEDOUT", "EINVAL"...; http_code is 0 when no answer arrived;
+ *     "ETIMEDOUT", "EINVAL"... (kin_errname's table); http_code is 0 when
+ *     no answer arrived. A failed discovery lookup reports the same way
+ *     (its request's status, reason and message);
  *   - results are fresh tables decoded with ljson.h (integers as Lua
  *     integers, arrays encode back as []), and tables are encoded with
  *     it, so user code reconfiguring require "cjson" changes nothing here.
@@ -87,7 +89,7 @@ static int push_failure(lua_State *L, int rc, kin_result *r, const char *verb, c
     lua_pushstring(L, r->reason && *r->reason ? r->reason : kin_status_reason_for_code(r->code));
   } else {
     lua_pushfstring(L, "%s %s: %s", verb, res, msg ? msg : kin_strerror(rc));
-    lua_pushstring(L, rc == KIN_EIO ? "EIO" : lkin_errname(rc));
+    lua_pushstring(L, lkin_errname(rc));
   }
   lua_pushinteger(L, r->code);
   kin_result_free(r);
@@ -114,35 +116,48 @@ static int push_result(lua_State *L, int rc, kin_result *r, const char *verb, co
 
 /* ---- arguments --------------------------------------------------------------- */
 
-/* Resolves the resource name at index i into *out. Returns 0, or pushes
- * nil, message, code, 0 and returns 4 for the caller to return. */
-static int resolve(lua_State *L, kin_client *c, const char *name, kin_resource *out) {
-  int rc = kin_client_resource(c, name, out);
-  if (rc == 0) return 0;
+/* Pushes nil, message, code, http_code for a failed discovery lookup
+ * (what names the lookup) and frees why. Returns 4. */
+static int push_resolve_failure(lua_State *L, int rc, kin_result *why, const char *what) {
   lua_pushnil(L);
   if (rc == KIN_ENOENT)
-    lua_pushfstring(L, "unknown resource '%s': the server has no such resource", name);
+    lua_pushfstring(L, "unknown %s: %s", what,
+                    why->message ? why->message : "the server has no such resource");
+  else if (why->code)
+    lua_pushfstring(L, "resolve %s: %d %s: %s", what, (int)why->code,
+                    why->reason ? why->reason : kin_status_reason_for_code(why->code),
+                    why->message ? why->message : kin_strerror(rc));
   else
-    lua_pushfstring(L, "resolve resource '%s': %s", name, kin_strerror(rc));
-  lua_pushstring(L, rc == KIN_EIO ? "EIO" : lkin_errname(rc));
-  lua_pushinteger(L, 0);
+    lua_pushfstring(L, "resolve %s: %s", what, why->message ? why->message : kin_strerror(rc));
+  /* A server's answer is reported as for the verbs: its Status reason. */
+  lua_pushstring(L, rc == KIN_ESTATUS && why->reason ? why->reason : lkin_errname(rc));
+  lua_pushinteger(L, why->code);
+  kin_result_free(why);
   return 4;
+}
+
+/* Resolves the resource name at index i into *out. Returns 0, or pushes
+ * nil, message, code, http_code and returns 4 for the caller to return. */
+static int resolve(lua_State *L, kin_client *c, const char *name, kin_resource *out) {
+  kin_result why;
+  int rc = kin_client_resource_why(c, name, out, &why);
+  if (rc == 0) return 0;
+  lua_pushfstring(L, "resource '%s'", name);
+  char what[600];
+  snprintf(what, sizeof what, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return push_resolve_failure(L, rc, &why, what);
 }
 
 /* The same from an object's apiVersion and kind. */
 static int resolve_kind(lua_State *L, kin_client *c, const char *api_version, const char *kind,
                         kin_resource *out) {
-  int rc = kin_client_resource_for_kind(c, api_version, kind, out);
+  kin_result why;
+  int rc = kin_client_resource_for_kind_why(c, api_version, kind, out, &why);
   if (rc == 0) return 0;
-  lua_pushnil(L);
-  if (rc == KIN_ENOENT)
-    lua_pushfstring(L, "unknown resource for apiVersion '%s' kind '%s'", api_version, kind);
-  else
-    lua_pushfstring(L, "resolve apiVersion '%s' kind '%s': %s", api_version, kind,
-                    kin_strerror(rc));
-  lua_pushstring(L, rc == KIN_EIO ? "EIO" : lkin_errname(rc));
-  lua_pushinteger(L, 0);
-  return 4;
+  char what[600];
+  snprintf(what, sizeof what, "resource for apiVersion '%s' kind '%s'", api_version, kind);
+  return push_resolve_failure(L, rc, &why, what);
 }
 
 /* An optional string argument: nil/none or "" give NULL. */

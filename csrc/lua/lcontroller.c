@@ -21,27 +21,75 @@
  * as controller.lua documents; a raised non-terminal error also counts as a
  * panic (reconcile_panics) and is logged with its traceback.
  *
+ * Deadlines (issue 12): spec.reconcile_timeout (s, 0: none) and
+ * spec.busy_warning_after (s, default 60, 0: never). Around each reconcile
+ * the worker installs a count hook (every HOOK_COUNT instructions) that
+ * raises "reconcile interrupted: ..." past the deadline or once a shutdown
+ * armed by ctl:stop(t)/ctl:shutdown(t) gave up waiting, and sets the
+ * thread's REST limits (kin_client_set_thread_limits: the time left caps
+ * each request's timeout; the worker slot's canceler ends it). Such a
+ * reconcile is logged once (controller, key, limit, duration), counted
+ * (stats().reconcile_timeouts / reconcile_interrupts) and retried with the
+ * key's backoff; the state is kept (the hook is removed after the call).
+ * A watchdog thread per started controller ticks every 50 ms: it fires the
+ * canceler of a worker past its deadline or, after the shutdown's abort
+ * time, of every busy worker, and logs one warning per episode when every
+ * worker has been on its key longer than busy_warning_after.
+ *
  * Threads: the controller's workers call reconcile (each owns the state
  * in lctl.ws[i], built in on_worker_start and closed in on_worker_stop);
  * the informers' listener threads run the map functions (each map watch
  * owns lmap.ws, built in the listener's on_start). The main state owns the
  * userdata: start/stop/free happen there, never from a reconcile. */
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "controller.h"
 #include "kin.h"
 #include "lenv.h"
 #include "lkin.h"
 #include "log.h"
+#include "rest_client.h"
 #include "worker_state.h"
+
+/* Instructions between two checks of the interrupt hook. */
+#define HOOK_COUNT 1000
+/* How long ctl:close() / __gc lets in-flight reconciles run before
+ * interrupting them (the manager's default shutdown_timeout). */
+#define CLOSE_GRACE_S 30.0
+/* The watchdog's tick. */
+#define WATCH_TICK_NS (50 * 1000000ull)
 
 #define CONTROLLER_MT "kinformer.controller"
 #define ENV_KEY "kinformer.controller.env" /* a worker state's env userdata */
 
 typedef struct lctl lctl;
+
+/* What a worker is doing, for the watchdog and ctl:busy(). mu guards busy,
+ * key, start_ns, deadline_ns and fired; the canceler has its own lock
+ * (taken under mu: mu > cx.mu > the IO engine's lock). abort is read by
+ * the interrupt hook on the worker's thread. interrupted, nraises and
+ * timeout are the worker thread's own. */
+typedef struct {
+  pthread_mutex_t mu;
+  int busy;
+  char key[256];        /* truncated copy, for messages */
+  uint64_t start_ns;    /* CLOCK_MONOTONIC */
+  uint64_t deadline_ns; /* 0: no reconcile_timeout */
+  int fired;            /* the canceler was fired for this reconcile */
+  kin_io_canceler cx;   /* the REST calls of the current reconcile */
+  atomic_int abort;     /* shutdown: interrupt whatever runs */
+  int interrupted;      /* the hook raised: 1 deadline, 2 shutdown */
+  int nraises;
+  char where[160];      /* "mod.lua:12": where the hook first raised */
+} wslot;
 
 /* One map watch: its code and the state of its listener thread. */
 typedef struct {
@@ -63,11 +111,156 @@ struct lctl {
   size_t nmaps;
   pthread_mutex_t mu;     /* guards start_err */
   char *start_err;        /* the first on_worker_start failure */
+  uint64_t timeout_ns;    /* reconcile_timeout; 0: none */
+  uint64_t busy_warn_ns;  /* busy_warning_after; 0: never */
+  wslot *slots;           /* one per worker */
+  int slots_init;         /* how many slots are initialised */
+  atomic_ullong timeouts;   /* reconciles interrupted at their deadline */
+  atomic_ullong interrupts; /* reconciles interrupted by a shutdown */
+  /* the watchdog thread: wd_mu guards wd_quit, abort_at, warned */
+  pthread_mutex_t wd_mu;
+  pthread_cond_t wd_cond;   /* CLOCK_MONOTONIC */
+  pthread_t wd;
+  int wd_running;           /* owner thread only */
+  int wd_quit;
+  uint64_t abort_at;        /* shutdown: interrupt reconciles from then on; 0: never */
+  int warned;               /* a busy warning was logged for this episode */
 };
 
 typedef struct {
   lctl *p; /* NULL once closed */
 } lctl_ud;
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- interrupting a reconcile -------------------------------------------- */
+
+/* The count hook of a worker state while it reconciles: past the deadline
+ * or once the shutdown gave up waiting, raises "reconcile interrupted: ..."
+ * (again at every later check, and after ten raises at every instruction,
+ * so user code catching it with pcall cannot keep running). */
+static void interrupt_hook(lua_State *L, lua_Debug *ar) {
+  wslot *s = lkin_ws_user(L);
+  if (!s) return;
+  int why = 0;
+  if (atomic_load_explicit(&s->abort, memory_order_relaxed)) why = 2;
+  else if (s->deadline_ns && mono_ns() >= s->deadline_ns) why = 1;
+  if (!why) return;
+  if (!s->interrupted) {
+    s->interrupted = why;
+    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+      snprintf(s->where, sizeof(s->where), " at %s:%d", ar->short_src, ar->currentline);
+  }
+  if (++s->nraises == 10) lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, 1);
+  lua_pushstring(L, why == 2 ? "reconcile interrupted: the controller is shutting down"
+                             : "reconcile interrupted: reconcile_timeout exceeded");
+  lua_error(L);
+}
+
+/* Fires the canceler of slot s when it is busy and not fired yet; s->mu
+ * held. */
+static void fire_locked(wslot *s) {
+  if (!s->busy || s->fired) return;
+  s->fired = 1;
+  kin_io_canceler_fire(&s->cx);
+}
+
+/* The watchdog: cuts REST calls at their deadline, interrupts everything
+ * once abort_at passed, and warns when every worker has been busy longer
+ * than busy_warning_after. */
+static void *watchdog_main(void *arg) {
+  lctl *p = arg;
+  char *msg = NULL;
+  size_t cap = 0;
+  pthread_mutex_lock(&p->wd_mu);
+  while (!p->wd_quit) {
+    uint64_t now = mono_ns();
+    int aborting = p->abort_at && now >= p->abort_at;
+    int over = 0;
+    for (int i = 0; i < p->workers; i++) {
+      wslot *s = &p->slots[i];
+      if (aborting) atomic_store(&s->abort, 1);
+      pthread_mutex_lock(&s->mu);
+      if (aborting || (s->deadline_ns && now >= s->deadline_ns)) fire_locked(s);
+      if (s->busy && p->busy_warn_ns && now - s->start_ns >= p->busy_warn_ns) over++;
+      pthread_mutex_unlock(&s->mu);
+    }
+    if (over < p->workers || !p->busy_warn_ns) {
+      p->warned = 0;
+    } else if (!p->warned) {
+      p->warned = 1;
+      size_t need = 200 + (size_t)p->workers * 300;
+      if (need > cap) {
+        char *m = realloc(msg, need);
+        if (m) msg = m, cap = need;
+      }
+      if (msg) {
+        size_t n = 0;
+        for (int i = 0; i < p->workers; i++) {
+          wslot *s = &p->slots[i];
+          pthread_mutex_lock(&s->mu);
+          if (s->busy)
+            n += (size_t)snprintf(msg + n, cap - n, "%s\"%s\" (%.1fs)", n ? ", " : "", s->key,
+                                  (double)(now - s->start_ns) / 1e9);
+          pthread_mutex_unlock(&s->mu);
+          if (n >= cap) n = cap - 1;
+        }
+        kin_log(KIN_LOG_WARN, "controller",
+                "controller \"%s\": all %d workers busy for more than %gs, nothing else is "
+                "reconciled: %s",
+                p->name, p->workers, (double)p->busy_warn_ns / 1e9, msg);
+      }
+    }
+    struct timespec ts;
+    uint64_t until = mono_ns() + WATCH_TICK_NS;
+    ts.tv_sec = (time_t)(until / 1000000000u);
+    ts.tv_nsec = (long)(until % 1000000000u);
+    pthread_cond_timedwait(&p->wd_cond, &p->wd_mu, &ts);
+  }
+  pthread_mutex_unlock(&p->wd_mu);
+  free(msg);
+  return NULL;
+}
+
+/* Starts the watchdog (owner thread). Returns 0 or a KIN_E* error. */
+static int watchdog_start(lctl *p) {
+  if (p->wd_running) return 0;
+  pthread_mutex_lock(&p->wd_mu);
+  p->wd_quit = 0;
+  pthread_mutex_unlock(&p->wd_mu);
+  sigset_t old_mask;
+  lkin_signals_block_all(&old_mask);
+  int err = pthread_create(&p->wd, NULL, watchdog_main, p);
+  lkin_signals_restore(&old_mask);
+  if (err) return -err;
+  p->wd_running = 1;
+  return 0;
+}
+
+static void watchdog_stop(lctl *p) {
+  if (!p->wd_running) return;
+  pthread_mutex_lock(&p->wd_mu);
+  p->wd_quit = 1;
+  pthread_cond_signal(&p->wd_cond);
+  pthread_mutex_unlock(&p->wd_mu);
+  pthread_join(p->wd, NULL);
+  p->wd_running = 0;
+}
+
+/* Interrupt what still runs `after_s` seconds from now (keeps an earlier
+ * time). */
+static void arm_abort(lctl *p, double after_s) {
+  uint64_t at = mono_ns() + (after_s > 0 ? (uint64_t)(after_s * 1e9) : 0);
+  if (at == 0) at = 1;
+  pthread_mutex_lock(&p->wd_mu);
+  if (!p->abort_at || at < p->abort_at) p->abort_at = at;
+  pthread_cond_signal(&p->wd_cond);
+  pthread_mutex_unlock(&p->wd_mu);
+}
 
 /* ---- inside worker states ---------------------------------------------- */
 
@@ -271,7 +464,9 @@ static int run_reconcile(lua_State *L) {
   lua_pushstring(L, p->name);
   lua_pushinteger(L, rc->worker + 1);
   lua_pushvalue(L, -3);
+  lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
   int st = lua_pcall(L, 5, 2, 1);
+  lua_sethook(L, NULL, 0, 0);
   int text = 0;
   if (st != LUA_OK) {
     if (is_terminal(L, -1)) {
@@ -298,9 +493,77 @@ static void set_message(kin_result_action *out, const char *msg) {
   out->message[n] = 0;
 }
 
-/* kin_reconcile_fn: worker thread `worker`. */
+/* Logs an interrupted reconcile, counts it and makes it a rate-limited
+ * retry. */
+static void interrupted(lctl *p, wslot *s, const kin_request *req, kin_result_action *out,
+                        int why, uint64_t took_ns, int in_call) {
+  double took = (double)took_ns / 1e9;
+  if (why == 2) {
+    atomic_fetch_add(&p->interrupts, 1);
+    kin_log(KIN_LOG_WARN, "controller",
+            "controller \"%s\": reconcile of \"%s\" still running when shutdown_timeout passed "
+            "(ran %.3fs); interrupted%s",
+            p->name, req->key, took, in_call ? " (in a REST call)" : s->where);
+    snprintf(out->message, sizeof(out->message), "reconcile interrupted: shutting down");
+  } else {
+    atomic_fetch_add(&p->timeouts, 1);
+    kin_log(KIN_LOG_ERROR, "controller",
+            "controller \"%s\": reconcile of \"%s\" exceeded reconcile_timeout %gs (ran "
+            "%.3fs); interrupted%s",
+            p->name, req->key, (double)p->timeout_ns / 1e9, took,
+            in_call ? " (in a REST call)" : s->where);
+    snprintf(out->message, sizeof(out->message), "reconcile interrupted: reconcile_timeout %gs",
+             (double)p->timeout_ns / 1e9);
+  }
+  out->kind = KIN_RESULT_ERROR;
+  out->logged = 1;
+}
+
+static int reconcile_body(lctl *p, int worker, const kin_request *req, kin_result_action *out);
+
+/* kin_reconcile_fn: worker thread `worker`. Arms the deadline (the hook
+ * and the REST calls' limits), runs the reconciler, and turns a reconcile
+ * cut at its deadline or by a shutdown into a logged, counted retry. */
 static int reconcile(void *ud, int worker, const kin_request *req, kin_result_action *out) {
   lctl *p = ud;
+  wslot *s = &p->slots[worker];
+  uint64_t t0 = mono_ns();
+  pthread_mutex_lock(&s->mu);
+  s->busy = 1;
+  snprintf(s->key, sizeof(s->key), "%s", req->key);
+  s->start_ns = t0;
+  s->deadline_ns = p->timeout_ns ? t0 + p->timeout_ns : 0;
+  s->fired = 0;
+  pthread_mutex_lock(&s->cx.mu);
+  s->cx.fired = atomic_load(&s->abort); /* a fresh canceler, unless aborting */
+  pthread_mutex_unlock(&s->cx.mu);
+  pthread_mutex_unlock(&s->mu);
+  s->interrupted = 0;
+  s->nraises = 0;
+  s->where[0] = 0;
+  kin_client_set_thread_limits(s->deadline_ns, &s->cx);
+  int raised = reconcile_body(p, worker, req, out);
+  kin_client_set_thread_limits(0, NULL);
+  uint64_t took = mono_ns() - t0;
+  pthread_mutex_lock(&s->mu);
+  s->busy = 0;
+  int fired = s->fired;
+  pthread_mutex_unlock(&s->mu);
+  int why = s->interrupted;
+  /* a REST call cut at the deadline surfaces as an error the reconciler
+   * returned (or raised); a terminal error stays terminal */
+  int failed = out->kind == KIN_RESULT_ERROR;
+  if (!why && failed && atomic_load(&s->abort) && fired) why = 2;
+  if (!why && failed && p->timeout_ns && took >= p->timeout_ns) why = 1;
+  if (why) {
+    interrupted(p, s, req, out, why, took, !s->interrupted);
+    return 0;
+  }
+  return raised;
+}
+
+/* Runs the reconciler in the worker's state; returns 1 when it raised. */
+static int reconcile_body(lctl *p, int worker, const kin_request *req, kin_result_action *out) {
   reconcile_call rc = {p, worker, req, out, 0, NULL};
   char *err = NULL;
   int r = lkin_ws_protect(p->ws[worker], run_reconcile, &rc, &err);
@@ -317,7 +580,7 @@ static int reconcile(void *ud, int worker, const kin_request *req, kin_result_ac
   }
   free(err);
   if (rc.msg) {
-    if (rc.raised && strchr(rc.msg, '\n')) {
+    if (rc.raised && strchr(rc.msg, '\n') && !p->slots[worker].interrupted) {
       /* the traceback does not fit the action's message: log it whole, once */
       kin_log(KIN_LOG_ERROR, "controller", "%s: Reconciler error for %s: %s", p->name, req->key,
               rc.msg);
@@ -334,6 +597,7 @@ static int worker_start(void *ud, int worker) {
   char label[256], *err = NULL;
   snprintf(label, sizeof(label), "controller %s worker %d", p->name, worker + 1);
   int rc = lkin_ws_open(p->tmpl, label, &p->ws[worker], &err);
+  if (rc == 0) lkin_ws_set_user(p->ws[worker], &p->slots[worker]);
   if (rc < 0) {
     kin_log(KIN_LOG_ERROR, "controller", "%s: %s", label, err ? err : "not enough memory");
     pthread_mutex_lock(&p->mu);
@@ -546,7 +810,18 @@ static int build_predicate(lua_State *L, int i, kin_predicate **out, char *err, 
 
 static void lctl_free(lctl *p) {
   if (!p) return;
+  /* like ctl:stop(30): a reconcile that never returns must not keep a
+   * close (or the __gc at lua_close) waiting forever */
+  if (p->c) arm_abort(p, CLOSE_GRACE_S);
   kin_controller_free(p->c); /* joins workers and listeners: states closed */
+  watchdog_stop(p);
+  for (int i = 0; i < p->slots_init; i++) {
+    kin_io_canceler_destroy(&p->slots[i].cx);
+    pthread_mutex_destroy(&p->slots[i].mu);
+  }
+  free(p->slots);
+  pthread_cond_destroy(&p->wd_cond);
+  pthread_mutex_destroy(&p->wd_mu);
   for (size_t i = 0; i < p->nmaps; i++) map_free(p->maps[i]);
   free(p->maps);
   free(p->ws);
@@ -704,6 +979,14 @@ static int env_controller(lua_State *L) {
   lctl *p = calloc(1, sizeof(*p));
   if (!p) return luaL_error(L, "not enough memory");
   pthread_mutex_init(&p->mu, NULL);
+  pthread_mutex_init(&p->wd_mu, NULL);
+  {
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->wd_cond, &ca);
+    pthread_condattr_destroy(&ca);
+  }
   u->p = p;
   p->env = lkin_env_ref(env);
 
@@ -718,6 +1001,22 @@ static int env_controller(lua_State *L) {
                 lua_pushfstring(L, "controller spec: memory_limit must be at least %d bytes",
                                 (int)LKIN_WS_MIN_MEMORY_LIMIT));
   if (!(p->ws = calloc((size_t)p->workers, sizeof(*p->ws)))) return luaL_error(L, "not enough memory");
+  lua_Number rt = opt_number(L, 2, "reconcile_timeout", 0);
+  luaL_argcheck(L, rt >= 0 && rt < 1e9, 2,
+                "controller spec: reconcile_timeout must be a number of seconds >= 0");
+  p->timeout_ns = (uint64_t)(rt * 1e9);
+  lua_Number bw = opt_number(L, 2, "busy_warning_after", 60);
+  luaL_argcheck(L, bw >= 0 && bw < 1e9, 2,
+                "controller spec: busy_warning_after must be a number of seconds >= 0");
+  p->busy_warn_ns = (uint64_t)(bw * 1e9);
+  if (!(p->slots = calloc((size_t)p->workers, sizeof(*p->slots))))
+    return luaL_error(L, "not enough memory");
+  for (; p->slots_init < p->workers; p->slots_init++) {
+    wslot *s = &p->slots[p->slots_init];
+    if (kin_io_canceler_init(&s->cx) < 0) return luaL_error(L, "not enough memory");
+    pthread_mutex_init(&s->mu, NULL);
+    atomic_init(&s->abort, 0);
+  }
   lua_getfield(L, 2, "reconciler");
   luaL_argcheck(L, !lua_isnil(L, -1), 2, "controller spec: reconciler required");
   p->tmpl = lkin_ws_template_new(L, lua_gettop(L), "reconciler", (size_t)mem);
@@ -757,8 +1056,8 @@ static int env_controller(lua_State *L) {
  * starts the workers (each builds its state). */
 static int ctl_start(lua_State *L) {
   lctl *p = check_ctl(L);
-  int rc;
-  {
+  int rc = watchdog_start(p);
+  if (rc == 0) {
     sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
     lkin_signals_block_all(&old_mask);
     rc = kin_controller_start(p->c);
@@ -782,12 +1081,66 @@ static int ctl_start(lua_State *L) {
   return 3;
 }
 
-/* ctl:stop(): in-flight reconciles finish, queued requests are dropped,
- * watches removed, workers joined. Idempotent. */
+/* Reads an optional timeout in seconds at i (nil: none, returns -1). */
+static double opt_timeout(lua_State *L, int i) {
+  if (lua_isnoneornil(L, i)) return -1;
+  double t = luaL_checknumber(L, i);
+  luaL_argcheck(L, t >= 0 && t < 1e9, i, "timeout must be a number of seconds >= 0");
+  return t;
+}
+
+/* ctl:stop([timeout_s]): in-flight reconciles finish, queued requests are
+ * dropped, watches removed, workers joined. With timeout_s, what still
+ * runs after it (counted from now, or from an earlier ctl:shutdown) is
+ * interrupted: the hook raises in its Lua code, its REST call is
+ * cancelled. Idempotent. */
 static int ctl_stop(lua_State *L) {
   lctl *p = check_ctl(L);
+  double t = opt_timeout(L, 2);
+  if (t >= 0) arm_abort(p, t);
   kin_controller_stop(p->c);
+  watchdog_stop(p);
   return 0;
+}
+
+/* ctl:shutdown([timeout_s]): stops taking work without waiting: queued
+ * requests are dropped and each worker ends after its current reconcile;
+ * with timeout_s, reconciles still running then are interrupted. ctl:stop
+ * must follow (it joins). Idempotent. */
+static int ctl_shutdown(lua_State *L) {
+  lctl *p = check_ctl(L);
+  double t = opt_timeout(L, 2);
+  kin_controller_shutdown(p->c);
+  if (t >= 0) arm_abort(p, t);
+  return 0;
+}
+
+/* ctl:busy() -> list of {worker =, key =, seconds =}: the reconciles in
+ * flight now. */
+static int ctl_busy(lua_State *L) {
+  lctl *p = check_ctl(L);
+  lua_newtable(L);
+  uint64_t now = mono_ns();
+  int n = 0;
+  for (int i = 0; i < p->workers; i++) {
+    wslot *s = &p->slots[i];
+    char key[sizeof(s->key)];
+    pthread_mutex_lock(&s->mu);
+    int busy = s->busy;
+    uint64_t start = s->start_ns;
+    memcpy(key, s->key, sizeof(key));
+    pthread_mutex_unlock(&s->mu);
+    if (!busy) continue;
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, i + 1);
+    lua_setfield(L, -2, "worker");
+    lua_pushstring(L, key);
+    lua_setfield(L, -2, "key");
+    lua_pushnumber(L, (double)(now - start) / 1e9);
+    lua_setfield(L, -2, "seconds");
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
 }
 
 static int ctl_stats(lua_State *L) {
@@ -813,6 +1166,10 @@ static int ctl_stats(lua_State *L) {
   lua_setfield(L, -2, "queue_len");
   lua_pushinteger(L, kin_controller_stopping(p->c));
   lua_setfield(L, -2, "stopping");
+  lua_pushinteger(L, (lua_Integer)atomic_load(&p->timeouts));
+  lua_setfield(L, -2, "reconcile_timeouts");
+  lua_pushinteger(L, (lua_Integer)atomic_load(&p->interrupts));
+  lua_setfield(L, -2, "reconcile_interrupts");
   return 1;
 }
 
@@ -855,9 +1212,20 @@ static int ctl_tostring(lua_State *L) {
   return 1;
 }
 
+/* core.exit_now(code): flushes stdout and stderr and ends the process at
+ * once (_exit), without closing Lua states or joining threads: what a
+ * second SIGINT/SIGTERM does while reconciles are still running. */
+static int l_exit_now(lua_State *L) {
+  int code = (int)luaL_optinteger(L, 1, 1);
+  fflush(NULL);
+  _exit(code);
+  return 0;
+}
+
 void lkin_open_controller(lua_State *L) {
   static const luaL_Reg methods[] = {
       {"start", ctl_start}, {"stop", ctl_stop},   {"stats", ctl_stats},
+      {"shutdown", ctl_shutdown}, {"busy", ctl_busy},
       {"enqueue", ctl_enqueue}, {"name", ctl_name}, {"queue_len", ctl_queue_len},
       {"close", ctl_close}, {NULL, NULL}};
   lkin_new_type(L, CONTROLLER_MT, methods, ctl_close, ctl_tostring);
@@ -874,4 +1242,6 @@ void lkin_open_controller(lua_State *L) {
   /* also core.controller(env, spec) for whoever has no env method table */
   lua_pushcfunction(L, env_controller);
   lua_setfield(L, -2, "controller");
+  lua_pushcfunction(L, l_exit_now);
+  lua_setfield(L, -2, "exit_now");
 }

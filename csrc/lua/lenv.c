@@ -8,6 +8,7 @@
 #include "lenv.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -173,8 +174,18 @@ static uint64_t secs_to_ns(lua_State *L, int t, double s, const char *k) {
   return (uint64_t)(s * 1e9);
 }
 
+/* Nanoseconds to the engine's milliseconds: 0 stays 0 (default),
+ * KIN_FOREVER is -1 (never), anything else at least 1. */
+static long ns_to_ms(uint64_t ns) {
+  if (ns == 0) return 0;
+  if (ns == KIN_FOREVER || ns / KIN_NSEC_PER_MSEC > (uint64_t)(LONG_MAX / 2)) return -1;
+  long ms = (long)(ns / KIN_NSEC_PER_MSEC);
+  return ms ? ms : 1;
+}
+
 /* core.env{kubeconfig=, context=, qps=, burst=, resync=, timeout=,
- *          in_cluster=} -> env | nil, msg, code
+ *          in_cluster=, read_idle_timeout=, ping_timeout=,
+ *          watch_idle_timeout=} -> env | nil, msg, code
  * Loads the kubeconfig (opts.kubeconfig, else $KUBECONFIG, else
  * ~/.kube/config; or the in-cluster service account with in_cluster=true)
  * and creates the engine, client and factory. A broken kubeconfig gives
@@ -189,6 +200,16 @@ static int l_env(lua_State *L) {
   co.timeout_ms = (long)(opt_number(L, 1, "timeout", 0) * 1000);
   uint64_t resync = secs_to_ns(L, 1, opt_number(L, 1, "resync", 0), "resync");
   int in_cluster = opt_bool(L, 1, "in_cluster");
+  /* Connection health (io_engine.h) and the reflectors' watch idle timeout;
+   * 0: the defaults, math.huge: never. */
+  kin_io_engine_opts io_opts = {
+      .read_idle_ms = ns_to_ms(secs_to_ns(L, 1, opt_number(L, 1, "read_idle_timeout", 0),
+                                          "read_idle_timeout")),
+      .ping_timeout_ms = ns_to_ms(secs_to_ns(L, 1, opt_number(L, 1, "ping_timeout", 0),
+                                             "ping_timeout"))};
+  if (io_opts.ping_timeout_ms < 0) io_opts.ping_timeout_ms = LONG_MAX / 2;
+  uint64_t watch_idle =
+      secs_to_ns(L, 1, opt_number(L, 1, "watch_idle_timeout", 0), "watch_idle_timeout");
 
   char err[512] = "";
   kin_rest_config *rc = NULL;
@@ -211,12 +232,13 @@ static int l_env(lua_State *L) {
   /* The engine's IO thread must not take the script's SIGINT/SIGTERM. */
   sigset_t old;
   lkin_signals_block_all(&old);
-  r = kin_io_engine_new(&e->io);
+  r = kin_io_engine_new_opts(&io_opts, &e->io);
   lkin_signals_restore(&old);
   if (r == 0) r = kin_client_new(rc, e->io, &co, &e->client, err, sizeof(err));
   kin_rest_config_free(rc);
   if (r == 0) {
-    kin_informer_factory_config fc = {.client = e->client, .default_resync_ns = resync};
+    kin_informer_factory_config fc = {
+        .client = e->client, .default_resync_ns = resync, .idle_timeout_ns = watch_idle};
     r = kin_informer_factory_new(&fc, &e->factory);
   }
   if (r < 0) {
@@ -345,7 +367,7 @@ static const char *registry_name(lkin_env *e, kin_informer *inf) {
 
 /* env:informer(resource [, opts]) -> informer | nil, msg, code
  * opts: namespace, label_selector, field_selector, resync (s),
- * metadata_only, watch_list, keep_managed_fields, transform (a
+ * watch_idle_timeout (s), metadata_only, watch_list, keep_managed_fields, transform (a
  * self-contained function or module name: table in, table out),
  * transform_memory_limit. The same resource and options give the same
  * shared informer (an informer with a transform is never shared). Unknown
@@ -368,6 +390,19 @@ static int m_informer(lua_State *L) {
   o.keep_managed_fields = opt_bool(L, 3, "keep_managed_fields");
   o.resync_ns = secs_to_ns(L, 3, opt_number(L, 3, "resync", 0), "resync");
   if (o.resync_ns == KIN_FOREVER) o.resync_ns = 0;
+  o.idle_timeout_ns =
+      secs_to_ns(L, 3, opt_number(L, 3, "watch_idle_timeout", 0), "watch_idle_timeout");
+  /* The health check is per connection, and every informer of a manager
+   * shares its connections. */
+  static const char *const conn_opts[] = {"read_idle_timeout", "ping_timeout"};
+  for (int i = 0; i < 2; i++) {
+    lua_getfield(L, 3, conn_opts[i]);
+    int set = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    luaL_argcheck(L, !set, 3,
+                  lua_pushfstring(L, "option '%s' is per manager (informers share its connections)",
+                                  conn_opts[i]));
+  }
 
   /* The transform code goes to index 4 before the name is built: a
    * luaL_Buffer owns the top of the stack while in use. */
@@ -545,14 +580,26 @@ static int m_resource(lua_State *L) {
   lkin_env *e = lkin_check_env(L, 1);
   const char *name = luaL_checkstring(L, 2);
   kin_resource r;
-  int rc = kin_client_resource(e->client, name, &r);
+  kin_result why;
+  int rc = kin_client_resource_why(e->client, name, &r, &why);
   if (rc < 0) {
+    /* nil, message, code, http_code as kinformer.client: a server's answer
+     * gives its status, Status reason and message. */
     lua_pushnil(L);
-    lua_pushfstring(L, rc == KIN_ENOENT ? "the server has no resource %s" : "resolve %s: %s",
-                    name, kin_strerror(rc));
-    lua_pushstring(L, lkin_errname(rc));
-    return 3;
+    if (rc == KIN_ENOENT)
+      lua_pushfstring(L, "the server has no resource %s", name);
+    else if (why.code)
+      lua_pushfstring(L, "resolve %s: %d %s: %s", name, (int)why.code,
+                      why.reason ? why.reason : kin_status_reason_for_code(why.code),
+                      why.message ? why.message : kin_strerror(rc));
+    else
+      lua_pushfstring(L, "resolve %s: %s", name, why.message ? why.message : kin_strerror(rc));
+    lua_pushstring(L, rc == KIN_ESTATUS && why.reason ? why.reason : lkin_errname(rc));
+    lua_pushinteger(L, why.code);
+    kin_result_free(&why);
+    return 4;
   }
+  kin_result_free(&why);
   lkin_push_resource(L, &r);
   return 1;
 }

@@ -6,19 +6,8 @@
 #include "kin.h"
 #include "lenv.h"
 
-const char *lkin_errname(int err) {
-  switch (err) {
-  case KIN_ENOMEM: return "ENOMEM";
-  case KIN_EINVAL: return "EINVAL";
-  case KIN_ENOENT: return "ENOENT";
-  case KIN_EEXIST: return "EEXIST";
-  case KIN_ECLOSED: return "ECLOSED";
-  case KIN_ETIMEDOUT: return "ETIMEDOUT";
-  case KIN_EBUSY: return "EBUSY";
-  case KIN_ECANCELED: return "ECANCELED";
-  default: return "EUNKNOWN";
-  }
-}
+/* The names come from the core's one table (kin_errname in kin.c). */
+const char *lkin_errname(int err) { return kin_errname(err); }
 
 int lkin_fail(lua_State *L, int err, const char *what) {
   lua_pushnil(L);

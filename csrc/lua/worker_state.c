@@ -33,6 +33,7 @@ struct lkin_ws {
   unsigned rebuilds;
   char warn[512]; /* a warning being assembled from pieces */
   size_t warn_len;
+  void *user;     /* lkin_ws_set_user */
 };
 
 static void *ws_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -234,6 +235,13 @@ void lkin_ws_close(lkin_ws *w) {
   lkin_ws_template_unref(w->t);
   free(w->name);
   free(w);
+}
+
+void lkin_ws_set_user(lkin_ws *w, void *user) { w->user = user; }
+
+void *lkin_ws_user(lua_State *L) {
+  lkin_ws *w = ws_of(L);
+  return w ? w->user : NULL;
 }
 
 unsigned lkin_ws_rebuilds(const lkin_ws *w) { return w->rebuilds; }

@@ -96,6 +96,13 @@ int lkin_ws_call_handler(lkin_ws *w, const char *handler, const char *key,
 int lkin_ws_call_handler_flag(lkin_ws *w, const char *handler, const char *key,
                               kin_obj *const *objs, int nobjs, int flag, char **err);
 
+/* A pointer of the owner's, kept across rebuilds: set on the owner thread,
+ * read from inside the state (a hook) with lkin_ws_user. */
+void lkin_ws_set_user(lkin_ws *w, void *user);
+/* The user pointer of the worker state L belongs to (NULL when L is not a
+ * worker state or none was set). Cheap: callable from a count hook. */
+void *lkin_ws_user(lua_State *L);
+
 /* Counters for the owner (and for others while the owner is known idle). */
 unsigned lkin_ws_rebuilds(const lkin_ws *w);
 size_t lkin_ws_memory(const lkin_ws *w);

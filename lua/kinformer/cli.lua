@@ -1,7 +1,8 @@
 --- kinformer.cli: the `kinformer` command (bin/kinformer).
 --
 --   kinformer run script.lua [--kubeconfig F] [--context C] [--namespace N]
---                            [--sim [--seed FILE]] [--sync-timeout S] [-v] [-- ARGS...]
+--                            [--sim [--seed FILE]] [--sync-timeout S]
+--                            [--shutdown-timeout S] [-v] [-- ARGS...]
 --   kinformer --help | --version
 --
 -- `run` creates a manager, loads the script with loadfile and calls it with
@@ -14,7 +15,10 @@
 -- command starts the manager, printing a progress line to stderr while the
 -- caches sync ("synced 41,000 / 100,000 pods"), and runs until SIGINT or
 -- SIGTERM; it exits 0 after a graceful stop, 1 when the script, the
--- kubeconfig or the sync fails, 2 on a usage error.
+-- kubeconfig or the sync fails, 2 on a usage error. The stop is bounded:
+-- reconciles still running --shutdown-timeout seconds (default 30) after
+-- the signal are interrupted; a second signal exits at once with status
+-- 128 + its number, naming on stderr the reconciles it abandoned.
 --
 -- -v: debug logging, plus one line per reconcile (controller, key, outcome,
 -- duration), made by wrapping each controller's reconciler (see
@@ -38,6 +42,9 @@ options:
   --sim               run an in-process kinformer.sim and use it (no cluster needed)
   --seed FILE         with --sim: objects to load first (JSON array, List, or one per line)
   --sync-timeout S    seconds to wait for the caches to sync (default 120)
+  --shutdown-timeout S  on SIGINT/SIGTERM, seconds in-flight reconciles get
+                      before they are interrupted (default 30); a second
+                      signal exits at once
   -v, --verbose       debug logging and one line per reconcile
   -q, --quiet         warnings and errors only
   -h, --help          this text
@@ -51,7 +58,8 @@ end
 
 --- Parses argv (an array of strings, as `arg`). Returns a table
 -- {command = "run"|"help"|"version", script =, kubeconfig =, context =,
--- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =, args = {}}
+-- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
+-- shutdown_timeout =, args = {}}
 -- or nil, message (a usage error).
 function M.parse(argv)
   local o = { args = {} }
@@ -93,6 +101,12 @@ function M.parse(argv)
         o.sync_timeout = tonumber(v)
         if not o.sync_timeout or o.sync_timeout <= 0 then
           error({ usage = "--sync-timeout must be a positive number of seconds, not " .. v })
+        end
+      elseif a == "--shutdown-timeout" then
+        local v = value(a)
+        o.shutdown_timeout = tonumber(v)
+        if not o.shutdown_timeout or o.shutdown_timeout < 0 then
+          error({ usage = "--shutdown-timeout must be a number of seconds >= 0, not " .. v })
         end
       elseif a == "-v" or a == "--verbose" then
         o.verbose = true
@@ -337,7 +351,7 @@ function M.run(o)
 
   local ok, mgr, msg = pcall(kinformer.manager, {
     kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace, sim = sim,
-    sync_timeout = o.sync_timeout,
+    sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
   })
   if not ok or not mgr then
     if sim then sim:stop() end

@@ -12,6 +12,8 @@
 --     rate_limiter = { base_delay = 0.005, max_delay = 1000, qps = 10, burst = 100 },
 --     reconciler = "mymod" or function(req, ctx) ... end,   -- self-contained
 --     memory_limit = bytes,               -- per worker state
+--     reconcile_timeout = 30,             -- seconds; default the manager's (none)
+--     busy_warning_after = 60,            -- seconds; default the manager's (60; 0: never)
 --     informer_opts = { namespace = ..., label_selector = ... },
 --   }
 --
@@ -21,6 +23,13 @@
 -- req = {namespace=, name=, key=} returns nothing (done),
 -- {requeue_after = seconds}, {requeue = true}, or raises / returns nil, err
 -- (rate-limited retry); kinformer.terminal(err) stops retrying.
+--
+-- reconcile_timeout: a reconcile running longer is interrupted (a count
+-- hook raises "reconcile interrupted: ..." in its Lua code; a REST call in
+-- flight is cut at the deadline), logged with the controller, key and
+-- duration, counted (stats().reconcile_timeouts) and retried with the
+-- key's backoff. busy_warning_after: when every worker has been on its
+-- key longer than that, one warning names the keys (once per episode).
 --
 -- A map function (watches) runs on the watched informer's listener thread,
 -- in its own worker state: map(obj, ctx) returns a list of
@@ -140,9 +149,20 @@ function M.new(mgr, cfg)
     watches[#watches + 1] = w
   end
 
+  local function mgr_default(k)
+    if type(mgr) ~= "table" then return nil end
+    local v = rawget(mgr, k)
+    if v == nil and type(getmetatable(mgr)) == "table" then v = mgr[k] end
+    return v
+  end
+  local rtimeout = cfg.reconcile_timeout
+  if rtimeout == nil then rtimeout = mgr_default("reconcile_timeout") end
+  local busy_after = cfg.busy_warning_after
+  if busy_after == nil then busy_after = mgr_default("busy_warning_after") end
   local spec = {
     name = name, workers = cfg.workers, reconciler = cfg.reconciler, memory_limit = cfg.memory_limit,
     rate_limiter = cfg.rate_limiter, watches = watches,
+    reconcile_timeout = rtimeout, busy_warning_after = busy_after,
   }
   local ok, ud = pcall(env.controller, env, spec)
   if not ok then
@@ -160,7 +180,15 @@ end
 function Controller:start() return self._ud:start() end
 
 --- Stops: no new requests, in-flight reconciles finish, workers joined.
-function Controller:stop() return self._ud:stop() end
+-- With timeout (seconds), reconciles still running then are interrupted.
+function Controller:stop(timeout) return self._ud:stop(timeout) end
+
+--- Stops taking work without waiting (queued requests are dropped); with
+-- timeout, reconciles still running then are interrupted. stop() joins.
+function Controller:shutdown(timeout) return self._ud:shutdown(timeout) end
+
+--- The reconciles in flight: a list of {worker =, key =, seconds =}.
+function Controller:busy() return self._ud:busy() end
 
 --- Frees the controller (stops it first). Also on <close>.
 function Controller:close() return self._ud:close() end

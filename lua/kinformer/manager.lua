@@ -58,7 +58,16 @@ end
 -- (default namespace of namespaced informers and mgr.namespace), qps,
 -- burst, resync (seconds), timeout (request timeout, seconds),
 -- sync_timeout (seconds, default 120), log_level ("error"|"warn"|"info"|
--- "debug"), in_cluster.
+-- "debug"), in_cluster; reconcile_timeout (seconds: the controllers'
+-- default, none when absent), busy_warning_after (seconds, default 60),
+-- shutdown_timeout (seconds, default 30: how long mgr:run's shutdown lets
+-- in-flight reconciles finish before interrupting them); connection health (seconds, fractions allowed):
+-- read_idle_timeout (default 30: an HTTP/2 connection with requests in
+-- flight that received nothing for this long is probed), ping_timeout
+-- (default 15: no answer to the probe within it closes the connection, its
+-- watches resume on a new one), watch_idle_timeout (default 300: a watch
+-- that delivered no byte for this long is re-established; the only guard
+-- over HTTP/1.1).
 -- Returns the manager, or nil, message, code.
 function M.new(opts)
   opts = opts or {}
@@ -74,6 +83,8 @@ function M.new(opts)
   local env, msg, code = core.env{
     kubeconfig = kubeconfig, context = opts.context, qps = opts.qps, burst = opts.burst,
     resync = opts.resync, timeout = opts.timeout, in_cluster = opts.in_cluster,
+    read_idle_timeout = opts.read_idle_timeout, ping_timeout = opts.ping_timeout,
+    watch_idle_timeout = opts.watch_idle_timeout,
   }
   if tmp then os.remove(tmp) end
   if not env then return nil, msg, code end
@@ -82,6 +93,10 @@ function M.new(opts)
     namespace = opts.namespace or env:namespace(),
     _namespace_set = opts.namespace ~= nil,
     sync_timeout = opts.sync_timeout or 120,
+    -- controllers' defaults and the graceful shutdown (see Manager:run)
+    reconcile_timeout = opts.reconcile_timeout,
+    busy_warning_after = opts.busy_warning_after,
+    shutdown_timeout = opts.shutdown_timeout or 30,
     _controllers = {},
     _started = false,
     _stopped = false,
@@ -90,7 +105,9 @@ end
 
 --- Returns the shared informer for resource ("v1/pods", "apps/v1/deployments")
 -- and opts (namespace, label_selector, field_selector, resync, metadata_only,
--- transform, keep_managed_fields); or nil, message, code. When the manager
+-- transform, keep_managed_fields, watch_idle_timeout); or nil, message, code.
+-- read_idle_timeout and ping_timeout are the manager's only (informers
+-- share its connections). When the manager
 -- was given a namespace, namespaced resources default to it.
 function Manager:informer(resource, opts)
   opts = opts or {}
@@ -159,8 +176,9 @@ function Manager:step(timeout)
 end
 
 --- Starts (if needed), then runs until SIGINT or SIGTERM while pumping
--- main-state handlers, then stops. Returns true, or nil, message, code when
--- start failed. opts: the same as start's.
+-- main-state handlers, then shuts down gracefully (shutdown below) and
+-- stops. Returns true, or nil, message, code when start failed. opts: the
+-- same as start's.
 function Manager:run(opts)
   -- block the signals before any thread is made, so only this loop takes them
   self.env:wait_signal(0)
@@ -169,22 +187,84 @@ function Manager:run(opts)
     self:stop()
     return nil, msg, code
   end
+  local sig
   while true do
     self.env:step(0.1)
-    if self.env:wait_signal(0) then break end
+    sig = self.env:wait_signal(0)
+    if sig then break end
   end
+  self:shutdown(sig)
   self:stop()
   return true
 end
 
---- Stops controllers (in-flight reconciles finish, queues drain), then the
--- informers (watches closed, threads joined). Idempotent.
+local SIGNO = { SIGINT = 2, SIGTERM = 15 }
+
+-- "controller "web": "ns/a" (12.3s), ..." for the reconciles in flight,
+-- or nil when none.
+local function in_flight(self)
+  local parts = {}
+  for _, ctl in ipairs(self._controllers) do
+    local busy = ctl.busy and ctl:busy() or {}
+    if #busy > 0 then
+      local keys = {}
+      for _, b in ipairs(busy) do keys[#keys + 1] = string.format("%q (%.1fs)", b.key, b.seconds) end
+      parts[#parts + 1] = string.format("controller %q: %s", ctl:name(), table.concat(keys, ", "))
+    end
+  end
+  if #parts == 0 then return nil end
+  return table.concat(parts, "; ")
+end
+
+--- The graceful shutdown mgr:run does on its first SIGINT/SIGTERM (sig
+-- names it): every controller stops taking work at once; in-flight
+-- reconciles get shutdown_timeout seconds to finish, then their Lua code
+-- is interrupted and their REST calls cancelled. Meanwhile a second
+-- SIGINT/SIGTERM ends the process at once (status 128 + signal number)
+-- with a line on stderr naming the reconciles abandoned; so does a
+-- reconcile that still runs 2 s after it was interrupted (status 1: it is
+-- stuck in C code). Returns once no reconcile runs; mgr:stop() follows.
+function Manager:shutdown(sig)
+  local timeout = rawget(self, "shutdown_timeout") or 30
+  local t0 = core.monotime()
+  for _, ctl in ipairs(self._controllers) do
+    if ctl.shutdown then pcall(ctl.shutdown, ctl, timeout) end
+  end
+  local busy = in_flight(self)
+  if not busy then return end
+  core.log("info", "manager", string.format(
+    "%s: stopping; waiting up to %gs (shutdown_timeout) for reconciles in flight: %s; "
+    .. "a second signal exits at once", sig or "shutdown", timeout, busy))
+  while true do
+    local s = self.env:wait_signal(0.05)
+    busy = in_flight(self)
+    if not busy then return end
+    if s then
+      io.stderr:write(string.format("kinformer: second signal (%s): exiting at once, "
+        .. "abandoning reconciles in flight: %s\n", s, busy))
+      core.exit_now(128 + (SIGNO[s] or 1))
+    end
+    if core.monotime() - t0 > timeout + 2 then
+      io.stderr:write(string.format("kinformer: reconciles still running %gs after shutdown_timeout "
+        .. "(stuck outside Lua?): exiting, abandoning: %s\n", 2, busy))
+      core.exit_now(1)
+    end
+  end
+end
+
+--- Stops controllers (in-flight reconciles finish; those still running
+-- after shutdown_timeout are interrupted; queued requests are dropped),
+-- then the informers (watches closed, threads joined). Idempotent.
 function Manager:stop()
   if rawget(self, "_stopped") then return end
   self._stopped = true
+  local timeout = rawget(self, "shutdown_timeout") or 30
+  for _, ctl in ipairs(self._controllers) do
+    if ctl.shutdown then pcall(ctl.shutdown, ctl, timeout) end
+  end
   for i = #self._controllers, 1, -1 do
     local ctl = self._controllers[i]
-    if ctl.stop then pcall(ctl.stop, ctl) end
+    if ctl.stop then pcall(ctl.stop, ctl, timeout) end
   end
   self.env:shutdown()
 end

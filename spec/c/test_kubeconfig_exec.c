@@ -201,7 +201,7 @@ static void test_kubeconfig_exec_FailuresNameCommandNotToken(void **state) {
   char err[512], want[512];
   assert_int_equal(kin_exec_provider_get(p, &cr, err, sizeof err), KIN_EINVAL);
   assert_null(cr.token);
-  snprintf(want, sizeof want, "exec plugin \"%s\": exit status 3", pe.script);
+  snprintf(want, sizeof want, "exec: executable %s failed with exit code 3", pe.script);
   assert_string_equal(err, want);
   assert_null(strstr(err, "leaky-secret"));
   /* failures are not cached: the next call runs the plugin again */
@@ -263,7 +263,7 @@ static void test_kubeconfig_exec_NotFoundInstallHint(void **state) {
   char err[512];
   assert_true(kin_exec_provider_get(p, &cr, err, sizeof err) < 0);
   assert_string_equal(err,
-                      "exec plugin \"/nonexistent/kin-plugin\": executable not found; "
+                      "exec: executable /nonexistent/kin-plugin not found; "
                       "install kin-plugin from example.com");
   kin_exec_provider_free(p);
 }

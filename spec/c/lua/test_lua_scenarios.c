@@ -11,8 +11,11 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "log.h"
 
 int luaopen_kinformer_core(lua_State *L);
 
@@ -48,9 +51,71 @@ static void run_scenario(const char *name) {
   lua_close(L); /* runs every __gc: managers, controllers and envs shut down here */
 }
 
-static void test_lua_scenarios_Informers(void **state) { run_scenario("informers"); }
-static void test_lua_scenarios_Controller(void **state) { run_scenario("controller"); }
+
+/* Warnings and errors of a scenario that provokes them on purpose: kept
+ * (guarded by g_log_mu, written from the binding's threads) and asserted
+ * instead of printed into a green run. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log[16384];
+static size_t g_log_len;
+
+static void capture_sink(void *ud, kin_log_level level, const char *component, const char *msg) {
+  if (level > KIN_LOG_WARN) return;
+  pthread_mutex_lock(&g_log_mu);
+  int n = snprintf(g_log + g_log_len, sizeof(g_log) - g_log_len, "[%s] %s\n", component, msg);
+  if (n > 0) g_log_len += (size_t)n < sizeof(g_log) - g_log_len ? (size_t)n : sizeof(g_log) - g_log_len - 1;
+  pthread_mutex_unlock(&g_log_mu);
+}
+
+static void assert_logged(const char *what) {
+  pthread_mutex_lock(&g_log_mu);
+  const char *hit = strstr(g_log, what);
+  pthread_mutex_unlock(&g_log_mu);
+  if (!hit) fail_msg("expected a log line with %s; captured:\n%s", what, g_log);
+}
+
+static void test_lua_scenarios_Informers(void **state) {
+  g_log_len = 0;
+  g_log[0] = 0;
+  kin_log_set_sink(capture_sink, NULL);
+  run_scenario("informers");
+  kin_log_set_sink(NULL, NULL);
+  for (int i = 10; i <= 40; i += 10) {
+    char want[160];
+    snprintf(want, sizeof(want), "handler on_update for default/cm%d failed: "
+             "spec/c/lua/scenarios/informers.lua:25: refused cm%d", i, i);
+    assert_logged(want);
+  }
+}
+
+static void test_lua_scenarios_Controller(void **state) {
+  g_log_len = 0;
+  g_log[0] = 0;
+  kin_log_set_sink(capture_sink, NULL);
+  run_scenario("controller");
+  kin_log_set_sink(NULL, NULL);
+  assert_logged("[controller] mirror: Reconciler error for default/cm-fail: "
+                "spec/c/lua/scenarios/controller.lua:26: always fails\nstack traceback:");
+}
+
+static void test_lua_scenarios_NeverWedged(void **state) {
+  g_log_len = 0;
+  g_log[0] = 0;
+  kin_log_set_sink(capture_sink, NULL);
+  run_scenario("never_wedged");
+  kin_log_set_sink(NULL, NULL);
+  assert_logged("[controller] controller \"timed\": reconcile of \"default/loop\" exceeded "
+                "reconcile_timeout 0.3s (ran ");
+  assert_logged("); interrupted at spec/c/lua/scenarios/never_wedged.lua:");
+  assert_logged("reconcile of \"default/slow\" exceeded reconcile_timeout 0.3s (ran ");
+  assert_logged("); interrupted (in a REST call)");
+  assert_logged("[controller] controller \"stuck\": all 1 workers busy for more than 0.2s, "
+                "nothing else is reconciled: \"default/loop\" (");
+  assert_logged("[controller] controller \"stuck\": reconcile of \"default/loop\" still running "
+                "when shutdown_timeout passed (ran ");
+}
 
 
 KIN_SUITE(lua_scenarios, cmocka_unit_test(test_lua_scenarios_Informers),
-          cmocka_unit_test(test_lua_scenarios_Controller))
+          cmocka_unit_test(test_lua_scenarios_Controller),
+          cmocka_unit_test(test_lua_scenarios_NeverWedged))
