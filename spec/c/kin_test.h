@@ -76,4 +76,15 @@ void kin_test_indexer_add(kin_indexer *s, kin_obj *o);
  * tier cannot pass by skipping. */
 const char *kin_test_e2e_env(const char *name);
 
+/* The path of the fixture file name: under $KIN_FIXTURES, else
+ * spec/c/fixtures. Returns one of 8 static buffers used in turn (so a few
+ * paths can be live at once); the tests' own thread only. */
+const char *kin_test_fixture_path(const char *name);
+
+struct kin_sim;
+/* Starts a kinformer.sim with the default config, serving HTTPS with the
+ * fixture certificate sim_tls.crt when tls is non-zero; fails the test
+ * when it cannot. The caller stops it with kin_sim_stop. */
+struct kin_sim *kin_test_sim_start(int tls);
+
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kin.h"
+#include "sim.h"
 
 int kin_test_cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -87,4 +88,25 @@ const char *kin_test_e2e_env(const char *name) {
   if (req && !strcmp(req, "1")) fail_msg("%s is not set but KIN_E2E_REQUIRED=1", name);
   skip();
   return NULL;
+}
+
+const char *kin_test_fixture_path(const char *name) {
+  static char bufs[8][512];
+  static unsigned k;
+  char *p = bufs[k++ % 8];
+  const char *dir = getenv("KIN_FIXTURES");
+  snprintf(p, sizeof(bufs[0]), "%s/%s", dir ? dir : "spec/c/fixtures", name);
+  return p;
+}
+
+kin_sim *kin_test_sim_start(int tls) {
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  if (tls) {
+    cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
+    cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
+  }
+  kin_sim *sim = NULL;
+  assert_int_equal(kin_sim_start(&cfg, &sim), 0);
+  return sim;
 }

@@ -28,23 +28,15 @@
 #define WRONG "kin-wrong-token-77ab2d"
 #define T0 1767225600ULL /* 2026-01-01T00:00:00Z */
 
-static const char *fx(const char *name) {
-  static char bufs[8][512];
-  static int k;
-  char *p = bufs[k++ % 8];
-  const char *dir = getenv("KIN_FIXTURES");
-  snprintf(p, 512, "%s/%s", dir ? dir : "spec/c/fixtures", name);
-  return p;
-}
 
 /* A TLS sim; token and the fixture client CA as asked. */
 static kin_sim *tls_sim(const char *token, int client_ca) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
-  cfg.tls_cert_file = fx("sim_tls.crt");
-  cfg.tls_key_file = fx("sim_tls.key");
+  cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
+  cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
   cfg.token = token;
-  if (client_ca) cfg.client_ca_file = fx("sim_client_ca.crt");
+  if (client_ca) cfg.client_ca_file = kin_test_fixture_path("sim_client_ca.crt");
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
   return sim;
@@ -91,9 +83,9 @@ static void test_client_auth_TLSClientCertificate(void **state) {
   char user[64];
   /* Files. */
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
-                         .cert_file = (char *)fx("sim_client_alice.crt"),
-                         .key_file = (char *)fx("sim_client_alice.key")};
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
+                         .cert_file = (char *)kin_test_fixture_path("sim_client_alice.crt"),
+                         .key_file = (char *)kin_test_fixture_path("sim_client_alice.key")};
   kin_client *c = client_for(&cfg, NULL);
   kin_result r;
   assert_int_equal(get(c, "/api/v1/namespaces", &r), 0);
@@ -122,15 +114,15 @@ static void test_client_auth_TLSClientCertificate(void **state) {
   kin_client_free(c);
 
   /* No certificate, or one from an untrusted CA: 401 with its Status. */
-  cfg = (kin_rest_config){.host = (char *)kin_sim_url(sim), .ca_file = (char *)fx("sim_tls.crt")};
+  cfg = (kin_rest_config){.host = (char *)kin_sim_url(sim), .ca_file = (char *)kin_test_fixture_path("sim_tls.crt")};
   c = client_for(&cfg, NULL);
   assert_int_equal(get(c, "/api/v1/namespaces", &r), KIN_ESTATUS);
   assert_int_equal(r.code, 401);
   assert_string_equal(r.reason, "Unauthorized");
   kin_result_free(&r);
   kin_client_free(c);
-  cfg.cert_file = (char *)fx("sim_client_other.crt");
-  cfg.key_file = (char *)fx("sim_client_other.key");
+  cfg.cert_file = (char *)kin_test_fixture_path("sim_client_other.crt");
+  cfg.key_file = (char *)kin_test_fixture_path("sim_client_other.key");
   c = client_for(&cfg, NULL);
   assert_int_equal(get(c, "/api/v1/namespaces", &r), KIN_ESTATUS);
   assert_int_equal(r.code, 401);
@@ -143,7 +135,7 @@ static void test_client_auth_TLSErrorsAreClear(void **state) {
   kin_sim *sim = tls_sim(NULL, 0);
   /* A CA that did not sign the server's certificate. */
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_client_ca.crt")};
+                         .ca_file = (char *)kin_test_fixture_path("sim_client_ca.crt")};
   kin_client *c = client_for(&cfg, NULL);
   kin_result r;
   assert_int_equal(get(c, "/version", &r), KIN_EIO);
@@ -162,7 +154,7 @@ static void test_client_auth_TLSErrorsAreClear(void **state) {
 
   /* tls-server-name: the certificate is checked against that name. */
   cfg = (kin_rest_config){.host = (char *)kin_sim_url(sim),
-                          .ca_file = (char *)fx("sim_tls.crt"),
+                          .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                           .tls_server_name = "kubernetes.default.svc"};
   c = client_for(&cfg, NULL);
   assert_int_equal(get(c, "/version", &r), KIN_EIO);
@@ -173,7 +165,7 @@ static void test_client_auth_TLSErrorsAreClear(void **state) {
   /* A client certificate file that does not exist: named when the client
    * is created, not at the first request. */
   cfg = (kin_rest_config){.host = (char *)kin_sim_url(sim),
-                          .ca_file = (char *)fx("sim_tls.crt"),
+                          .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                           .cert_file = "/nonexistent/client.crt",
                           .key_file = "/nonexistent/client.key"};
   char err[256];
@@ -188,7 +180,7 @@ static void test_client_auth_TLSErrorsAreClear(void **state) {
 static void test_client_auth_BearerToken(void **state) {
   kin_sim *sim = tls_sim(TOKEN, 0);
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                          .bearer_token = TOKEN};
   kin_client *c = client_for(&cfg, NULL);
   kin_result r;
@@ -232,7 +224,7 @@ static void test_client_auth_TokenFileRotated(void **state) {
   snprintf(path, sizeof path, "%s/token", dir);
   rotate(path, WRONG "\n", 1000000);
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                          .bearer_token_file = path};
   kin_client *c = client_for(&cfg, NULL);
   kin_result r;
@@ -338,7 +330,7 @@ static void test_client_auth_ExecPluginTokenCachedAndExpired(void **state) {
   plugin_new(&p, cred_token(TOKEN, "2026-01-01T00:01:00Z"), 1000, "");
   kin_exec_config ec = exec_cfg(&p);
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                          .exec = &ec};
   kin_clock *clk = kin_fake_clock_new(T0 * KIN_NSEC_PER_SEC);
   kin_client *c = client_for(&cfg, clk);
@@ -372,7 +364,7 @@ static void test_client_auth_ExecPlugin401RunsOnceMore(void **state) {
   plugin_new(&p, cred_token(WRONG, NULL), 1, cred_token(TOKEN, NULL));
   kin_exec_config ec = exec_cfg(&p);
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                          .exec = &ec};
   kin_client *c = client_for(&cfg, NULL);
   kin_result r;
@@ -433,7 +425,7 @@ static void test_client_auth_ExecPluginClientCertificate(void **state) {
   plugin_new(&p, cred, 1000, "");
   kin_exec_config ec = exec_cfg(&p);
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                          .exec = &ec};
   kin_client *c = client_for(&cfg, NULL);
   char user[64];
@@ -513,7 +505,7 @@ static void test_client_auth_TokenNeverInMessagesOrLog(void **state) {
   kin_result r;
   /* Refused token, on a plain request and on a retried one. */
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                          .bearer_token = WRONG};
   kin_client *c = client_for(&cfg, NULL);
   assert_int_equal(get(c, "/api/v1/namespaces", &r), KIN_ESTATUS);
@@ -532,7 +524,7 @@ static void test_client_auth_TokenNeverInMessagesOrLog(void **state) {
   kin_client_free(c);
 
   /* A transport failure with a token configured. */
-  cfg.ca_file = (char *)fx("sim_client_ca.crt");
+  cfg.ca_file = (char *)kin_test_fixture_path("sim_client_ca.crt");
   c = client_for(&cfg, NULL);
   assert_int_equal(get(c, "/api/v1/namespaces", &r), KIN_EIO);
   assert_no_secret(&r, &l, TOKEN);
@@ -545,7 +537,7 @@ static void test_client_auth_TokenNeverInMessagesOrLog(void **state) {
   plugin_new(&p, "{\"status\":{\"token\":\"" TOKEN "\"}", 1000, "");
   kin_exec_config ec = exec_cfg(&p);
   cfg = (kin_rest_config){.host = (char *)kin_sim_url(sim),
-                          .ca_file = (char *)fx("sim_tls.crt"),
+                          .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                           .exec = &ec};
   c = client_for(&cfg, NULL);
   assert_int_not_equal(get(c, "/api/v1/namespaces", &r), 0);
@@ -557,7 +549,7 @@ static void test_client_auth_TokenNeverInMessagesOrLog(void **state) {
   rm_tree(p.dir);
 
   cfg = (kin_rest_config){.host = (char *)kin_sim_url(sim),
-                          .ca_file = (char *)fx("sim_tls.crt"),
+                          .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                           .bearer_token_file = "/nonexistent/token"};
   char err[256];
   c = NULL;

@@ -29,25 +29,6 @@ static double mono(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void fixture_path(char *buf, size_t cap, const char *name) {
-  const char *dir = getenv("KIN_FIXTURES");
-  snprintf(buf, cap, "%s/%s", dir ? dir : "spec/c/fixtures", name);
-}
-
-static kin_sim *start_sim(int tls) {
-  char cert[512], key[512];
-  fixture_path(cert, sizeof(cert), "sim_tls.crt");
-  fixture_path(key, sizeof(key), "sim_tls.key");
-  kin_sim_config cfg;
-  kin_sim_config_init(&cfg);
-  if (tls) {
-    cfg.tls_cert_file = cert;
-    cfg.tls_key_file = key;
-  }
-  kin_sim *sim = NULL;
-  assert_int_equal(kin_sim_start(&cfg, &sim), 0);
-  return sim;
-}
 
 static size_t body_sink(char *p, size_t size, size_t nmemb, void *ud) {
   size_t *n = ud;
@@ -82,7 +63,7 @@ static void test_conn_health_proxy_faults(void **state) {
   assert_int_equal(kin_fault_proxy_start("10.1.2.3", 80, 0, &p), KIN_EINVAL);
   assert_int_equal(kin_fault_proxy_start("example.com", 80, 0, &p), KIN_EINVAL);
   assert_null(p);
-  kin_sim *sim = start_sim(0);
+  kin_sim *sim = kin_test_sim_start(0);
   assert_int_equal(kin_fault_proxy_start("127.0.0.1", kin_sim_port(sim), 0, &p), 0);
   char url[256], big[256];
   snprintf(url, sizeof(url), "http://127.0.0.1:%u/version", (unsigned)kin_fault_proxy_port(p));
@@ -173,7 +154,7 @@ typedef struct {
  * TLS sim, its reflector's watch idle timeout set per informer. */
 static void hfx_start(hfx *fx, uint64_t watch_idle_ns, long read_idle_ms, long ping_ms) {
   memset(fx, 0, sizeof(*fx));
-  fx->sim = start_sim(1);
+  fx->sim = kin_test_sim_start(1);
   assert_int_equal(kin_fault_proxy_start("127.0.0.1", kin_sim_port(fx->sim), 0, &fx->proxy), 0);
   char url[128];
   snprintf(url, sizeof(url), "https://127.0.0.1:%u", (unsigned)kin_fault_proxy_port(fx->proxy));

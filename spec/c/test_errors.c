@@ -28,20 +28,12 @@
 #include "rest_test.h"
 #include "sim.h"
 
-static const char *fx(const char *name) {
-  static char bufs[8][512];
-  static int k;
-  char *p = bufs[k++ % 8];
-  const char *dir = getenv("KIN_FIXTURES");
-  snprintf(p, 512, "%s/%s", dir ? dir : "spec/c/fixtures", name);
-  return p;
-}
 
 static kin_sim *tls_sim(void) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
-  cfg.tls_cert_file = fx("sim_tls.crt");
-  cfg.tls_key_file = fx("sim_tls.key");
+  cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
+  cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
   return sim;
@@ -74,7 +66,7 @@ static void test_errors_TLSUnknownAuthorityNamesCA(void **state) {
   snprintf(url, sizeof url, "GET %s/version: TLS: certificate signed by unknown authority (",
            kin_sim_url(sim));
   /* A CA file that did not sign the server's certificate. */
-  const char *wrong = fx("sim_client_ca.crt");
+  const char *wrong = kin_test_fixture_path("sim_client_ca.crt");
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim), .ca_file = (char *)wrong};
   kin_client *c = client_for(&cfg);
   kin_result r;
@@ -122,7 +114,7 @@ static void test_errors_TLSUnknownAuthorityNamesCA(void **state) {
 static void test_errors_TLSHostnameMismatch(void **state) {
   kin_sim *sim = tls_sim();
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls.crt"),
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls.crt"),
                          .tls_server_name = "kubernetes.default.svc"};
   kin_client *c = client_for(&cfg);
   kin_result r;
@@ -142,12 +134,12 @@ static void test_errors_TLSHostnameMismatch(void **state) {
 static void test_errors_TLSExpiredCertificate(void **state) {
   kin_sim_config sc;
   kin_sim_config_init(&sc);
-  sc.tls_cert_file = fx("sim_tls_expired.crt");
-  sc.tls_key_file = fx("sim_tls_expired.key");
+  sc.tls_cert_file = kin_test_fixture_path("sim_tls_expired.crt");
+  sc.tls_key_file = kin_test_fixture_path("sim_tls_expired.key");
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&sc, &sim), 0);
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
-                         .ca_file = (char *)fx("sim_tls_expired.crt")};
+                         .ca_file = (char *)kin_test_fixture_path("sim_tls_expired.crt")};
   kin_client *c = client_for(&cfg);
   kin_result r;
   assert_int_equal(get(c, "/version", &r), KIN_EIO);

@@ -16,25 +16,6 @@
 #include "io_engine.h"
 #include "sim.h"
 
-static void fixture_path(char *buf, size_t cap, const char *name) {
-  const char *dir = getenv("KIN_FIXTURES");
-  snprintf(buf, cap, "%s/%s", dir ? dir : "spec/c/fixtures", name);
-}
-
-static kin_sim *start_sim(int tls) {
-  char cert[512], key[512];
-  fixture_path(cert, sizeof(cert), "sim_tls.crt");
-  fixture_path(key, sizeof(key), "sim_tls.key");
-  kin_sim_config cfg;
-  kin_sim_config_init(&cfg);
-  if (tls) {
-    cfg.tls_cert_file = cert;
-    cfg.tls_key_file = key;
-  }
-  kin_sim *sim = NULL;
-  assert_int_equal(kin_sim_start(&cfg, &sim), 0);
-  return sim;
-}
 
 static void url_of(char *buf, size_t cap, kin_sim *sim, const char *path) {
   snprintf(buf, cap, "%s%s", kin_sim_url(sim), path);
@@ -61,7 +42,7 @@ static long create_cm(kin_io_engine *e, kin_sim *sim, const char *name) {
 }
 
 static void test_io_engine_GetBlocking(void **state) {
-  kin_sim *sim = start_sim(0);
+  kin_sim *sim = kin_test_sim_start(0);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   char url[512];
@@ -116,7 +97,7 @@ static void *worker(void *p) {
 }
 
 static void test_io_engine_ConcurrentBlocking(void **state) {
-  kin_sim *sim = start_sim(0);
+  kin_sim *sim = kin_test_sim_start(0);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   pthread_t t[8];
@@ -213,9 +194,9 @@ static void *creator(void *p) {
 /* Events reach on_data while the watch is still open; cancel ends it. */
 static void watch_streams_and_cancel(int tls) {
   char cafile[512];
-  fixture_path(cafile, sizeof(cafile), "sim_tls.crt");
+  snprintf(cafile, sizeof(cafile), "%s", kin_test_fixture_path("sim_tls.crt"));
   g_tls = (kin_io_tls){.ca_file = tls ? cafile : NULL};
-  kin_sim *sim = start_sim(tls);
+  kin_sim *sim = kin_test_sim_start(tls);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   stream s;
@@ -251,7 +232,7 @@ static void test_io_engine_WatchStreamsOverTLS(void **state) { watch_streams_and
 
 /* on_data returning non-zero aborts the transfer as a cancellation. */
 static void test_io_engine_DataCallbackAborts(void **state) {
-  kin_sim *sim = start_sim(0);
+  kin_sim *sim = kin_test_sim_start(0);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   assert_int_equal(create_cm(e, sim, "x"), 201);
@@ -269,7 +250,7 @@ static void test_io_engine_DataCallbackAborts(void **state) {
 
 /* Freeing the engine with watches open cancels each exactly once. */
 static void test_io_engine_FreeCancelsRunning(void **state) {
-  kin_sim *sim = start_sim(0);
+  kin_sim *sim = kin_test_sim_start(0);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   assert_int_equal(create_cm(e, sim, "seen"), 201);
@@ -307,13 +288,13 @@ static void test_io_engine_ConnectionRefused(void **state) {
 }
 
 static void test_io_engine_TLSVerifies(void **state) {
-  kin_sim *sim = start_sim(1);
+  kin_sim *sim = kin_test_sim_start(1);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   char url[512], ca[512], wrong[512];
   url_of(url, sizeof(url), sim, "/api/v1/namespaces/default");
-  fixture_path(ca, sizeof(ca), "sim_tls.crt");
-  fixture_path(wrong, sizeof(wrong), "sim_client_ca.crt");
+  snprintf(ca, sizeof(ca), "%s", kin_test_fixture_path("sim_tls.crt"));
+  snprintf(wrong, sizeof(wrong), "%s", kin_test_fixture_path("sim_client_ca.crt"));
   kin_io_response res;
 
   kin_io_request req = {.url = url, .tls = {.ca_file = ca}};
@@ -358,7 +339,7 @@ static void test_io_engine_TLSVerifies(void **state) {
 }
 
 static void test_io_engine_RetryAfterCaptured(void **state) {
-  kin_sim *sim = start_sim(0);
+  kin_sim *sim = kin_test_sim_start(0);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   char url[512];
@@ -381,7 +362,7 @@ static void test_io_engine_RetryAfterCaptured(void **state) {
 }
 
 static void test_io_engine_Timeout(void **state) {
-  kin_sim *sim = start_sim(0);
+  kin_sim *sim = kin_test_sim_start(0);
   kin_io_engine *e = NULL;
   assert_int_equal(kin_io_engine_new(&e), 0);
   char url[512];

@@ -67,6 +67,15 @@ static void capture_sink(void *ud, kin_log_level level, const char *component, c
   pthread_mutex_unlock(&g_log_mu);
 }
 
+/* Runs scenario name with its warnings and errors captured. */
+static void run_captured(const char *name) {
+  g_log_len = 0;
+  g_log[0] = 0;
+  kin_log_set_sink(capture_sink, NULL);
+  run_scenario(name);
+  kin_log_set_sink(NULL, NULL);
+}
+
 static void assert_logged(const char *what) {
   pthread_mutex_lock(&g_log_mu);
   const char *hit = strstr(g_log, what);
@@ -75,11 +84,7 @@ static void assert_logged(const char *what) {
 }
 
 static void test_lua_scenarios_Informers(void **state) {
-  g_log_len = 0;
-  g_log[0] = 0;
-  kin_log_set_sink(capture_sink, NULL);
-  run_scenario("informers");
-  kin_log_set_sink(NULL, NULL);
+  run_captured("informers");
   for (int i = 10; i <= 40; i += 10) {
     char want[160];
     snprintf(want, sizeof(want), "handler on_update for default/cm%d failed: "
@@ -89,21 +94,13 @@ static void test_lua_scenarios_Informers(void **state) {
 }
 
 static void test_lua_scenarios_Controller(void **state) {
-  g_log_len = 0;
-  g_log[0] = 0;
-  kin_log_set_sink(capture_sink, NULL);
-  run_scenario("controller");
-  kin_log_set_sink(NULL, NULL);
+  run_captured("controller");
   assert_logged("[controller] mirror: Reconciler error for default/cm-fail: "
                 "spec/c/lua/scenarios/controller.lua:26: always fails\nstack traceback:");
 }
 
 static void test_lua_scenarios_NeverWedged(void **state) {
-  g_log_len = 0;
-  g_log[0] = 0;
-  kin_log_set_sink(capture_sink, NULL);
-  run_scenario("never_wedged");
-  kin_log_set_sink(NULL, NULL);
+  run_captured("never_wedged");
   assert_logged("[controller] controller \"timed\": reconcile of \"default/loop\" exceeded "
                 "reconcile_timeout 0.3s (ran ");
   assert_logged("); interrupted at spec/c/lua/scenarios/never_wedged.lua:");
