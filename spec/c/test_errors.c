@@ -263,14 +263,14 @@ typedef struct {
   int fd;
   unsigned short port;
   const char *resp, *watch_resp;
-  volatile int stop;
+  int stop;         /* atomic: set by raw_stop, read by the server thread */
   pthread_t th;
   int requests;
 } raw_srv;
 
 static void *raw_loop(void *ud) {
   raw_srv *s = ud;
-  while (!s->stop) {
+  while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
     struct pollfd pf = {.fd = s->fd, .events = POLLIN};
     if (poll(&pf, 1, 20) <= 0) continue;
     int c = accept(s->fd, NULL, NULL);
@@ -315,7 +315,7 @@ static void raw_start(raw_srv *s, const char *resp, const char *watch_resp) {
 }
 
 static void raw_stop(raw_srv *s) {
-  s->stop = 1;
+  __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
   pthread_join(s->th, NULL);
   close(s->fd);
 }
