@@ -56,7 +56,9 @@ typedef struct {
  * kin_obj_ref(in)), or a negative error to refuse the object (the call
  * that enqueued it then fails and queues nothing). It runs with the FIFO
  * locked, as in client-go, so it must be quick and must not call back into
- * the FIFO. */
+ * the FIFO. It runs on the enqueuing thread: the reflector's thread (which
+ * applies watch events the IO thread decoded; never the IO thread itself)
+ * or the informer's resync thread. */
 typedef int (*kin_transform_fn)(void *ud, kin_obj *in, kin_obj **out);
 
 typedef struct {

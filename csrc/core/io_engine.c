@@ -47,8 +47,10 @@ struct kin_io_handle {
   /* Guarded by e->mu. */
   int state;
   int cancel_requested;
+  int resume_requested;
   kin_io_handle *qnext; /* submit queue */
   kin_io_handle *cnext; /* cancel list */
+  kin_io_handle *pnext; /* resume list */
 
   /* IO thread only. */
   CURL *easy;
@@ -73,6 +75,7 @@ struct kin_io_engine {
   /* Guarded by mu. */
   kin_io_handle *qhead, *qtail;
   kin_io_handle *chead;
+  kin_io_handle *phead;         /* resume list (kin_io_resume) */
   int closing;
 
   /* Guarded by mu: health settings (ms; read_idle < 0: off) and counters. */
@@ -261,7 +264,9 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
   kin_io_handle *h = ud;
   size_t n = size * nmemb;
   if (h->on_data) {
-    if (h->on_data(h->ud, p, n)) {
+    int rc = h->on_data(h->ud, p, n);
+    if (rc == KIN_IO_PAUSE) return CURL_WRITEFUNC_PAUSE; /* curl keeps the chunk */
+    if (rc) {
       h->aborted = 1;
       return n ? 0 : 1; /* any other count aborts the transfer */
     }
@@ -744,11 +749,22 @@ static void close_walk(uv_handle_t *h, void *arg) {
 static void on_async(uv_async_t *a) {
   kin_io_engine *e = a->data;
   pthread_mutex_lock(&e->mu);
-  kin_io_handle *q = e->qhead, *c = e->chead;
+  kin_io_handle *q = e->qhead, *c = e->chead, *pr = e->phead;
   e->qhead = e->qtail = NULL;
   e->chead = NULL;
+  e->phead = NULL;
+  for (kin_io_handle *x = pr; x; x = x->pnext) x->resume_requested = 0;
   int closing = e->closing;
   pthread_mutex_unlock(&e->mu);
+
+  while (pr) {
+    kin_io_handle *next = pr->pnext;
+    pr->pnext = NULL;
+    /* May deliver the kept chunk (on_data) right here. */
+    if (pr->easy && !closing) curl_easy_pause(pr->easy, CURLPAUSE_CONT);
+    kin_io_handle_release(pr);
+    pr = next;
+  }
 
   while (q) {
     kin_io_handle *next = q->qnext;
@@ -894,6 +910,20 @@ void kin_io_cancel(kin_io_handle *h) {
     atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
     h->cnext = e->chead;
     e->chead = h;
+    uv_async_send(&e->async);
+  }
+  pthread_mutex_unlock(&e->mu);
+}
+
+void kin_io_resume(kin_io_handle *h) {
+  if (!h) return;
+  kin_io_engine *e = h->e;
+  pthread_mutex_lock(&e->mu);
+  if (h->state != H_DONE && !h->resume_requested && !h->cancel_requested && !e->closing) {
+    h->resume_requested = 1;
+    atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
+    h->pnext = e->phead;
+    e->phead = h;
     uv_async_send(&e->async);
   }
   pthread_mutex_unlock(&e->mu);

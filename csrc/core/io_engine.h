@@ -10,11 +10,12 @@
  *     other calls on the same engine; free must not run on the IO thread.
  *   kin_io_submit, kin_io_cancel, kin_io_do: thread-safe, any thread;
  *     kin_io_do refuses (KIN_EBUSY) on the IO thread, where it would deadlock.
- *   kin_io_handle_release, kin_io_response_free: thread-safe.
+ *   kin_io_handle_release, kin_io_response_free, kin_io_resume: thread-safe.
  *   on_data / on_done callbacks: always on the IO thread; they must not
  *     block, may call kin_io_submit / kin_io_cancel.
- * Locks: kin_io_engine.mu guards the submit queue, the cancel list, the
- * closing flag, each handle's state and cancel flag, the health settings
+ * Locks: kin_io_engine.mu guards the submit queue, the cancel and resume
+ * lists, the closing flag, each handle's state and cancel and resume
+ * flags, the health settings
  * (read_idle_ms, ping_timeout_ms) and the health counters. Everything curl
  * and libuv (multi, easy handles, polls, timers, running list, response
  * buffers, the per-socket health state) is touched only by the IO thread
@@ -67,9 +68,13 @@ typedef struct {
 } kin_io_response;
 
 /* Called on the IO thread with each chunk of the body as it arrives (chunk
- * boundaries are arbitrary). Return 0 to continue, non-zero to abort the
- * transfer (completed with KIN_ECANCELED). */
+ * boundaries are arbitrary). Return 0 to continue, KIN_IO_PAUSE to refuse
+ * this chunk for now (the transfer pauses; after kin_io_resume the same
+ * bytes are offered again), any other non-zero value to abort the transfer
+ * (completed with KIN_ECANCELED). */
 typedef int (*kin_io_data_cb)(void *ud, const char *p, size_t n);
+
+#define KIN_IO_PAUSE 0x7061 /* on_data: pause (backpressure), see kin_io_resume */
 
 /* Called once on the IO thread when the request ends. res is the engine's:
  * the callback may steal its pointers (set them to NULL); whatever is left
@@ -164,6 +169,12 @@ int kin_io_submit(kin_io_engine *e, const kin_io_request *req, kin_io_handle **h
  * (on the IO thread) unless it already completed, in which case this is a
  * no-op. Must not be called after its engine was freed. */
 void kin_io_cancel(kin_io_handle *h);
+
+/* Resumes a transfer whose on_data returned KIN_IO_PAUSE: the IO thread
+ * unpauses it soon after and offers the refused chunk again. A no-op when
+ * the request is not paused or already completed. Thread-safe; must not be
+ * called after its engine was freed. */
+void kin_io_resume(kin_io_handle *h);
 
 /* Drops a reference returned by kin_io_submit. NULL is a no-op. */
 void kin_io_handle_release(kin_io_handle *h);

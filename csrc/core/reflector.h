@@ -34,11 +34,15 @@
  * - LIST items without kind/apiVersion (typed lists) get the list's, as
  *   the dynamic client's UnstructuredList does.
  *
- * Threads: one reflector thread runs ListAndWatch; watch bytes are decoded
- * on the IO thread, which pushes events into the FIFO. Locks: kin_reflector.mu
- * guards the last synced RV, the state, the stop flag, the current watch
- * handle and the stats; the FIFO has its own lock and is never called
- * with mu held. */
+ * Threads: one reflector thread runs ListAndWatch. Watch bytes are decoded
+ * on the IO thread, which only queues the events (one wake-up per received
+ * chunk); the reflector thread applies them to the FIFO (so transforms run
+ * there, never on the IO thread), advances the RV and counts them. When
+ * more than queue_max_bytes of events wait, the transfer is paused
+ * (KIN_IO_PAUSE) until the reflector thread takes them. Locks:
+ * kin_reflector.mu guards the last synced RV, the state, the stop flag,
+ * the current watch handle, the event queue and the stats; the FIFO has
+ * its own lock and is never called with mu held. */
 #ifndef KIN_REFLECTOR_H
 #define KIN_REFLECTOR_H
 
@@ -54,6 +58,7 @@
 #define KIN_REFLECTOR_BACKOFF_MAX_NS (30 * KIN_NSEC_PER_SEC)
 #define KIN_REFLECTOR_BACKOFF_RESET_NS (120 * KIN_NSEC_PER_SEC)
 #define KIN_REFLECTOR_IDLE_TIMEOUT_NS (300 * KIN_NSEC_PER_SEC)
+#define KIN_REFLECTOR_QUEUE_MAX_BYTES ((size_t)64 << 20) /* 64 MiB of events */
 
 typedef struct kin_reflector kin_reflector;
 
@@ -69,6 +74,10 @@ typedef struct {
   uint64_t idle_timeout_ns;  /* 0: KIN_REFLECTOR_IDLE_TIMEOUT_NS */
   uint64_t backoff_initial_ns; /* 0: the defaults above (tests shorten them) */
   uint64_t backoff_max_ns;
+  /* Decoded watch events (bytes of their JSON) that may wait for the
+   * reflector thread before the transfer is paused; 0:
+   * KIN_REFLECTOR_QUEUE_MAX_BYTES. */
+  size_t queue_max_bytes;
   kin_delta_fifo *fifo;      /* borrowed: the store the reflector fills */
   kin_clock *clock;          /* NULL: real clock */
   const char *name;          /* for logs, e.g. "v1/pods" */
@@ -105,6 +114,7 @@ typedef struct {
   uint64_t idle_timeouts;   /* watches dropped as stalled */
   uint64_t backoffs;        /* waits before a retry */
   uint64_t last_backoff_ns; /* length of the latest of those waits */
+  uint64_t watch_pauses;    /* watch transfers paused: too many events queued */
   uint64_t listed_items;    /* items seen by the LIST in progress (progress line) */
   uint64_t expected_items;  /* listed_items + the last page's remainingItemCount
                                (the whole list once its last page came); 0: unknown */

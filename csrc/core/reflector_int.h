@@ -1,7 +1,7 @@
 /* reflector_int.h -- the reflector's state, shared by reflector.c (the
  * ListAndWatch loop, resourceVersion rules, backoff), reflector_list.c
- * (paged LIST) and reflector_watch.c (the watch stream on the IO thread)
- * (internal). */
+ * (paged LIST) and reflector_watch.c (the watch stream: decoded on the IO
+ * thread, applied on the reflector thread) (internal). */
 #ifndef KIN_REFLECTOR_INT_H
 #define KIN_REFLECTOR_INT_H
 
@@ -38,6 +38,7 @@ struct kin_reflector {
   int watch_list;
   long page_size;        /* as configured: 0 default, < 0 no paging */
   uint64_t idle_ns;
+  size_t queue_max;      /* bytes of queued watch events before a pause */
   kin_delta_fifo *fifo;  /* borrowed */
   kin_clock *clock;      /* borrowed */
 
@@ -50,9 +51,9 @@ struct kin_reflector {
    * own lock. */
   kin_io_canceler list_cancel;
 
-  /* mu guards everything below; cond is broadcast when a watch makes
-   * progress or ends, and on stop. Never held while calling the FIFO or
-   * the IO engine. */
+  /* mu guards everything below, and the event queue of the watch in
+   * flight; cond is broadcast when a watch queues events or ends, and on
+   * stop. Never held while calling the FIFO or the IO engine. */
   pthread_mutex_t mu;
   pthread_cond_t cond;
   char *last_rv;         /* last synced resourceVersion, "" before the first list */
@@ -116,10 +117,13 @@ typedef enum {
   KIN__RFL_FAILED       /* anything else: relist after a backoff */
 } kin__rfl_outcome;
 
-/* Blocks until w ends, cancelling it on stop or when no byte came for the
- * idle timeout; with until_initial it also returns once a WatchList's
- * initial state has been handed to the FIFO (the stream then stays open).
- * Fills *st with what the server said when it failed. */
+/* Applies w's events to the FIFO as the IO thread queues them (so
+ * transforms run on the calling reflector thread) until w ends,
+ * cancelling it on stop or when no byte came for the idle timeout; with
+ * until_initial it also returns once a WatchList's initial state has been
+ * handed to the FIFO (the stream then stays open; later events wait in the
+ * queue for the next call). Fills *st with what the server said when it
+ * failed. */
 kin__rfl_outcome kin__rfl_watch_wait(kin_reflector *r, kin__rfl_watch *w, int until_initial,
                                      kin__rfl_status *st);
 

@@ -1,12 +1,21 @@
 /* reflector_watch.c -- one watch of the reflector: the request, the
- * stream decoded on the IO thread straight into the FIFO, and how it
- * ended (client-go's Reflector.watch / handleAnyWatch).
+ * stream decoded on the IO thread, its events applied to the FIFO on the
+ * reflector thread, and how it ended (client-go's Reflector.watch /
+ * handleAnyWatch).
  *
- * The IO thread applies each event as it is decoded and advances the last
- * RV after it, so a watch that breaks at any byte resumes exactly after the
- * last event applied. Once an event could not be read (malformed, too
- * large, cut off) nothing after it is applied: the stream is abandoned and
- * re-established from the last RV, so the skipped event is sent again.
+ * The IO thread only decodes: the events of each received chunk are
+ * appended to the watch's queue (under r->mu, one broadcast of r->cond per
+ * chunk), and nothing that can block (the FIFO lock, a transform, a Lua
+ * state) runs there. The reflector thread, waiting in kin__rfl_watch_wait,
+ * takes the whole queue at once, applies the events in order and advances
+ * the last RV after each, so a watch that breaks at any byte resumes
+ * exactly after the last event applied. When queue_max bytes of events
+ * wait, on_data refuses the next chunk with KIN_IO_PAUSE (curl keeps it and
+ * stops reading that transfer) and the reflector thread resumes the
+ * transfer when it takes the queue; a paused watch is not idle. Once an
+ * event could not be read (malformed, too large, cut off) nothing after it
+ * is queued: the stream is abandoned and re-established from the last RV,
+ * so the skipped event is sent again.
  *
  * A response that is not a watch stream (a Status for 410/429/..., an
  * HTML page from a proxy) is recognised by its first bytes, before any of
@@ -14,8 +23,9 @@
  *
  * WatchList: the initial events go to a temporary store until the
  * bookmark annotated k8s.io/initial-events-end, which replaces the FIFO
- * with them (on the IO thread, so no later event can overtake the
- * Replace); the stream then goes on as an ordinary watch. */
+ * with them (on the reflector thread, in queue order, so no later event
+ * can overtake the Replace); the stream then goes on as an ordinary
+ * watch. */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +44,14 @@
 
 enum { SNIFF = 0, STREAM, BODY };
 
+/* One decoded event waiting for the reflector thread. */
+typedef struct rfl_ev {
+  struct rfl_ev *next;
+  kin_watch_event_type type; /* ADDED, MODIFIED, DELETED or BOOKMARK */
+  int initial_events_end;    /* BOOKMARK: annotated k8s.io/initial-events-end */
+  kin_obj *obj;              /* owned reference */
+} rfl_ev;
+
 struct kin__rfl_watch {
   kin_reflector *r;
   kin_io_handle *h; /* the reflector thread's */
@@ -42,22 +60,42 @@ struct kin__rfl_watch {
   kin_watch_decoder *dec;
   int mode;          /* SNIFF, STREAM or BODY */
   kin__buf head;     /* bytes not yet known to be a stream / the error body */
-  int initial;       /* WatchList: collecting the initial events in temp */
-  kin__hmap temp;    /* key -> kin_obj (owned reference) */
-  int abort;         /* apply nothing more: the stream is given up */
+  int abort;         /* queue nothing more: the stream is given up */
   int lost;          /* an event could not be read */
   int error_event;   /* an ERROR event ended the stream; st holds it */
   long http;         /* HTTP status, 0 when no response came */
   kin__rfl_status st;
+  rfl_ev *pend, *pend_tail; /* decoded from the current chunk, not yet queued */
+  size_t pend_bytes;
+  int full;          /* the queue was full after the last chunk */
+
+  /* The reflector thread's. */
+  int initial;       /* WatchList: collecting the initial events in temp */
+  kin__hmap temp;    /* key -> kin_obj (owned reference) */
+  int rfl_abort;     /* apply nothing more (the transfer is cut) */
+  int rfl_lost;      /* an event could not be applied: resume from the last RV */
 
   /* Guarded by r->mu. */
   int done, initial_done, cancelled, idle;
+  int cut;           /* given up by the reflector thread: on_data aborts */
+  int paused;        /* on_data returned KIN_IO_PAUSE; not yet resumed */
+  rfl_ev *q, *q_tail; /* decoded events, oldest first, owned */
+  size_t q_bytes;    /* their JSON bytes (compared with r->queue_max) */
   uint64_t events, started_ns, last_byte_ns;
 };
 
-/* ---- IO thread ------------------------------------------------------------ */
+static void ev_free_list(rfl_ev *e) {
+  while (e) {
+    rfl_ev *next = e->next;
+    kin_obj_unref(e->obj);
+    free(e);
+    e = next;
+  }
+}
 
-static int temp_apply(kin__rfl_watch *w, const kin_watch_event *ev) {
+/* ---- reflector thread: applying queued events ---------------------------- */
+
+static int temp_apply(kin__rfl_watch *w, const rfl_ev *ev) {
   const char *key = kin_obj_key(ev->obj);
   void *old = NULL;
   if (ev->type == KIN_WATCH_DELETED) {
@@ -82,7 +120,8 @@ static void temp_clear(kin__rfl_watch *w) {
 }
 
 /* The initial-events-end bookmark: the collected state replaces the FIFO
- * and the stream becomes an ordinary watch. Returns 0 to go on. */
+ * and the stream becomes an ordinary watch. Returns 0 to go on, 1 when the
+ * Replace failed (the stream is given up). */
 static int initial_events_end(kin__rfl_watch *w, const char *rv) {
   kin_reflector *r = w->r;
   size_t n = kin__hmap_len(&w->temp), i = 0, pos = 0;
@@ -99,7 +138,7 @@ static int initial_events_end(kin__rfl_watch *w, const char *rv) {
   if (rc) {
     kin_log(KIN_LOG_WARN, LOG, "%s: unable to sync watch-list result: %s", r->name,
             kin_strerror(rc));
-    w->abort = 1;
+    w->rfl_abort = 1;
     return 1;
   }
   pthread_mutex_lock(&r->mu);
@@ -114,20 +153,20 @@ static int initial_events_end(kin__rfl_watch *w, const char *rv) {
   return 0;
 }
 
-static int on_event(void *ud, const kin_watch_event *ev) {
-  kin__rfl_watch *w = ud;
+/* Applies one queued event to the FIFO (or, during a WatchList's initial
+ * events, to temp) and advances the RV after it. Returns 0 to go on, 1
+ * when the stream must be given up (w->rfl_abort is then set). */
+static int apply_event(kin__rfl_watch *w, const rfl_ev *ev) {
   kin_reflector *r = w->r;
-  if (w->abort) return 1;
-  const char *rv = NULL;
+  const char *rv = kin_obj_resource_version(ev->obj);
   int rc = 0;
   switch (ev->type) {
   case KIN_WATCH_ADDED:
   case KIN_WATCH_MODIFIED:
   case KIN_WATCH_DELETED:
-    rv = kin_obj_resource_version(ev->obj);
     if (w->initial) {
       if (temp_apply(w, ev)) {
-        w->abort = w->lost = 1;
+        w->rfl_abort = w->rfl_lost = 1;
         return 1;
       }
       break;
@@ -141,21 +180,10 @@ static int on_event(void *ud, const kin_watch_event *ev) {
                                                                                      : "DELETED",
               kin_obj_key(ev->obj), kin_strerror(rc));
     break;
-  case KIN_WATCH_BOOKMARK:
-    if (w->initial && ev->initial_events_end) return initial_events_end(w, ev->resource_version);
-    rv = ev->resource_version;
+  default: /* KIN_WATCH_BOOKMARK */
+    if (!rv) rv = "";
+    if (w->initial && ev->initial_events_end) return initial_events_end(w, rv);
     break;
-  case KIN_WATCH_ERROR: {
-    size_t len;
-    const char *js = kin_obj_json(ev->obj, &len);
-    w->st.code = ev->code;
-    snprintf(w->st.reason, sizeof(w->st.reason), "%s", ev->reason ? ev->reason : "");
-    snprintf(w->st.message, sizeof(w->st.message), "%s", ev->message ? ev->message : "");
-    kin__rfl_parse_status(js, len, &w->st);
-    w->error_event = 1;
-    w->abort = 1;
-    return 1;
-  }
   }
   pthread_mutex_lock(&r->mu);
   w->events++;
@@ -170,6 +198,72 @@ static int on_event(void *ud, const kin_watch_event *ev) {
   }
   pthread_mutex_unlock(&r->mu);
   return 0;
+}
+
+/* Applies a batch taken from the queue, in order, and frees it; once the
+ * stream is given up the rest is only freed. */
+static void apply_batch(kin__rfl_watch *w, rfl_ev *batch) {
+  while (batch) {
+    rfl_ev *next = batch->next;
+    if (!w->rfl_abort) apply_event(w, batch);
+    kin_obj_unref(batch->obj);
+    free(batch);
+    batch = next;
+  }
+}
+
+/* ---- IO thread: decoding -------------------------------------------------- */
+
+/* Bytes a queued event counts for: its JSON and the queue entry. */
+static size_t ev_bytes(const kin_obj *obj) {
+  size_t len = 0;
+  kin_obj_json(obj, &len);
+  return len + sizeof(rfl_ev);
+}
+
+/* Decoder callback: keeps ADDED/MODIFIED/DELETED/BOOKMARK in w->pend (queued
+ * at the end of the chunk); an ERROR event ends the stream here. */
+static int on_event(void *ud, const kin_watch_event *ev) {
+  kin__rfl_watch *w = ud;
+  if (w->abort) return 1;
+  if (ev->type == KIN_WATCH_ERROR) {
+    size_t len;
+    const char *js = kin_obj_json(ev->obj, &len);
+    w->st.code = ev->code;
+    snprintf(w->st.reason, sizeof(w->st.reason), "%s", ev->reason ? ev->reason : "");
+    snprintf(w->st.message, sizeof(w->st.message), "%s", ev->message ? ev->message : "");
+    kin__rfl_parse_status(js, len, &w->st);
+    w->error_event = 1;
+    w->abort = 1;
+    return 1;
+  }
+  rfl_ev *e = malloc(sizeof(*e));
+  if (!e) {
+    w->abort = w->lost = 1;
+    return 1;
+  }
+  e->next = NULL;
+  e->type = ev->type;
+  e->initial_events_end = ev->type == KIN_WATCH_BOOKMARK && ev->initial_events_end;
+  e->obj = kin_obj_ref(ev->obj);
+  if (w->pend_tail) w->pend_tail->next = e;
+  else w->pend = e;
+  w->pend_tail = e;
+  w->pend_bytes += ev_bytes(e->obj);
+  return 0;
+}
+
+/* Moves w->pend to the queue and wakes the reflector thread. Caller holds
+ * r->mu. */
+static void flush_locked(kin__rfl_watch *w) {
+  if (!w->pend) return;
+  if (w->q_tail) w->q_tail->next = w->pend;
+  else w->q = w->pend;
+  w->q_tail = w->pend_tail;
+  w->q_bytes += w->pend_bytes;
+  w->pend = w->pend_tail = NULL;
+  w->pend_bytes = 0;
+  pthread_cond_broadcast(&w->r->cond);
 }
 
 static void on_error(void *ud, const kin_watch_decode_error *e) {
@@ -205,26 +299,48 @@ static void sniff(kin__rfl_watch *w) {
   if (w->mode == BODY && w->head.len > SNIFF_MAX) w->mode = STREAM;
 }
 
-static int on_data(void *ud, const char *p, size_t n) {
-  kin__rfl_watch *w = ud;
-  kin_reflector *r = w->r;
-  pthread_mutex_lock(&r->mu);
-  w->last_byte_ns = kin_clock_now(r->clock);
-  pthread_mutex_unlock(&r->mu);
+/* Decodes a chunk into w->pend. */
+static void take_chunk(kin__rfl_watch *w, const char *p, size_t n) {
   if (w->mode == STREAM) {
     feed(w, p, n);
-    return w->abort;
+    return;
   }
   if (kin__buf_add(&w->head, p, n)) {
     w->abort = w->lost = 1;
-    return 1;
+    return;
   }
   sniff(w);
   if (w->mode == STREAM) {
     feed(w, w->head.p, w->head.len);
     kin__buf_free(&w->head);
   }
-  return w->abort;
+}
+
+/* Curl's data callback: decodes the chunk and queues its events with one
+ * lock and one wake-up. Returns KIN_IO_PAUSE (the chunk is offered again
+ * after kin_io_resume) while the queue is full, 1 to end the transfer. */
+static int on_data(void *ud, const char *p, size_t n) {
+  kin__rfl_watch *w = ud;
+  kin_reflector *r = w->r;
+  if (w->full) {
+    pthread_mutex_lock(&r->mu);
+    if (!w->cut && w->q_bytes >= r->queue_max) {
+      if (!w->paused) r->st.watch_pauses++;
+      w->paused = 1;
+      pthread_mutex_unlock(&r->mu);
+      return KIN_IO_PAUSE;
+    }
+    pthread_mutex_unlock(&r->mu);
+    w->full = 0;
+  }
+  if (!w->abort) take_chunk(w, p, n);
+  pthread_mutex_lock(&r->mu);
+  w->last_byte_ns = kin_clock_now(r->clock);
+  flush_locked(w);
+  w->full = w->q_bytes >= r->queue_max;
+  int cut = w->cut;
+  pthread_mutex_unlock(&r->mu);
+  return w->abort || cut;
 }
 
 static void on_done(void *ud, kin_io_response *res) {
@@ -264,6 +380,7 @@ static void on_done(void *ud, kin_io_response *res) {
       w->st.retry_after_ns = (uint64_t)s * KIN_NSEC_PER_SEC;
   }
   pthread_mutex_lock(&r->mu);
+  flush_locked(w);
   w->done = 1;
   pthread_cond_broadcast(&r->cond);
   pthread_mutex_unlock(&r->mu);
@@ -342,8 +459,8 @@ static kin__rfl_outcome classify(kin_reflector *r, kin__rfl_watch *w) {
    * relists on a reset or timeout; a relist would meet the same failure,
    * and a re-watch still learns (410) when the RV is gone, so any failure
    * before a response backs off and watches again. */
-  if (!w->http && !w->idle) return KIN__RFL_RETRY;
-  if (w->lost) return KIN__RFL_LOST;
+  if (!w->http && !w->idle && !w->cut) return KIN__RFL_RETRY;
+  if (w->lost || w->rfl_lost) return KIN__RFL_LOST;
   if (!w->idle && !w->events && kin_clock_now(r->clock) - w->started_ns < KIN_NSEC_PER_SEC)
     return KIN__RFL_SHORT;
   return KIN__RFL_ENDED;
@@ -353,7 +470,30 @@ kin__rfl_outcome kin__rfl_watch_wait(kin_reflector *r, kin__rfl_watch *w, int un
                                      kin__rfl_status *st) {
   memset(st, 0, sizeof(*st));
   pthread_mutex_lock(&r->mu);
-  while (!w->done && !(until_initial && w->initial_done)) {
+  for (;;) {
+    if (w->q && !r->stopping) {
+      /* Take everything queued; a paused transfer resumes now (it was
+       * silent because of us, not the server: not idle). */
+      rfl_ev *batch = w->q;
+      w->q = w->q_tail = NULL;
+      w->q_bytes = 0;
+      int resume = w->paused;
+      w->paused = 0;
+      if (resume) w->last_byte_ns = kin_clock_now(r->clock);
+      pthread_mutex_unlock(&r->mu);
+      if (resume) kin_io_resume(w->h);
+      int was_abort = w->rfl_abort;
+      apply_batch(w, batch);
+      if (w->rfl_abort && !was_abort) {
+        pthread_mutex_lock(&r->mu);
+        w->cut = 1;
+        pthread_mutex_unlock(&r->mu);
+        kin_io_cancel(w->h);
+      }
+      pthread_mutex_lock(&r->mu);
+      continue;
+    }
+    if (w->done || (until_initial && w->initial_done)) break;
     uint64_t deadline = w->last_byte_ns > UINT64_MAX - r->idle_ns ? UINT64_MAX - 1
                                                                   : w->last_byte_ns + r->idle_ns;
     if (!w->cancelled && (r->stopping || kin_clock_now(r->clock) >= deadline)) {
@@ -374,6 +514,8 @@ kin__rfl_outcome kin__rfl_watch_wait(kin_reflector *r, kin__rfl_watch *w, int un
   kin__rfl_outcome o;
   if (until_initial && w->initial_done) {
     o = KIN__RFL_INITIAL;
+  } else if (w->q && r->stopping) {
+    o = KIN__RFL_STOPPED; /* events left unapplied on stop */
   } else {
     o = classify(r, w);
     *st = w->st;
@@ -399,5 +541,7 @@ void kin__rfl_watch_free(kin_reflector *r, kin__rfl_watch *w) {
   temp_clear(w);
   kin__hmap_free(&w->temp);
   kin__buf_free(&w->head);
+  ev_free_list(w->q);
+  ev_free_list(w->pend);
   free(w);
 }
