@@ -42,6 +42,37 @@ describe("core.json_decode", function()
       assert.matches("invalid JSON at offset", msg, 1, true)
     end
   end)
+
+  -- One decoder for JSON strings (csrc/core/json_str.c): Go's rule, a lone
+  -- UTF-16 surrogate becomes U+FFFD, the same in Lua tables and in the C
+  -- object's fields.
+  it("decodes lone surrogates to U+FFFD, like the C object's fields", function()
+    local r = "\u{FFFD}"
+    assert.are.equal(r, core.json_decode('"\\ud800"'))
+    assert.are.equal(r, core.json_decode('"\\udc00"'))
+    assert.are.equal("a" .. r .. "A", core.json_decode('"a\\ud800\\u0041"'))
+    assert.are.equal(r .. "\u{10FFFF}", core.json_decode('"\\udfff\\udbff\\udfff"'))
+    local js = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a\\ud800b",'
+      .. '"namespace":"n","labels":{"k":"\\udc00"}}}'
+    local o = assert(core.object(js))
+    local t = assert(core.json_decode(js))
+    assert.are.equal("a" .. r .. "b", o:name())
+    assert.are.equal(o:name(), t.metadata.name)
+    assert.are.equal(o:label("k"), t.metadata.labels.k)
+    assert.are.equal(o:name(), o:decode().metadata.name)
+  end)
+
+  it("keeps \\u0000 as a 0 byte and rejects bad escapes", function()
+    assert.are.equal("a\0b", core.json_decode('"a\\u0000b"'))
+    for _, bad in ipairs({ '"\\u12"', '"\\u12G4"', '"\\x"', '"\\ud800\\u12"', '"ab\\' }) do
+      local v, msg, code = core.json_decode(bad)
+      assert.is_nil(v)
+      assert.are.equal("EINVAL", code)
+      assert.matches("invalid JSON at offset", msg, 1, true)
+    end
+    local _, msg = core.json_decode('"ab\\u12"')
+    assert.matches("invalid \\u escape", msg, 1, true)
+  end)
 end)
 
 describe("core.json_encode", function()

@@ -5,6 +5,7 @@
 #include <jsmn.h>
 
 #include "json_tok.h"
+#include "json_str.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,39 +81,6 @@ int kin__json_true(const kin__json *j, int i) {
   return t->type == JSMN_PRIMITIVE && j->js[t->start] == 't';
 }
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return 0;
-}
-
-/* Appends the UTF-8 encoding of code point cp at w; returns the new end. */
-static char *put_utf8(char *w, unsigned cp) {
-  if (cp < 0x80) {
-    *w++ = (char)cp;
-  } else if (cp < 0x800) {
-    *w++ = (char)(0xC0 | cp >> 6);
-    *w++ = (char)(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *w++ = (char)(0xE0 | cp >> 12);
-    *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
-    *w++ = (char)(0x80 | (cp & 0x3F));
-  } else {
-    *w++ = (char)(0xF0 | cp >> 18);
-    *w++ = (char)(0x80 | (cp >> 12 & 0x3F));
-    *w++ = (char)(0x80 | (cp >> 6 & 0x3F));
-    *w++ = (char)(0x80 | (cp & 0x3F));
-  }
-  return w;
-}
-
-static unsigned hex4(const char *s) {
-  unsigned v = 0;
-  for (int k = 0; k < 4; k++) v = v << 4 | (unsigned)hexval(s[k]);
-  return v;
-}
-
 int kin__json_is_object(const kin__json *j, int i) {
   return i >= 0 && i < j->n && TOK(j)[i].type == JSMN_OBJECT;
 }
@@ -121,44 +89,9 @@ char *kin__json_strdup(const kin__json *j, int i) { return kin__json_strdup_oom(
 
 char *kin__json_strdup_oom(const kin__json *j, int i, int *oom) {
   if (i < 0 || i >= j->n || TOK(j)[i].type != JSMN_STRING) return NULL;
-  const char *s = j->js + TOK(j)[i].start, *e = j->js + TOK(j)[i].end;
-  /* Unescaping never grows: \uXXXX (6 bytes) gives at most 3 bytes, a
-   * surrogate pair (12) 4. */
-  char *o = malloc((size_t)(e - s) + 1), *w = o;
-  if (!o) {
-    if (oom) *oom = 1;
-    return NULL;
-  }
-  while (s < e) {
-    if (*s != '\\' || s + 1 >= e) {
-      *w++ = *s++;
-      continue;
-    }
-    char c = s[1];
-    s += 2;
-    switch (c) {
-    case 'n': *w++ = '\n'; break;
-    case 't': *w++ = '\t'; break;
-    case 'r': *w++ = '\r'; break;
-    case 'b': *w++ = '\b'; break;
-    case 'f': *w++ = '\f'; break;
-    case 'u': {
-      if (e - s < 4) break; /* JSMN_STRICT rejects this; be safe anyway */
-      unsigned cp = hex4(s);
-      s += 4;
-      if (cp >= 0xD800 && cp < 0xDC00 && e - s >= 6 && s[0] == '\\' && s[1] == 'u') {
-        unsigned lo = hex4(s + 2);
-        if (lo >= 0xDC00 && lo < 0xE000) {
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          s += 6;
-        }
-      }
-      w = put_utf8(w, cp);
-      break;
-    }
-    default: *w++ = c; break; /* \" \\ \/ */
-    }
-  }
-  *w = 0;
+  char *o;
+  int rc = kin__json_unescape_dup(j->js + TOK(j)[i].start,
+                                  (size_t)(TOK(j)[i].end - TOK(j)[i].start), &o, NULL);
+  if (rc == KIN_ENOMEM && oom) *oom = 1;
   return o;
 }

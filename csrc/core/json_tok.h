@@ -26,8 +26,10 @@ int kin__json_next(const kin__json *j, int i);
 int kin__json_get(const kin__json *j, int obj, const char *key);
 /* 1 when token i is a string equal to s (raw comparison: no escapes). */
 int kin__json_eq(const kin__json *j, int i, const char *s);
-/* A new unescaped copy of string token i (the caller frees it); NULL when
- * i < 0, the token is not a string, or on OOM. */
+/* A new unescaped copy of string token i (the caller frees it), decoded by
+ * kin__json_unescape (json_str.h: a lone surrogate gives U+FFFD, a \u0000
+ * ends the copy there); NULL when i < 0, the token is not a string, on a
+ * bad escape (jsmn strict rejects those first), or on OOM. */
 char *kin__json_strdup(const kin__json *j, int i);
 /* The same, telling OOM apart: sets *oom when the copy could not be made. */
 char *kin__json_strdup_oom(const kin__json *j, int i, int *oom);

@@ -12,6 +12,7 @@
 
 #include "kobj.h"
 #include "json_check.h"
+#include "json_str.h"
 #include "kin.h"
 
 #include <pthread.h>
@@ -158,64 +159,21 @@ static void walk_metadata(const char *js, const jsmntok_t *t, int n, int md, wal
   }
 }
 
-/* Decodes the JSON string escapes of src[0..n) into dst (which has room
- * for n bytes) and returns the decoded length. Input was validated. */
-static size_t unescape(const char *src, size_t n, char *dst) {
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = src[i];
-    if (c != '\\') { dst[o++] = c; continue; }
-    c = src[++i];
-    switch (c) {
-    case 'b': dst[o++] = '\b'; break;
-    case 'f': dst[o++] = '\f'; break;
-    case 'n': dst[o++] = '\n'; break;
-    case 'r': dst[o++] = '\r'; break;
-    case 't': dst[o++] = '\t'; break;
-    case 'u': {
-      unsigned cp = (unsigned)strtoul((char[5]){src[i + 1], src[i + 2], src[i + 3], src[i + 4], 0},
-                                      NULL, 16);
-      i += 4;
-      if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < n && src[i + 1] == '\\' && src[i + 2] == 'u') {
-        unsigned lo = (unsigned)strtoul(
-            (char[5]){src[i + 3], src[i + 4], src[i + 5], src[i + 6], 0}, NULL, 16);
-        if (lo >= 0xDC00 && lo <= 0xDFFF) {
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          i += 6;
-        }
-      }
-      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD; /* lone surrogate */
-      if (cp < 0x80) dst[o++] = (char)cp;
-      else if (cp < 0x800) {
-        dst[o++] = (char)(0xC0 | (cp >> 6));
-        dst[o++] = (char)(0x80 | (cp & 0x3F));
-      } else if (cp < 0x10000) {
-        dst[o++] = (char)(0xE0 | (cp >> 12));
-        dst[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        dst[o++] = (char)(0x80 | (cp & 0x3F));
-      } else {
-        dst[o++] = (char)(0xF0 | (cp >> 18));
-        dst[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        dst[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        dst[o++] = (char)(0x80 | (cp & 0x3F));
-      }
-      break;
-    }
-    default: dst[o++] = c; break; /* " \ / */
-    }
-  }
-  return o;
-}
-
-/* Copies string token i (unescaped, NUL-terminated) at *cursor and returns
- * it; "" when i < 0. A \uXXXX escape (6 bytes) decodes to at most 3 bytes
- * and a surrogate pair (12) to 4, so the raw length bounds the output. */
+/* Copies string token i (unescaped by kin__json_unescape, NUL-terminated)
+ * at *cursor and returns it; "" when i < 0. Unescaping never grows the
+ * text, so the raw length bounds the output. A \u0000 ends the C string
+ * there (json_str.h). A bad escape cannot happen (kin__json_check accepted
+ * the document); should it, the raw text is kept. */
 static const char *put_str(const char *js, const jsmntok_t *t, int i, char **cursor) {
   if (i < 0) return "";
   char *d = *cursor;
   const char *src = js + t[i].start;
-  size_t n = (size_t)(t[i].end - t[i].start);
-  size_t o = memchr(src, '\\', n) ? unescape(src, n, d) : (memcpy(d, src, n), n);
+  size_t n = (size_t)(t[i].end - t[i].start), o = n;
+  /* most fields have no escape: one memchr, no call (the hot path) */
+  if (!memchr(src, '\\', n) || kin__json_unescape(src, n, d, &o) < 0) {
+    memcpy(d, src, n);
+    o = n;
+  }
   d[o] = 0;
   *cursor = d + o + 1;
   return d;

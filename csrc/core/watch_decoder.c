@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_str.h"
 #include "kin.h"
 #include "log.h"
 
@@ -184,78 +185,14 @@ static int obj_next(const char *s, size_t n, size_t *pos, size_t *ko, size_t *kl
   return 1;
 }
 
-static int hex4(const char *s, unsigned *v) {
-  *v = 0;
-  for (int k = 0; k < 4; k++) {
-    char c = s[k];
-    unsigned x = (c >= '0' && c <= '9') ? (unsigned)(c - '0')
-                 : (c >= 'a' && c <= 'f') ? (unsigned)(c - 'a' + 10)
-                 : (c >= 'A' && c <= 'F') ? (unsigned)(c - 'A' + 10)
-                                          : 16u;
-    if (x > 15) return -1;
-    *v = *v * 16 + x;
-  }
-  return 0;
-}
-
-/* Unescapes the JSON string s[0..n) (quotes included) into a new
- * NUL-terminated string in *out, owned by the caller. Returns KIN_EINVAL on
- * a bad string, KIN_ENOMEM; *out is NULL on failure. */
+/* Unescapes the JSON string s[0..n) (quotes included) with
+ * kin__json_unescape (json_str.h) into a new NUL-terminated string in
+ * *out, owned by the caller. Returns KIN_EINVAL on a bad string,
+ * KIN_ENOMEM; *out is NULL on failure. */
 static int str_dup(const char *s, size_t n, char **out) {
   *out = NULL;
   if (n < 2 || s[0] != '"' || s[n - 1] != '"') return KIN_EINVAL;
-  char *r = malloc(n); /* unescaping never grows the text */
-  if (!r) return KIN_ENOMEM;
-  size_t j = 0;
-  for (size_t i = 1; i + 1 < n; i++) {
-    char c = s[i];
-    if (c != '\\') { r[j++] = c; continue; }
-    if (++i + 1 >= n) goto bad;
-    switch (s[i]) {
-      case '"': r[j++] = '"'; break;
-      case '\\': r[j++] = '\\'; break;
-      case '/': r[j++] = '/'; break;
-      case 'b': r[j++] = '\b'; break;
-      case 'f': r[j++] = '\f'; break;
-      case 'n': r[j++] = '\n'; break;
-      case 'r': r[j++] = '\r'; break;
-      case 't': r[j++] = '\t'; break;
-      case 'u': {
-        unsigned cp, lo;
-        if (i + 5 >= n || hex4(s + i + 1, &cp) < 0) goto bad;
-        i += 4;
-        if (cp >= 0xD800 && cp < 0xDC00 && i + 7 < n && s[i + 1] == '\\' && s[i + 2] == 'u' &&
-            hex4(s + i + 3, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          i += 6;
-        }
-        /* A \uXXXX escape is 6 bytes and its UTF-8 at most 4, so r fits. */
-        if (cp < 0x80) {
-          r[j++] = (char)cp;
-        } else if (cp < 0x800) {
-          r[j++] = (char)(0xC0 | (cp >> 6));
-          r[j++] = (char)(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-          r[j++] = (char)(0xE0 | (cp >> 12));
-          r[j++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-          r[j++] = (char)(0x80 | (cp & 0x3F));
-        } else {
-          r[j++] = (char)(0xF0 | (cp >> 18));
-          r[j++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-          r[j++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-          r[j++] = (char)(0x80 | (cp & 0x3F));
-        }
-        break;
-      }
-      default: goto bad;
-    }
-  }
-  r[j] = '\0';
-  *out = r;
-  return 0;
-bad:
-  free(r);
-  return KIN_EINVAL;
+  return kin__json_unescape_dup(s + 1, n - 2, out, NULL);
 }
 
 /* 1 when the raw JSON string s[0..n) equals lit once unescaped. */

@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_str.h"
 #include "kin.h"
-#include "lkin.h"
+#include "laux.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -61,105 +62,30 @@ static inline int is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-/* Value of the 4 hex digits at p (p + 4 <= end checked by the caller), or
- * -1. */
-static long hex4(const char *p) {
-  long v = 0;
-  for (int i = 0; i < 4; i++) {
-    char c = p[i];
-    v <<= 4;
-    if (c >= '0' && c <= '9') v |= c - '0';
-    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-    else return -1;
-  }
-  return v;
-}
-
-/* Writes code point cp (at most U+10FFFF) as UTF-8 into o; returns the
- * byte count. */
-static int utf8_put(char *o, unsigned long cp) {
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (char)(0xE0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[2] = (char)(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  o[0] = (char)(0xF0 | (cp >> 18));
-  o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-  o[3] = (char)(0x80 | (cp & 0x3F));
-  return 4;
-}
-
 /* The rest of a string with escapes: s is its first byte, q the first
- * backslash. Pushes the string and returns 0, or returns -1 (the buffer's
+ * backslash. Finds the closing quote, then decodes s..quote with
+ * kin__json_unescape (json_str.h: the core's rule, so a lone UTF-16
+ * surrogate becomes U+FFFD, as Go's encoding/json does, and \u0000 a 0
+ * byte). Pushes the string and returns 0, or returns -1 (the buffer's
  * stack slot is left for the caller's settop). Kept out of line so that
- * its luaL_Buffer does not sit in every recursive frame. A lone UTF-16
- * surrogate becomes U+FFFD, as Go's encoding/json does. */
+ * its luaL_Buffer does not sit in every recursive frame. */
 static NOINLINE int dec_string_escaped(dec *d, const char *s, const char *q) {
   const char *end = d->end;
-  luaL_Buffer b;
-  luaL_buffinit(d->L, &b);
-  luaL_addlstring(&b, s, (size_t)(q - s));
-  while (q < end) {
+  while (q < end && *q != '"') {
     unsigned char c = (unsigned char)*q;
-    if (c == '"') {
-      luaL_pushresult(&b);
-      d->p = q + 1;
-      return 0;
-    }
     if (c < 0x20) return dec_fail(d, q, "control character in string");
-    if (c != '\\') {
-      const char *r = q + 1;
-      while (r < end && *r != '"' && *r != '\\' && (unsigned char)*r >= 0x20) r++;
-      luaL_addlstring(&b, q, (size_t)(r - q));
-      q = r;
-      continue;
-    }
-    if (q + 1 >= end) break;
-    switch (q[1]) {
-    case '"': luaL_addchar(&b, '"'); break;
-    case '\\': luaL_addchar(&b, '\\'); break;
-    case '/': luaL_addchar(&b, '/'); break;
-    case 'b': luaL_addchar(&b, '\b'); break;
-    case 'f': luaL_addchar(&b, '\f'); break;
-    case 'n': luaL_addchar(&b, '\n'); break;
-    case 'r': luaL_addchar(&b, '\r'); break;
-    case 't': luaL_addchar(&b, '\t'); break;
-    case 'u': {
-      long cp = end - q >= 6 ? hex4(q + 2) : -1;
-      if (cp < 0) return dec_fail(d, q, "invalid \\u escape");
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        long lo = end - q >= 12 && q[6] == '\\' && q[7] == 'u' ? hex4(q + 8) : -1;
-        if (lo >= 0xDC00 && lo <= 0xDFFF) {
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          q += 6;
-        } else {
-          cp = 0xFFFD;
-        }
-      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        cp = 0xFFFD;
-      }
-      char u[4];
-      luaL_addlstring(&b, u, (size_t)utf8_put(u, (unsigned long)cp));
-      q += 4;
-      break;
-    }
-    default: return dec_fail(d, q, "invalid escape in string");
-    }
-    q += 2;
+    q += c == '\\' ? 2 : 1;
   }
-  return dec_fail(d, d->p, "unterminated string");
+  if (q >= end) return dec_fail(d, d->p, "unterminated string");
+  size_t n = (size_t)(q - s), len;
+  luaL_Buffer b;
+  char *o = luaL_buffinitsize(d->L, &b, n);
+  if (kin__json_unescape(s, n, o, &len) < 0)
+    return dec_fail(d, s + len,
+                    len + 1 < n && s[len + 1] == 'u' ? "invalid \\u escape" : "invalid escape in string");
+  luaL_pushresultsize(&b, len);
+  d->p = q + 1;
+  return 0;
 }
 
 /* The string at d->p (a '"'). Pushes it and returns 0, or returns -1. */

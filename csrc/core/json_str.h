@@ -1,0 +1,44 @@
+/* json_str.h -- the one decoder of JSON string bodies (internal): escapes,
+ * \uXXXX and surrogate pairs to UTF-8. kobj.c (object fields), json_tok.c
+ * (Status, discovery, exec credentials, annotations), watch_decoder.c
+ * (event type, ERROR reason/message) and the binding's JSON decoder
+ * (csrc/lua/ljson.c) all use it, so they agree on every input.
+ *
+ * The rule, the one of Go's encoding/json (kube-apiserver, client-go):
+ *  - \" \\ \/ \b \f \n \r \t decode to their character; any other
+ *    character after a backslash, a backslash at the end, or a \u not
+ *    followed by 4 hex digits is an error (KIN_EINVAL);
+ *  - a high surrogate \uD800-\uDBFF directly followed by an escaped low
+ *    surrogate \uDC00-\uDFFF decodes to the pair's code point (4 bytes);
+ *  - any other surrogate \uD800-\uDFFF (a lone high or low one) decodes to
+ *    U+FFFD (EF BF BD); the escape after a lone high one is decoded on its
+ *    own;
+ *  - \u0000 decodes to a 0 byte, counted in the length: callers that keep
+ *    C strings (kobj fields, kin__json_strdup, watch events) see the value
+ *    end there; Lua strings keep it;
+ *  - raw bytes (anything but a backslash) are copied unchanged: invalid
+ *    UTF-8 and raw control characters are what the document's validator
+ *    (json_check.c, jsmn strict, ljson) accepts or rejects, as before; the
+ *    decoder does not replace invalid UTF-8 (Go would: U+FFFD).
+ *
+ * Decoding never grows the text: an escape of 2 bytes gives 1, \uXXXX
+ * (6 bytes) at most 3, a pair (12 bytes) 4. */
+#ifndef KIN_JSON_STR_H
+#define KIN_JSON_STR_H
+
+#include <stddef.h>
+
+/* Decodes the string body s[0..n) (without its quotes) into dst, which
+ * has room for n bytes (dst may not overlap s; no NUL is appended).
+ * Returns 0 with the decoded length in *len, or KIN_EINVAL on a bad
+ * escape with *len set to the offset in s of that escape's backslash
+ * (dst then holds a partial result). Owns no memory. */
+int kin__json_unescape(const char *s, size_t n, char *dst, size_t *len);
+
+/* The same into a new NUL-terminated copy: *out is malloc'd and owned by
+ * the caller; *len (when len is not NULL) gets the decoded length, which
+ * is larger than strlen(*out) when the text held \u0000. Returns 0,
+ * KIN_EINVAL (bad escape) or KIN_ENOMEM; *out is NULL on failure. */
+int kin__json_unescape_dup(const char *s, size_t n, char **out, size_t *len);
+
+#endif
