@@ -38,7 +38,7 @@ CORE_LIB := $(BUILD)/libkincore.a
 CORE_LIBS := -lyaml -lm -lcurl -luv
 
 # The embedded API server (kinformer.sim): its own library, linked into the
-# tests and the Lua module.
+# tests and the Lua module kinformer.simcore (never into kinformer.core).
 SIM_SRC := $(sort $(wildcard csrc/sim/*.c))
 SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
 SIM_LIB := $(BUILD)/libkinsim.a
@@ -47,6 +47,15 @@ SIM_LIBS := -lmicrohttpd -lgnutls -ljansson
 LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
 LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
 LUA_MOD := $(BUILD)/kinformer/core.so
+# kinformer.simcore, the C part of require "kinformer.sim": lsim.c with the
+# sim, its own module so that kinformer.core, the one an operator runs in
+# production, links neither libmicrohttpd nor GnuTLS nor Jansson. Both
+# modules export only luaopen_* (csrc/lua/module.map): each keeps its own
+# copy of what it takes from libkincore.a to itself.
+SIM_MOD_OBJ := $(BUILD)/lua/lsim.o
+SIM_MOD := $(BUILD)/kinformer/simcore.so
+LUA_CORE_OBJ := $(filter-out $(SIM_MOD_OBJ),$(LUA_OBJ))
+MOD_LDFLAGS := -shared -Wl,--version-script=csrc/lua/module.map
 
 TEST_SRC := $(sort $(wildcard spec/c/test_*.c))
 TEST_OBJ := $(patsubst spec/c/%.c,$(BUILD)/spec/%.o,$(TEST_SRC)) $(BUILD)/spec/main.o \
@@ -61,7 +70,7 @@ all: build
 deps:
 	@tools/deps.sh
 
-build: $(CORE_LIB) $(LUA_MOD)
+build: $(CORE_LIB) $(LUA_MOD) $(SIM_MOD)
 
 $(BUILD)/core/%.o: csrc/core/%.c $(wildcard csrc/core/*.h)
 	@mkdir -p $(@D)
@@ -83,9 +92,13 @@ $(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h csrc/sim/*.
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) -Icsrc/sim -c $< -o $@
 
-$(LUA_MOD): $(LUA_OBJ) $(SIM_LIB) $(CORE_LIB)
+$(LUA_MOD): $(LUA_CORE_OBJ) $(CORE_LIB) csrc/lua/module.map
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ $(LUA_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) $(CORE_LIBS)
+	$(CC) $(MOD_LDFLAGS) -o $@ $(LUA_CORE_OBJ) $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
+
+$(SIM_MOD): $(SIM_MOD_OBJ) $(SIM_LIB) $(CORE_LIB) csrc/lua/module.map
+	@mkdir -p $(@D)
+	$(CC) $(MOD_LDFLAGS) -o $@ $(SIM_MOD_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) -lm
 
 # The suite list is regenerated whenever the set of test files changes.
 $(SUITES_H): $(TEST_SRC) Makefile
@@ -133,7 +146,7 @@ test-c: $(TEST_BIN) $(LUA_TEST_BIN)
 	$(RUNNER) ./$(TEST_BIN) $(FILTER)
 	$(RUNNER) ./$(LUA_TEST_BIN) $(FILTER)
 
-test-lua: $(LUA_MOD)
+test-lua: $(LUA_MOD) $(SIM_MOD)
 	LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' LUA_CPATH='$(BUILD)/?.so;;' \
 	  $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec
 
@@ -150,8 +163,9 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(MAKE) --no-print-directory MODE=tsan test-c
 
-# luarocks builds the rock from the rockspec into a throw-away tree, then
-# the module is required from that tree.
+# luarocks builds the rock from the rockspec (a copy of the sources, so that
+# no object file lands in the checkout) into a throw-away tree, then the
+# modules are required from that tree; BUILD plays no part.
 rock-check: deps
 	tools/rock-check.sh
 
@@ -175,7 +189,7 @@ clean:
 # creates, scales, changes and deletes a Website while it runs, prints what
 # the operator did and ends with a summary.
 run: deps
-	$(MAKE) --no-print-directory MODE=release $(LUA_MOD)
+	$(MAKE) --no-print-directory MODE=release $(LUA_MOD) $(SIM_MOD)
 	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(BUILD)/?.so;;' $(LUA) examples/run_demo.lua 2>&1
 
 # The in-memory informer stack end to end on examples/informer_demo.events

@@ -44,7 +44,7 @@ e2e-c: e2e-deps
 # The examples' specs pick the real server from KINFORMER_E2E_ADMIN_KUBECONFIG,
 # which cluster.sh run exports (spec/examples/helper.lua).
 e2e-lua: e2e-deps
-	$(MAKE) --no-print-directory MODE=release $(LUA_MOD) fault-proxy
+	$(MAKE) --no-print-directory MODE=release $(LUA_MOD) $(SIM_MOD) fault-proxy
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/examples \
 	  spec/stall_spec.lua

@@ -57,6 +57,7 @@ build = {
         "csrc/core/informer_factory.c",
         "csrc/core/io_engine.c",
         "csrc/core/json_check.c",
+        "csrc/core/json_str.c",
         "csrc/core/json_tok.c",
         "csrc/core/kin.c",
         "csrc/core/kobj.c",
@@ -83,18 +84,39 @@ build = {
         "csrc/core/util.c",
         "csrc/core/watch_decoder.c",
         "csrc/core/workqueue_metrics.c",
+        "csrc/lua/laux.c",
         "csrc/lua/lclient.c",
         "csrc/lua/lcontroller.c",
         "csrc/lua/lenv.c",
+        "csrc/lua/lenv_core.c",
         "csrc/lua/lhandler.c",
         "csrc/lua/linformer.c",
         "csrc/lua/ljson.c",
         "csrc/lua/lkin.c",
         "csrc/lua/lobject.c",
-        "csrc/lua/lsim.c",
         "csrc/lua/lworker.c",
         "csrc/lua/worker_code.c",
         "csrc/lua/worker_state.c",
+      },
+      -- END SOURCES
+      defines = { "_GNU_SOURCE" },
+      incdirs = { "csrc/core", "$(CURL_INCDIR)", "$(LIBUV_INCDIR)", "$(YAML_INCDIR)", "$(JSMN_INCDIR)" },
+      libdirs = { "$(CURL_LIBDIR)", "$(LIBUV_LIBDIR)", "$(YAML_LIBDIR)" },
+      libraries = { "curl", "uv", "yaml", "pthread", "m" },
+    },
+    -- The C part of kinformer.sim (the in-process API server), apart from
+    -- kinformer.core so that operators load no libmicrohttpd, GnuTLS or
+    -- Jansson; it compiles its own copy of the few csrc/core files the
+    -- sim uses (stateless helpers: none of them logs or keeps globals).
+    ["kinformer.simcore"] = {
+      -- BEGIN SIM SOURCES (tools/update-rockspec.sh keeps this list current)
+      sources = {
+        "csrc/core/buf.c",
+        "csrc/core/hmap.c",
+        "csrc/core/kin.c",
+        "csrc/core/label_selector.c",
+        "csrc/core/util.c",
+        "csrc/lua/lsim.c",
         "csrc/sim/burst.c",
         "csrc/sim/faults.c",
         "csrc/sim/http_auth.c",
@@ -121,13 +143,12 @@ build = {
         "csrc/sim/util.c",
         "csrc/sim/validation.c",
       },
-      -- END SOURCES
+      -- END SIM SOURCES
       defines = { "_GNU_SOURCE" },
-      incdirs = { "csrc/core", "csrc/sim", "$(CURL_INCDIR)", "$(LIBUV_INCDIR)", "$(YAML_INCDIR)",
-                  "$(JSMN_INCDIR)", "$(MICROHTTPD_INCDIR)", "$(JANSSON_INCDIR)", "$(GNUTLS_INCDIR)" },
-      libdirs = { "$(CURL_LIBDIR)", "$(LIBUV_LIBDIR)", "$(YAML_LIBDIR)", "$(MICROHTTPD_LIBDIR)",
-                  "$(JANSSON_LIBDIR)", "$(GNUTLS_LIBDIR)" },
-      libraries = { "curl", "uv", "yaml", "microhttpd", "gnutls", "jansson", "pthread", "m" },
+      incdirs = { "csrc/core", "csrc/sim", "$(MICROHTTPD_INCDIR)", "$(JANSSON_INCDIR)",
+                  "$(GNUTLS_INCDIR)" },
+      libdirs = { "$(MICROHTTPD_LIBDIR)", "$(JANSSON_LIBDIR)", "$(GNUTLS_LIBDIR)" },
+      libraries = { "microhttpd", "gnutls", "jansson", "pthread", "m" },
     },
   },
 }

@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Rewrites the C source list of the rockspec from csrc/core and csrc/lua.
-# With --check, only reports (exit 1) when the list is out of date.
+# Rewrites the C source lists of the rockspec's two C modules:
+#   kinformer.core     csrc/core/*.c and csrc/lua/*.c but lsim.c
+#   kinformer.simcore  csrc/lua/lsim.c, csrc/sim/*.c and SIM_CORE below
+# With --check, only reports (exit 1) when a list is out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 spec=rockspec/kinformer-scm-1.rockspec
-list=$(ls csrc/core/*.c csrc/sim/*.c csrc/lua/*.c | sort | sed 's/.*/        "&",/')
-new=$(awk -v list="$list" '
-  /-- BEGIN SOURCES/ { print; print "      sources = {"; print list; print "      },"; skip=1; next }
-  /-- END SOURCES/ { skip=0 }
+# The parts of csrc/core that csrc/sim and lsim.c call (the members of
+# libkincore.a that the Makefile's simcore.so link pulls in; check with
+# `nm -u build/<mode>/libkinsim.a`). One missing shows as an undefined
+# symbol when tools/rock-check.sh loads kinformer.simcore.
+SIM_CORE="buf hmap kin label_selector util"
+fmt() { sort | sed 's/.*/        "&",/'; }
+core_list=$(ls csrc/core/*.c csrc/lua/*.c | grep -vx 'csrc/lua/lsim.c' | fmt)
+sim_list=$({ echo csrc/lua/lsim.c; ls csrc/sim/*.c; for f in $SIM_CORE; do echo "csrc/core/$f.c"; done; } | fmt)
+for f in $SIM_CORE; do
+  [ -f "csrc/core/$f.c" ] || { echo "update-rockspec: csrc/core/$f.c (SIM_CORE) does not exist" >&2; exit 1; }
+done
+new=$(awk -v core="$core_list" -v sim="$sim_list" '
+  /-- BEGIN SOURCES/ || /-- BEGIN SIM SOURCES/ {
+    print; print "      sources = {"; print (/SIM/ ? sim : core); print "      },"; skip=1; next }
+  /-- END SOURCES/ || /-- END SIM SOURCES/ { skip=0 }
   !skip { print }' "$spec")
 if [ "${1:-}" = "--check" ]; then
   if [ "$new" != "$(cat "$spec")" ]; then

@@ -1,7 +1,6 @@
 /* lclient.c -- kinformer.client: the REST verbs of a manager's kin_client
  * (env->client) as Lua methods, usable from any Lua state (the main state,
- * listener states, controller worker states). Also core.log and
- * core.log_enabled, kin's leveled log for Lua code (lua/kinformer/ctx.lua).
+ * listener states, controller worker states).
  *
  * Conventions (luv style):
  *   - misuse (wrong argument types, unknown option values) raises with
@@ -21,32 +20,46 @@
  * from the IO thread; Lua code never runs there). The userdata holds one
  * reference on the lkin_env, dropped by close/__gc; the env's pointers are
  * immutable and kin_client is thread-safe, so no lock is taken here. */
-#include "lenv.h"
-#include "ljson.h"
-#include "lkin.h"
+#include "lclient.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "kin.h"
 #include "kobj.h"
-#include "log.h"
+#include "laux.h"
+#include "ljson.h"
 #include "rest_client.h"
 #include "worker_state.h"
 
 #define CLIENT_MT "kinformer.client"
 
+static const lkin_type client_type; /* below, with the methods */
+
 typedef struct {
   lkin_env *e; /* one reference; NULL once closed */
 } lclient;
 
-/* Pushes a kinformer.client over e->client holding a new reference on e.
- * Raises (without leaking) when the userdata cannot be allocated. */
+/* Raises (without leaking) when the userdata cannot be allocated. */
 void lkin_push_client(lua_State *L, lkin_env *e) {
   lclient *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->e = NULL;
-  lkin_setmetatable(L, CLIENT_MT);
+  lkin_setmetatable(L, &client_type);
   u->e = lkin_env_ref(e);
+}
+
+void lkin_push_resource(lua_State *L, const kin_resource *r) {
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, r->group);
+  lua_setfield(L, -2, "group");
+  lua_pushstring(L, r->version);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, r->resource);
+  lua_setfield(L, -2, "resource");
+  lua_pushstring(L, r->kind);
+  lua_setfield(L, -2, "kind");
+  lua_pushboolean(L, r->namespaced);
+  lua_setfield(L, -2, "namespaced");
 }
 
 /* Returns the client of the userdata at 1 (raises when closed). */
@@ -174,50 +187,14 @@ static int has_opts(lua_State *L, int i) {
   return 1;
 }
 
-/* Field k of the options table at t as a string, or NULL. The string
- * stays alive as a field of the table. Raises on a wrong type. */
-static const char *opt_string(lua_State *L, int t, const char *k) {
-  if (!t) return NULL;
-  lua_getfield(L, t, k);
-  const char *s = NULL;
-  if (!lua_isnil(L, -1)) {
-    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, t,
-                  lua_pushfstring(L, "option '%s' must be a string", k));
-    s = lua_tostring(L, -1);
-  }
-  lua_pop(L, 1);
-  return s;
-}
-
-static int opt_number(lua_State *L, int t, const char *k, lua_Number *v) {
-  if (!t) return 0;
-  lua_getfield(L, t, k);
-  int has = !lua_isnil(L, -1);
-  if (has) {
-    luaL_argcheck(L, lua_type(L, -1) == LUA_TNUMBER, t,
-                  lua_pushfstring(L, "option '%s' must be a number", k));
-    *v = lua_tonumber(L, -1);
-  }
-  lua_pop(L, 1);
-  return has;
-}
-
-static int opt_bool(lua_State *L, int t, const char *k) {
-  if (!t) return 0;
-  lua_getfield(L, t, k);
-  int v = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
-
 /* dry_run = true | "All" -> "All". */
 static const char *opt_dry_run(lua_State *L, int t) {
   if (!t) return NULL;
   lua_getfield(L, t, "dry_run");
   int ty = lua_type(L, -1);
   lua_pop(L, 1);
-  if (ty == LUA_TBOOLEAN) return opt_bool(L, t, "dry_run") ? "All" : NULL;
-  return opt_string(L, t, "dry_run");
+  if (ty == LUA_TBOOLEAN) return lkin_opt_bool(L, t, "dry_run") ? "All" : NULL;
+  return lkin_opt_string(L, t, "dry_run");
 }
 
 /* Replaces the object at i (a table, or a JSON string) by its JSON text
@@ -341,15 +318,13 @@ static int m_list(lua_State *L) {
   const char *ns = opt_arg(L, 3);
   int t = has_opts(L, 4) ? 4 : 0;
   kin_list_opts lo = {0};
-  lo.label_selector = opt_string(L, t, "label_selector");
-  lo.field_selector = opt_string(L, t, "field_selector");
-  lo.continue_token = opt_string(L, t, "continue");
-  lo.resource_version = opt_string(L, t, "resource_version");
-  lua_Number v;
-  if (opt_number(L, t, "limit", &v)) {
-    luaL_argcheck(L, v >= 0, t, "option 'limit' must be >= 0");
-    lo.limit = (long)v;
-  }
+  lo.label_selector = lkin_opt_string(L, t, "label_selector");
+  lo.field_selector = lkin_opt_string(L, t, "field_selector");
+  lo.continue_token = lkin_opt_string(L, t, "continue");
+  lo.resource_version = lkin_opt_string(L, t, "resource_version");
+  lua_Number v = lkin_opt_number(L, t, "limit", 0);
+  luaL_argcheck(L, v >= 0, t, "option 'limit' must be >= 0");
+  lo.limit = (long)v;
   kin_resource r;
   int n = resolve(L, c, res, &r);
   if (n) return n;
@@ -360,7 +335,7 @@ static int m_list(lua_State *L) {
 
 static void write_opts(lua_State *L, int t, kin_write_opts *wo) {
   memset(wo, 0, sizeof *wo);
-  wo->field_manager = opt_string(L, t, "field_manager");
+  wo->field_manager = lkin_opt_string(L, t, "field_manager");
   wo->dry_run = opt_dry_run(L, t);
 }
 
@@ -373,7 +348,7 @@ static int m_create(lua_State *L) {
   if (n) return n;
   kin_write_opts wo;
   write_opts(L, oc.optidx, &wo);
-  wo.subresource = opt_string(L, oc.optidx, "subresource");
+  wo.subresource = lkin_opt_string(L, oc.optidx, "subresource");
   kin_result out;
   int rc = kin_client_create(oc.c, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
   return push_result(L, rc, &out, "create", oc.label);
@@ -424,8 +399,8 @@ static int m_patch(lua_State *L) {
   }
   kin_write_opts wo;
   write_opts(L, t, &wo);
-  wo.subresource = opt_string(L, t, "subresource");
-  wo.force = opt_bool(L, t, "force");
+  wo.subresource = lkin_opt_string(L, t, "subresource");
+  wo.force = lkin_opt_bool(L, t, "force");
   if (type == KIN_PATCH_APPLY && !wo.field_manager) wo.field_manager = "kinformer";
   kin_resource r;
   int n = resolve(L, c, res, &r);
@@ -447,8 +422,8 @@ static int m_apply(lua_State *L) {
   kin_write_opts wo;
   write_opts(L, oc.optidx, &wo);
   if (!wo.field_manager) wo.field_manager = "kinformer";
-  wo.force = opt_bool(L, oc.optidx, "force");
-  wo.subresource = opt_string(L, oc.optidx, "subresource");
+  wo.force = lkin_opt_bool(L, oc.optidx, "force");
+  wo.subresource = lkin_opt_string(L, oc.optidx, "subresource");
   kin_result out;
   int rc = kin_client_patch(oc.c, &oc.r, oc.ns, oc.m.name, KIN_PATCH_APPLY, oc.json, oc.len, &wo,
                             &out);
@@ -487,21 +462,21 @@ static int m_delete(lua_State *L) {
     if ((n = resolve(L, c, label, &r))) return n;
   }
   kin_delete_opts d = {0};
-  d.propagation_policy = opt_string(L, t, "propagation_policy");
+  d.propagation_policy = lkin_opt_string(L, t, "propagation_policy");
   if (d.propagation_policy) {
     static const char *const pol[] = {"Foreground", "Background", "Orphan", NULL};
     lua_pushstring(L, d.propagation_policy);
     luaL_checkoption(L, -1, NULL, pol);
     lua_pop(L, 1);
   }
-  lua_Number g;
-  if (opt_number(L, t, "grace_period", &g)) {
+  if (lkin_opt_isset(L, t, "grace_period")) {
+    lua_Number g = lkin_opt_number(L, t, "grace_period", 0);
     luaL_argcheck(L, g >= 0, t, "option 'grace_period' must be >= 0");
     d.has_grace_period = 1;
     d.grace_period_seconds = (long)g;
   }
-  d.precondition_uid = opt_string(L, t, "uid");
-  d.precondition_rv = opt_string(L, t, "resource_version");
+  d.precondition_uid = lkin_opt_string(L, t, "uid");
+  d.precondition_rv = lkin_opt_string(L, t, "resource_version");
   d.dry_run = opt_dry_run(L, t);
   kin_result out;
   int rc = kin_client_delete(c, &r, ns, name, &d, &out);
@@ -529,55 +504,21 @@ static int m_namespace(lua_State *L) {
   return 1;
 }
 
-/* ---- core.log ---------------------------------------------------------------- */
+static const luaL_Reg methods[] = {
+    {"get", m_get},
+    {"list", m_list},
+    {"create", m_create},
+    {"update", m_update},
+    {"update_status", m_update_status},
+    {"patch", m_patch},
+    {"apply", m_apply},
+    {"delete", m_delete},
+    {"resource", m_resource},
+    {"namespace", m_namespace},
+    {"close", m_close},
+    {NULL, NULL},
+};
 
-static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
+static const lkin_type client_type = {CLIENT_MT, methods, m_close, m_tostring};
 
-static kin_log_level check_level(lua_State *L, int i) {
-  if (lua_type(L, i) == LUA_TNUMBER) {
-    lua_Integer v = luaL_checkinteger(L, i);
-    luaL_argcheck(L, v >= 0 && v <= 3, i, "level must be 0..3");
-    return (kin_log_level)v;
-  }
-  return (kin_log_level)luaL_checkoption(L, i, NULL, level_names);
-}
-
-/* core.log(level, component, msg): one line through kin's log (its sink and
- * level: KINFORMER_LOG_LEVEL). level: "error"|"warn"|"info"|"debug" or 0..3. */
-static int l_log(lua_State *L) {
-  kin_log_level lv = check_level(L, 1);
-  const char *comp = luaL_checkstring(L, 2);
-  const char *msg = luaL_checkstring(L, 3);
-  if (kin_log_enabled(lv)) kin_log(lv, comp, "%s", msg);
-  return 0;
-}
-
-/* core.log_enabled(level) -> boolean: whether core.log at level prints. */
-static int l_log_enabled(lua_State *L) {
-  lua_pushboolean(L, kin_log_enabled(check_level(L, 1)));
-  return 1;
-}
-
-void lkin_open_client(lua_State *L) {
-  static const luaL_Reg methods[] = {
-      {"get", m_get},
-      {"list", m_list},
-      {"create", m_create},
-      {"update", m_update},
-      {"update_status", m_update_status},
-      {"patch", m_patch},
-      {"apply", m_apply},
-      {"delete", m_delete},
-      {"resource", m_resource},
-      {"namespace", m_namespace},
-      {"close", m_close},
-      {NULL, NULL},
-  };
-  lkin_new_type(L, CLIENT_MT, methods, m_close, m_tostring);
-  static const luaL_Reg fns[] = {
-      {"log", l_log},
-      {"log_enabled", l_log_enabled},
-      {NULL, NULL},
-  };
-  luaL_setfuncs(L, fns, 0);
-}
+void lkin_open_client(lua_State *L) { lkin_new_type(L, &client_type); }

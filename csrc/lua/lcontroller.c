@@ -1,4 +1,5 @@
-/* lcontroller.c -- kinformer.controller: env:controller(spec) builds a
+/* lcontroller.c -- kinformer.controller (lcontroller.h): env:controller(spec)
+ * (lenv.c calls lkin_controller_new) builds a
  * kin_controller (controller.h) whose watches enqueue in C and whose
  * workers each run the reconciler in their own worker state.
  *
@@ -51,10 +52,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lcontroller.h"
+
 #include "controller.h"
 #include "kin.h"
-#include "lenv.h"
-#include "lkin.h"
+#include "laux.h"
+#include "linformer.h"
 #include "log.h"
 #include "rest_client.h"
 #include "worker_state.h"
@@ -68,6 +71,7 @@
 #define WATCH_TICK_NS (50 * 1000000ull)
 
 #define CONTROLLER_MT "kinformer.controller"
+static const lkin_type controller_type; /* at the end, with the methods */
 #define ENV_KEY "kinformer.controller.env" /* a worker state's env userdata */
 
 typedef struct lctl lctl;
@@ -103,6 +107,7 @@ typedef struct {
 struct lctl {
   kin_controller *c;      /* owned */
   lkin_env *env;          /* one reference */
+  lkin_push_env_fn *push_env; /* pushes env's userdata in worker states */
   lkin_ws_template *tmpl; /* the reconciler; owned */
   char *name;
   int workers;
@@ -266,10 +271,10 @@ static void arm_abort(lctl *p, double after_s) {
 
 /* Pushes the state's env userdata, made on first use (and again after a
  * rebuild) and kept in the registry. */
-static void push_state_env(lua_State *L, lkin_env *env) {
+static void push_state_env(lua_State *L, lctl *p) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, ENV_KEY) != LUA_TNIL) return;
   lua_pop(L, 1);
-  lkin_push_env(L, env);
+  p->push_env(L, p->env);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, ENV_KEY);
 }
@@ -443,7 +448,7 @@ static int run_reconcile(lua_State *L) {
   /* the do_call closure over this state's env, made once per state */
   if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call") != LUA_TFUNCTION) {
     lua_pop(L, 1);
-    push_state_env(L, p->env);
+    push_state_env(L, p);
     lua_pushcclosure(L, do_call, 1);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call");
@@ -635,7 +640,7 @@ static int run_map(lua_State *L) {
   lua_settop(L, 0);
   luaL_checkstack(L, 12, NULL);
   lua_pushcfunction(L, msgh); /* 1 */
-  push_state_env(L, m->ctl->env);
+  push_state_env(L, m->ctl);
   lua_pushcclosure(L, do_call, 1);
   if (push_code(L, "map", "map function") < 0) {
     mc->msg = dup_top(L, -1);
@@ -839,20 +844,6 @@ static lctl *check_ctl(lua_State *L) {
   return u->p;
 }
 
-/* Reads spec field k as a number (default def when absent); raises
- * otherwise. */
-static lua_Number opt_number(lua_State *L, int t, const char *k, lua_Number def) {
-  lua_getfield(L, t, k);
-  lua_Number v = def;
-  if (!lua_isnil(L, -1)) {
-    int ok;
-    v = lua_tonumberx(L, -1, &ok);
-    if (!ok) luaL_error(L, "controller spec: %s must be a number", k);
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
 static kin_rate_limiter *make_rate_limiter(lua_State *L, int spec) {
   if (lua_getfield(L, spec, "rate_limiter") == LUA_TNIL) {
     lua_pop(L, 1);
@@ -860,10 +851,10 @@ static kin_rate_limiter *make_rate_limiter(lua_State *L, int spec) {
   }
   luaL_argcheck(L, lua_istable(L, -1), 2, "rate_limiter must be a table");
   int t = lua_gettop(L);
-  lua_Number base = opt_number(L, t, "base_delay", 0.005);
-  lua_Number max = opt_number(L, t, "max_delay", 1000);
-  lua_Number qps = opt_number(L, t, "qps", 10);
-  lua_Number burst = opt_number(L, t, "burst", 100);
+  lua_Number base = lkin_opt_number(L, t, "base_delay", 0.005);
+  lua_Number max = lkin_opt_number(L, t, "max_delay", 1000);
+  lua_Number qps = lkin_opt_number(L, t, "qps", 10);
+  lua_Number burst = lkin_opt_number(L, t, "burst", 100);
   lua_pop(L, 1);
   luaL_argcheck(L, base > 0 && max >= base && max < 1e9, 2,
                 "rate_limiter: want 0 < base_delay <= max_delay (seconds)");
@@ -883,17 +874,6 @@ static kin_rate_limiter *make_rate_limiter(lua_State *L, int spec) {
   return r;
 }
 
-static const char *opt_string(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  const char *s = NULL;
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "controller spec: %s must be a string", k);
-    s = lua_tostring(L, -1);
-  }
-  lua_pop(L, 1); /* still referenced by the spec table */
-  return s;
-}
-
 /* Adds watch number wi (the table at w) to p. Raises on misuse; p owns
  * whatever was built so far, so nothing leaks. */
 static void add_watch(lua_State *L, lctl *p, int w, int wi) {
@@ -905,14 +885,14 @@ static void add_watch(lua_State *L, lctl *p, int w, int wi) {
   lua_pop(L, 1);
   if (ie != p->env) luaL_error(L, "controller spec: watch #%d: informer of another manager", wi);
   kin_handler_config cfg = {0};
-  const char *kind = opt_string(L, w, "kind");
+  const char *kind = lkin_opt_string(L, w, "kind");
   char group[256];
   if (!kind || strcmp(kind, "object") == 0) {
     cfg.kind = KIN_ENQUEUE_REQUEST_FOR_OBJECT;
   } else if (strcmp(kind, "owner") == 0) {
     cfg.kind = KIN_ENQUEUE_REQUEST_FOR_OWNER;
-    const char *g = opt_string(L, w, "owner_group");
-    cfg.owner_kind = opt_string(L, w, "owner_kind");
+    const char *g = lkin_opt_string(L, w, "owner_group");
+    cfg.owner_kind = lkin_opt_string(L, w, "owner_kind");
     if (!cfg.owner_kind) luaL_error(L, "controller spec: watch #%d: owner_kind missing", wi);
     snprintf(group, sizeof(group), "%s", g ? g : "");
     cfg.owner_group = group;
@@ -926,7 +906,7 @@ static void add_watch(lua_State *L, lctl *p, int w, int wi) {
   } else {
     luaL_error(L, "controller spec: watch #%d: kind must be object, owner or map", wi);
   }
-  lua_Number resync = opt_number(L, w, "resync", 0);
+  lua_Number resync = lkin_opt_number(L, w, "resync", 0);
   if (resync < 0 || resync > 1e9) luaL_error(L, "controller spec: watch #%d: bad resync", wi);
 
   if (cfg.kind == KIN_ENQUEUE_REQUESTS_FROM_MAP_FUNC) {
@@ -943,7 +923,7 @@ static void add_watch(lua_State *L, lctl *p, int w, int wi) {
                                    lkin_ws_template_memory_limit(p->tmpl));
     lua_pop(L, 1);
     char label[300];
-    const char *iname = opt_string(L, w, "name");
+    const char *iname = lkin_opt_string(L, w, "name");
     snprintf(label, sizeof(label), "map %s", iname ? iname : "");
     if (!(m->label = strdup(label))) luaL_error(L, "not enough memory");
     cfg.map = map_fn;
@@ -966,16 +946,12 @@ static void add_watch(lua_State *L, lctl *p, int w, int wi) {
   if (rc < 0) luaL_error(L, "controller %s: watch #%d: %s", p->name, wi, kin_strerror(rc));
 }
 
-/* env:controller(spec) -> controller userdata. Raises on a bad spec (the
- * message names the field); nothing leaks then (the userdata's __gc frees
- * what was built). */
-static int env_controller(lua_State *L) {
-  lkin_env *env = lkin_check_env(L, 1);
+int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env) {
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 2);
   lctl_ud *u = lua_newuserdatauv(L, sizeof(*u), 0); /* 3 */
   u->p = NULL;
-  lkin_setmetatable(L, CONTROLLER_MT);
+  lkin_setmetatable(L, &controller_type);
   lctl *p = calloc(1, sizeof(*p));
   if (!p) return luaL_error(L, "not enough memory");
   pthread_mutex_init(&p->mu, NULL);
@@ -989,23 +965,24 @@ static int env_controller(lua_State *L) {
   }
   u->p = p;
   p->env = lkin_env_ref(env);
+  p->push_env = push_env;
 
-  const char *name = opt_string(L, 2, "name");
+  const char *name = lkin_opt_string(L, 2, "name");
   luaL_argcheck(L, name && *name, 2, "controller spec: name required");
   if (!(p->name = strdup(name))) return luaL_error(L, "not enough memory");
-  lua_Number workers = opt_number(L, 2, "workers", 1);
+  lua_Number workers = lkin_opt_number(L, 2, "workers", 1);
   luaL_argcheck(L, workers >= 1 && workers <= 1024, 2, "controller spec: workers must be 1..1024");
   p->workers = (int)workers;
-  lua_Number mem = opt_number(L, 2, "memory_limit", 0);
+  lua_Number mem = lkin_opt_number(L, 2, "memory_limit", 0);
   luaL_argcheck(L, mem == 0 || (mem >= (lua_Number)LKIN_WS_MIN_MEMORY_LIMIT && mem < 1e15), 2,
                 lua_pushfstring(L, "controller spec: memory_limit must be at least %d bytes",
                                 (int)LKIN_WS_MIN_MEMORY_LIMIT));
   if (!(p->ws = calloc((size_t)p->workers, sizeof(*p->ws)))) return luaL_error(L, "not enough memory");
-  lua_Number rt = opt_number(L, 2, "reconcile_timeout", 0);
+  lua_Number rt = lkin_opt_number(L, 2, "reconcile_timeout", 0);
   luaL_argcheck(L, rt >= 0 && rt < 1e9, 2,
                 "controller spec: reconcile_timeout must be a number of seconds >= 0");
   p->timeout_ns = (uint64_t)(rt * 1e9);
-  lua_Number bw = opt_number(L, 2, "busy_warning_after", 60);
+  lua_Number bw = lkin_opt_number(L, 2, "busy_warning_after", 60);
   luaL_argcheck(L, bw >= 0 && bw < 1e9, 2,
                 "controller spec: busy_warning_after must be a number of seconds >= 0");
   p->busy_warn_ns = (uint64_t)(bw * 1e9);
@@ -1212,36 +1189,12 @@ static int ctl_tostring(lua_State *L) {
   return 1;
 }
 
-/* core.exit_now(code): flushes stdout and stderr and ends the process at
- * once (_exit), without closing Lua states or joining threads: what a
- * second SIGINT/SIGTERM does while reconciles are still running. */
-static int l_exit_now(lua_State *L) {
-  int code = (int)luaL_optinteger(L, 1, 1);
-  fflush(NULL);
-  _exit(code);
-  return 0;
-}
+static const luaL_Reg methods[] = {
+    {"start", ctl_start}, {"stop", ctl_stop},   {"stats", ctl_stats},
+    {"shutdown", ctl_shutdown}, {"busy", ctl_busy},
+    {"enqueue", ctl_enqueue}, {"name", ctl_name}, {"queue_len", ctl_queue_len},
+    {"close", ctl_close}, {NULL, NULL}};
 
-void lkin_open_controller(lua_State *L) {
-  static const luaL_Reg methods[] = {
-      {"start", ctl_start}, {"stop", ctl_stop},   {"stats", ctl_stats},
-      {"shutdown", ctl_shutdown}, {"busy", ctl_busy},
-      {"enqueue", ctl_enqueue}, {"name", ctl_name}, {"queue_len", ctl_queue_len},
-      {"close", ctl_close}, {NULL, NULL}};
-  lkin_new_type(L, CONTROLLER_MT, methods, ctl_close, ctl_tostring);
-  /* env:controller, into the env type's methods (lkin_open_env ran first) */
-  if (luaL_getmetatable(L, "kinformer.env") == LUA_TTABLE &&
-      lua_getfield(L, -1, "__index") == LUA_TTABLE) {
-    lua_pushcfunction(L, env_controller);
-    lua_setfield(L, -2, "controller");
-    lua_pop(L, 1);
-  } else {
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-  /* also core.controller(env, spec) for whoever has no env method table */
-  lua_pushcfunction(L, env_controller);
-  lua_setfield(L, -2, "controller");
-  lua_pushcfunction(L, l_exit_now);
-  lua_setfield(L, -2, "exit_now");
-}
+static const lkin_type controller_type = {CONTROLLER_MT, methods, ctl_close, ctl_tostring};
+
+void lkin_open_controller(lua_State *L) { lkin_new_type(L, &controller_type); }

@@ -1,10 +1,9 @@
-/* lenv.c -- kinformer.env: the C core of a manager (lenv.h). One IO engine,
- * one REST client and one informer factory, shared by reference with every
- * Lua state that works for the manager.
- *
- * Lifetime: each kinformer.env, kinformer.informer and kinformer.client
- * userdata holds a reference; the last unref shuts the factory down (joining
- * every reflector, informer and listener thread) and frees it all. */
+/* lenv.c -- kinformer.env (lenv.h): the Lua face of a manager's C state
+ * (lenv_core.h: one IO engine, one REST client and one informer factory,
+ * shared by reference with every Lua state that works for the manager).
+ * core.env makes one; its methods make informers (with their Lua
+ * transforms), clients, listers and controllers, and run main-state
+ * handlers (env:step). */
 #include "lenv.h"
 
 #include <errno.h>
@@ -20,8 +19,12 @@
 #include "kin.h"
 #include "kobj.h"
 #include "kubeconfig.h"
+#include "laux.h"
+#include "lclient.h"
+#include "lcontroller.h"
+#include "lhandler.h"
+#include "linformer.h"
 #include "ljson.h"
-#include "lkin.h"
 #include "log.h"
 #include "reflector.h"
 #include "worker_state.h"
@@ -36,27 +39,19 @@ typedef struct lua_transform {
   lkin_ws_template *tmpl;
   lkin_ws *ws;
   char *name;
-  struct lua_transform *next; /* env's list; freed after the factory */
 } lua_transform;
-
-/* Private part of lkin_env: transforms must outlive the informers using
- * them, so they are freed only after the factory. Guarded by env->mu. */
-typedef struct {
-  lkin_env pub;
-  lua_transform *transforms;
-} env_impl;
 
 typedef struct {
   lkin_env *e; /* NULL once closed */
   int owner;   /* made by core.env: closing it shuts the factory down */
 } lenv_ud;
 
-lkin_env *lkin_env_ref(lkin_env *e) {
-  atomic_fetch_add(&e->refs, 1);
-  return e;
-}
+static const lkin_type env_type; /* below, with the methods */
 
-static void transform_free(lua_transform *t) {
+/* Frees a transform; the env runs it once its factory is gone, so that
+ * transforms outlive the informers using them (lkin_env_on_free). */
+static void transform_free(void *arg) {
+  lua_transform *t = arg;
   lkin_ws_close(t->ws);
   lkin_ws_template_unref(t->tmpl);
   pthread_mutex_destroy(&t->mu);
@@ -64,54 +59,11 @@ static void transform_free(lua_transform *t) {
   free(t);
 }
 
-void lkin_env_unref(lkin_env *e) {
-  if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
-  env_impl *ei = (env_impl *)e;
-  if (e->factory) {
-    kin_informer_factory_shutdown(e->factory);
-    kin_informer_factory_free(e->factory);
-  }
-  kin_client_free(e->client);
-  kin_io_engine_free(e->io);
-  for (size_t i = 0; i < e->n; i++) {
-    free(e->informers[i].name);
-    free(e->informers[i].resource);
-  }
-  free(e->informers);
-  while (ei->transforms) {
-    lua_transform *t = ei->transforms;
-    ei->transforms = t->next;
-    transform_free(t);
-  }
-  lkin__mainq_free(e->mainq);
-  pthread_mutex_destroy(&e->mu);
-  free(ei);
-}
-
-kin_informer *lkin_env_find_informer(lkin_env *e, const char *name) {
-  kin_informer *found = NULL;
-  int matches = 0;
-  pthread_mutex_lock(&e->mu);
-  for (size_t i = 0; i < e->n; i++) {
-    if (!strcmp(e->informers[i].name, name)) {
-      found = e->informers[i].inf;
-      matches = 1;
-      break;
-    }
-    if (!strcmp(e->informers[i].resource, name)) {
-      found = e->informers[i].inf;
-      matches++;
-    }
-  }
-  pthread_mutex_unlock(&e->mu);
-  return matches == 1 ? found : NULL;
-}
-
 void lkin_push_env(lua_State *L, lkin_env *e) {
   lenv_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->e = lkin_env_ref(e);
   u->owner = 0;
-  lkin_setmetatable(L, ENV_MT);
+  lkin_setmetatable(L, &env_type);
 }
 
 lkin_env *lkin_check_env(lua_State *L, int i) {
@@ -120,59 +72,7 @@ lkin_env *lkin_check_env(lua_State *L, int i) {
   return u->e;
 }
 
-void lkin_push_resource(lua_State *L, const kin_resource *r) {
-  lua_createtable(L, 0, 5);
-  lua_pushstring(L, r->group);
-  lua_setfield(L, -2, "group");
-  lua_pushstring(L, r->version);
-  lua_setfield(L, -2, "version");
-  lua_pushstring(L, r->resource);
-  lua_setfield(L, -2, "resource");
-  lua_pushstring(L, r->kind);
-  lua_setfield(L, -2, "kind");
-  lua_pushboolean(L, r->namespaced);
-  lua_setfield(L, -2, "namespaced");
-}
-
-/* ---- options ------------------------------------------------------------- */
-
-static const char *opt_string(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  const char *s = NULL;
-  if (!lua_isnil(L, -1)) {
-    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, t,
-                  lua_pushfstring(L, "option '%s' must be a string", k));
-    s = lua_tostring(L, -1);
-  }
-  lua_pop(L, 1); /* the string stays alive as a field of the table */
-  return s;
-}
-
-static double opt_number(lua_State *L, int t, const char *k, double dflt) {
-  lua_getfield(L, t, k);
-  double v = dflt;
-  if (!lua_isnil(L, -1)) {
-    luaL_argcheck(L, lua_type(L, -1) == LUA_TNUMBER, t,
-                  lua_pushfstring(L, "option '%s' must be a number", k));
-    v = lua_tonumber(L, -1);
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-static int opt_bool(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  int v = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
-
-/* Seconds (a Lua number) to nanoseconds; negative or NaN raise. */
-static uint64_t secs_to_ns(lua_State *L, int t, double s, const char *k) {
-  luaL_argcheck(L, s >= 0 && !isnan(s), t, lua_pushfstring(L, "option '%s' must be >= 0", k));
-  if (isinf(s) || s >= 1.8e10) return KIN_FOREVER;
-  return (uint64_t)(s * 1e9);
-}
+/* ---- options (laux.h) ---------------------------------------------------- */
 
 /* Nanoseconds to the engine's milliseconds: 0 stays 0 (default),
  * KIN_FOREVER is -1 (never), anything else at least 1. */
@@ -193,23 +93,21 @@ static long ns_to_ms(uint64_t ns) {
 static int l_env(lua_State *L) {
   if (lua_isnoneornil(L, 1)) lua_newtable(L), lua_replace(L, 1);
   luaL_checktype(L, 1, LUA_TTABLE);
-  kin_kubeconfig_opts ko = {opt_string(L, 1, "kubeconfig"), opt_string(L, 1, "context")};
+  kin_kubeconfig_opts ko = {lkin_opt_string(L, 1, "kubeconfig"),
+                            lkin_opt_string(L, 1, "context")};
   kin_client_opts co = {0};
-  co.qps = opt_number(L, 1, "qps", 0);
-  co.burst = (int)opt_number(L, 1, "burst", 0);
-  co.timeout_ms = (long)(opt_number(L, 1, "timeout", 0) * 1000);
-  uint64_t resync = secs_to_ns(L, 1, opt_number(L, 1, "resync", 0), "resync");
-  int in_cluster = opt_bool(L, 1, "in_cluster");
+  co.qps = lkin_opt_number(L, 1, "qps", 0);
+  co.burst = (int)lkin_opt_number(L, 1, "burst", 0);
+  co.timeout_ms = (long)(lkin_opt_number(L, 1, "timeout", 0) * 1000);
+  uint64_t resync = lkin_opt_ns(L, 1, "resync", 0);
+  int in_cluster = lkin_opt_bool(L, 1, "in_cluster");
   /* Connection health (io_engine.h) and the reflectors' watch idle timeout;
    * 0: the defaults, math.huge: never. */
   kin_io_engine_opts io_opts = {
-      .read_idle_ms = ns_to_ms(secs_to_ns(L, 1, opt_number(L, 1, "read_idle_timeout", 0),
-                                          "read_idle_timeout")),
-      .ping_timeout_ms = ns_to_ms(secs_to_ns(L, 1, opt_number(L, 1, "ping_timeout", 0),
-                                             "ping_timeout"))};
+      .read_idle_ms = ns_to_ms(lkin_opt_ns(L, 1, "read_idle_timeout", 0)),
+      .ping_timeout_ms = ns_to_ms(lkin_opt_ns(L, 1, "ping_timeout", 0))};
   if (io_opts.ping_timeout_ms < 0) io_opts.ping_timeout_ms = LONG_MAX / 2;
-  uint64_t watch_idle =
-      secs_to_ns(L, 1, opt_number(L, 1, "watch_idle_timeout", 0), "watch_idle_timeout");
+  uint64_t watch_idle = lkin_opt_ns(L, 1, "watch_idle_timeout", 0);
 
   char err[512] = "";
   kin_rest_config *rc = NULL;
@@ -221,14 +119,11 @@ static int l_env(lua_State *L) {
     lua_pushstring(L, lkin_errname(r));
     return 3;
   }
-  env_impl *ei = calloc(1, sizeof(*ei));
-  if (!ei) {
+  lkin_env *e = lkin_env_new();
+  if (!e) {
     kin_rest_config_free(rc);
     return lkin_fail(L, KIN_ENOMEM, "create manager");
   }
-  lkin_env *e = &ei->pub;
-  atomic_init(&e->refs, 1);
-  pthread_mutex_init(&e->mu, NULL);
   /* The engine's IO thread must not take the script's SIGINT/SIGTERM. */
   sigset_t old;
   lkin_signals_block_all(&old);
@@ -282,9 +177,10 @@ static int transform_in_state(lua_State *L) {
   return 0;
 }
 
-/* Calls the transform on the reflector thread. A transform that fails is
- * logged with the object's key and the object is cached unchanged: one bad
- * object must not stall the informer. */
+/* Calls the transform on the informer's reflector thread (watch events,
+ * lists; never the IO thread, see reflector_watch.c) or its resync thread.
+ * A transform that fails is logged with the object's key and the object is
+ * cached unchanged: one bad object must not stall the informer. */
 static int run_transform(void *ud, kin_obj *in, kin_obj **out) {
   lua_transform *t = ud;
   if (kin_obj_kind_of(in) == KIN_OBJ_TOMBSTONE) {
@@ -322,49 +218,6 @@ static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v)
   luaL_addstring(b, v);
 }
 
-/* Records inf under name unless it is there already. Returns 0 or
- * KIN_ENOMEM. */
-static int registry_add(lkin_env *e, const char *name, const char *resource, kin_informer *inf) {
-  int rc = 0;
-  pthread_mutex_lock(&e->mu);
-  for (size_t i = 0; i < e->n; i++)
-    if (e->informers[i].inf == inf) goto out;
-  if (e->n == e->cap) {
-    size_t cap = e->cap ? e->cap * 2 : 8;
-    lkin_env_informer *v = realloc(e->informers, cap * sizeof(*v));
-    if (!v) {
-      rc = KIN_ENOMEM;
-      goto out;
-    }
-    e->informers = v;
-    e->cap = cap;
-  }
-  lkin_env_informer *ent = &e->informers[e->n];
-  ent->name = strdup(name);
-  ent->resource = strdup(resource);
-  ent->inf = inf;
-  if (!ent->name || !ent->resource) {
-    free(ent->name);
-    free(ent->resource);
-    rc = KIN_ENOMEM;
-    goto out;
-  }
-  e->n++;
-out:
-  pthread_mutex_unlock(&e->mu);
-  return rc;
-}
-
-/* Returns the registry name of inf (borrowed, lives as long as e), or NULL. */
-static const char *registry_name(lkin_env *e, kin_informer *inf) {
-  const char *name = NULL;
-  pthread_mutex_lock(&e->mu);
-  for (size_t i = 0; i < e->n; i++)
-    if (e->informers[i].inf == inf) name = e->informers[i].name;
-  pthread_mutex_unlock(&e->mu);
-  return name;
-}
-
 /* env:informer(resource [, opts]) -> informer | nil, msg, code
  * opts: namespace, label_selector, field_selector, resync (s),
  * watch_idle_timeout (s), metadata_only, watch_list, keep_managed_fields, transform (a
@@ -382,16 +235,15 @@ static int m_informer(lua_State *L) {
   luaL_checktype(L, 3, LUA_TTABLE);
   kin_informer_opts o = {0};
   o.resource = res;
-  o.namespace = opt_string(L, 3, "namespace");
-  o.label_selector = opt_string(L, 3, "label_selector");
-  o.field_selector = opt_string(L, 3, "field_selector");
-  o.metadata_only = opt_bool(L, 3, "metadata_only");
-  o.watch_list = opt_bool(L, 3, "watch_list");
-  o.keep_managed_fields = opt_bool(L, 3, "keep_managed_fields");
-  o.resync_ns = secs_to_ns(L, 3, opt_number(L, 3, "resync", 0), "resync");
+  o.namespace = lkin_opt_string(L, 3, "namespace");
+  o.label_selector = lkin_opt_string(L, 3, "label_selector");
+  o.field_selector = lkin_opt_string(L, 3, "field_selector");
+  o.metadata_only = lkin_opt_bool(L, 3, "metadata_only");
+  o.watch_list = lkin_opt_bool(L, 3, "watch_list");
+  o.keep_managed_fields = lkin_opt_bool(L, 3, "keep_managed_fields");
+  o.resync_ns = lkin_opt_ns(L, 3, "resync", 0);
   if (o.resync_ns == KIN_FOREVER) o.resync_ns = 0;
-  o.idle_timeout_ns =
-      secs_to_ns(L, 3, opt_number(L, 3, "watch_idle_timeout", 0), "watch_idle_timeout");
+  o.idle_timeout_ns = lkin_opt_ns(L, 3, "watch_idle_timeout", 0);
   /* The health check is per connection, and every informer of a manager
    * shares its connections. */
   static const char *const conn_opts[] = {"read_idle_timeout", "ping_timeout"};
@@ -427,7 +279,7 @@ static int m_informer(lua_State *L) {
   luaL_pushresult(&b); /* the name, at 5 */
   const char *name = lua_tostring(L, -1);
   if (has_transform) {
-    size_t limit = (size_t)opt_number(L, 3, "transform_memory_limit", 0);
+    size_t limit = (size_t)lkin_opt_number(L, 3, "transform_memory_limit", 0);
     lkin_ws_template *tmpl = lkin_ws_template_new(L, 4, "transform", limit);
     t = calloc(1, sizeof(*t));
     if (!t || !(t->name = strdup(name))) {
@@ -437,10 +289,10 @@ static int m_informer(lua_State *L) {
     }
     t->tmpl = tmpl;
     pthread_mutex_init(&t->mu, NULL);
-    pthread_mutex_lock(&e->mu);
-    t->next = ((env_impl *)e)->transforms;
-    ((env_impl *)e)->transforms = t; /* freed with the env, after the factory */
-    pthread_mutex_unlock(&e->mu);
+    if (lkin_env_on_free(e, transform_free, t) < 0) { /* freed after the factory */
+      transform_free(t);
+      return lkin_fail(L, KIN_ENOMEM, "informer");
+    }
     o.transform = run_transform;
     o.transform_ud = t;
   }
@@ -453,14 +305,14 @@ static int m_informer(lua_State *L) {
     rc = kin_informer_factory_informer(e->factory, &o, &inf, err, sizeof(err));
     lkin_signals_restore(&old_mask);
   }
-  if (rc == 0) rc = registry_add(e, name, res, inf);
+  if (rc == 0) rc = lkin_env_add_informer(e, name, res, inf);
   if (rc < 0) {
     lua_pushnil(L);
     lua_pushfstring(L, "informer %s: %s", res, err[0] ? err : kin_strerror(rc));
     lua_pushstring(L, lkin_errname(rc));
     return 3;
   }
-  const char *reg = registry_name(e, inf);
+  const char *reg = lkin_env_informer_name(e, inf);
   lkin_push_informer(L, e, inf, reg ? reg : name, 0);
   return 1;
 }
@@ -486,7 +338,8 @@ static int m_start(lua_State *L) {
  * names the first informer not yet synced. */
 static int m_wait_for_cache_sync(lua_State *L) {
   lkin_env *e = lkin_check_env(L, 1);
-  uint64_t ns = lua_isnoneornil(L, 2) ? KIN_FOREVER : secs_to_ns(L, 2, luaL_checknumber(L, 2), "timeout");
+  uint64_t ns =
+      lua_isnoneornil(L, 2) ? KIN_FOREVER : lkin_secs_to_ns(L, 2, luaL_checknumber(L, 2), "timeout");
   char unsynced[256] = "";
   int rc = kin_informer_factory_wait_for_cache_sync(e->factory, ns, unsynced, sizeof(unsynced));
   if (rc == 0) {
@@ -555,6 +408,22 @@ static int m_client(lua_State *L) {
   return 1;
 }
 
+/* env:controller(spec) and core.controller(env, spec) -> controller
+ * (lcontroller.h). */
+static int m_controller(lua_State *L) {
+  return lkin_controller_new(L, lkin_check_env(L, 1), lkin_push_env);
+}
+
+/* env:step([timeout_s]) -> n: runs the main-state handler events queued
+ * (lhandler.h: lkin_mainq_run) after waiting up to timeout_s (default 0:
+ * no wait) for one. Main state only. */
+static int m_step(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  double timeout = luaL_optnumber(L, 2, 0);
+  luaL_argcheck(L, timeout >= 0, 2, "timeout must be a non-negative number of seconds");
+  return lkin_mainq_run(L, e, timeout);
+}
+
 /* env:lister(name) -> read-only informer | nil, msg, "ENOENT". name is a
  * registry name ("v1/pods?namespace=x") or a bare resource that has one
  * informer. Any state. */
@@ -569,7 +438,7 @@ static int m_lister(lua_State *L) {
     lua_pushliteral(L, "ENOENT");
     return 3;
   }
-  const char *reg = registry_name(e, inf);
+  const char *reg = lkin_env_informer_name(e, inf);
   lkin_push_informer(L, e, inf, reg ? reg : name, 1);
   return 1;
 }
@@ -615,24 +484,6 @@ static int m_host(lua_State *L) {
   return 1;
 }
 
-/* Blocks SIGINT and SIGTERM in the calling thread; threads created later
- * inherit the mask, so only sigtimedwait (wait_signal) takes them. */
-static void block_signals(void) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-
-/* core.block_signals(): call before starting anything that makes threads
- * (an in-process sim, a manager) when the script will wait for signals. */
-static int l_block_signals(lua_State *L) {
-  (void)L;
-  block_signals();
-  return 0;
-}
-
 /* env:wait_signal(timeout_s) -> "SIGINT" | "SIGTERM" | nil
  * The first call blocks SIGINT and SIGTERM in the calling thread (threads
  * created later inherit that), so that they are taken here with
@@ -641,7 +492,7 @@ static int m_wait_signal(lua_State *L) {
   (void)lkin_check_env(L, 1);
   double s = luaL_optnumber(L, 2, 0);
   luaL_argcheck(L, s >= 0, 2, "timeout must be >= 0");
-  block_signals();
+  lkin_signals_block_term();
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -679,26 +530,30 @@ static int m_tostring(lua_State *L) {
   return 1;
 }
 
+static const luaL_Reg methods[] = {
+    {"informer", m_informer},
+    {"start", m_start},
+    {"wait_for_cache_sync", m_wait_for_cache_sync},
+    {"sync_progress", m_sync_progress},
+    {"shutdown", m_shutdown},
+    {"client", m_client},
+    {"controller", m_controller},
+    {"lister", m_lister},
+    {"resource", m_resource},
+    {"namespace", m_namespace},
+    {"host", m_host},
+    {"step", m_step},
+    {"wait_signal", m_wait_signal},
+    {"close", m_close},
+    {NULL, NULL},
+};
+
+static const lkin_type env_type = {ENV_MT, methods, m_close, m_tostring};
+
 void lkin_open_env(lua_State *L) {
-  static const luaL_Reg methods[] = {
-      {"informer", m_informer},
-      {"start", m_start},
-      {"wait_for_cache_sync", m_wait_for_cache_sync},
-      {"sync_progress", m_sync_progress},
-      {"shutdown", m_shutdown},
-      {"client", m_client},
-      {"lister", m_lister},
-      {"resource", m_resource},
-      {"namespace", m_namespace},
-      {"host", m_host},
-      {"step", lkin_env_step},
-      {"wait_signal", m_wait_signal},
-      {"close", m_close},
-      {NULL, NULL},
-  };
-  lkin_new_type(L, ENV_MT, methods, m_close, m_tostring);
+  lkin_new_type(L, &env_type);
   lua_pushcfunction(L, l_env);
   lua_setfield(L, -2, "env");
-  lua_pushcfunction(L, l_block_signals);
-  lua_setfield(L, -2, "block_signals");
+  lua_pushcfunction(L, m_controller);
+  lua_setfield(L, -2, "controller");
 }

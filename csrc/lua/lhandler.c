@@ -1,5 +1,6 @@
 /* lhandler.c -- kinformer.handler: handler sets registered on an informer
- * with inf:add_handler, and env:step, which runs main-state handlers.
+ * with inf:add_handler, and the queue of main-state handler events that
+ * env:step (lenv.c) runs (lhandler.h).
  *
  * Two kinds of handler set:
  *  - worker (the default): the informer gives the set its own listener
@@ -10,13 +11,14 @@
  *    and the thread goes on.
  *  - main (opts.main = true): the listener's thread only queues the event
  *    in C (struct lkin_mainq, objects held by reference); env:step(timeout)
- *    runs the queued events in the main state with protected calls. The
+ *    runs the queued events in the main state with protected calls
+ *    (lkin_mainq_run). The
  *    functions may be any closures: they never leave the main state (they
  *    stay in a registry table keyed by the handler).
  *
  * Ownership: every handler set is on its env's lkin_mainq list and is freed
- * by inf:remove_handler (after its listener was joined) or by
- * lkin__mainq_free (after the factory, hence every listener, is gone). The
+ * by inf:remove_handler (after its listener was joined) or by mainq_free,
+ * which the env runs once its factory, hence every listener, is gone. The
  * kinformer.handler userdata only points at it: collecting the userdata
  * leaves the handler registered, as client-go's AddEventHandler does. */
 #include <pthread.h>
@@ -27,10 +29,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "lhandler.h"
+
 #include "kin.h"
 #include "kobj.h"
-#include "lenv.h"
-#include "lkin.h"
+#include "laux.h"
 #include "log.h"
 #include "worker_state.h"
 
@@ -82,9 +85,11 @@ struct lkin_mainq {
 
 /* ---- the queue ---------------------------------------------------------- */
 
+static void mainq_free(void *q);
+
 /* Returns e's queue, creating it on first use; NULL when out of memory.
  * Main state's thread only: e->mainq is written once, here, before any
- * listener that uses it starts (and read by lkin_env_unref at the end). */
+ * listener that uses it starts; the env frees it (lkin_env_on_free). */
 static struct lkin_mainq *mainq_get(lkin_env *e) {
   if (e->mainq) return e->mainq;
   struct lkin_mainq *q = calloc(1, sizeof(*q));
@@ -95,6 +100,10 @@ static struct lkin_mainq *mainq_get(lkin_env *e) {
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->cond, &ca);
   pthread_condattr_destroy(&ca);
+  if (lkin_env_on_free(e, mainq_free, q) < 0) {
+    mainq_free(q);
+    return NULL;
+  }
   e->mainq = q;
   return q;
 }
@@ -112,11 +121,11 @@ static void handler_free(lkin_handler *h) {
   free(h);
 }
 
-/* Frees q: queued events, and every handler set. Every listener must have
- * been joined (the factory is shut down). NULL is a no-op. Main-state
- * registry entries are left to the state's own collection. */
-void lkin__mainq_free(struct lkin_mainq *q) {
-  if (!q) return;
+/* Frees the queue: queued events, and every handler set. Every listener
+ * must have been joined (the factory is shut down). Main-state registry
+ * entries are left to the state's own collection. */
+static void mainq_free(void *arg) {
+  struct lkin_mainq *q = arg;
   while (q->head) {
     mq_event *ev = q->head;
     q->head = ev->next;
@@ -229,47 +238,29 @@ static lhandler *check_handler(lua_State *L, int i) {
   return u;
 }
 
+static const lkin_type handler_type; /* below, with the methods */
+
 static void push_main_handlers(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, MAIN_HANDLERS_KEY);
 }
 
-static double opt_seconds(lua_State *L, int t, const char *k) {
-  double v = 0;
-  if (lua_getfield(L, t, k) != LUA_TNIL) {
-    int ok;
-    v = lua_tonumberx(L, -1, &ok);
-    if (!ok || v < 0)
-      luaL_argerror(L, 3, lua_pushfstring(L, "%s must be a non-negative number of seconds", k));
-  }
-  lua_pop(L, 1);
-  return v;
-}
-
-/* inf:add_handler(h [, opts]) (called by linformer.c with the informer at 1,
- * h at 2, opts at 3). Returns a kinformer.handler or nil, msg, code
- * ("ECLOSED" after shutdown). Misuse (a function with an upvalue, a bad
- * option, a main module that returns no table) raises. */
-int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, const char *infname) {
+int lkin_handler_add(lua_State *L, lkin_env *e, kin_informer *inf, const char *infname) {
   int ty = lua_type(L, 2);
   luaL_argcheck(L, ty == LUA_TTABLE || ty == LUA_TSTRING, 2,
                 "handler must be a table {on_add=, on_update=, on_delete=} or a module name");
   int main = 0;
   size_t limit = 0;
-  double resync = 0;
+  uint64_t resync = 0;
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
-    lua_getfield(L, 3, "main");
-    main = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    resync = opt_seconds(L, 3, "resync");
-    if (lua_getfield(L, 3, "memory_limit") != LUA_TNIL) {
-      lua_Integer m = luaL_checkinteger(L, -1);
-      luaL_argcheck(L, m >= (lua_Integer)LKIN_WS_MIN_MEMORY_LIMIT, 3,
-                    lua_pushfstring(L, "memory_limit must be at least %d bytes",
-                                    (int)LKIN_WS_MIN_MEMORY_LIMIT));
-      limit = (size_t)m;
-    }
-    lua_pop(L, 1);
+    main = lkin_opt_bool(L, 3, "main");
+    resync = lkin_opt_ns(L, 3, "resync", 0);
+    if (resync == KIN_FOREVER) resync = 0; /* math.huge: never */
+    lua_Integer m = lkin_opt_integer(L, 3, "memory_limit", 0);
+    luaL_argcheck(L, m == 0 || m >= (lua_Integer)LKIN_WS_MIN_MEMORY_LIMIT, 3,
+                  lua_pushfstring(L, "option 'memory_limit' must be at least %d bytes",
+                                  (int)LKIN_WS_MIN_MEMORY_LIMIT));
+    limit = (size_t)m;
   }
   lua_settop(L, 3);
 
@@ -299,7 +290,7 @@ int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, con
   lhandler *u = lua_newuserdatauv(L, sizeof(*u), 0); /* at 4 */
   u->e = NULL;
   u->h = NULL;
-  lkin_setmetatable(L, HANDLER_MT);
+  lkin_setmetatable(L, &handler_type);
 
   /* raises with the culprit named; nothing is allocated before */
   lkin_ws_template *t = main ? NULL : lkin_ws_template_new(L, 2, "handler", limit);
@@ -356,7 +347,7 @@ int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, con
   {
     sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
     lkin_signals_block_all(&old_mask);
-    rc = kin_informer_add_handler(inf, &eh, (uint64_t)(resync * 1e9), &l);
+    rc = kin_informer_add_handler(inf, &eh, resync, &l);
     lkin_signals_restore(&old_mask);
   }
   if (rc < 0) {
@@ -384,12 +375,7 @@ int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, con
   return 1;
 }
 
-/* inf:remove_handler(h) (informer at 1, handler at 2): stops deliveries,
- * joins the listener (its worker state is closed there), drops the events
- * a main handler still had queued and frees the set. Returns true, or nil,
- * msg, code: "ENOENT" when already removed, "EINVAL" when h belongs to
- * another informer. */
-int lkin__informer_remove_handler(lua_State *L, lkin_env *e, kin_informer *inf) {
+int lkin_handler_remove(lua_State *L, lkin_env *e, kin_informer *inf) {
   lhandler *u = check_handler(L, 2);
   lkin_handler *h = u->h;
   if (!h) {
@@ -507,7 +493,7 @@ static int h_tostring(lua_State *L) {
   return 1;
 }
 
-/* ---- env:step ----------------------------------------------------------- */
+/* ---- running the queue (env:step) ---------------------------------------- */
 
 static const char *const ev_names[] = {"on_add", "on_update", "on_delete"};
 
@@ -531,16 +517,7 @@ static int run_event(lua_State *L) {
   return 0;
 }
 
-/* env:step([timeout_s]) -> n
- * Waits up to timeout_s (default 0: no wait) for a main-handler event,
- * then runs the events queued at that moment, each in a protected call:
- * an error is logged with the handler, the object's key and a traceback,
- * and the next event runs. Returns how many events ran. A call from inside
- * a main handler returns 0 at once. */
-int lkin_env_step(lua_State *L) {
-  lkin_env *e = lkin_check_env(L, 1);
-  double timeout = luaL_optnumber(L, 2, 0);
-  luaL_argcheck(L, timeout >= 0, 2, "timeout must be a non-negative number of seconds");
+int lkin_mainq_run(lua_State *L, lkin_env *e, double timeout) {
   struct lkin_mainq *q = mainq_get(e);
   if (!q) return lkin_fail(L, KIN_ENOMEM, "step");
   if (q->stepping) {
@@ -605,6 +582,6 @@ static const luaL_Reg methods[] = {
     {"name", h_name},
     {NULL, NULL}};
 
-void lkin_open_handler(lua_State *L) {
-  lkin_new_type(L, HANDLER_MT, methods, h_close, h_tostring);
-}
+static const lkin_type handler_type = {HANDLER_MT, methods, h_close, h_tostring};
+
+void lkin_open_handler(lua_State *L) { lkin_new_type(L, &handler_type); }

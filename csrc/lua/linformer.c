@@ -1,5 +1,5 @@
 /* linformer.c -- kinformer.informer: a Lua view of one shared informer of a
- * manager (lenv.h). Reads go straight to the informer's indexer, which is
+ * manager (lenv_core.h). Reads go straight to the informer's indexer, which is
  * thread-safe, so the same userdata type serves the main state and, as a
  * read-only lister, any worker state. Objects come out as fresh tables
  * decoded from the cached JSON (lkin_ws_push_object): mutating them cannot
@@ -9,6 +9,8 @@
  * (through the factory), so the informer lives as long as the userdata.
  * The userdata itself belongs to one Lua state and is used on that state's
  * thread only: no lock guards its fields. */
+#include "linformer.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +18,14 @@
 #include "indexer.h"
 #include "kin.h"
 #include "kobj.h"
-#include "lenv.h"
-#include "lkin.h"
+#include "laux.h"
+#include "lhandler.h"
+#include "lobject.h"
 #include "worker_state.h"
 
 #define INFORMER_MT "kinformer.informer"
 
-/* Defined in lhandler.c. */
-int lkin__informer_add_handler(lua_State *L, lkin_env *e, kin_informer *inf, const char *name);
-int lkin__informer_remove_handler(lua_State *L, lkin_env *e, kin_informer *inf);
-void lkin_open_handler(lua_State *L);
-void lkin__open_informer_helpers(lua_State *L);
+static const lkin_type informer_type; /* below, with the methods */
 
 typedef struct {
   lkin_env *e;       /* one reference; NULL once closed */
@@ -35,13 +34,12 @@ typedef struct {
   int readonly;      /* a lister: no add_handler/remove_handler */
 } linformer;
 
-/* Pushes a new kinformer.informer over inf, taking a reference on e.
- * Raises on memory errors (nothing leaks). */
+/* Raises on memory errors (nothing leaks). */
 void lkin_push_informer(lua_State *L, lkin_env *e, kin_informer *inf, const char *name,
                         int readonly) {
   linformer *u = lua_newuserdatauv(L, sizeof(*u), 0);
   memset(u, 0, sizeof(*u));
-  lkin_setmetatable(L, INFORMER_MT);
+  lkin_setmetatable(L, &informer_type);
   char *n = strdup(name ? name : "?");
   if (!n) luaL_error(L, "not enough memory");
   u->name = n;
@@ -228,14 +226,14 @@ static int m_resource(lua_State *L) {
 static int m_add_handler(lua_State *L) {
   linformer *u = check_ud(L, 1);
   luaL_argcheck(L, !u->readonly, 1, "add_handler: this informer is a read-only lister");
-  return lkin__informer_add_handler(L, u->e, u->inf, u->name);
+  return lkin_handler_add(L, u->e, u->inf, u->name);
 }
 
 /* inf:remove_handler(h) -> true | nil, msg, code */
 static int m_remove_handler(lua_State *L) {
   linformer *u = check_ud(L, 1);
   luaL_argcheck(L, !u->readonly, 1, "remove_handler: this informer is a read-only lister");
-  return lkin__informer_remove_handler(L, u->e, u->inf);
+  return lkin_handler_remove(L, u->e, u->inf);
 }
 
 /* Drops the env reference; idempotent. */
@@ -272,39 +270,6 @@ static const luaL_Reg methods[] = {
     {"remove_handler", m_remove_handler},
     {NULL, NULL}};
 
-void lkin_open_informer(lua_State *L) {
-  lkin_new_type(L, INFORMER_MT, methods, m_close, m_tostring);
-  lkin_open_handler(L);
-  lkin__open_informer_helpers(L);
-}
+static const lkin_type informer_type = {INFORMER_MT, methods, m_close, m_tostring};
 
-/* ---- module helpers used by lua/kinformer/manager.lua ------------------- */
-/* (kept here, apart from the informer type, until a better home exists) */
-
-#include <time.h>
-
-#include "log.h"
-
-/* core.monotime() -> seconds on a monotonic clock (a float). Any state. */
-static int l_monotime(lua_State *L) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
-  return 1;
-}
-
-/* core.set_log_level("error"|"warn"|"info"|"debug") sets the process-wide
- * log verbosity; raises on another name. */
-static int l_set_log_level(lua_State *L) {
-  static const char *const names[] = {"error", "warn", "info", "debug", NULL};
-  int lv = luaL_checkoption(L, 1, NULL, names);
-  kin_log_set_level((kin_log_level)lv);
-  return 0;
-}
-
-void lkin__open_informer_helpers(lua_State *L) {
-  lua_pushcfunction(L, l_monotime);
-  lua_setfield(L, -2, "monotime");
-  lua_pushcfunction(L, l_set_log_level);
-  lua_setfield(L, -2, "set_log_level");
-}
+void lkin_open_informer(lua_State *L) { lkin_new_type(L, &informer_type); }

@@ -1,67 +1,119 @@
-/* lkin.c -- luaopen_kinformer_core: the C module under require "kinformer". */
+/* lkin.c -- luaopen_kinformer_core, the entry of the C module under
+ * require "kinformer": it registers the types (one file each, see their
+ * headers) and holds the module-level functions, which belong to no type:
+ * core.log, core.log_enabled, core.set_log_level, core.monotime,
+ * core.block_signals, core.exit_now. */
 #include "lkin.h"
 
-#include <pthread.h>
+#include <lauxlib.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "kin.h"
+#include "laux.h"
+#include "lclient.h"
+#include "lcontroller.h"
 #include "lenv.h"
+#include "lhandler.h"
+#include "linformer.h"
+#include "ljson.h"
+#include "lobject.h"
+#include "log.h"
+#include "lworker.h"
+#include "worker_state.h"
 
-/* The names come from the core's one table (kin_errname in kin.c). */
-const char *lkin_errname(int err) { return kin_errname(err); }
+/* ---- logging ------------------------------------------------------------- */
 
-int lkin_fail(lua_State *L, int err, const char *what) {
-  lua_pushnil(L);
-  lua_pushfstring(L, "%s: %s", what, kin_strerror(err));
-  lua_pushstring(L, lkin_errname(err));
-  return 3;
-}
+static const char *const level_names[] = {"error", "warn", "info", "debug", NULL};
 
-void lkin_new_type(lua_State *L, const char *name, const luaL_Reg *methods,
-                   lua_CFunction close, lua_CFunction tostring) {
-  luaL_newmetatable(L, name);
-  lua_newtable(L); /* luaL_newlib needs an array, not a pointer */
-  luaL_setfuncs(L, methods, 0);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, close);
-  lua_setfield(L, -2, "__close");
-  lua_pushcfunction(L, tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pop(L, 1);
-}
-
-void lkin_signals_block_all(sigset_t *old) {
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, old);
-}
-
-void lkin_signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
-
-void lkin_setmetatable(lua_State *L, const char *name) {
-  if (luaL_getmetatable(L, name) == LUA_TNIL) {
-    /* A worker state may push a binding value before its code ever
-     * required the binding: open it now so the metatables exist. */
-    lua_pop(L, 1);
-    luaL_requiref(L, "kinformer.core", luaopen_kinformer_core, 0);
-    lua_pop(L, 1);
-    luaL_getmetatable(L, name);
+static kin_log_level check_level(lua_State *L, int i) {
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    lua_Integer v = luaL_checkinteger(L, i);
+    luaL_argcheck(L, v >= 0 && v <= 3, i, "level must be 0..3");
+    return (kin_log_level)v;
   }
-  lua_setmetatable(L, -2);
+  return (kin_log_level)luaL_checkoption(L, i, NULL, level_names);
 }
+
+/* core.log(level, component, msg): one line through kin's log (its sink and
+ * level: KINFORMER_LOG_LEVEL). level: "error"|"warn"|"info"|"debug" or 0..3. */
+static int l_log(lua_State *L) {
+  kin_log_level lv = check_level(L, 1);
+  const char *comp = luaL_checkstring(L, 2);
+  const char *msg = luaL_checkstring(L, 3);
+  if (kin_log_enabled(lv)) kin_log(lv, comp, "%s", msg);
+  return 0;
+}
+
+/* core.log_enabled(level) -> boolean: whether core.log at level prints. */
+static int l_log_enabled(lua_State *L) {
+  lua_pushboolean(L, kin_log_enabled(check_level(L, 1)));
+  return 1;
+}
+
+/* core.set_log_level("error"|"warn"|"info"|"debug") sets the process-wide
+ * log verbosity; raises on another name. */
+static int l_set_log_level(lua_State *L) {
+  kin_log_set_level((kin_log_level)luaL_checkoption(L, 1, NULL, level_names));
+  return 0;
+}
+
+/* ---- time, signals, exit ------------------------------------------------- */
+
+/* core.monotime() -> seconds on a monotonic clock (a float). Any state. */
+static int l_monotime(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+  return 1;
+}
+
+/* core.block_signals(): blocks SIGINT and SIGTERM in the calling thread;
+ * call before starting anything that makes threads (an in-process sim, a
+ * manager) when the script will wait for signals (env:wait_signal). */
+static int l_block_signals(lua_State *L) {
+  (void)L;
+  lkin_signals_block_term();
+  return 0;
+}
+
+/* core.exit_now(code): flushes stdout and stderr and ends the process at
+ * once (_exit), without closing Lua states or joining threads: what a
+ * second SIGINT/SIGTERM does while reconciles are still running. */
+static int l_exit_now(lua_State *L) {
+  int code = (int)luaL_optinteger(L, 1, 1);
+  fflush(NULL);
+  _exit(code);
+  return 0;
+}
+
+/* ---- the module ---------------------------------------------------------- */
+
+static const luaL_Reg module_funcs[] = {
+    {"log", l_log},
+    {"log_enabled", l_log_enabled},
+    {"set_log_level", l_set_log_level},
+    {"monotime", l_monotime},
+    {"block_signals", l_block_signals},
+    {"exit_now", l_exit_now},
+    {NULL, NULL},
+};
 
 int luaopen_kinformer_core(lua_State *L) {
+  /* the worker states built from now on preload this very module */
+  lkin_ws_set_core(luaopen_kinformer_core);
   lua_newtable(L);
   lua_pushliteral(L, KIN_VERSION);
   lua_setfield(L, -2, "version");
   lkin_open_object(L);
-  lkin_open_sim(L);
   lkin_open_worker(L);
   lkin_open_env(L);
   lkin_open_informer(L);
+  lkin_open_handler(L);
   lkin_open_client(L);
   lkin_open_controller(L);
   lkin_open_json(L);
+  luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

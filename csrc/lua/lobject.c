@@ -1,14 +1,17 @@
 /* lobject.c -- kinformer.core.object: a cached Kubernetes object (kin_obj)
  * as userdata. Reading metadata is cheap (no JSON decode); :decode() gives
  * a fresh Lua table (via ljson.h), so Lua code can never modify the cache. */
-#include "lkin.h"
-#include "ljson.h"
+#include "lobject.h"
 
 #include <string.h>
 
 #include "kobj.h"
+#include "laux.h"
+#include "ljson.h"
 
 #define OBJ_MT "kinformer.object"
+
+static const lkin_type object_type; /* below, with the methods */
 
 typedef struct {
   kin_obj *o; /* NULL once closed */
@@ -18,7 +21,7 @@ typedef struct {
 void lkin_push_object(lua_State *L, kin_obj *o) {
   lobj *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->o = kin_obj_ref(o);
-  lkin_setmetatable(L, OBJ_MT);
+  lkin_setmetatable(L, &object_type);
 }
 
 int lkin_test_object(lua_State *L, int i, kin_obj **o) {
@@ -188,8 +191,10 @@ static const luaL_Reg methods[] = {
     {"close", m_close},
     {NULL, NULL}};
 
+static const lkin_type object_type = {OBJ_MT, methods, m_close, m_tostring};
+
 void lkin_open_object(lua_State *L) {
-  lkin_new_type(L, OBJ_MT, methods, m_close, m_tostring);
+  lkin_new_type(L, &object_type);
   lua_pushcfunction(L, l_parse);
   lua_setfield(L, -2, "object");
   lua_pushcfunction(L, l_tombstone);

@@ -1,13 +1,43 @@
-/* lsim.c -- kinformer.core.sim_start: the embedded API server (csrc/sim) as
- * a userdata that stops on :stop(), on <close> and when collected. */
-#include "lkin.h"
-
+/* lsim.c -- luaopen_kinformer_simcore, the C module under
+ * require "kinformer.sim": the embedded API server (csrc/sim) as a userdata
+ * that stops on :stop(), on <close> and when collected.
+ *
+ * Its own module (build/<mode>/kinformer/simcore.so), so that the
+ * production module kinformer.core links no libmicrohttpd, GnuTLS or
+ * Jansson. It links libkinsim.a and the few parts of libkincore.a the sim
+ * uses (buf, hmap, util, label selectors, the error table), each its own
+ * copy, hidden by csrc/lua/module.map. None of them logs: the sim has no
+ * copy of the log sink and level (spec/modules_spec.lua checks), so
+ * core.set_log_level and kin_log_set_sink keep applying to every log line.
+ * It therefore includes no laux.h (whose helpers live in kinformer.core):
+ * the three it needs are the static copies below. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kin.h"
 #include "sim.h"
+
+/* As lkin_fail (laux.c): nil, "<what>: <text>", "<CODE>". */
+static int sim_fail(lua_State *L, int err, const char *what) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s: %s", what, kin_strerror(err));
+  lua_pushstring(L, kin_errname(err));
+  return 3;
+}
+
+/* As lkin_signals_block_all (laux.h): the server threads started while
+ * every signal is blocked inherit that mask, so SIGINT and SIGTERM stay
+ * with the script's thread. */
+static void block_all_signals(sigset_t *old) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, old);
+}
 
 #define SIM_MT "kinformer.sim"
 
@@ -36,7 +66,7 @@ static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) 
   return v;
 }
 
-/* sim_start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
+/* start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
  *           watch_history=, bookmark_interval_ms=} -> sim | nil, msg, code */
 static int l_start(lua_State *L) {
   kin_sim_config cfg;
@@ -70,11 +100,11 @@ static int l_start(lua_State *L) {
   int rc;
   {
     sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
-    lkin_signals_block_all(&old_mask);
+    block_all_signals(&old_mask);
     rc = kin_sim_start(&cfg, &u->sim);
-    lkin_signals_restore(&old_mask);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
   }
-  if (rc < 0) return lkin_fail(L, rc, "start sim");
+  if (rc < 0) return sim_fail(L, rc, "start sim");
   /* a kubeconfig pointing at this server, for clients and kubectl */
   strcpy(u->kubeconfig, "/tmp/kinformer-sim-XXXXXX");
   int fd = mkstemp(u->kubeconfig);
@@ -83,7 +113,7 @@ static int l_start(lua_State *L) {
     u->kubeconfig[0] = 0;
     kin_sim_free(u->sim);
     u->sim = NULL;
-    return lkin_fail(L, KIN_EINVAL, "write sim kubeconfig");
+    return sim_fail(L, KIN_EINVAL, "write sim kubeconfig");
   }
   return 1;
 }
@@ -193,8 +223,24 @@ static const luaL_Reg methods[] = {
     {"running", m_running},
     {NULL, NULL}};
 
-void lkin_open_sim(lua_State *L) {
-  lkin_new_type(L, SIM_MT, methods, m_stop, m_tostring);
+/* require "kinformer.simcore" -> { start = function(opts) } (start is the
+ * former kinformer.core.sim_start; lua/kinformer/sim.lua wraps it). */
+int luaopen_kinformer_simcore(lua_State *L) {
+  luaL_newmetatable(L, SIM_MT); /* as lkin_new_type (laux.c) */
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, m_stop);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, m_stop);
+  lua_setfield(L, -2, "__close");
+  lua_pushcfunction(L, m_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushliteral(L, KIN_VERSION);
+  lua_setfield(L, -2, "version");
   lua_pushcfunction(L, l_start);
-  lua_setfield(L, -2, "sim_start");
+  lua_setfield(L, -2, "start");
+  return 1;
 }

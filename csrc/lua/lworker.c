@@ -7,7 +7,7 @@
  * shared by reference and arrives as a fresh table), or anything else as
  * JSON (ljson.h: integers stay integers, floats keep 17 digits, arrays
  * stay arrays), so tables must be JSON-encodable. */
-#include "lkin.h"
+#include "lworker.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -18,7 +18,9 @@
 
 #include "kin.h"
 #include "kobj.h"
+#include "laux.h"
 #include "ljson.h"
+#include "lobject.h"
 #include "worker_state.h"
 
 #define WORKER_MT "kinformer.worker"
@@ -465,8 +467,10 @@ static const luaL_Reg methods[] = {
     {"close", m_close},
     {NULL, NULL}};
 
+static const lkin_type worker_type = {WORKER_MT, methods, m_close, m_tostring};
+
 void lkin_open_worker(lua_State *L) {
-  lkin_new_type(L, WORKER_MT, methods, m_close, m_tostring);
+  lkin_new_type(L, &worker_type);
   lua_pushcfunction(L, l_worker);
   lua_setfield(L, -2, "worker");
 }

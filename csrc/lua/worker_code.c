@@ -1,6 +1,7 @@
 /* worker_code.c -- the template half of worker_state.h: capturing code in
  * the main state (module name, or self-contained functions sent with
- * string.dump) and loading it into a worker state. */
+ * string.dump); worker_state.c loads it into the states it builds and
+ * owns the templates' reference counts. */
 #include "worker_state.h"
 #include "worker_int.h"
 
@@ -184,50 +185,6 @@ nomem:
   return NULL;
 }
 
-lkin_ws_template *lkin_ws_template_ref(lkin_ws_template *t) {
-  atomic_fetch_add(&t->refs, 1);
-  return t;
-}
-
-void lkin_ws_template_unref(lkin_ws_template *t) {
-  if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
-  for (size_t i = 0; i < t->nfuncs; i++) {
-    free(t->funcs[i].name);
-    free(t->funcs[i].chunk);
-  }
-  free(t->funcs);
-  free(t->module);
-  free(t->path);
-  free(t->cpath);
-  free(t);
-}
-
 size_t lkin_ws_template_memory_limit(const lkin_ws_template *t) { return t->memory_limit; }
 
 const char *lkin_ws_template_module(const lkin_ws_template *t) { return t->module; }
-
-static void load_function(lua_State *L, const lkin_ws_func *f) {
-  if (luaL_loadbufferx(L, f->chunk, f->len, f->name ? f->name : "=function", "b") != LUA_OK)
-    lua_error(L);
-}
-
-void lkin__ws_load_code(lua_State *L, const lkin_ws_template *t) {
-  if (t->module) {
-    lua_getglobal(L, "require");
-    lua_pushstring(L, t->module);
-    if (lkin_ws_call(L, 1, 1) != LUA_OK) lua_error(L); /* the message has the traceback */
-    int ty = lua_type(L, -1);
-    if (ty != LUA_TFUNCTION && ty != LUA_TTABLE)
-      luaL_error(L, "module '%s' returned a %s; a worker module returns a function or a table of functions",
-                 t->module, lua_typename(L, ty));
-  } else if (t->nfuncs == 1 && !t->funcs[0].name) {
-    load_function(L, &t->funcs[0]);
-  } else {
-    lua_createtable(L, 0, (int)t->nfuncs);
-    for (size_t i = 0; i < t->nfuncs; i++) {
-      load_function(L, &t->funcs[i]);
-      lua_setfield(L, -2, t->funcs[i].name);
-    }
-  }
-  lua_setfield(L, LUA_REGISTRYINDEX, LKIN_WS_CODE_KEY);
-}

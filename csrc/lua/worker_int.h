@@ -1,15 +1,12 @@
-/* worker_int.h -- internals shared by worker_code.c and worker_state.c. */
+/* worker_int.h -- internals shared by worker_code.c (which captures
+ * templates) and worker_state.c (which builds states from them): the
+ * template's layout. Includes nothing of the binding. */
 #ifndef LKIN_WORKER_INT_H
 #define LKIN_WORKER_INT_H
 
 #include <lua.h>
 #include <stdatomic.h>
 #include <stddef.h>
-
-#include "worker_state.h"
-
-/* Registry key of the loaded code: a function or a table of functions. */
-#define LKIN_WS_CODE_KEY "kinformer.worker.code"
 
 /* One function sent as bytecode. */
 typedef struct {
@@ -18,7 +15,8 @@ typedef struct {
   size_t len;
 } lkin_ws_func;
 
-/* Immutable after lkin_ws_template_new; only refs changes. */
+/* Immutable after lkin_ws_template_new; only refs changes. The typedef
+ * lkin_ws_template is worker_state.h's. */
 struct lkin_ws_template {
   atomic_int refs;
   size_t memory_limit;
@@ -27,9 +25,5 @@ struct lkin_ws_template {
   lkin_ws_func *funcs;
   size_t nfuncs;
 };
-
-/* Loads t's code into L (a protected call) and stores it under
- * LKIN_WS_CODE_KEY; raises when it fails to load. */
-void lkin__ws_load_code(lua_State *L, const lkin_ws_template *t);
 
 #endif

@@ -7,15 +7,23 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kin.h"
 #include "ljson.h"
-#include "lkin.h"
 #include "log.h"
 
 #define CJSON_KEY "kinformer.cjson"
+/* Registry key of the loaded code: a function or a table of functions. */
+#define CODE_KEY "kinformer.worker.code"
+
+/* The opener of kinformer.core that new states preload (lkin_ws_set_core);
+ * NULL until the binding was opened in some state of the process. */
+static _Atomic(lua_CFunction) core_open;
+
+void lkin_ws_set_core(lua_CFunction open) { atomic_store(&core_open, open); }
 
 /* Owned by its owner thread; no lock: other threads read the counters only
  * while the owner is known to be idle (after a handoff under their lock). */
@@ -132,7 +140,56 @@ void lkin_cjson(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, CJSON_KEY);
 }
 
+/* ---- template lifetime (the states hold references) ---------------------- */
+
+lkin_ws_template *lkin_ws_template_ref(lkin_ws_template *t) {
+  atomic_fetch_add(&t->refs, 1);
+  return t;
+}
+
+void lkin_ws_template_unref(lkin_ws_template *t) {
+  if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
+  for (size_t i = 0; i < t->nfuncs; i++) {
+    free(t->funcs[i].name);
+    free(t->funcs[i].chunk);
+  }
+  free(t->funcs);
+  free(t->module);
+  free(t->path);
+  free(t->cpath);
+  free(t);
+}
+
 /* ---- building ----------------------------------------------------------- */
+
+static void load_function(lua_State *L, const lkin_ws_func *f) {
+  if (luaL_loadbufferx(L, f->chunk, f->len, f->name ? f->name : "=function", "b") != LUA_OK)
+    lua_error(L);
+}
+
+/* Loads t's code into L (a protected call) and stores it under CODE_KEY;
+ * raises when it fails to load. */
+static void load_code(lua_State *L, const lkin_ws_template *t) {
+  if (t->module) {
+    lua_getglobal(L, "require");
+    lua_pushstring(L, t->module);
+    if (lkin_ws_call(L, 1, 1) != LUA_OK) lua_error(L); /* the message has the traceback */
+    int ty = lua_type(L, -1);
+    if (ty != LUA_TFUNCTION && ty != LUA_TTABLE)
+      luaL_error(L, "module '%s' returned a %s; a worker module returns a function or a table of functions",
+                 t->module, lua_typename(L, ty));
+  } else if (t->nfuncs == 1 && !t->funcs[0].name) {
+    load_function(L, &t->funcs[0]);
+  } else {
+    lua_createtable(L, 0, (int)t->nfuncs);
+    for (size_t i = 0; i < t->nfuncs; i++) {
+      load_function(L, &t->funcs[i]);
+      lua_setfield(L, -2, t->funcs[i].name);
+    }
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, CODE_KEY);
+}
+
 
 static int build_main(lua_State *L) {
   lkin_ws *w = lua_touserdata(L, 1);
@@ -150,13 +207,16 @@ static int build_main(lua_State *L) {
   }
   /* the binding is already in this process: no second dlopen, and the
    * worker gets this very build of it whatever its cpath says */
-  lua_getfield(L, -1, "preload");
-  lua_pushcfunction(L, luaopen_kinformer_core);
-  lua_setfield(L, -2, "kinformer.core");
+  lua_CFunction open = atomic_load(&core_open);
+  if (open) {
+    lua_getfield(L, -1, "preload");
+    lua_pushcfunction(L, open);
+    lua_setfield(L, -2, "kinformer.core");
+  }
   lua_settop(L, 1);
   lkin_cjson(L); /* so that user code's require "cjson" finds it loaded */
   lua_pop(L, 1);
-  lkin__ws_load_code(L, t);
+  load_code(L, t);
   return 0;
 }
 
@@ -299,7 +359,7 @@ int lkin_ws_call(lua_State *L, int nargs, int nresults) {
 }
 
 int lkin_ws_push_function(lua_State *L, const char *name) {
-  int ty = lua_getfield(L, LUA_REGISTRYINDEX, LKIN_WS_CODE_KEY);
+  int ty = lua_getfield(L, LUA_REGISTRYINDEX, CODE_KEY);
   /* the fast path first: this runs once per event and per reconcile */
   if (!name && ty == LUA_TFUNCTION) return 0;
   if (name && ty == LUA_TTABLE) {

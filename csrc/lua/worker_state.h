@@ -40,6 +40,13 @@
 typedef struct lkin_ws_template lkin_ws_template;
 typedef struct lkin_ws lkin_ws;
 
+/* Sets the opener of kinformer.core that every state built afterwards
+ * preloads (package.preload["kinformer.core"]): the binding already in the
+ * process, whatever the template's cpath says. luaopen_kinformer_core
+ * calls it, so any state built for the binding has it; before, states get
+ * no preload. Any thread. */
+void lkin_ws_set_core(lua_CFunction open);
+
 /* ---- main state side -------------------------------------------------- */
 
 /* Captures the code at index idx of the main state L (a module name, a

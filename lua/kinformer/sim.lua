@@ -5,7 +5,11 @@
 --   local sim = require("kinformer.sim").start{ seed = "objects.json" }
 --   print(sim.url, sim.kubeconfig)   -- e.g. http://127.0.0.1:41234  /tmp/kinformer-sim-XXXXXX
 --   sim:stop()                        -- also on <close> and garbage collection
-local core = require "kinformer.core"
+--
+-- Its C part is the module kinformer.simcore (csrc/lua/lsim.c), apart from
+-- kinformer.core so that operators in production load no HTTP server,
+-- GnuTLS or Jansson.
+local simcore = require "kinformer.simcore"
 
 local M = {}
 
@@ -39,7 +43,7 @@ function Sim:stop() rawget(self, "_h"):stop() end
 -- "latency" (ms = N: every later request waits) or "compact" (history
 -- dropped: older watches and continue tokens get 410). Misuse raises.
 function M.start(opts)
-  local h, msg, code = core.sim_start(opts)
+  local h, msg, code = simcore.start(opts)
   if not h then return nil, msg, code end
   return setmetatable({ _h = h, url = h:url(), port = h:port(), kubeconfig = h:kubeconfig() }, Sim)
 end

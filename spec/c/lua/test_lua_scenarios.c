@@ -18,6 +18,7 @@
 #include "log.h"
 
 int luaopen_kinformer_core(lua_State *L);
+int luaopen_kinformer_simcore(lua_State *L); /* lsim.c: require "kinformer.sim" */
 
 static int traceback(lua_State *L) {
   luaL_traceback(L, L, luaL_tolstring(L, 1, NULL), 1);
@@ -25,7 +26,8 @@ static int traceback(lua_State *L) {
 }
 
 /* Runs spec/c/lua/scenarios/<name>.lua in a fresh state whose
- * require "kinformer.core" is this binary's binding. */
+ * require "kinformer.core" and require "kinformer.simcore" (under
+ * kinformer.sim) are this binary's binding. */
 static void run_scenario(const char *name) {
   lua_State *L = luaL_newstate();
   assert_non_null(L);
@@ -36,6 +38,8 @@ static void run_scenario(const char *name) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_kinformer_core);
   lua_setfield(L, -2, "kinformer.core");
+  lua_pushcfunction(L, luaopen_kinformer_simcore);
+  lua_setfield(L, -2, "kinformer.simcore");
   lua_pop(L, 1);
   char path[256];
   snprintf(path, sizeof(path), "spec/c/lua/scenarios/%s.lua", name);

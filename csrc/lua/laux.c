@@ -1,0 +1,137 @@
+/* laux.c -- the binding's shared helpers (laux.h). Depends on Lua and the
+ * core's kin.h and clock.h only. */
+#include "laux.h"
+
+#include <math.h>
+#include <pthread.h>
+
+#include "clock.h"
+#include "kin.h"
+
+/* ---- failures ------------------------------------------------------------ */
+
+const char *lkin_errname(int err) { return kin_errname(err); }
+
+int lkin_fail(lua_State *L, int err, const char *what) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s: %s", what, kin_strerror(err));
+  lua_pushstring(L, lkin_errname(err));
+  return 3;
+}
+
+/* ---- userdata types ------------------------------------------------------ */
+
+void lkin_new_type(lua_State *L, const lkin_type *type) {
+  luaL_newmetatable(L, type->name);
+  lua_newtable(L); /* luaL_newlib needs an array, not a pointer */
+  luaL_setfuncs(L, type->methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, type->close);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, type->close);
+  lua_setfield(L, -2, "__close");
+  lua_pushcfunction(L, type->tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
+void lkin_setmetatable(lua_State *L, const lkin_type *type) {
+  if (luaL_getmetatable(L, type->name) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lkin_new_type(L, type);
+    luaL_getmetatable(L, type->name);
+  }
+  lua_setmetatable(L, -2);
+}
+
+/* ---- option tables ------------------------------------------------------- */
+
+/* Pushes field k of the table at t (nil when t is 0) and returns its type. */
+static int opt_field(lua_State *L, int t, const char *k) {
+  if (!t) {
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  return lua_getfield(L, t, k);
+}
+
+static void opt_error(lua_State *L, int t, const char *k, const char *want) {
+  luaL_argerror(L, t, lua_pushfstring(L, "option '%s' must be %s", k, want));
+}
+
+int lkin_opt_isset(lua_State *L, int t, const char *k) {
+  int set = opt_field(L, t, k) != LUA_TNIL;
+  lua_pop(L, 1);
+  return set;
+}
+
+const char *lkin_opt_string(lua_State *L, int t, const char *k) {
+  const char *s = NULL;
+  int ty = opt_field(L, t, k);
+  if (ty != LUA_TNIL) {
+    if (ty != LUA_TSTRING) opt_error(L, t, k, "a string");
+    s = lua_tostring(L, -1);
+  }
+  lua_pop(L, 1); /* the string stays alive as a field of the table */
+  return s;
+}
+
+/* Numbers convert as luaL_checknumber/checkinteger do: a numeric string
+ * ("10") counts as a number. */
+lua_Number lkin_opt_number(lua_State *L, int t, const char *k, lua_Number def) {
+  lua_Number v = def;
+  if (opt_field(L, t, k) != LUA_TNIL) {
+    int ok;
+    v = lua_tonumberx(L, -1, &ok);
+    if (!ok) opt_error(L, t, k, "a number");
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+lua_Integer lkin_opt_integer(lua_State *L, int t, const char *k, lua_Integer def) {
+  lua_Integer v = def;
+  if (opt_field(L, t, k) != LUA_TNIL) {
+    int ok;
+    v = lua_tointegerx(L, -1, &ok);
+    if (!ok) opt_error(L, t, k, "an integer");
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+int lkin_opt_bool(lua_State *L, int t, const char *k) {
+  opt_field(L, t, k);
+  int v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+uint64_t lkin_secs_to_ns(lua_State *L, int arg, lua_Number s, const char *k) {
+  if (!(s >= 0)) /* also NaN */
+    luaL_argerror(L, arg, lua_pushfstring(L, "option '%s' must be >= 0", k));
+  if (isinf(s) || s >= 1.8e10) return KIN_FOREVER;
+  return (uint64_t)(s * 1e9);
+}
+
+uint64_t lkin_opt_ns(lua_State *L, int t, const char *k, lua_Number def_s) {
+  return lkin_secs_to_ns(L, t, lkin_opt_number(L, t, k, def_s), k);
+}
+
+/* ---- signals ------------------------------------------------------------- */
+
+void lkin_signals_block_all(sigset_t *old) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+void lkin_signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
+void lkin_signals_block_term(void) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+}

@@ -1,0 +1,82 @@
+/* laux.h -- the helpers every file of the Lua binding (csrc/lua) shares:
+ * failures as nil, msg, code; userdata types and their metatables; option
+ * tables; signal masks. The bottom of the binding: laux.c depends on Lua
+ * and the core's headers only, never on another file of csrc/lua. */
+#ifndef LKIN_LAUX_H
+#define LKIN_LAUX_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <signal.h>
+#include <stdint.h>
+
+/* ---- failures ------------------------------------------------------------ */
+
+/* Pushes nil, "<what>: <kin_strerror(err)>", "<CODE>" (the luv convention
+ * for runtime failures) and returns 3. */
+int lkin_fail(lua_State *L, int err, const char *what);
+
+/* Returns the short name of a kin error code ("EINVAL", ...), from the
+ * core's one table (kin_errname in kin.c). */
+const char *lkin_errname(int err);
+
+/* ---- userdata types ------------------------------------------------------ */
+
+/* What a userdata type's metatable holds: methods as __index, close as both
+ * __gc and __close (it must be idempotent), and tostring. Each type file
+ * defines one, file-scoped and immutable. */
+typedef struct {
+  const char *name; /* the metatable's registry name, "kinformer.env" */
+  const luaL_Reg *methods;
+  lua_CFunction close;
+  lua_CFunction tostring;
+} lkin_type;
+
+/* Registers (or refreshes) the metatable of type in L's registry. Leaves
+ * the stack as it was. Raises only on memory errors. */
+void lkin_new_type(lua_State *L, const lkin_type *type);
+
+/* Sets the metatable of type on the value at the top of the stack, as
+ * luaL_setmetatable, registering it first in a state that has none yet (a
+ * worker state given a binding value before its code required the
+ * binding): no module is opened for that. */
+void lkin_setmetatable(lua_State *L, const lkin_type *type);
+
+/* ---- option tables --------------------------------------------------------
+ * Fields of the options table at index t (t == 0: no table, every field is
+ * absent). An absent field (nil) gives the default; a field of the wrong
+ * type raises an argument error on t: "option 'k' must be a number" (a
+ * string, an integer, a number >= 0). Numbers convert as luaL_checknumber
+ * does (a numeric string counts); strings must be strings. Strings stay
+ * alive as fields of the table. */
+/* 1 when field k is set (not nil); never raises but on memory errors. */
+int lkin_opt_isset(lua_State *L, int t, const char *k);
+const char *lkin_opt_string(lua_State *L, int t, const char *k);
+lua_Number lkin_opt_number(lua_State *L, int t, const char *k, lua_Number def);
+lua_Integer lkin_opt_integer(lua_State *L, int t, const char *k, lua_Integer def);
+/* Lua truthiness: absent and false give 0. */
+int lkin_opt_bool(lua_State *L, int t, const char *k);
+/* A duration in seconds (default def_s), as nanoseconds: negative or NaN
+ * raise "option 'k' must be >= 0"; math.huge (or anything past ~570
+ * years) gives KIN_FOREVER (clock.h). */
+uint64_t lkin_opt_ns(lua_State *L, int t, const char *k, lua_Number def_s);
+/* Seconds s as nanoseconds, checked as lkin_opt_ns does (the message names
+ * option k, the error is on argument arg). */
+uint64_t lkin_secs_to_ns(lua_State *L, int arg, lua_Number s, const char *k);
+
+/* ---- signals ------------------------------------------------------------- */
+
+/* Blocks every signal in the calling thread and saves the old mask in
+ * *old; threads created before lkin_signals_restore inherit the full mask,
+ * so SIGINT and SIGTERM stay with the script's own thread (mgr:run's
+ * sigtimedwait, the REPL's Ctrl-C) instead of killing the process from a
+ * listener, worker or server thread. */
+void lkin_signals_block_all(sigset_t *old);
+void lkin_signals_restore(const sigset_t *old);
+
+/* Blocks SIGINT and SIGTERM in the calling thread for good; threads created
+ * later inherit the mask, so only sigtimedwait (env:wait_signal) takes
+ * them. */
+void lkin_signals_block_term(void);
+
+#endif

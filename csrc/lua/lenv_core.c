@@ -1,0 +1,127 @@
+/* lenv_core.c -- the refcounted C state of a manager (lenv_core.h): its
+ * lifetime and its informer registry.
+ *
+ * Lifetime: each kinformer.env, kinformer.informer, kinformer.client and
+ * kinformer.handler userdata and each Lua controller holds a reference;
+ * the last unref shuts the factory down (joining every reflector, informer
+ * and listener thread) and frees it all. */
+#include "lenv_core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+
+struct lkin_env_cleanup {
+  void (*fn)(void *);
+  void *arg;
+  struct lkin_env_cleanup *next;
+};
+
+lkin_env *lkin_env_new(void) {
+  lkin_env *e = calloc(1, sizeof(*e));
+  if (!e) return NULL;
+  atomic_init(&e->refs, 1);
+  pthread_mutex_init(&e->mu, NULL);
+  return e;
+}
+
+lkin_env *lkin_env_ref(lkin_env *e) {
+  atomic_fetch_add(&e->refs, 1);
+  return e;
+}
+
+void lkin_env_unref(lkin_env *e) {
+  if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
+  if (e->factory) {
+    kin_informer_factory_shutdown(e->factory);
+    kin_informer_factory_free(e->factory);
+  }
+  kin_client_free(e->client);
+  kin_io_engine_free(e->io);
+  for (size_t i = 0; i < e->n; i++) {
+    free(e->informers[i].name);
+    free(e->informers[i].resource);
+  }
+  free(e->informers);
+  while (e->cleanups) {
+    struct lkin_env_cleanup *c = e->cleanups;
+    e->cleanups = c->next;
+    c->fn(c->arg);
+    free(c);
+  }
+  pthread_mutex_destroy(&e->mu);
+  free(e);
+}
+
+int lkin_env_on_free(lkin_env *e, void (*fn)(void *), void *arg) {
+  struct lkin_env_cleanup *c = malloc(sizeof(*c));
+  if (!c) return KIN_ENOMEM;
+  c->fn = fn;
+  c->arg = arg;
+  pthread_mutex_lock(&e->mu);
+  c->next = e->cleanups;
+  e->cleanups = c;
+  pthread_mutex_unlock(&e->mu);
+  return 0;
+}
+
+int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,
+                          kin_informer *inf) {
+  int rc = 0;
+  pthread_mutex_lock(&e->mu);
+  for (size_t i = 0; i < e->n; i++)
+    if (e->informers[i].inf == inf) goto out;
+  if (e->n == e->cap) {
+    size_t cap = e->cap ? e->cap * 2 : 8;
+    lkin_env_informer *v = realloc(e->informers, cap * sizeof(*v));
+    if (!v) {
+      rc = KIN_ENOMEM;
+      goto out;
+    }
+    e->informers = v;
+    e->cap = cap;
+  }
+  lkin_env_informer *ent = &e->informers[e->n];
+  ent->name = strdup(name);
+  ent->resource = strdup(resource);
+  ent->inf = inf;
+  if (!ent->name || !ent->resource) {
+    free(ent->name);
+    free(ent->resource);
+    rc = KIN_ENOMEM;
+    goto out;
+  }
+  e->n++;
+out:
+  pthread_mutex_unlock(&e->mu);
+  return rc;
+}
+
+const char *lkin_env_informer_name(lkin_env *e, kin_informer *inf) {
+  const char *name = NULL;
+  pthread_mutex_lock(&e->mu);
+  for (size_t i = 0; i < e->n; i++)
+    if (e->informers[i].inf == inf) name = e->informers[i].name;
+  pthread_mutex_unlock(&e->mu);
+  return name;
+}
+
+kin_informer *lkin_env_find_informer(lkin_env *e, const char *name) {
+  kin_informer *found = NULL;
+  int matches = 0;
+  pthread_mutex_lock(&e->mu);
+  for (size_t i = 0; i < e->n; i++) {
+    if (!strcmp(e->informers[i].name, name)) {
+      found = e->informers[i].inf;
+      matches = 1;
+      break;
+    }
+    if (!strcmp(e->informers[i].resource, name)) {
+      found = e->informers[i].inf;
+      matches++;
+    }
+  }
+  pthread_mutex_unlock(&e->mu);
+  return matches == 1 ? found : NULL;
+}

@@ -1,0 +1,88 @@
+/* lenv_core.h -- the C state a manager shares with every Lua state that
+ * works for it: the IO engine, the REST client, the informer factory and
+ * the informers registered by name. Refcounted, so a worker state's client
+ * or lister userdata keeps it alive; reachable from any Lua state (the main
+ * state, listener states, controller worker states). No Lua here: the
+ * userdata types over it are in their own files:
+ *
+ *   kinformer.env        lenv.c        the manager's core (Lua wraps it in
+ *                                      lua/kinformer/manager.lua)
+ *   kinformer.informer   linformer.c   get/list/by_index/has_synced/...,
+ *                                      add_handler/remove_handler (main state only)
+ *   kinformer.handler    lhandler.c    a handler set registered on an informer
+ *   kinformer.client     lclient.c     the REST verbs
+ *   kinformer.controller lcontroller.c
+ *
+ * Thread-safety: lkin_env_ref/unref, lkin_env_on_free and the informer
+ * registry (guarded by lkin_env.mu) are safe from any thread; the pointers
+ * io, client and factory are immutable after creation and the objects they
+ * point to are thread-safe themselves. */
+#ifndef LKIN_ENV_CORE_H
+#define LKIN_ENV_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "informer_factory.h"
+#include "io_engine.h"
+#include "rest_client.h"
+#include "shared_informer.h"
+
+typedef struct lkin_env lkin_env;
+
+/* One informer of the manager, as listers find it. */
+typedef struct {
+  char *name;         /* the registry name: "v1/pods", or "v1/pods?namespace=x"
+                         when options set (env:informer builds it) */
+  char *resource;     /* "[group/]version/resource" as given */
+  kin_informer *inf;  /* owned by env->factory */
+} lkin_env_informer;
+
+struct lkin_env_cleanup; /* lenv_core.c */
+
+struct lkin_env {
+  atomic_int refs;
+  kin_io_engine *io;              /* owned; immutable pointer once set */
+  kin_client *client;             /* owned; immutable pointer once set */
+  kin_informer_factory *factory;  /* owned; immutable pointer once set */
+  pthread_mutex_t mu;             /* guards informers, n, cap, stopped, cleanups */
+  lkin_env_informer *informers;
+  size_t n, cap;
+  int stopped;                    /* shutdown has begun */
+  struct lkin_mainq *mainq;       /* events for main-state handlers (lhandler.c,
+                                     which frees it with lkin_env_on_free) */
+  struct lkin_env_cleanup *cleanups;
+};
+
+/* Returns a new env holding one reference, with no engine, client or
+ * factory yet (the caller sets them before sharing it), or NULL when out
+ * of memory. */
+lkin_env *lkin_env_new(void);
+
+lkin_env *lkin_env_ref(lkin_env *e);
+/* Drops a reference; the last one shuts the factory down, frees the
+ * factory, client and engine, then runs the lkin_env_on_free functions
+ * (the last registered first) and frees e. Must not run on a thread the
+ * factory joins (a listener). NULL is a no-op. */
+void lkin_env_unref(lkin_env *e);
+
+/* Registers fn(arg) to run when e is freed, after its factory (hence every
+ * informer and listener thread) is gone: for what those threads use (Lua
+ * transforms, the main-state queue). Returns 0 or KIN_ENOMEM. Any thread. */
+int lkin_env_on_free(lkin_env *e, void (*fn)(void *), void *arg);
+
+/* Records inf under its registry name and resource unless it is there
+ * already. Returns 0 or KIN_ENOMEM. Any thread. */
+int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,
+                          kin_informer *inf);
+
+/* Returns the registry name of inf (borrowed, lives as long as e), or
+ * NULL when it is not registered. Any thread. */
+const char *lkin_env_informer_name(lkin_env *e, kin_informer *inf);
+
+/* Finds a registered informer by registry name or by bare resource when
+ * it is the only one of that resource. Returns it (borrowed, lives as long
+ * as env) or NULL. Any thread. */
+kin_informer *lkin_env_find_informer(lkin_env *e, const char *name);
+
+#endif

@@ -1,0 +1,35 @@
+/* lhandler.h -- kinformer.handler (lhandler.c): handler sets of an
+ * informer, and the env's queue of main-state handler events. */
+#ifndef LKIN_HANDLER_H
+#define LKIN_HANDLER_H
+
+#include <lua.h>
+
+#include "lenv_core.h"
+
+/* inf:add_handler(h [, opts]), for linformer.c: the informer at 1 (inf,
+ * of env e, registered as infname), h at 2, opts at 3. Returns 1 with a
+ * kinformer.handler pushed, or 3 (nil, msg, code; "ECLOSED" after
+ * shutdown). Misuse (a function with an upvalue, a bad option, a main
+ * module that returns no table) raises. Main state only. */
+int lkin_handler_add(lua_State *L, lkin_env *e, kin_informer *inf, const char *infname);
+
+/* inf:remove_handler(h), for linformer.c (informer at 1, handler at 2):
+ * stops deliveries, joins the listener (its worker state is closed there),
+ * drops the events a main handler still had queued and frees the set.
+ * Pushes true, or nil, msg, code: "ENOENT" when already removed, "EINVAL"
+ * when h belongs to another informer. */
+int lkin_handler_remove(lua_State *L, lkin_env *e, kin_informer *inf);
+
+/* env:step's work, for lenv.c: waits up to timeout seconds (>= 0; 0: no
+ * wait) for a main-handler event of e, then runs the events queued at that
+ * moment in L (the main state), each in a protected call: an error is
+ * logged with the handler, the object's key and a traceback, and the next
+ * event runs. Pushes how many events ran (0 at once from inside a main
+ * handler), or nil, msg, code when out of memory. */
+int lkin_mainq_run(lua_State *L, lkin_env *e, double timeout);
+
+/* Registers the kinformer.handler metatable in L. */
+void lkin_open_handler(lua_State *L);
+
+#endif
