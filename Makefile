@@ -19,7 +19,18 @@ LUA ?= lua5.4
 LUA_INC ?= /usr/include/lua5.4
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -pthread $(WARN) -Icsrc/core
+# Headers: include/kinformer holds the public ones (the kin_ API); a
+# header that only its layer and white-box tests use stays next to its
+# sources in csrc/core/<layer>/ (see ARCHITECTURE.md, "Layout"). Everything
+# builds with -Iinclude/kinformer; a build that needs a layer's internal
+# headers adds that folder (the core and the C tests: all of them; the sim:
+# util/; the binding: json/ and util/).
+CORE_LAYERS := util json transport cache workqueue controller
+CORE_INT_INC := $(foreach l,$(CORE_LAYERS),$(if $(wildcard csrc/core/$(l)/*.h),-Icsrc/core/$(l)))
+CORE_HDR := $(wildcard include/kinformer/*.h csrc/core/*/*.h)
+SIM_INC := -Icsrc/sim -Icsrc/core/util
+LUA_CORE_INC := -Icsrc/core/json -Icsrc/core/util
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -pthread $(WARN) -Iinclude/kinformer
 ifeq ($(MODE),release)
   MODE_CFLAGS := -O2 -g
 else ifeq ($(MODE),asan)
@@ -32,7 +43,7 @@ endif
 CFLAGS_ALL := $(BASE_CFLAGS) $(MODE_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(MODE_CFLAGS)) $(LDFLAGS)
 
-CORE_SRC := $(sort $(wildcard csrc/core/*.c))
+CORE_SRC := $(sort $(wildcard $(CORE_LAYERS:%=csrc/core/%/*.c)))
 CORE_OBJ := $(patsubst csrc/core/%.c,$(BUILD)/core/%.o,$(CORE_SRC))
 CORE_LIB := $(BUILD)/libkincore.a
 CORE_LIBS := -lyaml -lm -lcurl -luv
@@ -72,25 +83,25 @@ deps:
 
 build: $(CORE_LIB) $(LUA_MOD) $(SIM_MOD)
 
-$(BUILD)/core/%.o: csrc/core/%.c $(wildcard csrc/core/*.h)
+$(BUILD)/core/%.o: csrc/core/%.c $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(CORE_INT_INC) -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/sim/%.o: csrc/sim/%.c $(wildcard csrc/sim/*.h csrc/core/*.h)
+$(BUILD)/sim/%.o: csrc/sim/%.c $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Icsrc/sim -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
 $(SIM_LIB): $(SIM_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $(SIM_OBJ)
 
-$(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h csrc/sim/*.h)
+$(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/sim/*.h) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) -Icsrc/sim -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) $(LUA_CORE_INC) $(SIM_INC) -c $< -o $@
 
 $(LUA_MOD): $(LUA_CORE_OBJ) $(CORE_LIB) csrc/lua/module.map
 	@mkdir -p $(@D)
@@ -106,9 +117,9 @@ $(SUITES_H): $(TEST_SRC) Makefile
 	@for f in $(TEST_SRC); do n=$$(basename $$f .c); echo "KIN_SUITE_USE($${n#test_})"; done > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
-$(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(wildcard csrc/core/*.h csrc/sim/*.h)
+$(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec -Ispec/c -Icsrc/sim -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(CORE_INT_INC) -I$(BUILD)/spec -Ispec/c $(SIM_INC) -c $< -o $@
 
 $(TEST_BIN): $(TEST_OBJ) $(CORE_LIB) $(SIM_LIB)
 	$(CC) -o $@ $(TEST_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka $(SIM_LIBS) -lcurl $(CORE_LIBS)
@@ -127,9 +138,9 @@ $(LUA_SUITES_H): $(LUA_TEST_SRC) Makefile
 	@for f in $(LUA_TEST_SRC); do n=$$(basename $$f .c); echo "KIN_SUITE_USE($${n#test_})"; done > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
-$(BUILD)/spec_lua/%.o: spec/c/lua/%.c $(wildcard spec/c/*.h csrc/lua/*.h csrc/core/*.h) $(LUA_SUITES_H)
+$(BUILD)/spec_lua/%.o: spec/c/lua/%.c $(wildcard spec/c/*.h csrc/lua/*.h) $(CORE_HDR) $(LUA_SUITES_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec_lua -Ispec/c -Icsrc/lua -Icsrc/sim -I$(LUA_INC) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(CORE_INT_INC) -I$(BUILD)/spec_lua -Ispec/c -Icsrc/lua $(SIM_INC) -I$(LUA_INC) -c $< -o $@
 
 $(BUILD)/spec_lua/main.o: spec/c/main.c $(wildcard spec/c/*.h) $(LUA_SUITES_H)
 	@mkdir -p $(@D)

@@ -26,18 +26,10 @@
 # Binaries: KINFORMER_SIM, KINFORMER_BENCH, KINFORMER_SEED (default
 # build/release/...), KINFORMER_REF (default the e2e cache's).
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/.." && pwd)
-. "$ROOT/spec/e2e/lib.sh"
+BENCH_NAME=bench-informer
+. "$(dirname "$0")/lib.sh" # sets ROOT, sources spec/e2e/lib.sh
 e2e_need jq:jq
-
-quick=0
-for a in "$@"; do
-  case $a in
-    --quick) quick=1 ;;
-    *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
-  esac
-done
+bench_args "$@"
 
 SIM=${KINFORMER_SIM:-$ROOT/build/release/kinformer-sim}
 KIN=${KINFORMER_BENCH:-$ROOT/build/release/bench-informer}
@@ -66,48 +58,17 @@ mkdir -p "$DIR/seeds" "$DIR/logs"
 RESULTS=$DIR/results.jsonl
 : >"$RESULTS"
 
-SIM_PID=""
-CLIENT_PID=""
-cleanup() {
-  [ -n "$CLIENT_PID" ] && kill "$CLIENT_PID" 2>/dev/null || true
-  [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_traps
 
 now_s() { date +%s.%N; }
 # since T0: seconds elapsed, two decimals
 since() { awk -v a="$(now_s)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
 
-# seed KIND COUNT: path of the seed file, generated when missing or older
-# than the generator.
-seed() {
-  local f=$DIR/seeds/$1-$2.jsonl
-  if [ ! -s "$f" ] || [ "$SEEDGEN" -nt "$f" ]; then
-    "$SEEDGEN" "$1" "$2" >"$f.tmp" && mv "$f.tmp" "$f"
-  fi
-  echo "$f"
-}
-
-# start_sim SEED: starts a sim on a free port; sets SIM_PID, URL, KC.
-start_sim() {
-  local seedf=$1 out=$DIR/sim.url t0
-  KC=$DIR/kubeconfig.yaml
-  rm -f "$out"
+# start_timed SEED: start_sim (bench/lib.sh), saying how long seeding took.
+start_timed() {
+  local t0
   t0=$(now_s)
-  # The history holds one burst beyond the client's list (a burst is
-  # refused when larger than the history).
-  # --watch-cache-lists: a resourceVersion=0 list comes back whole, as from
-  # kube-apiserver's watch cache (the sim pages it by default).
-  "$SIM" --port 0 --seed "$seedf" --kubeconfig "$KC" --history "$((BURST > 10000 ? BURST : 10000))" \
-    --watch-cache-lists \
-    >"$out" 2>"$DIR/logs/sim.err" &
-  SIM_PID=$!
-  until [ -s "$out" ]; do
-    kill -0 "$SIM_PID" 2>/dev/null || { echo "bench-informer: the sim died:" >&2; cat "$DIR/logs/sim.err" >&2; exit 1; }
-    sleep 0.05
-  done
-  URL=$(head -1 "$out")
+  start_sim "$1"
   echo "  sim $URL seeded in $(since "$t0") s"
 }
 
@@ -115,12 +76,6 @@ start_sim() {
 obj_sizes() {
   curl -sf "$URL/api/${1}?limit=1" |
     jq -c '.items[0] | {obj_bytes: (tojson | length), mf_bytes: (.metadata.managedFields // [] | if length > 0 then tojson | length else 0 end)}'
-}
-
-stop_sim() {
-  kill "$SIM_PID" 2>/dev/null || true
-  wait "$SIM_PID" 2>/dev/null || true
-  SIM_PID=""
 }
 
 # run_client WORKLOAD LABEL RESOURCE OBJECTS CMD...: one run; appends
@@ -158,23 +113,16 @@ run_client() {
 
 echo "bench-informer: $( [ $quick = 1 ] && echo quick || echo full ) run, $REPEAT repeat(s), bursts of $BURST updates"
 echo "  kinformer: $KIN ${BENCH_KIN_ARGS:-}"
-echo "  client-go: $REF (k8s.io/client-go v0.${K8S_VERSION#v1.})"
-echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 for w in "${WORKLOADS[@]}"; do
   read -r wl kind count <<<"$w"
   echo "workload $wl: $count $kind"
-  start_sim "$(seed "$kind" "$count")"
+  start_timed "$(seed "$kind" "$count")"
   SIZES=$(obj_sizes "v1/$kind")
   labels=(kinformer client-go)
   [ "$kind" = pods ] && labels+=(client-go-drop-mf)
   for ((r = 1; r <= REPEAT; r++)); do
-    # Alternate the order so neither client always runs on a fresher sim.
-    order=("${labels[@]}")
-    if ((r % 2 == 0)); then
-      order=()
-      for ((i = ${#labels[@]} - 1; i >= 0; i--)); do order+=("${labels[i]}"); done
-    fi
-    for l in "${order[@]}"; do
+    for l in $(alternate "$r" "${labels[@]}"); do
       case $l in
         kinformer) cmd=("$KIN" "${KIN_EXTRA[@]}") ;;
         client-go) cmd=("$REF") ;;
@@ -190,23 +138,15 @@ echo "  raw results: $RESULTS"
 
 # The table: medians per (workload, client) of the runs without error.
 echo
-jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" '
-  def median: sort | length as $n | if $n == 0 then null
-    elif $n % 2 == 1 then .[($n - 1) / 2] else (.[$n / 2 - 1] + .[$n / 2]) / 2 end;
+jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" "$BENCH_JQ"'
   def stats($rs): {
     synced: ($rs | map(.synced_ms) | median),
     rss: ($rs | map(.rss_kib / 1024) | median),
     eps: ($rs | map(select(.watch_ms > 0) | .watch_events / .watch_ms * 1000) | median),
     n: ($rs | length)
   };
-  # fixed $d decimals (jq has no printf)
-  def fixed($v; $d): ($v * pow(10; $d) | round) as $i | pow(10; $d) as $p
-    | if $d == 0 then "\($i)" else "\($i / $p | floor).\(($i % $p) + $p | tostring | .[1:])" end;
   def fmt($v; $d): if $v == null then "n/a" else fixed($v; $d) end;
-  def ratio($a; $b): if $a == null or $b == null or $b == 0 then "n/a" else fixed($a / $b; 2) + "x" end;
   def kb($b): fixed($b / 1024; 1) + " KB";
-  def pad($n): tostring | if length >= $n then . else . + (" " * ($n - length)) end;
-  def lpad($n): tostring | if length >= $n then . else (" " * ($n - length)) + . end;
   def row($c): "| " + ($c[0] | pad(48)) + " | " + ($c[1] | pad(19)) + " | " + ($c[2] | lpad(9)) +
                " | " + ($c[3] | lpad(9)) + " | " + ($c[4] | lpad(6)) + " |";
   (map(select(.error != null)) | length) as $errors

@@ -44,18 +44,10 @@
 # KINFORMER_REF (default the e2e cache's), KINFORMER_LUA_CPATH (where
 # kinformer/core.so is; default build/release), LUA (default lua5.4).
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/.." && pwd)
-. "$ROOT/spec/e2e/lib.sh"
+BENCH_NAME=bench-lua
+. "$(dirname "$0")/lib.sh" # sets ROOT, sources spec/e2e/lib.sh
 e2e_need jq:jq curl:curl
-
-quick=0
-for a in "$@"; do
-  case $a in
-    --quick) quick=1 ;;
-    *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
-  esac
-done
+bench_args "$@"
 
 SIM=${KINFORMER_SIM:-$ROOT/build/release/kinformer-sim}
 SEEDGEN=${KINFORMER_SEED:-$ROOT/build/release/bench-informer-seed}
@@ -89,46 +81,7 @@ RESULTS=$DIR/results.jsonl
 export LUA_PATH="$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;$ROOT/?.lua;;"
 export LUA_CPATH="$CPATH_DIR/?.so;;"
 
-SIM_PID=""
-CLIENT_PID=""
-cleanup() {
-  [ -n "$CLIENT_PID" ] && kill "$CLIENT_PID" 2>/dev/null || true
-  [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# seed KIND COUNT: path of the seed file, generated when missing or older
-# than the generator.
-seed() {
-  local f=$DIR/seeds/$1-$2.jsonl
-  if [ ! -s "$f" ] || [ "$SEEDGEN" -nt "$f" ]; then
-    "$SEEDGEN" "$1" "$2" >"$f.tmp" && mv "$f.tmp" "$f"
-  fi
-  echo "$f"
-}
-
-# start_sim SEED: a sim on a free port; sets SIM_PID, URL, KC.
-start_sim() {
-  local out=$DIR/sim.url
-  KC=$DIR/kubeconfig.yaml
-  rm -f "$out"
-  "$SIM" --port 0 --seed "$1" --kubeconfig "$KC" --history "$((BURST > 10000 ? BURST : 10000))" \
-    --watch-cache-lists >"$out" 2>"$DIR/logs/sim.err" &
-  SIM_PID=$!
-  until [ -s "$out" ]; do
-    kill -0 "$SIM_PID" 2>/dev/null || { echo "bench-lua: the sim died:" >&2; cat "$DIR/logs/sim.err" >&2; exit 1; }
-    sleep 0.05
-  done
-  URL=$(head -1 "$out")
-  echo "  sim $URL"
-}
-
-stop_sim() {
-  kill "$SIM_PID" 2>/dev/null || true
-  wait "$SIM_PID" 2>/dev/null || true
-  SIM_PID=""
-}
+bench_traps
 
 # record WORKLOAD LABEL OUT ERR EXTRA_JSON: appends the client's last JSON
 # line (or an error) with the workload, label and EXTRA_JSON to results.jsonl.
@@ -181,24 +134,12 @@ run_reconcile() {
       "\(.keys) reconciles in \(.ms | floor) ms (\(.keys / .ms * 1000 | floor)/s)" end)'
 }
 
-# alternate R ITEMS...: ITEMS, reversed on even repeats.
-alternate() {
-  local r=$1 i
-  shift
-  local items=("$@")
-  if ((r % 2 == 0)); then
-    for ((i = ${#items[@]} - 1; i >= 0; i--)); do echo "${items[i]}"; done
-  else
-    printf '%s\n' "${items[@]}"
-  fi
-}
-
 echo "bench-lua: $( [ $quick = 1 ] && echo quick || echo full ) run, $REPEAT repeat(s); $OBJECTS ConfigMaps, bursts of $BURST updates, $KEYS reconciles"
 echo "  kinformer: $LUA, $CPATH_DIR/kinformer/core.so"
-echo "  client-go: $REF (k8s.io/client-go v0.${K8S_VERSION#v1.})"
-echo "  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_header
 
 start_sim "$(seed configmaps "$OBJECTS")"
+echo "  sim $URL"
 echo "workload handler: on_update reads metadata.resourceVersion"
 for ((r = 1; r <= REPEAT; r++)); do
   for l in $(alternate "$r" kinformer client-go); do
@@ -233,15 +174,9 @@ echo "  raw results: $RESULTS"
 
 # The table: medians per (workload, client) of the runs without error.
 echo
-jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS" --argjson objects "$OBJECTS" '
-  def median: sort | length as $n | if $n == 0 then null
-    elif $n % 2 == 1 then .[($n - 1) / 2] else (.[$n / 2 - 1] + .[$n / 2]) / 2 end;
-  def fixed($v; $d): ($v * pow(10; $d) | round) as $i | pow(10; $d) as $p
-    | if $d == 0 then "\($i)" else "\($i / $p | floor).\(($i % $p) + $p | tostring | .[1:])" end;
+jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS" --argjson objects "$OBJECTS" \
+  "$BENCH_JQ"'
   def fmt($v): if $v == null then "n/a" else fixed($v; 0) end;
-  def ratio($a; $b): if $a == null or $b == null or $b == 0 then "n/a" else fixed($a / $b; 2) + "x" end;
-  def pad($n): tostring | if length >= $n then . else . + (" " * ($n - length)) end;
-  def lpad($n): tostring | if length >= $n then . else (" " * ($n - length)) + . end;
   def row($c): "| " + ($c[0] | pad(54)) + " | " + ($c[1] | lpad(9)) + " | " + ($c[2] | lpad(9)) +
                " | " + ($c[3] | lpad(6)) + " |";
   def ok($w; $l): map(select(.workload == $w and .label == $l and .error == null));

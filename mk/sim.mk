@@ -8,14 +8,14 @@
 SIM_CLI := $(BUILD)/kinformer-sim
 $(SIM_CLI): csrc/sim/cli/kinformer-sim.c $(SIM_LIB) $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Icsrc/sim -o $@ $< $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) $(CORE_LIBS)
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ $< $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) $(CORE_LIBS)
 
 sim: $(SIM_CLI)
 
 SIM_BENCH := $(BUILD)/bench_sim
 $(SIM_BENCH): bench/sim_bench.c $(SIM_LIB) $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Icsrc/sim -o $@ $< $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) -lcurl $(CORE_LIBS)
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ $< $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) -lcurl $(CORE_LIBS)
 
 bench-sim: deps
 	$(MAKE) --no-print-directory MODE=release $(SIM_BENCH)

@@ -2,21 +2,15 @@
 local cli = require "kinformer.cli"
 local h = require "examples.helper"
 
+local proc = require "support.proc"
+
+-- bin/kinformer with args; returns its exit status and output
 local function run(args)
-  local p = assert(io.popen("bin/kinformer " .. args .. " 2>&1; echo \"rc=$?\""))
-  local out = p:read("a")
-  p:close()
-  local rc = tonumber(out:match("rc=(%d+)%s*$"))
-  return rc, out:gsub("rc=%d+%s*$", "")
+  local out, rc = proc.run("bin/kinformer " .. args .. " 2>&1")
+  return rc, out
 end
 
-local function tmpfile(text)
-  local p = os.tmpname()
-  local f = assert(io.open(p, "w"))
-  f:write(text)
-  f:close()
-  return p
-end
+local tmpfile = proc.write_tmp
 
 describe("kinformer.cli", function()
   describe("parse", function()

@@ -1,7 +1,6 @@
 -- kinformer.client (csrc/lua/lclient.c): the REST verbs from Lua, against
 -- kinformer.sim.
 local core = require "kinformer.core"
-local cjson = require "cjson"
 
 local function cm(name, ns, data, extra)
   local o = { apiVersion = "v1", kind = "ConfigMap", metadata = { name = name, namespace = ns or "default" },
@@ -265,7 +264,7 @@ describe("kinformer.client", function()
     end)
 
     it("merge-patches by default, from a table", function()
-      local o = assert(c:patch("v1/configmaps", "default", "p", { data = { a = "x", b = cjson.null } }))
+      local o = assert(c:patch("v1/configmaps", "default", "p", { data = { a = "x", b = core.null } }))
       assert.are.equal("x", o.data.a)
       assert.is_nil(o.data.b)
       assert.are.equal("x", c:get("v1/configmaps", "default", "p").data.a)

@@ -5,6 +5,7 @@
 -- spec/c/test_e2e_stall.c).
 local kinformer = require "kinformer"
 local simmod = require "kinformer.sim"
+local proc = require "support.proc"
 
 local http = require "support.sim_http"
 
@@ -43,9 +44,7 @@ describe("connection health options", function()
     -- In a child interpreter, whose log (stderr) is read back: the sim
     -- stalls every watch for 1.5 s, so each informer gives up its watch
     -- after its own idle timeout, says so, and still gets the object.
-    local script, errf = os.tmpname(), os.tmpname()
-    local f = assert(io.open(script, "w"))
-    f:write(string.format("package.path = %q\npackage.cpath = %q\n", package.path, package.cpath), [[
+    local out, log = proc.run_lua [[
       local kinformer = require "kinformer"
       local sim = assert(require("kinformer.sim").start{})
       local http = require "support.sim_http"
@@ -61,16 +60,7 @@ describe("connection health options", function()
       mgr:stop()
       sim:stop()
       print("ok")
-    ]])
-    f:close()
-    local p = assert(io.popen(string.format("lua5.4 %s 2>%s", script, errf)))
-    local out = p:read("a")
-    p:close()
-    local h = assert(io.open(errf))
-    local log = h:read("a")
-    h:close()
-    os.remove(script)
-    os.remove(errf)
+    ]]
     assert.are.equal("ok\n", out, log)
     assert.matches("v1/configmaps: no byte on the watch for 400 ms", log, 1, true)
     assert.matches("with labels x=y: no byte on the watch for 250 ms", log, 1, true)

@@ -4,7 +4,11 @@
 -- Reconcilers run in worker states, so they report through a log file:
 -- each test writes a reconciler module (with the log path baked in) into a
 -- temporary directory on package.path, which worker states inherit.
+--
+-- The tests that make the controller log errors on purpose run in a child
+-- busted whose log is captured and asserted (spec/support/quiet.lua).
 local kinformer = require "kinformer"
+local quiet = require "support.quiet"
 
 local sim
 local tmpdir
@@ -163,7 +167,10 @@ describe("kinformer controller", function()
     assert.equal(0, count(log, "R " .. ns .. "/plain"))
   end)
 
-  it("watches with a map function enqueue what the function returns", function()
+  quiet.it(it, "watches with a map function enqueue what the function returns", {
+    "kinformer error %[controller%] mapper: map v1/secrets for ctl%-%d+/s0 failed: [^\n]*map failed on purpose",
+    "kinformer error %[listener%] v1/secrets in namespace ctl%-%d+: add handler failed for ctl%-%d+/s0",
+  }, function()
     local mod, log = module [[return function(req, ctx) rec("R " .. req.key) end]]
     mgr:controller {
       name = "mapper", ["for"] = "v1/configmaps", reconciler = mod, informer_opts = { namespace = ns },
@@ -282,7 +289,10 @@ end]]
     assert.is_true(os.time() - t0 < 10)
   end)
 
-  it("retries an error with backoff until it succeeds", function()
+  quiet.it(it, "retries an error with backoff until it succeeds", {
+    "kinformer error %[controller%] retry%-raise: Reconciler error for ctl%-%d+/raise: [^\n]*boom 3",
+    "kinformer error %[controller%] retry%-ret: Reconciler error for ctl%-%d+/ret: failed 3",
+  }, function()
     local mod, log = module [[
 local n = 0
 return function(req, ctx)
@@ -314,7 +324,10 @@ end]]
     assert.equal(0, count(log, "R " .. ns .. "/raise 5"))
   end)
 
-  it("does not retry a terminal error, raised or returned", function()
+  quiet.it(it, "does not retry a terminal error, raised or returned", {
+    "kinformer error %[controller%] terminal: Reconciler error for ctl%-%d+/raised %(terminal%): terminal error: no way",
+    "kinformer error %[controller%] terminal: Reconciler error for ctl%-%d+/returned %(terminal%): terminal error: never",
+  }, function()
     local mod, log = module [[
 local kinformer = require "kinformer"
 local n = {}
@@ -344,7 +357,9 @@ end]]
     assert.equal(0, st.reconcile_panics)
   end)
 
-  it("keeps the worker alive when the reconciler raises", function()
+  quiet.it(it, "keeps the worker alive when the reconciler raises", {
+    "kinformer error %[controller%] raiser: Reconciler error for ctl%-%d+/bad: [^\n]*attempt to index a nil value",
+  }, function()
     local mod, log = module [[
 return function(req, ctx)
   rec("R " .. req.key)
@@ -363,7 +378,10 @@ end]]
     assert.equal(1, st.reconcile_errors)
   end)
 
-  it("rebuilds a worker state that runs out of memory and keeps reconciling", function()
+  quiet.it(it, "rebuilds a worker state that runs out of memory and keeps reconciling", {
+    "kinformer warn %[worker%] controller oom worker %d+: the Lua state ran out of memory",
+    "kinformer error %[controller%] oom: Reconciler error for ctl%-%d+/hog: not enough memory",
+  }, function()
     local mod, log = module [[
 local n = 0
 return function(req, ctx)
@@ -410,7 +428,10 @@ end]]
     fails({ name = "x", ["for"] = "v1/configmaps", reconciler = "m", workers = 0 }, "workers")
   end)
 
-  it("a module that does not load fails start with its error", function()
+  quiet.it(it, "a module that does not load fails start with its error", {
+    "kinformer error %[controller%] controller missing worker %d+: module 'kin_ctl_spec_no_such_module' not found",
+    "kinformer error %[controller%] missing: worker %d+ failed to start",
+  }, function()
     local ctl = mgr:controller { name = "missing", ["for"] = "v1/configmaps",
                                  reconciler = "kin_ctl_spec_no_such_module", informer_opts = { namespace = ns } }
     local ok, err = mgr:start { timeout = 30 }

@@ -3,7 +3,6 @@
 local kinformer = require "kinformer"
 local core = require "kinformer.core"
 local ctxmod = require "kinformer.ctx"
-local cjson = require "cjson"
 
 -- A Website; without lists metadata fields to leave out.
 local function owner(without)
@@ -76,7 +75,7 @@ describe("kinformer.ctx helpers", function()
     it("follows metadata.deletionTimestamp", function()
       assert.is_false(ctxmod.is_being_deleted { metadata = { name = "a" } })
       assert.is_false(ctxmod.is_being_deleted {})
-      assert.is_false(ctxmod.is_being_deleted { metadata = { deletionTimestamp = cjson.null } })
+      assert.is_false(ctxmod.is_being_deleted { metadata = { deletionTimestamp = core.null } })
       assert.is_true(ctxmod.is_being_deleted { metadata = { deletionTimestamp = "2024-01-01T00:00:00Z" } })
     end)
   end)
@@ -273,7 +272,9 @@ describe("kinformer.ctx.new", function()
     assert.matches("kinformer.informer v1/configmaps", tostring(l))
     assert.are.equal(l, ctx2.listers["v1/configmaps"])
     assert.are.equal(l, ctx.lister("v1/configmaps"))
-    assert.are.equal(l, ctx:lister("v1/configmaps"))
+    local lok, lerr = pcall(function() return ctx:lister("v1/configmaps") end)
+    assert.is_false(lok)
+    assert.matches("ctx:lister(name): call it as ctx.lister(name)", lerr, 1, true)
     assert.is_nil(ctx.listers["v1/pods"])
     local none, msg, code = ctx.lister("v1/pods")
     assert.is_nil(none)
@@ -298,13 +299,25 @@ describe("kinformer.ctx.new", function()
     assert.are.equal(uid, assert(env:client():get("v1/configmaps", "default", "ctx-worker")).metadata.uid)
   end)
 
-  it("exposes the helpers as ctx.f(...) and ctx:f(...)", function()
+  it("exposes the helpers as ctx.f(...) only; ctx:f(...) raises saying so", function()
     local ctx = ctxmod.new(env, {})
     local o = {}
     assert.is_true(ctx.ensure_finalizer(o, "f"))
-    assert.is_true(ctx:has_finalizer(o, "f"))
-    assert.is_true(ctx:remove_finalizer(o, "f"))
+    assert.is_true(ctx.has_finalizer(o, "f"))
+    assert.is_true(ctx.remove_finalizer(o, "f"))
     assert.is_true(ctx.is_terminal(ctx.terminal("x")))
+    for _, name in ipairs { "has_finalizer", "ensure_finalizer", "remove_finalizer", "is_being_deleted",
+                            "set_controller_reference", "set_owner_reference", "get_condition",
+                            "set_condition", "is_condition_true", "terminal", "is_terminal" } do
+      local fresh = {}
+      local ok, err = pcall(ctx[name], ctx, fresh, "f")
+      assert.is_false(ok)
+      assert.matches(("ctx:%s(...): call it as ctx.%s(...)"):format(name, name), err, 1, true)
+      assert.are.same({}, fresh) -- untouched
+    end
+    local gok, gerr = pcall(function() ctx.log.info("x") end)
+    assert.is_false(gok)
+    assert.matches("log.info(...): call it as log:info(fmt, ...)", gerr, 1, true)
   end)
 
   it("round-trips finalizers, owner references and conditions through the server", function()

@@ -5,12 +5,7 @@ local kinformer = require "kinformer"
 local core = require "kinformer.core"
 local cjson = require "cjson"
 
-local function fixture(name)
-  local f = assert(io.open("spec/c/fixtures/" .. name, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local fixture = require("support.proc").fixture
 
 describe("core.json_decode", function()
   it("gives integers as Lua integers and other numbers as floats", function()

@@ -29,24 +29,7 @@ end
 -- extra shell runs after it starts (with $pid set). Returns stdout, the log
 -- (stderr) and the exit status.
 local function run_lua(code, extra)
-  local script, outf, errf = os.tmpname(), os.tmpname(), os.tmpname()
-  local f = assert(io.open(script, "w"))
-  f:write(string.format("package.path = %q\npackage.cpath = %q\n", package.path, package.cpath), code)
-  f:close()
-  local sh = string.format("KINFORMER_LOG_LEVEL=2 lua5.4 %s >%s 2>%s & pid=$!; %s wait $pid; echo $?",
-    script, outf, errf, extra or "")
-  local p = assert(io.popen(sh))
-  local rc = tonumber(p:read("a"):match("(%d+)"))
-  p:close()
-  local function slurp(n)
-    local h = assert(io.open(n))
-    local s = h:read("a")
-    h:close()
-    os.remove(n)
-    return s
-  end
-  os.remove(script)
-  return slurp(outf), slurp(errf), rc
+  return require("support.proc").run_lua(code, { env = "KINFORMER_LOG_LEVEL=2", extra = extra })
 end
 
 describe("kinformer.manager", function()
@@ -228,5 +211,43 @@ describe("kinformer.manager", function()
     ]], "sleep 1.5; kill -INT $pid;")
     assert.are.equal(0, rc, log)
     assert.are.equal("running\nstopped\n", out)
+  end)
+end)
+
+describe("kinformer.manager{url=, token=}", function()
+  local sim
+  before_each(function() sim = assert(simmod.start { token = "right-token" }) end)
+  after_each(function() sim:stop() end)
+
+  it("talks to the URL with the token without writing a kubeconfig", function()
+    local tmpname, made = os.tmpname, 0
+    os.tmpname = function() made = made + 1 return tmpname() end -- luacheck: ignore
+    local ok, mgr = pcall(kinformer.manager, { url = sim.url, token = "right-token" })
+    os.tmpname = tmpname -- luacheck: ignore
+    assert.is_true(ok, mgr)
+    assert.are.equal(0, made)
+    assert(mgr, "no manager")
+    assert.are.equal(sim.url, mgr.env:host())
+    assert.are.equal("default", mgr.namespace)
+    local r = assert(mgr.env:resource("v1/configmaps"))
+    assert.are.equal("ConfigMap", r.kind)
+    assert(mgr.client:create { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "by-url", namespace = "default" } })
+    assert.are.equal("by-url", assert(mgr.client:get("v1/configmaps", "default", "by-url")).metadata.name)
+    mgr:stop()
+  end)
+
+  it("core.env takes url, token, insecure and ca directly", function()
+    local core = require "kinformer.core"
+    local env = assert(core.env { url = sim.url, token = "right-token", insecure = true })
+    assert(env:resource("v1/configmaps"))
+    env:shutdown()
+    env:close()
+    local none, msg, code = core.env { url = sim.url, ca = "/nonexistent/kin-ca.pem" }
+    assert.is_nil(none)
+    assert.matches("option url: certificate-authority /nonexistent/kin-ca.pem", msg, 1, true)
+    assert.are.equal("ENOENT", code)
+    assert.has_error(function() core.env { token = "t" } end)
+    assert.has_error(function() core.env { url = sim.url, kubeconfig = "/x" } end)
+    assert.has_error(function() core.env { url = "" } end)
   end)
 end)

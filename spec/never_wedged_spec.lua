@@ -5,28 +5,10 @@
 -- Each scenario runs in a fresh interpreter (or bin/kinformer) so that its
 -- log lines land in a captured stderr and are asserted, not printed.
 local kinformer = require "kinformer"
+local proc = require "support.proc"
 
-local function slurp(n)
-  local h = assert(io.open(n))
-  local s = h:read("a")
-  h:close()
-  os.remove(n)
-  return s
-end
-
--- Runs code (a Lua chunk) in a fresh lua5.4 with this process's paths.
--- Returns stdout, stderr, exit status.
-local function run_lua(code)
-  local script, outf, errf = os.tmpname(), os.tmpname(), os.tmpname()
-  local f = assert(io.open(script, "w"))
-  f:write(string.format("package.path = %q\npackage.cpath = %q\n", package.path, package.cpath), code)
-  f:close()
-  local p = assert(io.popen(string.format("lua5.4 %s >%s 2>%s; echo $?", script, outf, errf)))
-  local rc = tonumber(p:read("a"):match("(%d+)"))
-  p:close()
-  os.remove(script)
-  return slurp(outf), slurp(errf), rc
-end
+-- run_lua(code): stdout, stderr and exit status of code in a fresh lua5.4
+local slurp, run_lua = proc.slurp, proc.run_lua
 
 -- Exit times are printed with KIN_SPEC_VERBOSE=1.
 local function note(...)
@@ -39,12 +21,9 @@ local function count(s, pat)
   return n
 end
 
--- The first module directory of package.cpath holding kinformer/core.so:
--- bin/kinformer looks in build/release, so the CLI runs get ours through
--- LUA_CPATH.
-local function cpath_env()
-  return string.format("LUA_CPATH=%q LUA_PATH=%q", package.cpath, package.path)
-end
+-- bin/kinformer looks in build/release, so the CLI runs get our
+-- kinformer.core through LUA_CPATH.
+local cpath_env = proc.paths_env
 
 describe("reconcile_timeout", function()
   it("interrupts reconcilers that never return, counts, logs and retries them; other keys still run", function()
@@ -259,9 +238,8 @@ echo "$rc $t0 $t1"]], cpath_env(), env or "", op, args, errf, errf, signals)
   end)
 
   it("mgr:run() behaves the same: the second SIGTERM exits at once with status 143", function()
-    local script, errf = os.tmpname(), os.tmpname()
-    local f = assert(io.open(script, "w"))
-    f:write(string.format("package.path = %q\npackage.cpath = %q\n", package.path, package.cpath), [[
+    local errf = os.tmpname()
+    local script = proc.write_tmp(proc.paths_prologue() .. [[
       local kinformer = require "kinformer"
       kinformer.core.block_signals()
       local sim = assert(require("kinformer.sim").start{})
@@ -276,7 +254,6 @@ echo "$rc $t0 $t1"]], cpath_env(), env or "", op, args, errf, errf, signals)
       mgr:run()
       io.stderr:write("run returned\n")
     ]])
-    f:close()
     local p = assert(io.popen(string.format([[
 lua5.4 %s 2>%s & pid=$!
 for i in $(seq 200); do grep -q READY %s && break; sleep 0.05; done

@@ -1,12 +1,7 @@
 -- The object model as seen from Lua.
 local kinformer = require "kinformer"
 
-local function fixture(name)
-  local f = assert(io.open("spec/c/fixtures/" .. name, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local fixture = require("support.proc").fixture
 
 describe("kinformer.object", function()
   it("exposes the metadata of a real Pod", function()

@@ -1,31 +1,8 @@
 -- README.md's snippets are real: every ```lua block runs, in order, as one
 -- chunk in a separate lua5.4 (its `-->` expectations are checked against
 -- what it prints), and the REPL transcript is replayed through lua5.4 -i.
-local function read(path)
-  local f = assert(io.open(path, "r"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write_tmp(text)
-  local p = os.tmpname()
-  local f = assert(io.open(p, "w"))
-  f:write(text)
-  f:close()
-  return p
-end
-
--- runs cmd, returns its output (stdout, and stderr unless cmd redirects
--- it) and exit status
-local function run(cmd)
-  if not cmd:find(" 2>", 1, true) then cmd = cmd .. " 2>&1" end
-  local p = assert(io.popen(cmd .. "; echo \"rc=$?\""))
-  local out = p:read("a")
-  p:close()
-  local rc = tonumber(out:match("rc=(%d+)%s*$"))
-  return out:gsub("rc=%d+%s*$", ""), rc
-end
+local proc = require "support.proc"
+local read, write_tmp, run = proc.read, proc.write_tmp, proc.run
 
 local readme = read("README.md")
 

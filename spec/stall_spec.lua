@@ -13,6 +13,7 @@
 -- whose log is read back and asserted, so the warnings it provokes do not
 -- land in the test run's output.
 local h = require "examples.helper"
+local proc = require "support.proc"
 
 -- build/<mode>/ of the kinformer.core that LUA_CPATH names
 local function build_dir()
@@ -23,13 +24,7 @@ local function build_dir()
   return "build/release/"
 end
 
-local function run(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1; echo \"rc=$?\""))
-  local out = p:read("a")
-  p:close()
-  local rc = tonumber(out:match("rc=(%d+)%s*$"))
-  return out:gsub("rc=%d+%s*$", ""), rc
-end
+local run = proc.run
 
 -- The child: proxy, manager through it, pause, create directly, wait.
 -- Prints "recovered SECONDS" or fails.
@@ -92,10 +87,7 @@ describe("a paused connection", function()
     assert.is_true(io.open(proxy_bin) ~= nil, proxy_bin .. " is missing: make fault-proxy")
     local t = h.target()
     local ns = t.real and h.namespace(t, "stall") or "default"
-    local script = os.tmpname()
-    local f = assert(io.open(script, "w"))
-    f:write(string.format("package.path = %q\npackage.cpath = %q\n", package.path, package.cpath), CHILD)
-    f:close()
+    local script = proc.write_tmp(proc.paths_prologue() .. CHILD)
     local out, rc = run(string.format("timeout 60 lua5.4 %s %s %s %s %s", script, h.quote(t.kubeconfig),
       h.quote(ns), h.quote(proxy_bin), t.real and "real" or "sim"))
     os.remove(script)

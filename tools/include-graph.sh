@@ -1,76 +1,96 @@
 #!/usr/bin/env bash
 # include-graph.sh -- prints the `#include "..."` graph of the C files of one
-# folder and exits 1 when it has a cycle.
+# folder (and of its subfolders) and exits 1 when it has a cycle.
 #
-#   tools/include-graph.sh [-q] [DIR]      (DIR defaults to csrc/lua)
+#   tools/include-graph.sh [-q] [-p PUBDIR] [DIR]      (DIR defaults to csrc/lua)
 #
-# Units, not files: a.c and a.h count as one unit "a", so a.c including b.h
-# while b.c includes a.h is a cycle. Only quoted includes naming a file of
-# DIR are edges (system headers and other folders' headers are left out).
-# Output: one line per unit, "unit -> dep dep ...", sorted; then either
+# Units, not files: a.c, a.h and a_int.h (a's internal header) count as one
+# unit "a", so a.c including b.h while b.c includes a.h is a cycle. PUBDIR
+# holds public headers that belong to DIR's units although they live
+# elsewhere (for csrc/core and its subfolders it defaults to
+# include/kinformer; "-p ''" for none): a.h there still belongs to unit a.
+# Only quoted includes naming a header of DIR or PUBDIR are edges (system
+# headers and other folders' headers are left out).
+#
+# Folders: a unit lives in the subfolder of DIR that holds its .c file (or
+# else its header); a public header with no file under DIR names its folder
+# with "layer: NAME" in its first comment. When DIR has subfolders, the
+# graph of the folders is printed too, and a cycle between folders (a unit
+# of one including a unit of another and back) is a cycle as well.
+#
+# Output: one line per unit, "folder/unit -> dep dep ...", sorted; then, with
+# subfolders, one line per folder, "folder => dep dep ..."; then either
 # "no cycle" or, for each strongly connected component of more than one
-# unit (or a unit including itself), "cycle: a b c" naming its units.
-# -q prints only the verdict.
+# node (or a node including itself), "cycle: a b c" (units) or
+# "folder cycle: x y" (folders). -q prints only the verdict.
 # Exit status: 0 no cycle, 1 a cycle, 2 usage error.
 set -euo pipefail
 
 quiet=0
-if [[ ${1:-} == -q ]]; then
-  quiet=1
-  shift
-fi
+pub=unset
+while (($#)); do
+  case $1 in
+    -q) quiet=1; shift ;;
+    -p) pub=${2-}; shift 2 ;;
+    -*) echo "include-graph.sh: unknown option $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
 dir=${1:-csrc/lua}
+dir=${dir%/}
 if [[ ! -d $dir ]]; then
   echo "include-graph.sh: no folder $dir" >&2
   exit 2
 fi
+if [[ $pub == unset ]]; then
+  case $dir in
+    csrc/core | csrc/core/* | */csrc/core | */csrc/core/*) pub=$(dirname "$0")/../include/kinformer ;;
+    *) pub= ;;
+  esac
+fi
+if [[ -n $pub && ! -d $pub ]]; then
+  echo "include-graph.sh: no folder $pub" >&2
+  exit 2
+fi
 
-shopt -s nullglob
-files=("$dir"/*.c "$dir"/*.h)
+mapfile -t files < <(find "$dir" -type f \( -name '*.c' -o -name '*.h' \) | sort)
 if ((${#files[@]} == 0)); then
   echo "include-graph.sh: no .c or .h file in $dir" >&2
   exit 2
 fi
+pubfiles=()
+if [[ -n $pub ]]; then
+  mapfile -t pubfiles < <(find "$pub" -maxdepth 1 -type f -name '*.h' | sort)
+fi
 
-# "from to" pairs of units, from every #include "x.h" naming a file of dir.
-edges=$(
-  for f in "${files[@]}"; do
-    base=${f##*/}
-    awk -v from="${base%.*}" -v dir="$dir" '
-      /^[ \t]*#[ \t]*include[ \t]*"/ {
-        s = $0
-        sub(/^[^"]*"/, "", s)
-        sub(/".*$/, "", s)
-        if (s ~ /\//) next
-        if ((getline line < (dir "/" s)) < 0) next
-        close(dir "/" s)
-        to = s
-        sub(/\.[^.]*$/, "", to)
-        if (to != from) print from, to
-      }' "$f"
-  done | sort -u
-)
-
-# Every unit, also those without edges.
-units=$(for f in "${files[@]}"; do b=${f##*/}; echo "${b%.*}"; done | sort -u)
-
-printf '%s\n' "$units" | awk -v quiet="$quiet" -v edges="$edges" '
-  { unit[++n] = $1 }
-  END {
-    m = split(edges, lines, "\n")
-    for (i = 1; i <= m; i++) {
-      if (lines[i] == "") continue
-      split(lines[i], p, " ")
-      adj[p[1]] = adj[p[1]] " " p[2]
-    }
-    if (!quiet)
-      for (i = 1; i <= n; i++) printf "%s ->%s\n", unit[i], (unit[i] in adj) ? adj[unit[i]] : ""
-    # Tarjan strongly connected components, iterative over a call stack.
-    idx = 0; sp = 0; cycles = 0
-    for (i = 1; i <= n; i++) {
-      if (unit[i] in index_of) continue
-      cs = 1; cnode[1] = unit[i]; cpos[1] = 0
-      index_of[unit[i]] = low[unit[i]] = ++idx; stk[++sp] = unit[i]; on[unit[i]] = 1
+# One line per file: "F path" for DIR's files, "P path" for PUBDIR's; awk
+# reads the files themselves at the end.
+{
+  for f in "${files[@]}"; do echo "F $f"; done
+  for f in "${pubfiles[@]}"; do echo "P $f"; done
+} | awk -v quiet="$quiet" -v dir="$dir" '
+  function unitof(base,   u) {
+    u = base
+    sub(/\.[^.]*$/, "", u)
+    if (base ~ /\.h$/) sub(/_int$/, "", u)
+    return u
+  }
+  function folderof(path,   rel) {
+    rel = substr(path, length(dir) + 2)
+    if (rel !~ /\//) return "."
+    sub(/\/[^\/]*$/, "", rel)
+    return rel
+  }
+  function base(path,   b) { b = path; sub(/.*\//, "", b); return b }
+  # Tarjan strongly connected components over nodes node[1..nn] and adj[],
+  # iterative over a call stack; prints each cycle with the label.
+  function scc(label,   i, idx, sp, cs, v, k, w, comp, size, self, j, k2, u, found) {
+    delete index_of; delete low; delete on; delete stk; delete cnode; delete cpos
+    idx = 0; sp = 0; found = 0
+    for (i = 1; i <= nn; i++) {
+      if (node[i] in index_of) continue
+      cs = 1; cnode[1] = node[i]; cpos[1] = 0
+      index_of[node[i]] = low[node[i]] = ++idx; stk[++sp] = node[i]; on[node[i]] = 1
       while (cs > 0) {
         v = cnode[cs]
         k = split(adj[v], succ, " ")
@@ -87,11 +107,106 @@ printf '%s\n' "$units" | awk -v quiet="$quiet" -v edges="$edges" '
           do { w = stk[sp--]; on[w] = 0; comp = w " " comp; size++ } while (w != v)
           self = 0
           if (size == 1) { k2 = split(adj[v], s2, " "); for (j = 1; j <= k2; j++) if (s2[j] == v) self = 1 }
-          if (size > 1 || self) { cycles++; printf "cycle: %s\n", comp }
+          if (size > 1 || self) { found++; printf "%s: %s\n", label, comp }
         }
         cs--
         if (cs > 0) { u = cnode[cs]; if (low[v] < low[u]) low[u] = low[v] }
       }
+    }
+    return found
+  }
+  # The list of files, from stdin.
+  {
+    kind = $1; path = $2; b = base(path); u = unitof(b)
+    if (kind == "F") {
+      indir[u] = 1
+      hdr[b] = u
+      f = folderof(path)
+      if (b ~ /\.c$/) cfolder[u] = f
+      else if (!(u in hfolder)) hfolder[u] = f
+      src[++ns] = path
+    } else {
+      pubpath[u] = path
+      if (!(b in hdr)) hdr[b] = u
+      src[++ns] = path
+    }
+    next
+  }
+  END {
+    # Folders of the units; a public header-only unit reads its layer tag.
+    for (i = 1; i <= ns; i++) {
+      u = unitof(base(src[i]))
+      if (u in seen) continue
+      seen[u] = 1
+      if (u in cfolder) folder[u] = cfolder[u]
+      else if (u in hfolder) folder[u] = hfolder[u]
+      else {
+        folder[u] = "(public)"
+        for (l = 0; l < 12 && (getline line < pubpath[u]) > 0; l++)
+          if (match(line, /layer: [A-Za-z0-9_.-]+/)) { folder[u] = substr(line, RSTART + 7, RLENGTH - 7); break }
+        close(pubpath[u])
+      }
+      units[++nu] = u
+    }
+    # Edges from every quoted include naming a header of DIR or PUBDIR.
+    for (i = 1; i <= ns; i++) {
+      from = unitof(base(src[i]))
+      while ((getline line < src[i]) > 0) {
+        if (line !~ /^[ \t]*#[ \t]*include[ \t]*"/) continue
+        s = line
+        sub(/^[^"]*"/, "", s); sub(/".*$/, "", s)
+        if (s ~ /\//) continue
+        if (!(s in hdr)) continue
+        to = hdr[s]
+        if (to != from && !((from SUBSEP to) in edge)) {
+          edge[from, to] = 1
+          uadj[from] = uadj[from] " " to
+        }
+      }
+      close(src[i])
+    }
+    multi = 0
+    for (i = 1; i <= nu; i++) if (folder[units[i]] != ".") multi = 1
+    for (i = 1; i <= nu; i++) {
+      u = units[i]
+      nm[u] = (multi ? folder[u] "/" : "") u
+    }
+    # Units sorted by printed name (insertion sort: a few hundred at most).
+    for (i = 2; i <= nu; i++) {
+      x = units[i]; j = i - 1
+      while (j > 0 && nm[units[j]] > nm[x]) { units[j + 1] = units[j]; j-- }
+      units[j + 1] = x
+    }
+    delete adj; nn = 0
+    for (i = 1; i <= nu; i++) {
+      u = units[i]; node[++nn] = nm[u]
+      k = split(uadj[u], d, " "); line = ""
+      # deps sorted
+      for (a = 2; a <= k; a++) { x = d[a]; b2 = a - 1; while (b2 > 0 && nm[d[b2]] > nm[x]) { d[b2 + 1] = d[b2]; b2-- } d[b2 + 1] = x }
+      for (a = 1; a <= k; a++) { line = line " " nm[d[a]]; adj[nm[u]] = adj[nm[u]] " " nm[d[a]] }
+      if (!quiet) printf "%s ->%s\n", nm[u], line
+    }
+    cycles = scc("cycle")
+    if (multi) {
+      # The folder graph: an arrow where some unit includes another folder s unit.
+      delete adj; nn = 0
+      for (i = 1; i <= nu; i++) { f = folder[units[i]]; if (!(f in fseen)) { fseen[f] = 1; fl[++nf] = f } }
+      for (i = 2; i <= nf; i++) { x = fl[i]; j = i - 1; while (j > 0 && fl[j] > x) { fl[j + 1] = fl[j]; j-- } fl[j + 1] = x }
+      for (i = 1; i <= nu; i++) {
+        u = units[i]; k = split(uadj[u], d, " ")
+        for (a = 1; a <= k; a++) {
+          f = folder[u]; g = folder[d[a]]
+          if (f != g && !((f SUBSEP g) in fedge)) { fedge[f, g] = 1; fcount[f, g] = 0 }
+          if (f != g) fcount[f, g]++
+        }
+      }
+      for (i = 1; i <= nf; i++) {
+        node[++nn] = fl[i]; line = ""
+        for (j = 1; j <= nf; j++)
+          if ((fl[i] SUBSEP fl[j]) in fedge) { adj[fl[i]] = adj[fl[i]] " " fl[j]; line = line " " fl[j] "(" fcount[fl[i], fl[j]] ")" }
+        if (!quiet) printf "%s =>%s\n", fl[i], line
+      }
+      cycles += scc("folder cycle")
     }
     if (!cycles) print "no cycle"
     exit cycles ? 1 : 0

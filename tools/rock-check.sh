@@ -10,7 +10,7 @@ tools/update-rockspec.sh --check
 tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
 mkdir "$tree/src"
-cp -r rockspec csrc lua bin "$tree/src/"
+cp -r rockspec csrc include lua bin "$tree/src/"
 find "$tree/src" \( -name '*.o' -o -name '*.so' -o -name '*.a' \) -delete
 (cd "$tree/src" && luarocks --lua-version 5.4 make --deps-mode=none --tree "$tree" \
   rockspec/kinformer-scm-1.rockspec CURL_INCDIR=/usr/include/x86_64-linux-gnu) >"$tree/build.log" 2>&1 || {

@@ -216,20 +216,36 @@ typedef struct {
   char name[256];
   char api_version[256];
   char kind[128];
+  char resource_version[128];
+  int whole; /* name and resource_version fit (were not truncated) */
 } obj_meta;
 
-/* Reads the metadata of json into *m. Returns 0, or KIN_EINVAL when the
+/* Reads the metadata of json into *m: the one parse of an object this
+ * client writes (kin_client_create / update get name and resourceVersion
+ * from here through kin_write_opts). Returns 0, or KIN_EINVAL when the
  * text is not a JSON object. */
 static int read_meta(const char *json, size_t len, obj_meta *m) {
   kin_obj *o;
   int rc = kin_obj_parse_any(json, len, &o);
   if (rc < 0) return rc;
   snprintf(m->ns, sizeof m->ns, "%s", kin_obj_namespace(o));
-  snprintf(m->name, sizeof m->name, "%s", kin_obj_name(o));
+  int nl = snprintf(m->name, sizeof m->name, "%s", kin_obj_name(o));
   snprintf(m->api_version, sizeof m->api_version, "%s", kin_obj_api_version(o));
   snprintf(m->kind, sizeof m->kind, "%s", kin_obj_kind_name(o));
+  const char *rv = kin_obj_resource_version(o);
+  int rl = snprintf(m->resource_version, sizeof m->resource_version, "%s", rv ? rv : "");
+  m->whole = nl >= 0 && (size_t)nl < sizeof m->name && rl >= 0 &&
+             (size_t)rl < sizeof m->resource_version;
   kin_obj_unref(o);
   return 0;
+}
+
+/* Hands the name and resourceVersion read_meta found to the core, so that
+ * it does not parse the body again (not when they were truncated). */
+static void known_meta(const obj_meta *m, kin_write_opts *wo) {
+  if (!m->whole || !m->name[0]) return;
+  wo->name = m->name;
+  wo->resource_version = m->resource_version;
 }
 
 /* Shared front of the verbs that take an object: c:verb([res,] obj [, opts]).
@@ -349,6 +365,7 @@ static int m_create(lua_State *L) {
   kin_write_opts wo;
   write_opts(L, oc.optidx, &wo);
   wo.subresource = lkin_opt_string(L, oc.optidx, "subresource");
+  known_meta(&oc.m, &wo);
   kin_result out;
   int rc = kin_client_create(oc.c, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
   return push_result(L, rc, &out, "create", oc.label);
@@ -363,6 +380,7 @@ static int do_update(lua_State *L, const char *verb, const char *sub) {
   kin_write_opts wo;
   write_opts(L, oc.optidx, &wo);
   wo.subresource = sub;
+  known_meta(&oc.m, &wo);
   kin_result out;
   int rc = kin_client_update(oc.c, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
   return push_result(L, rc, &out, verb, oc.label);

@@ -83,13 +83,16 @@ static long ns_to_ms(uint64_t ns) {
   return ms ? ms : 1;
 }
 
-/* core.env{kubeconfig=, context=, qps=, burst=, resync=, timeout=,
- *          in_cluster=, read_idle_timeout=, ping_timeout=,
- *          watch_idle_timeout=} -> env | nil, msg, code
+/* core.env{kubeconfig=, context=, url=, token=, insecure=, ca=, qps=,
+ *          burst=, resync=, timeout=, in_cluster=, read_idle_timeout=,
+ *          ping_timeout=, watch_idle_timeout=} -> env | nil, msg, code
  * Loads the kubeconfig (opts.kubeconfig, else $KUBECONFIG, else
  * ~/.kube/config; or the in-cluster service account with in_cluster=true)
  * and creates the engine, client and factory. A broken kubeconfig gives
- * nil and the loader's message, which names the file and the field. */
+ * nil and the loader's message, which names the file and the field.
+ * With url= (a server URL) no kubeconfig is read: the config is built
+ * here from url, token (bearer token), insecure (skip TLS verification)
+ * and ca (a CA file path), namespace "default". */
 static int l_env(lua_State *L) {
   if (lua_isnoneornil(L, 1)) lua_newtable(L), lua_replace(L, 1);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -109,10 +112,29 @@ static int l_env(lua_State *L) {
   if (io_opts.ping_timeout_ms < 0) io_opts.ping_timeout_ms = LONG_MAX / 2;
   uint64_t watch_idle = lkin_opt_ns(L, 1, "watch_idle_timeout", 0);
 
+  const char *url = lkin_opt_string(L, 1, "url");
+  const char *token = lkin_opt_string(L, 1, "token");
+  const char *ca = lkin_opt_string(L, 1, "ca");
+  int insecure = lkin_opt_bool(L, 1, "insecure");
+  luaL_argcheck(L, !url || *url, 1, "option 'url' must not be empty");
+  luaL_argcheck(L, url || (!token && !ca && !insecure), 1,
+                "options 'token', 'insecure' and 'ca' need 'url'");
+  luaL_argcheck(L, !url || (!in_cluster && !ko.path && !ko.context), 1,
+                "option 'url' excludes 'kubeconfig', 'context' and 'in_cluster'");
+
   char err[512] = "";
   kin_rest_config *rc = NULL;
-  int r = in_cluster ? kin_in_cluster_config(NULL, &rc, err, sizeof(err))
-                     : kin_kubeconfig_load(&ko, &rc, err, sizeof(err));
+  /* url=: a config built by hand; kin_client_new copies what it keeps, so
+   * it borrows the option strings (alive in the table at 1) */
+  kin_rest_config direct = {.host = (char *)url,
+                            .bearer_token = (char *)token,
+                            .ca_file = (char *)ca,
+                            .insecure = insecure,
+                            .cluster_origin = (char *)"option url",
+                            .user_origin = (char *)"option token"};
+  int r = url          ? 0
+          : in_cluster ? kin_in_cluster_config(NULL, &rc, err, sizeof(err))
+                       : kin_kubeconfig_load(&ko, &rc, err, sizeof(err));
   if (r < 0) {
     lua_pushnil(L);
     lua_pushstring(L, err[0] ? err : kin_strerror(r));
@@ -129,7 +151,7 @@ static int l_env(lua_State *L) {
   lkin_signals_block_all(&old);
   r = kin_io_engine_new_opts(&io_opts, &e->io);
   lkin_signals_restore(&old);
-  if (r == 0) r = kin_client_new(rc, e->io, &co, &e->client, err, sizeof(err));
+  if (r == 0) r = kin_client_new(url ? &direct : rc, e->io, &co, &e->client, err, sizeof(err));
   kin_rest_config_free(rc);
   if (r == 0) {
     kin_informer_factory_config fc = {

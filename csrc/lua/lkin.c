@@ -2,7 +2,8 @@
  * require "kinformer": it registers the types (one file each, see their
  * headers) and holds the module-level functions, which belong to no type:
  * core.log, core.log_enabled, core.set_log_level, core.monotime,
- * core.block_signals, core.exit_now. */
+ * core.block_signals, core.exit_now (core.reconcile_result and
+ * core.is_terminal come from lresult.c). */
 #include "lkin.h"
 
 #include <lauxlib.h>
@@ -19,6 +20,7 @@
 #include "linformer.h"
 #include "ljson.h"
 #include "lobject.h"
+#include "lresult.h"
 #include "log.h"
 #include "lworker.h"
 #include "worker_state.h"
@@ -114,6 +116,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_client(L);
   lkin_open_controller(L);
   lkin_open_json(L);
+  lkin_open_result(L);
   luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

@@ -34,6 +34,8 @@
 -- A map function (watches) runs on the watched informer's listener thread,
 -- in its own worker state: map(obj, ctx) returns a list of
 -- {namespace =, name =} requests.
+local core = require "kinformer.core"
+
 local M = {}
 
 local Controller = {}
@@ -206,8 +208,6 @@ function Controller:queue_len() return self._ud:queue_len() end
 
 function Controller:__tostring() return tostring(self._ud) end
 
-local function is_terminal(v) return type(v) == "table" and rawget(v, "kinformer_terminal") == true end
-
 local function resolve(r)
   if type(r) == "function" then return r end
   local m = require(r)
@@ -217,14 +217,15 @@ local function resolve(r)
 end
 
 local function handler(e)
-  if is_terminal(e) then return e end
+  if core.is_terminal(e) then return e end
   return debug.traceback(tostring(e), 2)
 end
 
 --- Runs the reconciler once in the calling state on {namespace=, name=}
 -- with a ctx over the manager's env. Returns true (done) or the result
 -- table, or nil, err (a raised error carries a traceback; a terminal error
--- is returned as is).
+-- is returned as is; a result the workers would take for an error, such
+-- as a bad requeue_after, gives nil and the workers' message).
 function Controller:reconcile_once(req)
   if type(req) ~= "table" or type(req.name) ~= "string" or req.name == "" then
     error("reconcile_once: want {namespace = ..., name = ...}", 2)
@@ -236,13 +237,16 @@ function Controller:reconcile_once(req)
   local ctx = require("kinformer.ctx").new(self._env, { controller = self._name, worker = 0, request = r })
   local ok, res, err = xpcall(fn, handler, r, ctx)
   if not ok then return nil, res end
-  if is_terminal(res) then return nil, res end
-  if res == nil or res == false then
-    if err ~= nil then return nil, err end
-    return true
+  -- what the values mean is decided in one place, C's (csrc/lua/lresult.c),
+  -- the same for the controller's workers
+  local kind, detail = core.reconcile_result(true, res, err)
+  if kind == "terminal" then return nil, core.is_terminal(res) and res or err end
+  if kind == "error" then
+    if res == nil or res == false then return nil, err end
+    return nil, detail
   end
-  if res == true or type(res) == "table" then return res end
-  return nil, ("reconcile returned a %s"):format(type(res))
+  if type(res) == "table" then return res end
+  return true
 end
 
 return M

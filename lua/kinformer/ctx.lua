@@ -13,11 +13,13 @@
 --
 -- Fields: client (kinformer.client userdata), listers (listers["v1/pods"]:
 -- a read-only informer of the manager, or nil), lister(name) (the same, or
--- nil, msg, code), log (log:error/warn/info/debug(fmt, ...) through kin's
+-- nil, msg, code; ctx.lister, not ctx:lister), log (log:error/warn/info/
+-- debug(fmt, ...), with a colon, through kin's
 -- log, tagged with controller and key), request ({namespace=, name=, key=}),
 -- controller (name), worker (index), env (the kinformer.env userdata).
 --
--- Helpers (also module functions, callable without a ctx): ensure_finalizer,
+-- Helpers, called as ctx.f(obj, ...) (also module functions, callable
+-- without a ctx; ctx:f(...) raises): ensure_finalizer,
 -- remove_finalizer, has_finalizer, set_controller_reference,
 -- set_owner_reference, set_condition, get_condition, is_being_deleted,
 -- terminal, is_terminal. They edit the table they are given; writing it
@@ -31,14 +33,9 @@ local errors = require "kinformer.errors"
 
 local M = {}
 
-local null -- cjson.null, loaded on first use (JSON null decodes to it)
+-- A value that is there: neither absent nor a JSON null (core.null).
 local function present(v)
-  if v == nil then return false end
-  if null == nil then
-    local ok, cjson = pcall(require, "cjson")
-    null = ok and cjson.null or false
-  end
-  return v ~= null
+  return v ~= nil and v ~= core.null
 end
 
 -- ---- per-state caches: env userdata -> {client =, listers = {}} ----------
@@ -89,15 +86,15 @@ end
 
 --- log:error/warn/info/debug(fmt, ...): string.format(fmt, ...) (or fmt
 -- alone) as one line of kin's log at that level (KINFORMER_LOG_LEVEL).
+-- One call style: log:info(...); log.info(...) raises saying so.
 for _, level in ipairs { "error", "warn", "info", "debug" } do
   Log[level] = function(self, fmt, ...)
-    if getmetatable(self) ~= Log then -- called as log.info(...)
-      return emit(rawget(Log, "_default"), level, self, fmt, ...)
+    if getmetatable(self) ~= Log then
+      error(string.format("log.%s(...): call it as log:%s(fmt, ...)", level, level), 2)
     end
     return emit(self, level, fmt, ...)
   end
 end
-Log._default = setmetatable({ component = "lua", prefix = "" }, Log)
 
 --- A logger whose lines start with "[controller=<c> key=<k>] " (the parts
 -- that are known). component is kin's log component ("reconcile").
@@ -380,12 +377,12 @@ local lazy = {
     return M.logger(rawget(self, "controller"), request_key(rawget(self, "request")))
   end,
   listers = function(self) return setmetatable({ _env = rawget(self, "env") }, Listers) end,
-  -- ctx.lister(name) -> read-only informer | nil, msg, code; ctx:lister works too
+  -- ctx.lister(name) -> read-only informer | nil, msg, code
   lister = function(self)
     local env = rawget(self, "env")
-    return function(a, b)
-      if a == self then return get_lister(env, b) end
-      return get_lister(env, a)
+    return function(name)
+      if name == self then error("ctx:lister(name): call it as ctx.lister(name)", 2) end
+      return get_lister(env, name)
     end
   end,
 }
@@ -405,11 +402,15 @@ Ctx.__tostring = function(self)
     tostring(self.request and self.request.key))
 end
 
--- Helpers are reachable as ctx.f(obj, ...) and also as ctx:f(obj, ...).
+-- Helpers have one call style, ctx.f(obj, ...) (README "ctx helpers");
+-- ctx:f(obj, ...) raises saying so rather than treating the ctx as the
+-- object.
 for _, name in ipairs(HELPERS) do
   local f = M[name]
   Ctx[name] = function(a, ...)
-    if getmetatable(a) == Ctx then return f(...) end
+    if getmetatable(a) == Ctx then
+      error(string.format("ctx:%s(...): call it as ctx.%s(...)", name, name), 2)
+    end
     return f(a, ...)
   end
 end

@@ -13,8 +13,12 @@
 --   end
 --
 -- The value is a plain table { kinformer_terminal = true, message = "...",
--- cause = err } so that the C side (lcontroller.c) can recognise it without
--- calling back into Lua; tostring() gives "terminal error: <message>".
+-- cause = err } so that the C side recognises it without calling back into
+-- Lua; tostring() gives "terminal error: <message>". The one test of what
+-- is terminal is C's (csrc/lua/lresult.c, core.is_terminal): this module
+-- only makes terminal errors.
+local core = require "kinformer.core"
+
 local M = {}
 
 local Terminal = {}
@@ -39,8 +43,6 @@ end
 
 --- Whether v is a terminal error (made by terminal, or any table with
 -- kinformer_terminal = true, such as one that crossed a state boundary).
-function M.is_terminal(v)
-  return type(v) == "table" and rawget(v, "kinformer_terminal") == true
-end
+M.is_terminal = core.is_terminal
 
 return M

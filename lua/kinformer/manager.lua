@@ -28,33 +28,10 @@ Manager.__tostring = function(self)
   return "kinformer.manager (" .. tostring(rawget(self, "env")) .. ")"
 end
 
--- Writes a kubeconfig for a plain URL (and an optional bearer token).
-local function url_kubeconfig(url, token)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write(string.format([[
-apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: %q
-users:
-- name: u
-  user:%s
-contexts:
-- name: c
-  context:
-    cluster: c
-    user: u
-current-context: c
-]], url, token and string.format("\n    token: %q", token) or " {}"))
-  f:close()
-  return path
-end
-
---- Creates a manager. opts (all optional): kubeconfig, context, url (plain
--- http URL, e.g. a sim's) and token, sim (a kinformer.sim server), namespace
+--- Creates a manager. opts (all optional): kubeconfig, context, url (a
+-- server URL, e.g. a sim's; no kubeconfig is read or written) with token
+-- (bearer), insecure (skip TLS verification) and ca (CA file path), sim (a
+-- kinformer.sim server), namespace
 -- (default namespace of namespaced informers and mgr.namespace), qps,
 -- burst, resync (seconds), timeout (request timeout, seconds),
 -- sync_timeout (seconds, default 120), log_level ("error"|"warn"|"info"|
@@ -73,20 +50,19 @@ function M.new(opts)
   opts = opts or {}
   if type(opts) ~= "table" then error("bad argument #1 to 'manager' (table expected)", 2) end
   if opts.log_level then core.set_log_level(opts.log_level) end
-  local kubeconfig, tmp = opts.kubeconfig, nil
+  local kubeconfig, url = opts.kubeconfig, nil -- sim, then url, win over kubeconfig
   if opts.sim then
     kubeconfig = opts.sim.kubeconfig
   elseif opts.url then
-    tmp = url_kubeconfig(opts.url, opts.token)
-    kubeconfig = tmp
+    kubeconfig, url = nil, opts.url -- core.env takes it directly: no kubeconfig is written
   end
   local env, msg, code = core.env{
     kubeconfig = kubeconfig, context = opts.context, qps = opts.qps, burst = opts.burst,
+    url = url, token = url and opts.token, insecure = url and opts.insecure, ca = url and opts.ca,
     resync = opts.resync, timeout = opts.timeout, in_cluster = opts.in_cluster,
     read_idle_timeout = opts.read_idle_timeout, ping_timeout = opts.ping_timeout,
     watch_idle_timeout = opts.watch_idle_timeout,
   }
-  if tmp then os.remove(tmp) end
   if not env then return nil, msg, code end
   return setmetatable({
     env = env,

@@ -32,10 +32,6 @@
 
 void kin_test_sleep_ms(int ms);
 
-/* Reads spec/c/fixtures/<name> into a malloc'd NUL-terminated buffer;
- * fails the test when missing. */
-char *kin_test_fixture(const char *name, size_t *len);
-
 /* ---- kin_test_util.c ---------------------------------------------------- */
 
 /* qsort comparator for an array of C strings. */
@@ -81,10 +77,26 @@ const char *kin_test_e2e_env(const char *name);
  * paths can be live at once); the tests' own thread only. */
 const char *kin_test_fixture_path(const char *name);
 
+/* Reads the fixture file name (see kin_test_fixture_path) into a malloc'd
+ * NUL-terminated buffer; fails the test when missing. */
+char *kin_test_fixture(const char *name, size_t *len);
+
 struct kin_sim;
 /* Starts a kinformer.sim with the default config, serving HTTPS with the
  * fixture certificate sim_tls.crt when tls is non-zero; fails the test
  * when it cannot. The caller stops it with kin_sim_stop. */
 struct kin_sim *kin_test_sim_start(int tls);
+
+/* Captures kin's log (every thread, at the current level) instead of
+ * printing it, from kin_test_log_start until kin_test_log_stop (which
+ * restores the stderr sink; call it once the threads that log are
+ * stopped), so that tests which provoke warnings assert them and keep the
+ * run's output clean. kin_test_log_count: the captured lines containing s
+ * (NULL: all lines); kin_test_log_expect_only: fails the test, printing
+ * the capture, unless every line contains s. */
+void kin_test_log_start(void);
+void kin_test_log_stop(void);
+int kin_test_log_count(const char *s);
+void kin_test_log_expect_only(const char *s);
 
 #endif

@@ -1,14 +1,17 @@
 /* kin_test_util.c -- helpers shared by several suites in spec/c: test
  * objects built from a few metadata fields, a '.'-splitting label index
- * function, a sorted join for one-line set comparisons, and indexer set-up
- * that fails the test on error. */
+ * function, a sorted join for one-line set comparisons, indexer set-up
+ * that fails the test on error, fixture paths and contents, a sim started
+ * with the default config, and a capture of kin's log. */
 #include "kin_test.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kin.h"
+#include "log.h"
 #include "sim.h"
 
 int kin_test_cmp_str(const void *a, const void *b) {
@@ -99,6 +102,22 @@ const char *kin_test_fixture_path(const char *name) {
   return p;
 }
 
+char *kin_test_fixture(const char *name, size_t *len) {
+  const char *path = kin_test_fixture_path(name);
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("fixture %s not found", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_non_null(buf);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = 0;
+  fclose(f);
+  if (len) *len = (size_t)n;
+  return buf;
+}
+
 kin_sim *kin_test_sim_start(int tls) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
@@ -109,4 +128,63 @@ kin_sim *kin_test_sim_start(int tls) {
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
   return sim;
+}
+
+/* The log capture: lines "<level> <component>: <msg>\n", appended by any
+ * thread; what does not fit in the buffer is dropped (and counted). */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[1 << 16];
+static size_t log_len, log_dropped;
+
+static void log_capture(void *ud, kin_log_level level, const char *component, const char *msg) {
+  (void)ud;
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  pthread_mutex_lock(&log_mu);
+  size_t room = sizeof(log_text) - log_len;
+  int n = snprintf(log_text + log_len, room, "%s %s: %s\n",
+                   (unsigned)level < 4 ? names[level] : "?", component, msg);
+  if (n > 0 && (size_t)n < room)
+    log_len += (size_t)n;
+  else
+    log_text[log_len] = 0, log_dropped++;
+  pthread_mutex_unlock(&log_mu);
+}
+
+void kin_test_log_start(void) {
+  pthread_mutex_lock(&log_mu);
+  log_text[0] = 0;
+  log_len = log_dropped = 0;
+  pthread_mutex_unlock(&log_mu);
+  kin_log_set_sink(log_capture, NULL);
+}
+
+void kin_test_log_stop(void) { kin_log_set_sink(NULL, NULL); }
+
+int kin_test_log_count(const char *s) {
+  pthread_mutex_lock(&log_mu);
+  int n = 0;
+  for (const char *line = log_text; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    if (!s) {
+      n++;
+    } else {
+      const char *hit = strstr(line, s);
+      if (hit && hit < line + len) n++;
+    }
+    line += len + (end ? 1 : 0);
+  }
+  n += s ? 0 : (int)log_dropped;
+  pthread_mutex_unlock(&log_mu);
+  return n;
+}
+
+void kin_test_log_expect_only(const char *s) {
+  int all = kin_test_log_count(NULL), match = kin_test_log_count(s);
+  if (all != match) {
+    pthread_mutex_lock(&log_mu);
+    fprintf(stderr, "captured log:\n%s", log_text);
+    pthread_mutex_unlock(&log_mu);
+    fail_msg("%d of %d log line(s) do not contain \"%s\"", all - match, all, s);
+  }
 }

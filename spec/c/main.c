@@ -22,24 +22,6 @@ void kin_test_sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
-char *kin_test_fixture(const char *name, size_t *len) {
-  char path[512];
-  const char *dir = getenv("KIN_FIXTURES");
-  snprintf(path, sizeof(path), "%s/%s", dir ? dir : "spec/c/fixtures", name);
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("fixture %s not found", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  assert_non_null(buf);
-  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-  buf[n] = 0;
-  fclose(f);
-  if (len) *len = (size_t)n;
-  return buf;
-}
-
 /* Per-test watchdog: cmocka has no timeout, and a hung test would hold CI
  * until its global limit without saying which test hung. Each test's setup
  * arms it (tests run in array order, so a counter names the test); the

@@ -60,6 +60,41 @@ static size_t sim_header_cb(char *ptr, size_t size, size_t nmemb, void *ud) {
   return n;
 }
 
+/* A curl handle for method path (relative to the sim URL) whose body goes
+ * to sink and whose Content-Type to r->ctype; 20 s timeout. The caller sets
+ * TLS, headers and body, then calls sim_finish. */
+static __attribute__((unused)) CURL *sim_easy(kin_sim *sim, const char *method, const char *path,
+                                              sim_sink *sink, sim_resp *r) {
+  char url[2048];
+  snprintf(url, sizeof(url), "%s%s", kin_sim_url(sim), path);
+  CURL *c = curl_easy_init();
+  assert_non_null(c);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sim_sink_write);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sim_header_cb);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 20000L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  return c;
+}
+
+/* Performs the request of sim_easy (failing the test when it cannot),
+ * frees c and h, and fills r with the status, the body and its JSON. */
+static __attribute__((unused)) void sim_finish(CURL *c, struct curl_slist *h, sim_sink *sink,
+                                               sim_resp *r, const char *method, const char *path) {
+  CURLcode rc = curl_easy_perform(c);
+  if (rc != CURLE_OK) fail_msg("curl %s %s: %s", method, path, curl_easy_strerror(rc));
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->code);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  r->body = sink->p ? sink->p : strdup("");
+  r->len = sink->len;
+  json_error_t e;
+  r->json = json_loads(r->body, 0, &e);
+}
+
 /* Sends method path (relative to the sim URL) with an optional body of
  * content type ctype (NULL: application/json) and extra header hdr. */
 static __attribute__((unused)) sim_resp sim_do(kin_sim *sim, const char *method,
@@ -68,18 +103,7 @@ static __attribute__((unused)) sim_resp sim_do(kin_sim *sim, const char *method,
   sim_resp r;
   memset(&r, 0, sizeof(r));
   sim_sink sink = {0};
-  char url[2048];
-  snprintf(url, sizeof(url), "%s%s", kin_sim_url(sim), path);
-  CURL *c = curl_easy_init();
-  assert_non_null(c);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sim_sink_write);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, sim_header_cb);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 20000L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  CURL *c = sim_easy(sim, method, path, &sink, &r);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
   struct curl_slist *h = NULL;
@@ -92,15 +116,7 @@ static __attribute__((unused)) sim_resp sim_do(kin_sim *sim, const char *method,
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
   }
-  CURLcode rc = curl_easy_perform(c);
-  if (rc != CURLE_OK) fail_msg("curl %s %s: %s", method, path, curl_easy_strerror(rc));
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.code);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(c);
-  r.body = sink.p ? sink.p : strdup("");
-  r.len = sink.len;
-  json_error_t e;
-  r.json = json_loads(r.body, 0, &e);
+  sim_finish(c, h, &sink, &r, method, path);
   return r;
 }
 

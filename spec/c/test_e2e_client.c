@@ -239,9 +239,8 @@ static void test_e2e_client_Discovery(void **state) {
 
 static void test_e2e_client_WrongCA(void **state) {
   if (!getenv("KINFORMER_E2E_ADMIN_KUBECONFIG")) skip();
-  const char *dir = getenv("KIN_FIXTURES");
   char wrong[512];
-  snprintf(wrong, sizeof wrong, "%s/sim_tls.crt", dir ? dir : "spec/c/fixtures");
+  snprintf(wrong, sizeof wrong, "%s", kin_test_fixture_path("sim_tls.crt"));
   kin_rest_config cfg = {.host = getenv("KINFORMER_E2E_SERVER"), .ca_file = wrong};
   if (!cfg.host) fail_msg("KINFORMER_E2E_SERVER is not set");
   kin_client *c = NULL;

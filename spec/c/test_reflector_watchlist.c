@@ -66,6 +66,7 @@ static void test_reflector_watchlist_WatchList(void **state) {
  * request fails, so the state comes from a LIST at "0" and a watch. */
 static void test_reflector_watchlist_FallbackToList(void **state) {
   (void)state;
+  kin_test_log_start();
   rfx fx;
   rfx_init(&fx, NULL);
   rfx_create(&fx, "a");
@@ -89,6 +90,9 @@ static void test_reflector_watchlist_FallbackToList(void **state) {
   rfx_create(&fx, "b");
   rfx_expect_converged(&fx, 5000);
   rfx_free(&fx);
+  assert_int_equal(kin_test_log_count("the watch-list request ended without its initial state (500"), 1);
+  kin_test_log_expect_only("the watch-list request ended without its initial state");
+  kin_test_log_stop();
 }
 
 /* client-go TestWatchList "the reflector uses the last sync RV when

@@ -8,22 +8,13 @@
 #include "kin.h"
 #include "sim_client.h"
 
-static const char *fixture(const char *name) {
-  static char paths[8][512];
-  static int next;
-  const char *dir = getenv("KIN_FIXTURES");
-  char *p = paths[next++ % 8];
-  snprintf(p, 512, "%s/%s", dir ? dir : "spec/c/fixtures", name);
-  return p;
-}
-
 /* Starts a TLS sim trusting the fixture client CA, with token if not NULL. */
 static kin_sim *start_mtls(const char *token) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
-  cfg.tls_cert_file = fixture("sim_tls.crt");
-  cfg.tls_key_file = fixture("sim_tls.key");
-  cfg.client_ca_file = fixture("sim_client_ca.crt");
+  cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
+  cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
+  cfg.client_ca_file = kin_test_fixture_path("sim_client_ca.crt");
   cfg.token = token;
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
@@ -37,23 +28,15 @@ static sim_resp auth_do(kin_sim *sim, const char *method, const char *path, cons
   sim_resp r;
   memset(&r, 0, sizeof(r));
   sim_sink sink = {0};
-  char url[512], crt[64], key[64], hdr[256];
-  snprintf(url, sizeof(url), "%s%s", kin_sim_url(sim), path);
-  CURL *c = curl_easy_init();
-  assert_non_null(c);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sim_sink_write);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 20000L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  char crt[64], key[64], hdr[256];
+  CURL *c = sim_easy(sim, method, path, &sink, &r);
   /* The serving certificate is self-signed for 127.0.0.1: verify against it. */
-  curl_easy_setopt(c, CURLOPT_CAINFO, fixture("sim_tls.crt"));
+  curl_easy_setopt(c, CURLOPT_CAINFO, kin_test_fixture_path("sim_tls.crt"));
   if (who) {
     snprintf(crt, sizeof(crt), "sim_client_%s.crt", who);
     snprintf(key, sizeof(key), "sim_client_%s.key", who);
-    curl_easy_setopt(c, CURLOPT_SSLCERT, fixture(crt));
-    curl_easy_setopt(c, CURLOPT_SSLKEY, fixture(key));
+    curl_easy_setopt(c, CURLOPT_SSLCERT, kin_test_fixture_path(crt));
+    curl_easy_setopt(c, CURLOPT_SSLKEY, kin_test_fixture_path(key));
   }
   struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
   if (token) {
@@ -62,15 +45,7 @@ static sim_resp auth_do(kin_sim *sim, const char *method, const char *path, cons
   }
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
   if (body) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-  CURLcode rc = curl_easy_perform(c);
-  if (rc != CURLE_OK) fail_msg("curl %s %s: %s", method, path, curl_easy_strerror(rc));
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.code);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(c);
-  r.body = sink.p ? sink.p : strdup("");
-  r.len = sink.len;
-  json_error_t e;
-  r.json = json_loads(r.body, 0, &e);
+  sim_finish(c, h, &sink, &r, method, path);
   return r;
 }
 
@@ -188,14 +163,14 @@ static void test_sim_AuthClientCAConfigErrors(void **state) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
   kin_sim *sim = NULL;
-  cfg.client_ca_file = fixture("sim_client_ca.crt");
+  cfg.client_ca_file = kin_test_fixture_path("sim_client_ca.crt");
   assert_int_equal(kin_sim_start(&cfg, &sim), KIN_EINVAL); /* no serving certificate */
   assert_null(sim);
-  cfg.tls_cert_file = fixture("sim_tls.crt");
-  cfg.tls_key_file = fixture("sim_tls.key");
+  cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
+  cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
   cfg.client_ca_file = "/nonexistent/ca.crt";
   assert_int_equal(kin_sim_start(&cfg, &sim), KIN_EINVAL);
-  cfg.client_ca_file = fixture("configmap.json"); /* not PEM */
+  cfg.client_ca_file = kin_test_fixture_path("configmap.json"); /* not PEM */
   assert_int_equal(kin_sim_start(&cfg, &sim), KIN_EINVAL);
   assert_null(sim);
 }

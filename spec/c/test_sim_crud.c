@@ -422,14 +422,10 @@ static void test_sim_UpdateCreatesLease(void **state) {
 
 /* Serving over TLS with the fixture certificate (self-signed, 127.0.0.1). */
 static void test_sim_ServesTLS(void **state) {
-  const char *dir = getenv("KIN_FIXTURES");
-  char cert[512], key[512];
-  snprintf(cert, sizeof(cert), "%s/sim_tls.crt", dir ? dir : "spec/c/fixtures");
-  snprintf(key, sizeof(key), "%s/sim_tls.key", dir ? dir : "spec/c/fixtures");
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
-  cfg.tls_cert_file = cert;
-  cfg.tls_key_file = key;
+  cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
+  cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
   assert_memory_equal(kin_sim_url(sim), "https://127.0.0.1:", 18);

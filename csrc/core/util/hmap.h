@@ -1,4 +1,4 @@
-/* hmap.h -- open-addressing hash map from NUL-terminated string keys to
+/* hmap.h -- internal: open-addressing hash map from NUL-terminated string keys to
  * void pointers (internal). The map owns a private copy of every key; values
  * are opaque and never freed by the map.
  *

@@ -1,4 +1,4 @@
-/* reflector_int.h -- the reflector's state, shared by reflector.c (the
+/* reflector_int.h -- internal: the reflector's state, shared by reflector.c (the
  * ListAndWatch loop, resourceVersion rules, backoff), reflector_list.c
  * (paged LIST) and reflector_watch.c (the watch stream: decoded on the IO
  * thread, applied on the reflector thread) (internal). */

@@ -1,4 +1,4 @@
-/* rest_client_int.h -- the client's state, shared by rest_client.c
+/* rest_client_int.h -- internal: the client's state, shared by rest_client.c
  * (transport, auth, retries), discovery.c (RESTMapper) and rest_verbs.c
  * (internal). */
 #ifndef KIN_REST_CLIENT_INT_H

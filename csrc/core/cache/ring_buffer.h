@@ -1,4 +1,4 @@
-/* ring_buffer.h -- the unbounded growing ring buffer of notifications that
+/* ring_buffer.h -- internal: the unbounded growing ring buffer of notifications that
  * sits between the informer thread and one listener thread (k8s.io/utils
  * buffer.RingGrowing): it starts at a fixed capacity and doubles whenever a
  * write finds it full, so the writer never blocks and order is preserved.

@@ -4,7 +4,8 @@
  * A limiter answers "how long should this item wait before its next try";
  * limiters are thread-safe (each guards its state with its own mutex) and
  * keyed by the item string. Composite limiters (max_of, with_max_wait) take
- * ownership of the limiters passed to them. */
+ * ownership of the limiters passed to them.
+ * layer: util */
 #ifndef KIN_RATE_LIMITER_H
 #define KIN_RATE_LIMITER_H
 

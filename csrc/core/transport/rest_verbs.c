@@ -145,13 +145,14 @@ int kin_client_create(kin_client *c, const kin_resource *r, const char *ns, cons
                       size_t len, const kin_write_opts *o, kin_result *out) {
   if (!json) return misuse(out, "create: no object");
   const char *sub = o ? o->subresource : NULL;
+  const char *name = sub && *sub ? o->name : NULL; /* the parent's, when known */
   kin_obj *obj = NULL;
   /* A create on a subresource (pods/binding, pods/eviction) names its
    * parent in the body. */
-  if (sub && *sub && read_meta(json, len, &obj))
+  if (sub && *sub && !name && read_meta(json, len, &obj))
     return misuse(out, "create: a subresource create needs metadata.name in the object");
   kin__buf b = {0};
-  int rc = build_path(&b, r, ns, obj ? kin_obj_name(obj) : NULL, sub);
+  int rc = build_path(&b, r, ns, name ? name : obj ? kin_obj_name(obj) : NULL, sub);
   kin_obj_unref(obj);
   if (rc) {
     kin__buf_free(&b);
@@ -163,13 +164,17 @@ int kin_client_create(kin_client *c, const kin_resource *r, const char *ns, cons
 
 int kin_client_update(kin_client *c, const kin_resource *r, const char *ns, const char *json,
                       size_t len, const kin_write_opts *o, kin_result *out) {
-  kin_obj *obj;
-  if (read_meta(json, len, &obj)) return misuse(out, "update: the object has no metadata.name");
+  kin_obj *obj = NULL;
+  const char *name = o ? o->name : NULL, *rv = o ? o->resource_version : NULL;
+  if (!name) {
+    if (read_meta(json, len, &obj)) return misuse(out, "update: the object has no metadata.name");
+    name = kin_obj_name(obj);
+    rv = kin_obj_resource_version(obj);
+  }
   kin__buf b = {0};
-  int rc = build_path(&b, r, ns, kin_obj_name(obj), o ? o->subresource : NULL);
+  int rc = build_path(&b, r, ns, name, o ? o->subresource : NULL);
   /* An update that carries a resourceVersion is a compare-and-swap, so
    * sending it twice cannot overwrite anything: it may be retried. */
-  const char *rv = kin_obj_resource_version(obj);
   int idempotent = rv && *rv;
   kin_obj_unref(obj);
   if (rc) {

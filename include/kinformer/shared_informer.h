@@ -18,31 +18,13 @@
 
 #include "clock.h"
 #include "delta_fifo.h"
+#include "event_handler.h"
 #include "indexer.h"
 #include "kobj.h"
 
-/* A set of callbacks, all called on the listener's own thread, in order.
- * Objects are borrowed for the duration of the call (take a reference to
- * keep one). on_delete's obj is the last known state or a tombstone. A
- * non-zero return is an error: it is logged with the object's key and only
- * that notification is skipped. on_start runs on the listener thread before
- * the first delivery (returning non-zero aborts the listener: nothing is
- * delivered and on_stop is not called) and on_stop after the last; both
- * may be NULL, as may any callback. */
-typedef struct {
-  int (*on_add)(void *ud, kin_obj *obj, int is_in_initial_list);
-  int (*on_update)(void *ud, kin_obj *old_obj, kin_obj *new_obj);
-  int (*on_delete)(void *ud, kin_obj *obj);
-  int (*on_start)(void *ud);
-  void (*on_stop)(void *ud);
-  void *ud;
-} kin_event_handler;
-
-typedef struct kin_listener kin_listener;
 typedef struct kin_informer kin_informer;
 
 #define KIN_MIN_RESYNC_PERIOD (1 * KIN_NSEC_PER_SEC)
-#define KIN_LISTENER_INITIAL_BUFFER 1024
 
 typedef struct {
   kin_clock *clock;               /* NULL: real clock */
@@ -82,23 +64,10 @@ int kin_informer_remove_handler(kin_informer *inf, kin_listener *l);
 
 /* True once the FIFO has synced and its initial list was processed. */
 int kin_informer_has_synced(kin_informer *inf);
-/* True once the informer has synced and this listener has handled every
- * notification of its initial list (late joiners: the synthetic adds). */
-int kin_listener_has_synced(kin_listener *l);
 /* Waits until has_synced or timeout_ns on the informer's clock. Returns 0,
  * KIN_ETIMEDOUT, or KIN_ECLOSED when the informer stops first. */
 int kin_informer_wait_for_cache_sync(kin_informer *inf, uint64_t timeout_ns);
 
 uint64_t kin_informer_resync_check_period(kin_informer *inf);
-uint64_t kin_listener_resync_period(kin_listener *l);
-
-/* Counters of one listener (for tests, metrics and the CLI). */
-typedef struct {
-  uint64_t delivered;   /* notifications handed to the handler */
-  uint64_t errors;      /* of which the handler failed */
-  uint64_t pending;     /* queued or in the handler, not yet delivered */
-  uint64_t buffer_cap;  /* current ring buffer capacity */
-} kin_listener_stats;
-void kin_listener_get_stats(kin_listener *l, kin_listener_stats *st);
 
 #endif

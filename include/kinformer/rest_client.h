@@ -218,6 +218,11 @@ typedef struct {
   int force;                 /* server-side apply: take conflicting fields */
   const char *dry_run;       /* "All" or NULL */
   const char *subresource;   /* e.g. "status"; NULL: the object */
+  /* The object's metadata.name and resourceVersion when the caller has
+   * them already (the Lua client read them while encoding): create and
+   * update then do not parse the body again. NULL name: they parse it. */
+  const char *name;
+  const char *resource_version;
 } kin_write_opts;
 
 typedef struct {

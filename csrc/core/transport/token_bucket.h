@@ -1,4 +1,4 @@
-/* token_bucket.h -- client-go's flowcontrol.NewTokenBucketRateLimiter: the
+/* token_bucket.h -- internal: client-go's flowcontrol.NewTokenBucketRateLimiter: the
  * client-side limit on requests to the API server (internal). The bucket
  * starts full (burst tokens) and refills at qps; Accept reserves a token
  * and blocks until it is due, on the kin_clock so tests drive it with a

@@ -19,8 +19,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "clock.h"
+#include "event_handler.h"
 #include "ring_buffer.h"
-#include "shared_informer.h"
 
 typedef int (*kin__upstream_synced_fn)(void *ud);
 

@@ -1,4 +1,4 @@
-/* workqueue_int.h -- what queue.c, delaying_queue.c, rate_limiting_queue.c
+/* workqueue_int.h -- internal: what queue.c, delaying_queue.c, rate_limiting_queue.c
  * and workqueue_metrics.c share about a kin_workqueue (internal).
  *
  * Lock order: the delaying part's mutex may be held while taking the

@@ -1,4 +1,4 @@
-/* json_tok.h -- reading a few fields out of a small JSON document with jsmn
+/* json_tok.h -- internal: reading a few fields out of a small JSON document with jsmn
  * (internal): Status objects, discovery documents. Tokens are allocated to
  * fit; lookups walk the token array without allocating. Not for the hot
  * path (kobj.c and watch_decoder.c have their own, allocation-free,

@@ -1,4 +1,4 @@
-/* strq.h -- growable ring buffer of owned strings, the FIFO order of the
+/* strq.h -- internal: growable ring buffer of owned strings, the FIFO order of the
  * workqueue and the DeltaFIFO (internal). Not thread-safe. */
 #ifndef KIN_STRQ_H
 #define KIN_STRQ_H

@@ -1,0 +1,72 @@
+-- Files and child processes for the specs: reading and writing (temporary)
+-- files, a shell command with its output and exit status, and a Lua chunk
+-- run in a fresh lua5.4 with this process's package paths, so that what it
+-- logs lands in a captured stderr that the spec asserts instead of printing
+-- it into the run.
+local M = {}
+
+-- The contents of path; with remove, the file is deleted after reading.
+function M.read(path, remove)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  if remove then os.remove(path) end
+  return s
+end
+
+-- Reads and deletes path (a temporary file a child wrote).
+function M.slurp(path) return M.read(path, true) end
+
+-- spec/c/fixtures/<name>, shared by the C and the Lua specs.
+function M.fixture(name) return M.read("spec/c/fixtures/" .. name) end
+
+-- Writes text to a new temporary file; returns its path (the caller
+-- removes it).
+function M.write_tmp(text)
+  local p = os.tmpname()
+  local f = assert(io.open(p, "w"))
+  f:write(text)
+  f:close()
+  return p
+end
+
+-- Runs cmd in the shell; returns its output (stdout, and stderr unless cmd
+-- redirects it itself) and its exit status.
+function M.run(cmd)
+  if not cmd:find(" 2>", 1, true) then cmd = cmd .. " 2>&1" end
+  local p = assert(io.popen(cmd .. "; echo \"rc=$?\""))
+  local out = p:read("a")
+  p:close()
+  local rc = tonumber(out:match("rc=(%d+)%s*$"))
+  return (out:gsub("rc=%d+%s*$", "")), rc
+end
+
+-- The first lines of a child script: this process's package.path and
+-- package.cpath, so the child loads the same modules.
+function M.paths_prologue()
+  return string.format("package.path = %q\npackage.cpath = %q\n", package.path, package.cpath)
+end
+
+-- LUA_PATH/LUA_CPATH assignments (for a shell command line) that give a
+-- child (bin/kinformer, lua5.4 -i) this process's package paths.
+function M.paths_env()
+  return string.format("LUA_CPATH=%q LUA_PATH=%q", package.cpath, package.path)
+end
+
+-- Runs code (a Lua chunk) in a fresh lua5.4 with this process's paths.
+-- opts (optional): env, shell assignments put before the command (e.g.
+-- "KINFORMER_LOG_LEVEL=2"); extra, shell run once the child has started,
+-- with its pid in $pid. Returns stdout, stderr and the exit status.
+function M.run_lua(code, opts)
+  opts = opts or {}
+  local script, outf, errf = M.write_tmp(M.paths_prologue() .. code), os.tmpname(), os.tmpname()
+  local sh = string.format("%s lua5.4 %s >%s 2>%s & pid=$!; %s wait $pid; echo $?",
+    opts.env or "", script, outf, errf, opts.extra or "")
+  local p = assert(io.popen(sh))
+  local rc = tonumber(p:read("a"):match("(%d+)"))
+  p:close()
+  os.remove(script)
+  return M.slurp(outf), M.slurp(errf), rc
+end
+
+return M
