@@ -1,5 +1,8 @@
 /* indexer.c -- client-go's threadSafeMap + storeIndex
- * (tools/cache/thread_safe_store.go) behind the Indexer API.
+ * (tools/cache/thread_safe_store.go) behind the Indexer API: the locking,
+ * lifecycle, writes and reads. The data itself (index values, index sets,
+ * the items + indexes writes) is in indexer_index.c, declared in
+ * indexer_int.h.
  *
  * Layout: items maps key -> kin_obj (one reference each); every index maps
  * an index value -> set of keys, a kin__hmap whose values are the objects
@@ -37,20 +40,8 @@
 #include <string.h>
 
 #include "hmap.h"
+#include "indexer_int.h"
 #include "kin.h"
-
-typedef struct {
-  char *name;
-  kin_index_func fn;
-  void *ud;
-  void (*ud_free)(void *);
-} kin__index_def;
-
-typedef struct {
-  kin__hmap items;    /* key -> kin_obj* (a reference held by the store) */
-  kin__hmap *indices; /* one per def: index value -> kin__hmap* set, which
-                         maps key -> the kin_obj* items holds for it */
-} kin__store_data;
 
 struct kin_indexer {
   pthread_mutex_t write_mu; /* serializes writers (see top of file) */
@@ -60,300 +51,12 @@ struct kin_indexer {
   kin__store_data data;
 };
 
-/* ---- index values of one object ------------------------------------------
- * The values an index function emits, copied into one buffer. Values of
- * several indexes sit one after the other; seg[i]..seg[i+1] is index i's
- * range of off[]. Each range is sorted and deduplicated, so membership is a
- * binary search and an object emitting a value twice is indexed once. Small
- * inline buffers avoid malloc for the usual one value per index. Not to be
- * copied (points into itself). */
-typedef struct {
-  char *buf;
-  size_t len, cap;
-  size_t *off;
-  size_t n, ocap;
-  size_t *seg;
-  size_t scap;
-  int err; /* an emit that failed, in case the index function ignored it */
-  char ibuf[256];
-  size_t ioff[8];
-  size_t iseg[6];
-} kin__vals;
-
-static void vals_init(kin__vals *v) {
-  v->buf = v->ibuf;
-  v->cap = sizeof(v->ibuf);
-  v->off = v->ioff;
-  v->ocap = sizeof(v->ioff) / sizeof(v->ioff[0]);
-  v->seg = v->iseg;
-  v->scap = sizeof(v->iseg) / sizeof(v->iseg[0]);
-  v->len = v->n = 0;
-  v->err = 0;
-  v->seg[0] = 0;
-}
-
-static void vals_reset(kin__vals *v) {
-  v->len = v->n = 0;
-  v->err = 0;
-  v->seg[0] = 0;
-}
-
-static void vals_free(kin__vals *v) {
-  if (v->buf != v->ibuf) free(v->buf);
-  if (v->off != v->ioff) free(v->off);
-  if (v->seg != v->iseg) free(v->seg);
-}
-
-/* Grows the array *p (inline storage inl, *cap elements of size el) to hold
- * need elements. Returns 0 or KIN_ENOMEM with the array unchanged. */
-static int grow(void **p, size_t *cap, size_t need, size_t el, void *inl) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap * 2;
-  while (nc < need) nc *= 2;
-  void *np;
-  if (*p == inl) {
-    np = malloc(nc * el);
-    if (np) memcpy(np, inl, *cap * el);
-  } else {
-    np = realloc(*p, nc * el);
-  }
-  if (!np) return KIN_ENOMEM;
-  *p = np;
-  *cap = nc;
-  return 0;
-}
-
-static int vals_emit(void *ctx, const char *value) {
-  kin__vals *v = ctx;
-  if (!value) return v->err = KIN_EINVAL;
-  size_t l = strlen(value) + 1;
-  if (grow((void **)&v->buf, &v->cap, v->len + l, 1, v->ibuf) < 0 ||
-      grow((void **)&v->off, &v->ocap, v->n + 1, sizeof(size_t), v->ioff) < 0)
-    return v->err = KIN_ENOMEM;
-  memcpy(v->buf + v->len, value, l);
-  v->off[v->n++] = v->len;
-  v->len += l;
-  return 0;
-}
-
-static inline const char *vals_at(const kin__vals *v, size_t j) { return v->buf + v->off[j]; }
-
-static int vals_cmp(const void *a, const void *b, void *buf) {
-  return strcmp((const char *)buf + *(const size_t *)a, (const char *)buf + *(const size_t *)b);
-}
-
-/* Appends def's values for obj as one sorted, deduplicated range. Returns 0
- * or the index function's (or an emit's) error. */
-static int vals_run(kin__vals *v, const kin__index_def *def, const kin_obj *obj) {
-  size_t start = v->n;
-  v->err = 0;
-  int r = def->fn(def->ud, obj, vals_emit, v);
-  if (r >= 0) r = v->err;
-  if (r < 0) {
-    v->n = start;
-    return r;
-  }
-  if (v->n - start > 1) {
-    qsort_r(v->off + start, v->n - start, sizeof(size_t), vals_cmp, v->buf);
-    size_t w = start + 1;
-    for (size_t j = start + 1; j < v->n; j++)
-      if (strcmp(vals_at(v, j), vals_at(v, w - 1)) != 0) v->off[w++] = v->off[j];
-    v->n = w;
-  }
-  return 0;
-}
-
-/* Computes obj's values for every def into v (reset first). */
-static int vals_all(kin__vals *v, const kin__index_def *defs, size_t ndefs, const kin_obj *obj) {
-  vals_reset(v);
-  if (grow((void **)&v->seg, &v->scap, ndefs + 1, sizeof(size_t), v->iseg) < 0)
-    return KIN_ENOMEM;
-  for (size_t i = 0; i < ndefs; i++) {
-    int r = vals_run(v, &defs[i], obj);
-    if (r < 0) return r;
-    v->seg[i + 1] = v->n;
-  }
-  return 0;
-}
-
-/* 1 when value is among index i's values in v (v may be NULL: none). */
-static int vals_has(const kin__vals *v, size_t i, const char *value) {
-  if (!v) return 0;
-  size_t lo = v->seg[i], hi = v->seg[i + 1];
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(vals_at(v, mid), value);
-    if (c == 0) return 1;
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return 0;
-}
-
-/* ---- sets and indexes ------------------------------------------------------ */
-
-/* kin__hmap never shrinks; rebuild a map left mostly empty so iteration stays
- * proportional to its content. Best effort: on ENOMEM the map stays as is. */
-static void maybe_shrink(kin__hmap *m) {
-  if (m->cap <= 64 || m->len * 8 >= m->cap) return;
-  kin__hmap n;
-  kin__hmap_init(&n);
-  size_t pos = 0;
-  kin__hmap_entry *e;
-  while ((e = kin__hmap_next(m, &pos)))
-    if (kin__hmap_put(&n, e->key, e->val, NULL) < 0) {
-      kin__hmap_free(&n);
-      return;
-    }
-  kin__hmap_free(m);
-  *m = n;
-}
-
-static void set_free(kin__hmap *set) {
-  kin__hmap_free(set);
-  free(set);
-}
-
-/* Adds key (whose object is obj) to index's set for value, creating the
- * set. Returns 0 or KIN_ENOMEM with the index unchanged. */
-static int index_add(kin__hmap *index, const char *value, const char *key, kin_obj *obj) {
-  void **p = kin__hmap_get(index, value);
-  if (p) {
-    int r = kin__hmap_put(*p, key, obj, NULL);
-    return r < 0 ? r : 0;
-  }
-  kin__hmap *set = malloc(sizeof(*set));
-  if (!set) return KIN_ENOMEM;
-  kin__hmap_init(set);
-  if (kin__hmap_put(set, key, obj, NULL) < 0 || kin__hmap_put(index, value, set, NULL) < 0) {
-    set_free(set);
-    return KIN_ENOMEM;
-  }
-  return 0;
-}
-
-/* Removes key from index's set for value, and the set once empty. */
-static void index_del(kin__hmap *index, const char *value, const char *key) {
-  void **p = kin__hmap_get(index, value);
-  if (!p) return;
-  kin__hmap *set = *p;
-  kin__hmap_del(set, key, NULL);
-  if (kin__hmap_len(set) > 0) {
-    maybe_shrink(set);
-    return;
-  }
-  kin__hmap_del(index, value, NULL);
-  set_free(set);
-  maybe_shrink(index);
-}
-
-static void index_free(kin__hmap *index) {
-  size_t pos = 0;
-  kin__hmap_entry *e;
-  while ((e = kin__hmap_next(index, &pos))) set_free(e->val);
-  kin__hmap_free(index);
-}
-
-/* Initialises empty data with ndefs indexes. Returns 0 or KIN_ENOMEM. */
-static int data_init(kin__store_data *d, size_t ndefs) {
-  kin__hmap_init(&d->items);
-  d->indices = calloc(ndefs ? ndefs : 1, sizeof(kin__hmap));
-  return d->indices ? 0 : KIN_ENOMEM;
-}
-
-/* Releases every object reference, every index and the arrays. */
-static void data_free(kin__store_data *d, size_t ndefs) {
-  size_t pos = 0;
-  kin__hmap_entry *e;
-  while ((e = kin__hmap_next(&d->items, &pos))) kin_obj_unref(e->val);
-  kin__hmap_free(&d->items);
-  if (d->indices)
-    for (size_t i = 0; i < ndefs; i++) index_free(&d->indices[i]);
-  free(d->indices);
-  d->indices = NULL;
-}
-
-/* client-go's updateIndices plus the items write, for one key.
- * obj non-NULL: stores obj under key (taking over the caller's reference);
- * nv are obj's values, ov those of the object now under key (NULL when the
- * key is new). obj NULL: deletes key, whose current values are ov.
- * On success the replaced/deleted object's reference goes to *old (NULL if
- * none). Returns 0, or KIN_ENOMEM with d unchanged and obj still the
- * caller's. New entries are added before anything else changes, so a
- * failure only has to undo additions: an entry is an addition exactly when
- * its value is in nv but not in ov. Entries kept (in both) then point to
- * obj, and stale ones (only in ov) are dropped; neither step can fail. */
-static int data_set(kin__store_data *d, size_t ndefs, const char *key, kin_obj *obj,
-                    const kin__vals *ov, const kin__vals *nv, kin_obj **old) {
-  void *prev = NULL;
-  size_t i, j;
-  *old = NULL;
-  if (!obj) {
-    for (i = 0; i < ndefs; i++)
-      for (j = ov->seg[i]; j < ov->seg[i + 1]; j++) index_del(&d->indices[i], vals_at(ov, j), key);
-    kin__hmap_del(&d->items, key, &prev);
-    maybe_shrink(&d->items);
-    *old = prev;
-    return 0;
-  }
-  int r = kin__hmap_put(&d->items, key, obj, &prev);
-  if (r < 0) return r;
-  for (i = 0; i < ndefs; i++)
-    for (j = nv->seg[i]; j < nv->seg[i + 1]; j++) {
-      if (vals_has(ov, i, vals_at(nv, j))) continue;
-      if ((r = index_add(&d->indices[i], vals_at(nv, j), key, obj)) < 0) goto undo;
-    }
-  if (ov)
-    for (i = 0; i < ndefs; i++)
-      for (j = ov->seg[i]; j < ov->seg[i + 1]; j++) {
-        if (!vals_has(nv, i, vals_at(ov, j))) {
-          index_del(&d->indices[i], vals_at(ov, j), key);
-          continue;
-        }
-        void **set = kin__hmap_get(&d->indices[i], vals_at(ov, j));
-        void **slot = set ? kin__hmap_get(*set, key) : NULL;
-        if (slot) *slot = obj;
-      }
-  *old = prev;
-  return 0;
-
-undo:
-  for (size_t ui = 0; ui <= i; ui++) {
-    size_t end = ui == i ? j : nv->seg[ui + 1];
-    for (size_t uj = nv->seg[ui]; uj < end; uj++)
-      if (!vals_has(ov, ui, vals_at(nv, uj))) index_del(&d->indices[ui], vals_at(nv, uj), key);
-  }
-  if (prev)
-    kin__hmap_put(&d->items, key, prev, NULL); /* key exists: cannot fail */
-  else
-    kin__hmap_del(&d->items, key, NULL);
-  return r;
-}
-
-/* Stores obj (borrowed; d takes a reference) in d, computing index values
- * with nv / ov as scratch. On success the object it replaced goes to *old. */
-static int data_put(kin__store_data *d, const kin__index_def *defs, size_t ndefs, kin_obj *obj,
-                    kin__vals *nv, kin__vals *ov, kin_obj **old) {
-  const char *key = kin_obj_key(obj);
-  void **p = kin__hmap_get(&d->items, key);
-  kin_obj *cur = p ? *p : NULL;
-  int r = vals_all(nv, defs, ndefs, obj);
-  if (r == 0 && cur) r = vals_all(ov, defs, ndefs, cur);
-  if (r < 0) return r;
-  kin_obj_ref(obj);
-  r = data_set(d, ndefs, key, obj, cur ? ov : NULL, nv, old);
-  if (r < 0) kin_obj_unref(obj);
-  return r;
-}
-
 /* ---- lifecycle ----------------------------------------------------------- */
 
 int kin_indexer_new(kin_indexer **out) {
   kin_indexer *s = calloc(1, sizeof(*s));
   if (!s) return KIN_ENOMEM;
-  if (data_init(&s->data, 0) < 0) {
+  if (kin__data_init(&s->data, 0) < 0) {
     free(s);
     return KIN_ENOMEM;
   }
@@ -374,7 +77,7 @@ int kin_indexer_new(kin_indexer **out) {
 
 void kin_indexer_free(kin_indexer *s) {
   if (!s) return;
-  data_free(&s->data, s->ndefs);
+  kin__data_free(&s->data, s->ndefs);
   for (size_t i = 0; i < s->ndefs; i++) {
     if (s->defs[i].ud_free) s->defs[i].ud_free(s->defs[i].ud);
     free(s->defs[i].name);
@@ -396,7 +99,7 @@ int kin_indexer_add_index(kin_indexer *s, const char *name, kin_index_func fn, v
   kin__hmap index;
   kin__hmap_init(&index);
   kin__vals v;
-  vals_init(&v);
+  kin__vals_init(&v);
   kin__index_def *ndefs = NULL;
   kin__hmap *nind = NULL;
   int r = 0;
@@ -410,10 +113,10 @@ int kin_indexer_add_index(kin_indexer *s, const char *name, kin_index_func fn, v
   size_t pos = 0;
   kin__hmap_entry *e;
   while ((e = kin__hmap_next(&s->data.items, &pos))) {
-    vals_reset(&v);
-    if ((r = vals_run(&v, &def, e->val)) < 0) goto out;
+    kin__vals_reset(&v);
+    if ((r = kin__vals_run(&v, &def, e->val)) < 0) goto out;
     for (size_t j = 0; j < v.n; j++)
-      if ((r = index_add(&index, vals_at(&v, j), e->key, e->val)) < 0) goto out;
+      if ((r = kin__index_add(&index, kin__vals_at(&v, j), e->key, e->val)) < 0) goto out;
   }
   /* New arrays are filled here and swapped in under the lock, so nothing
    * can fail while readers are held up. */
@@ -440,7 +143,7 @@ int kin_indexer_add_index(kin_indexer *s, const char *name, kin_index_func fn, v
   pthread_mutex_unlock(&s->write_mu);
   free(odefs);
   free(oind);
-  vals_free(&v);
+  kin__vals_free(&v);
   return 0;
 
 out:
@@ -448,8 +151,8 @@ out:
   free(def.name);
   free(ndefs);
   free(nind);
-  index_free(&index);
-  vals_free(&v);
+  kin__index_free(&index);
+  kin__vals_free(&v);
   return r;
 }
 
@@ -463,27 +166,27 @@ int kin_indexer_update(kin_indexer *s, kin_obj *obj) {
   if (!s || !obj || !kin_obj_key(obj)) return KIN_EINVAL;
   const char *key = kin_obj_key(obj);
   kin__vals nv, ov;
-  vals_init(&nv);
-  vals_init(&ov);
+  kin__vals_init(&nv);
+  kin__vals_init(&ov);
   kin_obj *old = NULL;
 
   pthread_mutex_lock(&s->write_mu);
   void **p = kin__hmap_get(&s->data.items, key);
   kin_obj *cur = p ? *p : NULL;
-  int r = vals_all(&nv, s->defs, s->ndefs, obj);
-  if (r == 0 && cur) r = vals_all(&ov, s->defs, s->ndefs, cur);
+  int r = kin__vals_all(&nv, s->defs, s->ndefs, obj);
+  if (r == 0 && cur) r = kin__vals_all(&ov, s->defs, s->ndefs, cur);
   if (r == 0) {
     kin_obj_ref(obj);
     pthread_rwlock_wrlock(&s->lock);
-    r = data_set(&s->data, s->ndefs, key, obj, cur ? &ov : NULL, &nv, &old);
+    r = kin__data_set(&s->data, s->ndefs, key, obj, cur ? &ov : NULL, &nv, &old);
     pthread_rwlock_unlock(&s->lock);
     if (r < 0) kin_obj_unref(obj);
   }
   pthread_mutex_unlock(&s->write_mu);
 
   kin_obj_unref(old); /* may free a large object: outside every lock */
-  vals_free(&nv);
-  vals_free(&ov);
+  kin__vals_free(&nv);
+  kin__vals_free(&ov);
   return r;
 }
 
@@ -493,24 +196,24 @@ int kin_indexer_delete(kin_indexer *s, kin_obj *obj) {
   if (!s || !obj || !kin_obj_key(obj)) return KIN_EINVAL;
   const char *key = kin_obj_key(obj);
   kin__vals ov;
-  vals_init(&ov);
+  kin__vals_init(&ov);
   kin_obj *old = NULL;
   int r = 0;
 
   pthread_mutex_lock(&s->write_mu);
   void **p = kin__hmap_get(&s->data.items, key);
   if (p) {
-    r = vals_all(&ov, s->defs, s->ndefs, *p);
+    r = kin__vals_all(&ov, s->defs, s->ndefs, *p);
     if (r == 0) {
       pthread_rwlock_wrlock(&s->lock);
-      data_set(&s->data, s->ndefs, key, NULL, &ov, NULL, &old);
+      kin__data_set(&s->data, s->ndefs, key, NULL, &ov, NULL, &old);
       pthread_rwlock_unlock(&s->lock);
     }
   }
   pthread_mutex_unlock(&s->write_mu);
 
   kin_obj_unref(old);
-  vals_free(&ov);
+  kin__vals_free(&ov);
   return r;
 }
 
@@ -523,16 +226,16 @@ int kin_indexer_replace(kin_indexer *s, kin_obj *const *objs, size_t n) {
   for (size_t k = 0; k < n; k++)
     if (!objs[k] || !kin_obj_key(objs[k])) return KIN_EINVAL;
   kin__vals nv, ov;
-  vals_init(&nv);
-  vals_init(&ov);
+  kin__vals_init(&nv);
+  kin__vals_init(&ov);
   kin__store_data nd;
 
   pthread_mutex_lock(&s->write_mu);
   size_t ndefs = s->ndefs;
-  int r = data_init(&nd, ndefs);
+  int r = kin__data_init(&nd, ndefs);
   for (size_t k = 0; r == 0 && k < n; k++) {
     kin_obj *dup = NULL;
-    r = data_put(&nd, s->defs, ndefs, objs[k], &nv, &ov, &dup);
+    r = kin__data_put(&nd, s->defs, ndefs, objs[k], &nv, &ov, &dup);
     kin_obj_unref(dup);
   }
   if (r == 0) {
@@ -544,9 +247,9 @@ int kin_indexer_replace(kin_indexer *s, kin_obj *const *objs, size_t n) {
   }
   pthread_mutex_unlock(&s->write_mu);
 
-  data_free(&nd, ndefs);
-  vals_free(&nv);
-  vals_free(&ov);
+  kin__data_free(&nd, ndefs);
+  kin__vals_free(&nv);
+  kin__vals_free(&ov);
   return r;
 }
 
@@ -653,7 +356,7 @@ int kin_indexer_index(kin_indexer *s, const char *name, const kin_obj *obj, kin_
                       size_t *n) {
   if (!s || !obj) return KIN_EINVAL;
   kin__vals v;
-  vals_init(&v);
+  kin__vals_init(&v);
   kin__hmap seen;
   kin__hmap_init(&seen);
   kin_obj **arr = NULL;
@@ -668,15 +371,15 @@ int kin_indexer_index(kin_indexer *s, const char *name, const kin_obj *obj, kin_
   if (i >= 0) def = s->defs[i];
   pthread_rwlock_unlock(&s->lock);
   if (i < 0) return KIN_ENOENT;
-  if ((r = vals_run(&v, &def, obj)) < 0) {
-    vals_free(&v);
+  if ((r = kin__vals_run(&v, &def, obj)) < 0) {
+    kin__vals_free(&v);
     return r;
   }
 
   pthread_rwlock_rdlock(&s->lock);
   size_t cap = 0;
   for (size_t j = 0; j < v.n; j++) {
-    kin__hmap *set = find_set(s, (size_t)i, vals_at(&v, j));
+    kin__hmap *set = find_set(s, (size_t)i, kin__vals_at(&v, j));
     if (set) cap += kin__hmap_len(set);
   }
   if (!(arr = alloc_list(cap, sizeof(*arr)))) {
@@ -684,13 +387,13 @@ int kin_indexer_index(kin_indexer *s, const char *name, const kin_obj *obj, kin_
     goto out;
   }
   for (size_t j = 0; j < v.n && r == 0; j++) {
-    kin__hmap *set = find_set(s, (size_t)i, vals_at(&v, j));
+    kin__hmap *set = find_set(s, (size_t)i, kin__vals_at(&v, j));
     if (set) r = collect(s, set, v.n > 1 ? &seen : NULL, arr, &k);
   }
 out:
   pthread_rwlock_unlock(&s->lock);
   kin__hmap_free(&seen);
-  vals_free(&v);
+  kin__vals_free(&v);
   if (r < 0) {
     if (arr) kin_obj_list_free(arr, k);
     return r;

@@ -1,7 +1,10 @@
 /* io_engine.c -- the IO thread: a libuv loop driving one libcurl multi
  * handle through curl_multi_socket_action (see io_engine.h for the thread
- * model and the lock discipline). */
-#include "io_engine.h"
+ * model and the lock discipline): handles, the curl and libuv callbacks,
+ * starting, completing and cancelling requests, and the public API. The
+ * connection health check is in io_health.c; the state both share is in
+ * io_engine_int.h. */
+#include "io_engine_int.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -10,104 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <netdb.h>
-#include <sys/socket.h>
 #include <uv.h>
 
 #include "log.h"
 
 _Static_assert(KIN_IO_ERROR_SIZE >= CURL_ERROR_SIZE, "error buffer too small for curl");
-
-enum { H_QUEUED, H_DONE };
-
-typedef struct {
-  char *p;
-  size_t len;
-} io_blob;
-
-struct kin_io_handle {
-  atomic_int refs; /* one for the engine until completion, one per caller handle,
-                      one while on the cancel list */
-  kin_io_engine *e;
-
-  /* Immutable after kin_io_submit (owned copies of the request). */
-  char *method, *url, *body;
-  size_t body_len;
-  int has_body;
-  struct curl_slist *headers;
-  long timeout_ms, low_speed_ms;
-  char *proxy_url;
-  char *ca_file, *cert_file, *key_file, *server_name;
-  io_blob ca, cert, key;
-  int insecure;
-  kin_io_data_cb on_data;
-  kin_io_done_cb on_done;
-  void *ud;
-
-  /* Guarded by e->mu. */
-  int state;
-  int cancel_requested;
-  int resume_requested;
-  kin_io_handle *qnext; /* submit queue */
-  kin_io_handle *cnext; /* cancel list */
-  kin_io_handle *pnext; /* resume list */
-
-  /* IO thread only. */
-  CURL *easy;
-  struct curl_slist *connect_to;
-  char *eff_url;
-  kin_io_handle *rprev, *rnext; /* running list */
-  int aborted;                  /* on_data asked to stop */
-  int probe;                    /* a connection health probe (internal) */
-  curl_socket_t probe_fd;       /* probe: the socket it ended on, or CURL_SOCKET_BAD */
-  int nomem;                    /* the body buffer could not grow */
-  size_t body_cap;
-  kin_io_response res;
-};
-
-struct kin_io_engine {
-  pthread_t thread;
-  uv_loop_t loop;
-  uv_async_t async;
-  uv_timer_t timer;
-
-  pthread_mutex_t mu;
-  /* Guarded by mu. */
-  kin_io_handle *qhead, *qtail;
-  kin_io_handle *chead;
-  kin_io_handle *phead;         /* resume list (kin_io_resume) */
-  int closing;
-
-  /* Guarded by mu: health settings (ms; read_idle < 0: off) and counters. */
-  long read_idle_ms, ping_timeout_ms;
-  kin_io_health_stats hst;
-
-  /* IO thread only (and the creating thread before the IO thread starts). */
-  CURLM *multi;
-  int multi_closing;
-  kin_io_handle *running;
-  uv_timer_t health;            /* periodic connection health check */
-  struct io_sock *socks;        /* every socket curl asked us to watch */
-};
-
-/* One per socket curl asks us to watch; freed by the uv_close callback.
- * IO thread only. */
-typedef struct io_sock {
-  uv_poll_t poll;
-  curl_socket_t fd;
-  kin_io_engine *e;
-  struct io_sock *prev, *next;  /* e->socks, while curl watches the socket */
-  uint64_t last_rx_ms;          /* loop time the socket was last readable */
-  kin_io_handle *probe;         /* health probe in flight (a reference) or NULL */
-  uint64_t probe_at_ms;         /* when it was sent */
-  int probe_here;               /* curl put it on this socket */
-  int streams, h2;              /* at the last check: requests on it, any over HTTP/2 */
-  struct kin_io_handle *model;  /* at the last check: an HTTP/2 request on it */
-  char host[256];               /* "host:port" of the probe, for the log */
-  int addr_known;               /* the four below are set */
-  char lip[64], rip[64];        /* local and peer address (numeric) */
-  long lport, rport;
-} io_sock;
 
 /* ---- handles ------------------------------------------------------------- */
 
@@ -155,7 +65,7 @@ static int dup_blob(io_blob *b, const char *p, size_t n) {
 }
 
 /* A new handle holding copies of everything req points to, or NULL. */
-static kin_io_handle *handle_new(kin_io_engine *e, const kin_io_request *req) {
+kin_io_handle *kin__io_handle_new(kin_io_engine *e, const kin_io_request *req) {
   kin_io_handle *h = calloc(1, sizeof(*h));
   if (!h) return NULL;
   atomic_init(&h->refs, 1);
@@ -208,12 +118,10 @@ static kin_io_handle *handle_new(kin_io_engine *e, const kin_io_request *req) {
 
 /* ---- IO thread: completion ----------------------------------------------- */
 
-static curl_socket_t transfer_fd(kin_io_engine *e, CURL *c);
-
 /* Ends h: detaches its easy handle, runs on_done, drops the engine's
  * reference. IO thread only, never from inside a curl callback. */
 static void finish(kin_io_engine *e, kin_io_handle *h, int err) {
-  if (h->probe && h->easy) h->probe_fd = transfer_fd(e, h->easy);
+  if (h->probe && h->easy) h->probe_fd = kin__io_transfer_fd(e, h->easy);
   if (h->easy) {
     curl_multi_remove_handle(e->multi, h->easy);
     curl_easy_cleanup(h->easy);
@@ -234,7 +142,7 @@ static void finish(kin_io_engine *e, kin_io_handle *h, int err) {
   kin_io_handle_release(h);
 }
 
-static void check_multi_info(kin_io_engine *e) {
+void kin__io_check_multi_info(kin_io_engine *e) {
   CURLMsg *m;
   int left;
   while ((m = curl_multi_info_read(e->multi, &left))) {
@@ -331,7 +239,7 @@ static void on_poll(uv_poll_t *p, int status, int events) {
   }
   int running;
   curl_multi_socket_action(e->multi, s->fd, flags, &running);
-  check_multi_info(e);
+  kin__io_check_multi_info(e);
 }
 
 static void on_sock_closed(uv_handle_t *h) {
@@ -386,7 +294,7 @@ static void on_timeout(uv_timer_t *t) {
   kin_io_engine *e = t->data;
   int running;
   curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-  check_multi_info(e);
+  kin__io_check_multi_info(e);
 }
 
 /* curl's timer: -1 stops it; 0 means "as soon as possible", which must
@@ -435,7 +343,7 @@ static void set_blob(CURL *c, CURLoption opt, io_blob *b) {
 
 /* Creates h's easy handle and adds it to the multi; on failure h is
  * finished with the error. */
-static void start(kin_io_engine *e, kin_io_handle *h) {
+void kin__io_start(kin_io_engine *e, kin_io_handle *h) {
   int rc = 0;
   if (h->server_name && (rc = apply_server_name(h))) goto fail;
   CURL *c = curl_easy_init();
@@ -506,239 +414,6 @@ fail:
   finish(e, h, rc);
 }
 
-/* ---- IO thread: connection health ---------------------------------------- */
-
-#define LOG "io_engine"
-
-static io_sock *sock_find(kin_io_engine *e, curl_socket_t fd) {
-  for (io_sock *s = e->socks; s; s = s->next)
-    if (s->fd == fd) return s;
-  return NULL;
-}
-
-/* Fills s's addresses once its socket is connected; returns whether known. */
-static int sock_addrs(io_sock *s) {
-  if (s->addr_known) return 1;
-  struct sockaddr_storage a;
-  socklen_t n = sizeof(a);
-  char port[16];
-  if (getsockname(s->fd, (struct sockaddr *)&a, &n) ||
-      getnameinfo((struct sockaddr *)&a, n, s->lip, sizeof(s->lip), port, sizeof(port),
-                  NI_NUMERICHOST | NI_NUMERICSERV))
-    return 0;
-  s->lport = atol(port);
-  n = sizeof(a);
-  if (getpeername(s->fd, (struct sockaddr *)&a, &n) ||
-      getnameinfo((struct sockaddr *)&a, n, s->rip, sizeof(s->rip), port, sizeof(port),
-                  NI_NUMERICHOST | NI_NUMERICSERV))
-    return 0;
-  s->rport = atol(port);
-  s->addr_known = 1;
-  return 1;
-}
-
-/* The socket of the connection transfer c uses, or CURL_SOCKET_BAD.
- * CURLINFO_ACTIVESOCKET answers only once a transfer is done (curl 7.88),
- * so the connection is found by its addresses, which curl reports for the
- * connection a transfer is attached to, new or reused. */
-static curl_socket_t transfer_fd(kin_io_engine *e, CURL *c) {
-  long lport = 0, rport = 0;
-  char *lip = NULL, *rip = NULL;
-  if (curl_easy_getinfo(c, CURLINFO_LOCAL_PORT, &lport) ||
-      curl_easy_getinfo(c, CURLINFO_PRIMARY_PORT, &rport) ||
-      curl_easy_getinfo(c, CURLINFO_LOCAL_IP, &lip) ||
-      curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &rip) || lport <= 0 || rport <= 0 || !lip || !rip)
-    return CURL_SOCKET_BAD;
-  for (io_sock *s = e->socks; s; s = s->next)
-    if (sock_addrs(s) && s->lport == lport && s->rport == rport && !strcmp(s->lip, lip) &&
-        !strcmp(s->rip, rip))
-      return s->fd;
-  return CURL_SOCKET_BAD;
-}
-
-static void probe_done(void *ud, kin_io_response *res) {
-  kin_io_handle *h = ud;
-  kin_log(KIN_LOG_DEBUG, LOG, "health probe %s: %ld %s", h->url, res->code, res->error);
-}
-
-/* Drops s's probe (the probe itself runs to its own end). */
-static void probe_drop(io_sock *s) {
-  kin_io_handle_release(s->probe);
-  s->probe = NULL;
-  s->probe_here = 0;
-}
-
-/* Writes "host:port" of url into buf (n bytes); "?" when it cannot be read. */
-static void url_host(const char *url, char *buf, size_t n) {
-  char *host = NULL, *port = NULL;
-  CURLU *u = curl_url();
-  snprintf(buf, n, "?");
-  if (u && !curl_url_set(u, CURLUPART_URL, url, 0) && !curl_url_get(u, CURLUPART_HOST, &host, 0) &&
-      !curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT))
-    snprintf(buf, n, "%s:%s", host, port);
-  curl_free(host);
-  curl_free(port);
-  curl_url_cleanup(u);
-}
-
-/* A new copy of url with path /version and no query (the caller frees it
- * with curl_free), or NULL. */
-static char *probe_url(const char *url) {
-  char *out = NULL;
-  CURLU *u = curl_url();
-  if (!u) return NULL;
-  if (curl_url_set(u, CURLUPART_URL, url, 0) || curl_url_set(u, CURLUPART_PATH, "/version", 0) ||
-      curl_url_set(u, CURLUPART_QUERY, NULL, 0) || curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0) ||
-      curl_url_get(u, CURLUPART_URL, &out, 0))
-    out = NULL;
-  curl_url_cleanup(u);
-  return out;
-}
-
-/* Sends a health probe for s modelled on m, a request on s: the same
- * origin, TLS settings, proxy and headers (so curl may multiplex it onto
- * s's connection). s holds a reference to the probe. Returns 0 or
- * KIN_ENOMEM (nothing sent). */
-static int probe_start(kin_io_engine *e, io_sock *s, kin_io_handle *m, long timeout_ms) {
-  char *url = probe_url(m->url);
-  if (!url) return KIN_ENOMEM;
-  kin_io_request req = {
-      .url = url,
-      .timeout_ms = timeout_ms,
-      .proxy_url = m->proxy_url,
-      .tls = {.ca_file = m->ca_file, .ca_data = m->ca.p, .ca_data_len = m->ca.len,
-              .cert_file = m->cert_file, .cert_data = m->cert.p, .cert_data_len = m->cert.len,
-              .key_file = m->key_file, .key_data = m->key.p, .key_data_len = m->key.len,
-              .insecure = m->insecure, .server_name = m->server_name},
-      .on_done = probe_done};
-  kin_io_handle *p = handle_new(e, &req);
-  curl_free(url);
-  if (!p) return KIN_ENOMEM;
-  /* m's header list already starts with "Expect:". */
-  curl_slist_free_all(p->headers);
-  p->headers = NULL;
-  for (struct curl_slist *l = m->headers; l; l = l->next) {
-    struct curl_slist *n = curl_slist_append(p->headers, l->data);
-    if (!n) {
-      kin_io_handle_release(p);
-      return KIN_ENOMEM;
-    }
-    p->headers = n;
-  }
-  p->ud = p;
-  p->probe = 1;
-  p->probe_fd = CURL_SOCKET_BAD;
-  atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed); /* s's */
-  s->probe = p;
-  s->probe_at_ms = uv_now(&e->loop);
-  s->probe_here = 0;
-  url_host(m->url, s->host, sizeof(s->host));
-  pthread_mutex_lock(&e->mu);
-  e->hst.probes++;
-  pthread_mutex_unlock(&e->mu);
-  start(e, p); /* on failure p is finished at once: inconclusive later */
-  return 0;
-}
-
-/* Declares the connection on fd dead: shuts the socket down and lets curl
- * see it at once, so every stream on it fails now and no request submitted
- * later can be given this connection. */
-static void conn_kill(kin_io_engine *e, curl_socket_t fd, long ping_ms) {
-  io_sock *s = sock_find(e, fd);
-  if (!s) return;
-  uint64_t idle = uv_now(&e->loop) - s->last_rx_ms;
-  int streams = s->streams;
-  kin_log(KIN_LOG_WARN, LOG,
-          "connection to %s received nothing for %llu ms and no answer to a health probe "
-          "within %ld ms: closing it, %d request%s fail over to a new connection",
-          s->host, (unsigned long long)idle, ping_ms, streams, streams == 1 ? "" : "s");
-  pthread_mutex_lock(&e->mu);
-  e->hst.dead_connections++;
-  e->hst.failed_over += (uint64_t)streams;
-  pthread_mutex_unlock(&e->mu);
-  probe_drop(s);
-  shutdown(fd, SHUT_RDWR);
-  int running;
-  curl_multi_socket_action(e->multi, fd, CURL_CSELECT_IN | CURL_CSELECT_ERR, &running);
-  check_multi_info(e);
-}
-
-/* The interval of the health check for these settings (ms). */
-static uint64_t health_interval(long idle_ms, long ping_ms) {
-  long m = idle_ms > 0 && idle_ms < ping_ms ? idle_ms : ping_ms;
-  m /= 4;
-  return (uint64_t)(m < 20 ? 20 : m > 1000 ? 1000 : m);
-}
-
-static void on_health(uv_timer_t *t) {
-  kin_io_engine *e = t->data;
-  if (!e->multi || e->multi_closing) return;
-  pthread_mutex_lock(&e->mu);
-  long idle_ms = e->read_idle_ms, ping_ms = e->ping_timeout_ms;
-  pthread_mutex_unlock(&e->mu);
-  uint64_t now = uv_now(&e->loop);
-
-  /* Which requests are on which socket, and which sockets speak h2. */
-  for (io_sock *s = e->socks; s; s = s->next) {
-    s->streams = s->h2 = 0;
-    s->model = NULL;
-  }
-  for (kin_io_handle *h = e->running; h; h = h->rnext) {
-    if (h->probe) continue;
-    io_sock *s = sock_find(e, transfer_fd(e, h->easy));
-    if (!s) continue;
-    s->streams++;
-    long v = 0;
-    if (curl_easy_getinfo(h->easy, CURLINFO_HTTP_VERSION, &v) == CURLE_OK &&
-        v == CURL_HTTP_VERSION_2_0) {
-      s->h2 = 1;
-      s->model = h;
-    }
-  }
-
-  curl_socket_t dead[16];
-  int ndead = 0;
-  uint64_t inconclusive = 0;
-  for (io_sock *s = e->socks; s; s = s->next) {
-    if (s->probe) {
-      kin_io_handle *p = s->probe;
-      if (s->last_rx_ms >= s->probe_at_ms) { /* a byte came: alive */
-        probe_drop(s);
-        continue;
-      }
-      curl_socket_t pf = p->easy ? transfer_fd(e, p->easy) : p->probe_fd;
-      if (pf == s->fd) s->probe_here = 1;
-      else if (pf != CURL_SOCKET_BAD) { /* on another connection: proves nothing */
-        inconclusive++;
-        probe_drop(s);
-        continue;
-      }
-      if (now - s->probe_at_ms >= (uint64_t)ping_ms) {
-        if (s->probe_here && ndead < (int)(sizeof(dead) / sizeof(dead[0]))) dead[ndead++] = s->fd;
-        else if (!s->probe_here) {
-          inconclusive++;
-          probe_drop(s);
-        }
-      }
-      continue;
-    }
-    if (idle_ms < 0 || !s->streams || !s->h2 || !s->model) continue;
-    if (now - s->last_rx_ms < (uint64_t)idle_ms) continue;
-    kin_log(KIN_LOG_DEBUG, LOG, "no byte on a connection for %llu ms: sending a health probe",
-            (unsigned long long)(now - s->last_rx_ms));
-    /* Curl's timeout only ends a probe that our own check did not judge. */
-    probe_start(e, s, s->model, ping_ms + 1000);
-  }
-  if (inconclusive) {
-    pthread_mutex_lock(&e->mu);
-    e->hst.probes_inconclusive += inconclusive;
-    pthread_mutex_unlock(&e->mu);
-  }
-  for (int i = 0; i < ndead && e->multi; i++) conn_kill(e, dead[i], ping_ms);
-  if (!uv_is_closing((uv_handle_t *)t))
-    uv_timer_start(t, on_health, health_interval(idle_ms, ping_ms), 0);
-}
-
 static void close_walk(uv_handle_t *h, void *arg) {
   if (uv_is_closing(h)) return;
   uv_close(h, h->type == UV_POLL ? on_sock_closed : NULL);
@@ -770,7 +445,7 @@ static void on_async(uv_async_t *a) {
     kin_io_handle *next = q->qnext;
     q->qnext = NULL;
     if (closing) finish(e, q, KIN_ECANCELED);
-    else start(e, q);
+    else kin__io_start(e, q);
     q = next;
   }
   while (c) {
@@ -827,7 +502,7 @@ int kin_io_engine_new_opts(const kin_io_engine_opts *opts, kin_io_engine **out) 
   e->ping_timeout_ms = ping_ms;
   uv_timer_init(&e->loop, &e->health);
   e->health.data = e;
-  uv_timer_start(&e->health, on_health, health_interval(idle_ms, ping_ms), 0);
+  uv_timer_start(&e->health, kin__io_on_health, kin__io_health_interval(idle_ms, ping_ms), 0);
   curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
   curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
   curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -862,25 +537,10 @@ void kin_io_engine_free(kin_io_engine *e) {
   free(e);
 }
 
-int kin_io_engine_set_health(kin_io_engine *e, long read_idle_ms, long ping_timeout_ms) {
-  if (!e || ping_timeout_ms < 0) return KIN_EINVAL;
-  pthread_mutex_lock(&e->mu);
-  e->read_idle_ms = read_idle_ms ? read_idle_ms : KIN_IO_READ_IDLE_MS;
-  e->ping_timeout_ms = ping_timeout_ms ? ping_timeout_ms : KIN_IO_PING_TIMEOUT_MS;
-  pthread_mutex_unlock(&e->mu);
-  return 0;
-}
-
-void kin_io_engine_health_stats(kin_io_engine *e, kin_io_health_stats *st) {
-  pthread_mutex_lock(&e->mu);
-  *st = e->hst;
-  pthread_mutex_unlock(&e->mu);
-}
-
 int kin_io_submit(kin_io_engine *e, const kin_io_request *req, kin_io_handle **out) {
   if (out) *out = NULL;
   if (!e || !req || !req->url) return KIN_EINVAL;
-  kin_io_handle *h = handle_new(e, req);
+  kin_io_handle *h = kin__io_handle_new(e, req);
   if (!h) return KIN_ENOMEM;
   if (out) atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
   pthread_mutex_lock(&e->mu);
