@@ -38,7 +38,7 @@ describe("core.json_decode", function()
     end
   end)
 
-  -- One decoder for JSON strings (csrc/core/json_str.c): Go's rule, a lone
+  -- One decoder for JSON strings (csrc/core/json/json_str.c): Go's rule, a lone
   -- UTF-16 surrogate becomes U+FFFD, the same in Lua tables and in the C
   -- object's fields.
   it("decodes lone surrogates to U+FFFD, like the C object's fields", function()

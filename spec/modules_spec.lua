@@ -64,7 +64,7 @@ describe("kinformer.simcore", function()
     assert.matches("luaopen_kinformer_simcore", exported)
     assert.not_matches("kin_", exported)
     -- core.set_log_level and the log sink live in kinformer.core; were the
-    -- sim ever to log through csrc/core/log.c, simcore.so would link its
+    -- sim ever to log through csrc/core/util/log.c, simcore.so would link its
     -- own copy of that state, deaf to both: route the sim's logging first.
     local symbols = sh("nm " .. path)
     if symbols:find("luaopen_kinformer_simcore", 1, true) then -- not stripped

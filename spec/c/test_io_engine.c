@@ -1,4 +1,4 @@
-/* test_io_engine.c -- the IO engine (csrc/core/io_engine.c) against
+/* test_io_engine.c -- the IO engine (csrc/core/transport/io_engine.c) against
  * kinformer.sim started in-process: blocking requests from many threads,
  * a streaming watch, cancellation, free with transfers running, transport
  * and TLS errors, captured headers. The sim speaks HTTP/1.1 only, so the
