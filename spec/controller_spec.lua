@@ -372,7 +372,10 @@ end]]
     ctl:enqueue(ns, "bad")
     eventually(mgr, function() return ctl:stats().reconcile_panics == 1 end, 10, "panic counted")
     ctl:enqueue(ns, "good")
-    eventually(mgr, function() return count(log, "R " .. ns .. "/good") == 1 end, 10, "next request")
+    -- the log line is written inside the reconcile, the stat after it returns
+    eventually(mgr, function()
+      return count(log, "R " .. ns .. "/good") == 1 and ctl:stats().reconcile_success == 1
+    end, 10, "next request")
     local st = ctl:stats()
     assert.equal(1, st.reconcile_success)
     assert.equal(1, st.reconcile_errors)
@@ -401,7 +404,9 @@ end]]
     eventually(mgr, function() return ctl:stats().reconcile_errors == 1 end, 20, "out of memory")
     ctl:enqueue(ns, "after")
     -- module-level state started over: the counter is 1 again in the new state
-    eventually(mgr, function() return count(log, "R " .. ns .. "/after 1") == 1 end, 10, "rebuilt state")
+    eventually(mgr, function()
+      return count(log, "R " .. ns .. "/after 1") == 1 and ctl:stats().reconcile_success == 1
+    end, 10, "rebuilt state")
     assert.equal(1, ctl:stats().reconcile_success)
   end)
 
