@@ -86,6 +86,9 @@ struct kin_sim;
  * fixture certificate sim_tls.crt when tls is non-zero; fails the test
  * when it cannot. The caller stops it with kin_sim_stop. */
 struct kin_sim *kin_test_sim_start(int tls);
+/* The same, serving HTTPS with the fixture files cert and key (NULL cert:
+ * plain HTTP). */
+struct kin_sim *kin_test_sim_start_cert(const char *cert, const char *key);
 
 /* Captures kin's log (every thread, at the current level) instead of
  * printing it, from kin_test_log_start until kin_test_log_stop (which

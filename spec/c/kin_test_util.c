@@ -118,16 +118,21 @@ char *kin_test_fixture(const char *name, size_t *len) {
   return buf;
 }
 
-kin_sim *kin_test_sim_start(int tls) {
+kin_sim *kin_test_sim_start_cert(const char *cert, const char *key) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
-  if (tls) {
-    cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
-    cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
+  if (cert) {
+    cfg.tls_cert_file = kin_test_fixture_path(cert);
+    cfg.tls_key_file = kin_test_fixture_path(key);
   }
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
   return sim;
+}
+
+kin_sim *kin_test_sim_start(int tls) {
+  return tls ? kin_test_sim_start_cert("sim_tls.crt", "sim_tls.key")
+             : kin_test_sim_start_cert(NULL, NULL);
 }
 
 /* The log capture: lines "<level> <component>: <msg>\n", appended by any

@@ -132,12 +132,7 @@ static void test_errors_TLSHostnameMismatch(void **state) {
  * valid 2000-01-01 to 2000-01-02, EC P-256) was made once with Python's
  * cryptography package (x509.CertificateBuilder). */
 static void test_errors_TLSExpiredCertificate(void **state) {
-  kin_sim_config sc;
-  kin_sim_config_init(&sc);
-  sc.tls_cert_file = kin_test_fixture_path("sim_tls_expired.crt");
-  sc.tls_key_file = kin_test_fixture_path("sim_tls_expired.key");
-  kin_sim *sim = NULL;
-  assert_int_equal(kin_sim_start(&sc, &sim), 0);
+  kin_sim *sim = kin_test_sim_start_cert("sim_tls_expired.crt", "sim_tls_expired.key");
   kin_rest_config cfg = {.host = (char *)kin_sim_url(sim),
                          .ca_file = (char *)kin_test_fixture_path("sim_tls_expired.crt")};
   kin_client *c = client_for(&cfg);
@@ -400,11 +395,13 @@ static void test_errors_NonStatusBodies(void **state) {
 
 static int log_has(rt_log *l, const char *s) { return rt_log_count(l, s) > 0; }
 
-/* The reflector's watch log line says what the proxy answered (was:
- * "watch ended with: 502 " and nothing after it). */
-static void test_errors_WatchLogNamesHTMLBody(void **state) {
+/* Runs a reflector against a raw server answering lists with list_resp and
+ * watches with watch_resp (NULL: list_resp), waits for a log line with
+ * wait_for and asserts that one reads want. */
+static void reflector_logs(const char *list_resp, const char *watch_resp, const char *wait_for,
+                           const char *want) {
   raw_srv s;
-  raw_start(&s, LIST_OK, HTML_502);
+  raw_start(&s, list_resp, watch_resp);
   kin_client *c = raw_client(&s);
   kin_delta_fifo *fifo = NULL;
   kin_delta_fifo_config fc = {0};
@@ -421,47 +418,29 @@ static void test_errors_WatchLogNamesHTMLBody(void **state) {
   kin_reflector *refl = NULL;
   assert_int_equal(kin_reflector_new(&rc, &refl), 0);
   assert_int_equal(kin_reflector_run(refl), 0);
-  KIN_EVENTUALLY(log_has(&l, "watch ended with"), 5000);
+  KIN_EVENTUALLY(log_has(&l, wait_for), 5000);
   kin_reflector_stop(refl);
   kin_reflector_free(refl);
-  assert_true(log_has(&l, "configmaps: watch ended with: 502 InternalError: 502 Bad Gateway "
-                          "(text/html: \"502 Bad Gateway\")"));
+  assert_true(log_has(&l, want));
   rt_log_stop(&l);
   kin_delta_fifo_free(fifo);
   kin_client_free(c);
   raw_stop(&s);
 }
 
-/* A list that gets the HTML page logs it too, and a refused connection
- * logs the transport error without a "0 :" status. */
+/* The reflector's watch log line says what the proxy answered (was:
+ * "watch ended with: 502 " and nothing after it). */
+static void test_errors_WatchLogNamesHTMLBody(void **state) {
+  reflector_logs(LIST_OK, HTML_502, "watch ended with",
+                 "configmaps: watch ended with: 502 InternalError: 502 Bad Gateway "
+                 "(text/html: \"502 Bad Gateway\")");
+}
+
+/* A list that gets the HTML page logs it too. */
 static void test_errors_ListLogNamesHTMLBody(void **state) {
-  raw_srv s;
-  raw_start(&s, HTML_502, NULL);
-  kin_client *c = raw_client(&s);
-  kin_delta_fifo *fifo = NULL;
-  kin_delta_fifo_config fc = {0};
-  assert_int_equal(kin_delta_fifo_new(&fc, &fifo), 0);
-  rt_log l;
-  rt_log_start(&l);
-  kin_reflector_config rc = {.client = c,
-                             .resource = {.version = "v1", .resource = "configmaps",
-                                          .kind = "ConfigMap", .namespaced = 1},
-                             .fifo = fifo,
-                             .backoff_initial_ns = 20 * KIN_NSEC_PER_MSEC,
-                             .backoff_max_ns = 50 * KIN_NSEC_PER_MSEC,
-                             .name = "configmaps"};
-  kin_reflector *refl = NULL;
-  assert_int_equal(kin_reflector_new(&rc, &refl), 0);
-  assert_int_equal(kin_reflector_run(refl), 0);
-  KIN_EVENTUALLY(log_has(&l, "failed to list"), 5000);
-  kin_reflector_stop(refl);
-  kin_reflector_free(refl);
-  assert_true(log_has(&l, "configmaps: failed to list: 502 InternalError: 502 Bad Gateway "
-                          "(text/html: \"502 Bad Gateway\")"));
-  rt_log_stop(&l);
-  kin_delta_fifo_free(fifo);
-  kin_client_free(c);
-  raw_stop(&s);
+  reflector_logs(HTML_502, NULL, "failed to list",
+                 "configmaps: failed to list: 502 InternalError: 502 Bad Gateway "
+                 "(text/html: \"502 Bad Gateway\")");
 }
 
 /* ---- exec plugin stderr ---------------------------------------------------- */

@@ -422,18 +422,16 @@ static void test_sim_UpdateCreatesLease(void **state) {
 
 /* Serving over TLS with the fixture certificate (self-signed, 127.0.0.1). */
 static void test_sim_ServesTLS(void **state) {
-  kin_sim_config cfg;
-  kin_sim_config_init(&cfg);
-  cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
-  cfg.tls_key_file = kin_test_fixture_path("sim_tls.key");
-  kin_sim *sim = NULL;
-  assert_int_equal(kin_sim_start(&cfg, &sim), 0);
+  kin_sim *sim = kin_test_sim_start(1);
   assert_memory_equal(kin_sim_url(sim), "https://127.0.0.1:", 18);
   sim_resp r = sim_req(sim, "GET", "/api/v1/namespaces/default", NULL);
   assert_int_equal(r.code, 200);
   assert_string_equal(jstr(r.json, "metadata.name"), "default");
   sim_resp_free(&r);
   kin_sim_free(sim);
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  cfg.tls_cert_file = kin_test_fixture_path("sim_tls.crt");
   cfg.tls_key_file = "/nonexistent/key.pem";
   assert_int_equal(kin_sim_start(&cfg, &sim), KIN_EINVAL);
 }
