@@ -84,6 +84,7 @@ typedef struct {
   int calls, on_io;   /* transform calls; those on the IO thread */
   const char *slow;   /* the transform of this object name blocks */
   int slow_ms;
+  int gated, gate_open; /* gated: the slow call waits for gate_open, not slow_ms */
   int in_slow, slow_done;
   int per_call_ms;    /* every call sleeps this long */
 } tx_rec;
@@ -95,9 +96,10 @@ static int tx_fn(void *ud, kin_obj *in, kin_obj **out) {
   if (t->io_known && pthread_equal(pthread_self(), t->io)) t->on_io++;
   int slow = t->slow && !strcmp(kin_obj_name(in), t->slow) && !t->slow_done;
   if (slow) t->in_slow = 1;
+  while (slow && t->gated && !t->gate_open) pthread_cond_wait(&t->cond, &t->mu);
   int per = t->per_call_ms;
   pthread_mutex_unlock(&t->mu);
-  if (slow) kin_test_sleep_ms(t->slow_ms);
+  if (slow && !t->gated) kin_test_sleep_ms(t->slow_ms);
   if (per) kin_test_sleep_ms(per);
   if (slow) {
     pthread_mutex_lock(&t->mu);
@@ -256,21 +258,29 @@ static int updates_in_order(rec *r, const char *key) {
 
 /* Backpressure: with a queue bound of one byte every chunk that arrives
  * while events wait is refused (KIN_IO_PAUSE) and offered again after the
- * reflector thread took the queue. A slow transform makes that happen;
- * every event still arrives exactly once and in order, and a paused watch
- * does not count as idle. */
+ * reflector thread took the queue. The transform of the first update is
+ * held until the watch has paused, so the pause does not depend on how
+ * fast this machine writes (it did not happen under TSan with a 3 ms
+ * transform); every event still arrives exactly once and in order, and a
+ * paused watch does not count as idle. */
 static void test_reflector_threads_FullQueuePausesTheWatch(void **state) {
   (void)state;
   rfx fx;
   rfx_init(&fx, NULL);
   rfx_create(&fx, "k");
   fx.client = rfx_client_for(kin_sim_url(fx.sim));
-  tx_rec t = {.per_call_ms = 3};
+  tx_rec t = {.per_call_ms = 1, .slow = "k", .gated = 1};
   pthread_mutex_init(&t.mu, NULL);
   pthread_cond_init(&t.cond, NULL);
   side s;
+  /* the list's transform of "k" would block: let the sync through first */
+  t.gate_open = 1;
   side_start(&s, fx.client, tx_fn, &t, 1);
   KIN_EVENTUALLY(side_stats(&s).synced && rfx_count(&fx, "watch=true", NULL) >= 1, 8000);
+  pthread_mutex_lock(&t.mu);
+  t.gate_open = 0;
+  t.slow_done = 0;
+  pthread_mutex_unlock(&t.mu);
 
   enum { N = 150 };
   char v[16];
@@ -278,6 +288,11 @@ static void test_reflector_threads_FullQueuePausesTheWatch(void **state) {
     snprintf(v, sizeof(v), "%d", i);
     rfx_update(&fx, "k", v);
   }
+  KIN_EVENTUALLY(tx_get(&t, &t.in_slow) && side_stats(&s).watch_pauses >= 1, 10000);
+  pthread_mutex_lock(&t.mu);
+  t.gate_open = 1;
+  pthread_cond_broadcast(&t.cond);
+  pthread_mutex_unlock(&t.mu);
   rfx_create(&fx, "last");
   KIN_EVENTUALLY(cached(&s, "last"), 10000);
   kin_reflector_stats st = side_stats(&s);
@@ -296,30 +311,50 @@ static void test_reflector_threads_FullQueuePausesTheWatch(void **state) {
   rfx_free(&fx);
 }
 
+/* Opens t's gate after 100 ms: the transform call a stop waits for. */
+static void *open_gate_later(void *ud) {
+  tx_rec *t = ud;
+  kin_test_sleep_ms(100);
+  pthread_mutex_lock(&t->mu);
+  t->gate_open = 1;
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->mu);
+  return NULL;
+}
+
 /* Stopping a reflector whose transform is busy and whose queue is full
- * returns once the transform call ends; what was still queued is dropped. */
+ * returns once the transform call ends; what was still queued is dropped.
+ * The first update's transform is held until the watch paused (so the
+ * queue is full on any machine) and released 100 ms into the stop. */
 static void test_reflector_threads_StopWithQueuedEvents(void **state) {
   (void)state;
   rfx fx;
   rfx_init(&fx, NULL);
   rfx_create(&fx, "k");
   fx.client = rfx_client_for(kin_sim_url(fx.sim));
-  tx_rec t = {.per_call_ms = 20};
+  tx_rec t = {.per_call_ms = 20, .slow = "k", .gated = 1, .gate_open = 1};
   pthread_mutex_init(&t.mu, NULL);
   pthread_cond_init(&t.cond, NULL);
   side s;
   side_start(&s, fx.client, tx_fn, &t, 1);
   KIN_EVENTUALLY(side_stats(&s).synced && rfx_count(&fx, "watch=true", NULL) >= 1, 8000);
+  pthread_mutex_lock(&t.mu);
+  t.gate_open = 0;
+  t.slow_done = 0;
+  pthread_mutex_unlock(&t.mu);
   char v[16];
   for (int i = 0; i < 50; i++) {
     snprintf(v, sizeof(v), "%d", i);
     rfx_update(&fx, "k", v);
   }
-  KIN_EVENTUALLY(side_stats(&s).watch_events >= 1, 5000);
+  KIN_EVENTUALLY(tx_get(&t, &t.in_slow) && side_stats(&s).watch_pauses >= 1, 10000);
+  pthread_t opener;
+  assert_int_equal(pthread_create(&opener, NULL, open_gate_later, &t), 0);
   uint64_t t0 = now_ms();
   kin_reflector_stop(s.refl);
   uint64_t stop_ms = now_ms() - t0;
-  if (stop_ms > 500) fail_msg("stop took %llu ms", (unsigned long long)stop_ms);
+  pthread_join(opener, NULL);
+  if (stop_ms < 50 || stop_ms > 2000) fail_msg("stop took %llu ms", (unsigned long long)stop_ms);
   assert_true(side_stats(&s).watch_events < 50);
   side_free(&s);
   pthread_cond_destroy(&t.cond);
