@@ -34,6 +34,29 @@ local function run_lua(code, level)
 end
 
 describe("kinformer.ctx helpers", function()
+  it("are the functions of the module that owns each, usable without a ctx", function()
+    local fin = require "kinformer.util.finalizer"
+    local own = require "kinformer.util.owner"
+    local cond = require "kinformer.util.condition"
+    for mod, names in pairs {
+      [fin] = { "has_finalizer", "ensure_finalizer", "remove_finalizer", "is_being_deleted" },
+      [own] = { "set_controller_reference", "set_owner_reference" },
+      [cond] = { "get_condition", "set_condition", "is_condition_true" },
+    } do
+      for _, name in ipairs(names) do
+        assert.is_function(mod[name], name)
+        assert.are.equal(mod[name], ctxmod[name], name)
+      end
+    end
+    assert.are.equal(require("kinformer.log").logger, ctxmod.logger)
+    local o = child()
+    assert.is_true(fin.ensure_finalizer(o, "example.com/f"))
+    assert.is_true(own.set_controller_reference(owner(), o))
+    assert.is_true(cond.set_condition(o, { type = "Ready", status = "True", reason = "Up" }))
+    assert.is_true(cond.is_condition_true(o, "Ready"))
+    assert.are.equal("uid-site", o.metadata.ownerReferences[1].uid)
+  end)
+
   describe("finalizers", function()
     it("ensure_finalizer adds once and says whether it added", function()
       local o = { metadata = { name = "a" } }
@@ -134,6 +157,21 @@ describe("kinformer.ctx helpers", function()
       assert.is_nil(o.metadata.ownerReferences)
       -- a cluster-scoped owner may own a namespaced object
       assert.is_true(ctxmod.set_controller_reference(owner { "namespace" }, o))
+    end)
+
+    it("blames the caller's line for misuse", function()
+      local fin = require "kinformer.util.finalizer"
+      for _, call in ipairs {
+        function() ctxmod.set_controller_reference(owner { "uid" }, child()) end,
+        function() ctxmod.set_owner_reference(nil, child()) end,
+        function() ctxmod.set_owner_reference(owner(), 7) end,
+        function() fin.remove_finalizer({}, 3) end,
+        function() fin.has_finalizer(nil, "f") end,
+      } do
+        local ok, err = pcall(call)
+        assert.is_false(ok)
+        assert.matches("ctx_spec.lua:%d+: ", err)
+      end
     end)
 
     it("raises when the owner has no identity", function()

@@ -67,6 +67,17 @@ describe("core.json_decode", function()
     end
     local _, msg = core.json_decode('"ab\\u12"')
     assert.matches("invalid \\u escape", msg, 1, true)
+    -- the reason and offset come from the core's one string rule (json_str.c)
+    for _, case in ipairs({
+      { '["ab', "offset 1 ('\"'): unterminated string" },
+      { '"ab\\', "offset 0 ('\"'): unterminated string" },
+      { '"a\nb"', "offset 2: control character in string" },
+      { '{"k":"a\\qb"}', "offset 7 ('\\'): invalid escape in string" },
+    }) do
+      local v, m = core.json_decode(case[1])
+      assert.is_nil(v)
+      assert.matches(case[2], m, 1, true)
+    end
   end)
 end)
 

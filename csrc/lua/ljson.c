@@ -62,47 +62,42 @@ static inline int is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-/* The rest of a string with escapes: s is its first byte, q the first
- * backslash. Finds the closing quote, then decodes s..quote with
+/* Reports why the string at d->p is not valid JSON: q is where
+ * kin__json_str_end stopped (json_str.c's rule). Returns -1. */
+static NOINLINE int dec_string_fail(dec *d, const char *q) {
+  if (q >= d->end || (*q == '\\' && q + 1 >= d->end)) return dec_fail(d, d->p, "unterminated string");
+  if ((unsigned char)*q < 0x20) return dec_fail(d, q, "control character in string");
+  return dec_fail(d, q, q[1] == 'u' ? "invalid \\u escape" : "invalid escape in string");
+}
+
+/* The body s[0..n) of a checked string with escapes, decoded by
  * kin__json_unescape (json_str.h: the core's rule, so a lone UTF-16
  * surrogate becomes U+FFFD, as Go's encoding/json does, and \u0000 a 0
- * byte). Pushes the string and returns 0, or returns -1 (the buffer's
- * stack slot is left for the caller's settop). Kept out of line so that
- * its luaL_Buffer does not sit in every recursive frame. */
-static NOINLINE int dec_string_escaped(dec *d, const char *s, const char *q) {
-  const char *end = d->end;
-  while (q < end && *q != '"') {
-    unsigned char c = (unsigned char)*q;
-    if (c < 0x20) return dec_fail(d, q, "control character in string");
-    q += c == '\\' ? 2 : 1;
-  }
-  if (q >= end) return dec_fail(d, d->p, "unterminated string");
-  size_t n = (size_t)(q - s), len;
+ * byte). Pushes it and returns 0, or returns -1 (the buffer's stack slot
+ * is left for the caller's settop). Kept out of line so that its
+ * luaL_Buffer does not sit in every recursive frame. */
+static NOINLINE int dec_string_escaped(dec *d, const char *s, size_t n) {
+  size_t len;
   luaL_Buffer b;
   char *o = luaL_buffinitsize(d->L, &b, n);
-  if (kin__json_unescape(s, n, o, &len) < 0)
-    return dec_fail(d, s + len,
-                    len + 1 < n && s[len + 1] == 'u' ? "invalid \\u escape" : "invalid escape in string");
+  if (kin__json_unescape(s, n, o, &len) < 0) return dec_fail(d, s + len, "invalid escape in string");
   luaL_pushresultsize(&b, len);
-  d->p = q + 1;
   return 0;
 }
 
-/* The string at d->p (a '"'). Pushes it and returns 0, or returns -1. */
+/* The string at d->p (a '"'): its end found by kin__json_str_end, the one
+ * rule of the core. Pushes it and returns 0, or returns -1. */
 static int dec_string(dec *d) {
-  const char *s = d->p + 1, *q = s, *end = d->end;
-  while (q < end) {
-    unsigned char c = (unsigned char)*q;
-    if (c == '"') {
-      lua_pushlstring(d->L, s, (size_t)(q - s));
-      d->p = q + 1;
-      return 0;
-    }
-    if (c == '\\') return dec_string_escaped(d, s, q);
-    if (c < 0x20) return dec_fail(d, q, "control character in string");
-    q++;
-  }
-  return dec_fail(d, d->p, "unterminated string");
+  size_t base = (size_t)(d->p - d->s), pos = base;
+  size_t n = (size_t)(d->end - d->s);
+  int escaped;
+  if (kin__json_str_end(d->s, n, &pos, &escaped) < 0) return dec_string_fail(d, d->s + pos);
+  const char *s = d->p + 1;
+  size_t len = pos - base - 2;
+  if (escaped && dec_string_escaped(d, s, len) < 0) return -1;
+  if (!escaped) lua_pushlstring(d->L, s, len);
+  d->p = d->s + pos;
+  return 0;
 }
 
 /* Pushes the float (or out-of-range integer) spelled by s[0..n), already

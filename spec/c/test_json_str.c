@@ -116,6 +116,38 @@ static void test_json_str_truncated_and_invalid(void **st) {
   check_bad("end\\", 3);          /* trailing backslash */
 }
 
+/* Where kin__json_str_end stops for the string at offset 0 of in, and
+ * whether it says the body is escaped. */
+static void check_end(const char *in, int want_rc, size_t want_p, int want_esc) {
+  size_t p = 0;
+  int esc = -1;
+  int rc = kin__json_str_end(in, strlen(in), &p, &esc);
+  if (rc != want_rc || p != want_p)
+    fail_msg("%s: rc %d at %zu, want %d at %zu", in, rc, p, want_rc, want_p);
+  assert_int_equal(esc, want_esc);
+}
+
+/* The one rule for a string's end (json_check.c, watch_decoder.c and
+ * ljson.c use it): the offset after the quote, or the offending byte. */
+static void test_json_str_end(void **st) {
+  (void)st;
+  check_end("\"\"", 0, 2, 0);
+  check_end("\"abc\" , 1", 0, 5, 0);
+  check_end("\"a\\\"b\"x", 0, 6, 1);          /* "a\"b" */
+  check_end("\"\\u00e9\\/\\n\"", 0, 12, 1);
+  check_end("\"abc", KIN_EINVAL, 4, 0);       /* unterminated: n */
+  check_end("\"a\nb\"", KIN_EINVAL, 2, 0);    /* a raw control character */
+  check_end("\"ab\\x\"", KIN_EINVAL, 3, 1);   /* unknown escape: its backslash */
+  check_end("\"\\u12G4\"", KIN_EINVAL, 1, 1); /* bad \u */
+  check_end("\"\\u12", KIN_EINVAL, 1, 1);     /* truncated \u */
+  check_end("\"ab\\", KIN_EINVAL, 3, 1);      /* a backslash at the end */
+  /* a string that is not at offset 0 */
+  const char *doc = "{\"k\":\"v\\\"\"}";
+  size_t p = 5;
+  assert_int_equal(kin__json_str_end(doc, strlen(doc), &p, NULL), 0);
+  assert_int_equal(p, 10);
+}
+
 /* \u0000 decodes to a 0 byte counted in the length (Go does the same);
  * C-string callers see the value end there. */
 static void test_json_str_embedded_nul(void **st) {
@@ -264,6 +296,7 @@ KIN_SUITE(json_str,
           cmocka_unit_test(test_json_str_surrogate_pairs),
           cmocka_unit_test(test_json_str_lone_surrogates),
           cmocka_unit_test(test_json_str_truncated_and_invalid),
+          cmocka_unit_test(test_json_str_end),
           cmocka_unit_test(test_json_str_embedded_nul),
           cmocka_unit_test(test_json_str_random_fragments),
           cmocka_unit_test(test_json_str_kobj_field),

@@ -20,13 +20,18 @@ function M.slurp(path) return M.read(path, true) end
 -- spec/c/fixtures/<name>, shared by the C and the Lua specs.
 function M.fixture(name) return M.read("spec/c/fixtures/" .. name) end
 
+-- Writes text to path (created or replaced).
+function M.write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
 -- Writes text to a new temporary file; returns its path (the caller
 -- removes it).
 function M.write_tmp(text)
   local p = os.tmpname()
-  local f = assert(io.open(p, "w"))
-  f:write(text)
-  f:close()
+  M.write(p, text)
   return p
 end
 

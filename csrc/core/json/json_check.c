@@ -1,6 +1,7 @@
 /* json_check.c -- an iterative JSON recogniser with an explicit bit stack,
  * so hostile nesting cannot overflow the C stack. */
 #include "json_check.h"
+#include "json_str.h"
 #include "kin.h"
 
 #include <stdint.h>
@@ -8,37 +9,12 @@
 
 static int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-static int is_hex(unsigned char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
 
 /* Scans a string starting at s[*p] == '"'; leaves *p after the closing
- * quote. Returns 0 or -1. */
+ * quote. Returns 0 or -1. The rule is json_str.c's, shared with the watch
+ * decoder and the binding's decoder. */
 static int scan_string(const unsigned char *s, size_t n, size_t *p) {
-  size_t i = *p + 1;
-  for (;;) {
-    while (i < n && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20) i++;
-    if (i >= n || s[i] < 0x20) { *p = i; return -1; }
-    if (s[i] == '"') { *p = i + 1; return 0; }
-    /* backslash */
-    if (i + 1 >= n) { *p = i; return -1; }
-    switch (s[i + 1]) {
-    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-      i += 2;
-      break;
-    case 'u':
-      if (i + 5 >= n || !is_hex(s[i + 2]) || !is_hex(s[i + 3]) || !is_hex(s[i + 4]) ||
-          !is_hex(s[i + 5])) {
-        *p = i;
-        return -1;
-      }
-      i += 6;
-      break;
-    default:
-      *p = i;
-      return -1;
-    }
-  }
+  return kin__json_str_end((const char *)s, n, p, NULL) ? -1 : 0;
 }
 
 static int scan_number(const unsigned char *s, size_t n, size_t *p) {

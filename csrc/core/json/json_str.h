@@ -1,5 +1,7 @@
-/* json_str.h -- the one decoder of JSON string bodies (internal): escapes,
- * \uXXXX and surrogate pairs to UTF-8. kobj.c (object fields), json_tok.c
+/* json_str.h -- the one owner of JSON strings (internal): finding where a
+ * string ends (kin__json_str_end) and decoding its body (escapes, \uXXXX
+ * and surrogate pairs to UTF-8). json_check.c, watch_decoder.c and ljson.c
+ * find string ends with it; for decoding: kobj.c (object fields), json_tok.c
  * (Status, discovery, exec credentials, annotations), watch_decoder.c
  * (event type, ERROR reason/message) and the binding's JSON decoder
  * (csrc/lua/ljson.c) all use it, so they agree on every input.
@@ -40,5 +42,15 @@ int kin__json_unescape(const char *s, size_t n, char *dst, size_t *len);
  * is larger than strlen(*out) when the text held \u0000. Returns 0,
  * KIN_EINVAL (bad escape) or KIN_ENOMEM; *out is NULL on failure. */
 int kin__json_unescape_dup(const char *s, size_t n, char **out, size_t *len);
+
+/* Finds the end of the JSON string whose opening quote is s[*p], in the
+ * text s[0..n). Checks what JSON requires of a string's bytes: no raw
+ * control character (below 0x20), and after a backslash one of
+ * " \ / b f n r t or u with 4 hex digits. Returns 0 with *p just after
+ * the closing quote, or KIN_EINVAL with *p at the offending byte: n when
+ * the string is unterminated, a control character, or the backslash of a
+ * bad escape. *escaped (when not NULL) is set to whether the body holds a
+ * backslash, i.e. whether it needs kin__json_unescape. Owns no memory. */
+int kin__json_str_end(const char *s, size_t n, size_t *p, int *escaped);
 
 #endif

@@ -116,13 +116,10 @@ static size_t skip_ws(const char *s, size_t n, size_t i) {
   return i;
 }
 
-/* s[i] is '"'; returns the index after the closing quote, or 0 on error. */
+/* s[i] is '"'; returns the index after the closing quote, or 0 when the
+ * string is unterminated or not valid JSON (json_str.c's rule). */
 static size_t str_end(const char *s, size_t n, size_t i) {
-  for (i++; i < n; i++) {
-    if (s[i] == '\\') i++;
-    else if (s[i] == '"') return i + 1;
-  }
-  return 0;
+  return kin__json_str_end(s, n, &i, NULL) ? 0 : i;
 }
 
 /* Returns the index after the value starting at s[i], or 0 on error. Lenient

@@ -1,5 +1,7 @@
-/* sim.c -- kin_sim_start/stop: the store, the default namespaces, the seed
- * file and the MHD daemon; kubeconfig output. */
+/* server.c -- kin_sim_start/stop: the store, the default namespaces, the
+ * seed file and the MHD daemon; kubeconfig output. The top of the sim: it
+ * includes the HTTP side (http_int.h), which includes the shared state
+ * (sim_int.h), never the other way round. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
