@@ -174,9 +174,11 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(MAKE) --no-print-directory MODE=tsan test-c
 
-# luarocks builds the rock from the rockspec (a copy of the sources, so that
-# no object file lands in the checkout) into a throw-away tree, then the
-# modules are required from that tree; BUILD plays no part.
+# make rock (mk/rock.mk) builds the release tarball, the source rock and a
+# rocks server in build/rock; luarocks installs kinformer by name from it
+# into a throw-away tree (building in its own copy of the sources: the
+# checkout is left unchanged), and the installed commands run an example
+# from that tree (tools/rock-check.sh).
 rock-check: deps
 	tools/rock-check.sh
 

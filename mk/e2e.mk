@@ -14,6 +14,8 @@
 #                       spec (spec/stall_spec.lua) against a fresh control plane
 #                       (KINFORMER_E2E_ADMIN_KUBECONFIG); in make test they
 #                       run against kinformer.sim
+#   make e2e-rbac       the RBAC of `kinformer manifests` under a ServiceAccount
+#                       (mk/deploy.mk)
 #   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
 #                       replay spec/differential/scenarios against both and
 #                       compare (spec/differential/run.sh), then kubectl
@@ -35,6 +37,7 @@ e2e: deps e2e-deps e2e-reference
 	spec/e2e/cluster.sh run spec/e2e/smoke.sh
 	$(MAKE) --no-print-directory e2e-c
 	$(MAKE) --no-print-directory e2e-lua
+	$(MAKE) --no-print-directory e2e-rbac
 	$(MAKE) --no-print-directory e2e-differential
 
 e2e-c: e2e-deps

@@ -3,8 +3,8 @@
 # Usage: tools/deps.sh [extra-package ...]
 set -euo pipefail
 pkgs=(
-  build-essential pkg-config curl
-  lua5.4 liblua5.4-dev lua-cjson lua-busted luarocks
+  build-essential pkg-config curl zip unzip
+  lua5.4 liblua5.4-dev lua-cjson lua-busted luarocks lua-yaml
   libcurl4-openssl-dev libuv1-dev libjsmn-dev libyaml-dev
   libcmocka-dev
   libmicrohttpd-dev libjansson-dev libgnutls28-dev

@@ -1,69 +1,97 @@
 #!/usr/bin/env bash
-# Proves the rockspec: builds and installs the rock with luarocks into a
-# throw-away tree, then requires kinformer from that tree (and only there).
-# luarocks compiles next to the sources, so it builds a copy of them (made
-# in the throw-away directory): the checkout gets no object file, and runs
-# by several people at once do not collide. No build/ directory is used.
+# Proves the rock as users install it (make rock-check; CI runs it):
+#  1. the rockspecs lint and the scm one is in sync with the release one;
+#  2. `make rock` builds the release tarball, the source rock and a rocks
+#     server (build/rock/server, with its manifest);
+#  3. `luarocks install kinformer`, by name, from that server only, into an
+#     empty tree, from / (no checkout on any path): it builds in luarocks'
+#     own temporary copy, so the checkout's `git status` must not change;
+#  4. the tree holds the kinformer command, kinformer-sim, both C modules
+#     (kinformer.core linking none of the sim's libraries) and the examples;
+#  5. the installed kinformer-sim serves the Website example's seed and the
+#     installed kinformer runs the installed Website example against it,
+#     with no LUA_PATH/LUA_CPATH (the luarocks wrapper of bin/kinformer
+#     finds the tree), until it reconciled; SIGINT stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
+LUAROCKS=(luarocks --lua-version 5.4)
 tools/update-rockspec.sh --check
+for s in rockspec/*.rockspec; do "${LUAROCKS[@]}" lint "$s"; done
+status_before=$(git status --porcelain --untracked-files=all)
+make --no-print-directory rock >/dev/null
+ver=$(ls build/rock/server/*.src.rock | sed 's,.*/kinformer-\(.*\)\.src\.rock,\1,')
+grep -q "\"$ver\"" build/rock/server/manifest || { echo "rock-check: $ver not in the server's manifest" >&2; exit 1; }
+
 tree=$(mktemp -d)
-trap 'rm -rf "$tree"' EXIT
-mkdir "$tree/src"
-cp -r rockspec csrc include lua bin "$tree/src/"
-find "$tree/src" \( -name '*.o' -o -name '*.so' -o -name '*.a' \) -delete
-(cd "$tree/src" && luarocks --lua-version 5.4 make --deps-mode=none --tree "$tree" \
-  rockspec/kinformer-scm-1.rockspec CURL_INCDIR=/usr/include/x86_64-linux-gnu) >"$tree/build.log" 2>&1 || {
-  echo "rock-check: luarocks make failed:" >&2
-  tail -30 "$tree/build.log" >&2
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$tree"
+}
+trap cleanup EXIT
+(cd / && env -u LUA_PATH -u LUA_CPATH "${LUAROCKS[@]}" --tree "$tree/t" install \
+  --only-server="file://$root/build/rock/server" kinformer) >"$tree/install.log" 2>&1 || {
+  echo "rock-check: luarocks install kinformer failed:" >&2
+  tail -30 "$tree/install.log" >&2
   exit 1
 }
-out=$(cd / && TREE="$tree" LUA_PATH="$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;;" \
-  LUA_CPATH="$tree/lib/lua/5.4/?.so;;" lua5.4 -e '
-  local k = require "kinformer"
-  for _, m in ipairs{ "kinformer.core", "kinformer.simcore" } do
-    assert((package.searchpath(m, package.cpath) or ""):find(os.getenv("TREE"), 1, true),
-           m .. " not installed in the rock tree")
-  end
-  local o = assert(k.object([[{"metadata":{"name":"a","namespace":"b"}}]]))
-  assert(o:key() == "b/a")
-  local sim = assert(require("kinformer.sim").start())
-  assert(sim.url:find("^http://127%.0%.0%.1:%d+$"), sim.url)
-  sim:stop()
-  print(k._VERSION)' 2>&1) || { echo "rock-check: require failed: $out" >&2; exit 1; }
-echo "rock-check: luarocks make + require ok ($out)"
-
-# kinformer.core, the module operators load in production, links no part
-# of the test server (kinformer.simcore does).
-core_so="$tree/lib/lua/5.4/kinformer/core.so"
-if readelf -d "$core_so" | grep -E 'NEEDED.*(microhttpd|gnutls|jansson)' >&2; then
-  echo "rock-check: $core_so links the sim's libraries" >&2
+grep -q "^Installing file://$root/build/rock/server/kinformer-$ver.src.rock\|^Installing $root/build/rock/server/kinformer-$ver.src.rock" "$tree/install.log" || {
+  echo "rock-check: luarocks did not install the source rock:" >&2; head -3 "$tree/install.log" >&2; exit 1; }
+status_after=$(git status --porcelain --untracked-files=all)
+if [ "$status_before" != "$status_after" ]; then
+  echo "rock-check: installing the rock changed the source tree:" >&2
+  diff <(echo "$status_before") <(echo "$status_after") >&2 || true
   exit 1
 fi
-readelf -d "$tree/lib/lua/5.4/kinformer/simcore.so" | grep -q 'NEEDED.*microhttpd' || {
-  echo "rock-check: kinformer/simcore.so was not built with libmicrohttpd" >&2; exit 1; }
-echo "rock-check: kinformer.core needs no libmicrohttpd, GnuTLS or Jansson; kinformer.simcore does"
+echo "rock-check: luarocks install kinformer ($ver) from build/rock/server into an empty tree ok; source tree unchanged"
 
-# The installed command runs an example operator from the rock tree: the
-# Website operator against an in-process kinformer.sim, stopped by SIGINT.
-[ -x "$tree/bin/kinformer" ] || { echo "rock-check: bin/kinformer was not installed" >&2; exit 1; }
-log="$tree/run.log"
-# (a tree other than the default one is put on the paths as
-# `eval "$(luarocks --tree T path)"` would)
-(cd examples/website && exec env LUA_PATH="$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;;" \
-  LUA_CPATH="$tree/lib/lua/5.4/?.so;;" "$tree/bin/kinformer" run operator.lua \
-  --sim --seed seed.json -v) >"$log" 2>&1 &
+t=$tree/t
+rockdir=$("${LUAROCKS[@]}" --tree "$t" show --rock-dir kinformer)
+for f in "$t/bin/kinformer" "$t/bin/kinformer-sim" "$t/lib/lua/5.4/kinformer/core.so" \
+         "$t/lib/lua/5.4/kinformer/simcore.so" "$t/share/lua/5.4/kinformer/init.lua" \
+         "$t/share/lua/5.4/kinformer/cli.lua" "$rockdir/examples/website/operator.lua"; do
+  [ -e "$f" ] || { echo "rock-check: the rock did not install $f" >&2; exit 1; }
+done
+if readelf -d "$t/lib/lua/5.4/kinformer/core.so" | grep -E 'NEEDED.*(microhttpd|gnutls|jansson)' >&2; then
+  echo "rock-check: kinformer/core.so links the sim's libraries" >&2
+  exit 1
+fi
+readelf -d "$t/lib/lua/5.4/kinformer/simcore.so" | grep -q 'NEEDED.*microhttpd' || {
+  echo "rock-check: kinformer/simcore.so was not built with libmicrohttpd" >&2; exit 1; }
+echo "rock-check: the tree has bin/kinformer, bin/kinformer-sim, kinformer.core (no sim libraries), kinformer.simcore, examples/"
+
+# The installed programs, run from / with no Lua paths set.
+ex=$rockdir/examples/website
+(cd / && exec env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer-sim" --port 0 --seed "$ex/seed.json" \
+  --kubeconfig "$tree/kubeconfig") >"$tree/sim.out" 2>"$tree/sim.err" &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s "$tree/sim.out" ] && break; sleep 0.1; done
+grep -q '^http' "$tree/sim.out" || { echo "rock-check: kinformer-sim did not start:" >&2; cat "$tree/sim.err" >&2; exit 1; }
+log=$tree/run.log
+(cd / && exec env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer" run "$ex/operator.lua" \
+  --kubeconfig "$tree/kubeconfig" -v) >"$log" 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do
+pids+=($pid)
+for _ in $(seq 1 300); do
   grep -q 'Ready=True' "$log" && break
+  kill -0 "$pid" 2>/dev/null || break
   sleep 0.1
 done
-kill -INT "$pid"
+kill -INT "$pid" 2>/dev/null || true
 rc=0
 wait "$pid" || rc=$?
-if [ "$rc" -ne 0 ] || ! grep -q 'created Deployment default/hello' "$log"; then
-  echo "rock-check: the installed kinformer did not run the Website operator (exit $rc):" >&2
+if [ "$rc" -ne 0 ] || ! grep -q 'created Deployment default/hello' "$log" || ! grep -q 'Ready=True' "$log"; then
+  echo "rock-check: the installed kinformer did not run the installed Website example (exit $rc):" >&2
   cat "$log" >&2
   exit 1
 fi
-echo "rock-check: installed bin/kinformer ran the Website operator and stopped on SIGINT (exit 0)"
+echo "rock-check: installed bin/kinformer ran examples/website/operator.lua from the rock against the installed kinformer-sim:"
+grep -E 'created (Deployment|Service)|Ready=True' "$log" | sed 's/^/  /' | head -4
+
+# and prints the example's manifests (no server needed)
+(cd / && env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer" manifests "$ex/operator.lua" --image example/op:1) \
+  >"$tree/manifests.yaml" 2>&1 || { echo "rock-check: kinformer manifests failed:" >&2; cat "$tree/manifests.yaml" >&2; exit 1; }
+grep -q '^kind: ClusterRole$' "$tree/manifests.yaml" && grep -q '^kind: Deployment$' "$tree/manifests.yaml" || {
+  echo "rock-check: kinformer manifests printed no ClusterRole and Deployment:" >&2; cat "$tree/manifests.yaml" >&2; exit 1; }
+echo "rock-check: installed bin/kinformer manifests printed $(grep -c '^kind:' "$tree/manifests.yaml") documents for the Website example"

@@ -3,8 +3,10 @@
 --   kinformer run script.lua [--kubeconfig F] [--context C] [--namespace N]
 --                            [--sim [--seed FILE]] [--sync-timeout S]
 --                            [--shutdown-timeout S] [-v] [-- ARGS...]
+--   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
 --   kinformer --help | --version
 --
+-- `manifests` prints the YAML that deploys the script (kinformer.manifests).
 -- `run` creates a manager, loads the script with loadfile and calls it with
 -- the manager and a table of options (`local mgr, opts = ...`; opts.args
 -- holds what followed `--`, opts.verbose, opts.sim the in-process server
@@ -27,6 +29,7 @@ local M = {}
 
 M.usage = [[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
+       kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
        kinformer --help | --version
 
 Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
@@ -49,6 +52,12 @@ options:
   -q, --quiet         warnings and errors only
   -h, --help          this text
   --version           the version
+
+manifests: prints the ServiceAccount, RBAC (ClusterRole, or Role with
+--namespace), ConfigMap and Deployment that run SCRIPT in a cluster (see
+docs/deploy.md); the script runs in a planning mode, no server is used.
+  --image IMAGE       the Deployment's image (default kinformer-operator:latest)
+  --name NAME         the objects' name (default: the script's folder or file name)
 ]]
 
 local function stderr(fmt, ...)
@@ -96,6 +105,10 @@ function M.parse(argv)
         o.sim = true
       elseif a == "--seed" then
         o.seed = value(a)
+      elseif a == "--image" then
+        o.image = value(a)
+      elseif a == "--name" then
+        o.name = value(a)
       elseif a == "--sync-timeout" then
         local v = value(a)
         o.sync_timeout = tonumber(v)
@@ -116,7 +129,9 @@ function M.parse(argv)
         error({ usage = "unknown option " .. a })
       elseif o.command == nil and a == "run" then
         o.command = "run"
-      elseif o.command == "run" and o.script == nil then
+      elseif o.command == nil and a == "manifests" then
+        o.command = "manifests"
+      elseif (o.command == "run" or o.command == "manifests") and o.script == nil then
         o.script = a
       else
         error({ usage = "unexpected argument " .. a })
@@ -129,6 +144,12 @@ function M.parse(argv)
     error(err, 0)
   end
   if o.command == nil then return nil, "no command (try: kinformer run script.lua)" end
+  if o.command == "manifests" then
+    if not o.script then return nil, "manifests needs a script" end
+    if o.sim or o.seed then return nil, "manifests takes no --sim or --seed" end
+  elseif o.image or o.name then
+    return nil, "--image and --name are options of manifests"
+  end
   if o.command == "run" then
     if not o.script then return nil, "run needs a script" end
     if o.seed and not o.sim then return nil, "--seed needs --sim" end
@@ -442,6 +463,7 @@ function M.main(argv)
     io.stdout:write((ok and kinformer._VERSION or "kinformer (core module not found)") .. "\n")
     return ok and 0 or 1
   end
+  if o.command == "manifests" then return require("kinformer.manifests").main(o) end
   return M.run(o)
 end
 
