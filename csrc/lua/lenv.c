@@ -22,6 +22,7 @@
 #include "laux.h"
 #include "lclient.h"
 #include "lcontroller.h"
+#include "levent.h"
 #include "lhandler.h"
 #include "linformer.h"
 #include "ljson.h"
@@ -85,7 +86,9 @@ static long ns_to_ms(uint64_t ns) {
 
 /* core.env{kubeconfig=, context=, url=, token=, insecure=, ca=, qps=,
  *          burst=, resync=, timeout=, in_cluster=, read_idle_timeout=,
- *          ping_timeout=, watch_idle_timeout=} -> env | nil, msg, code
+ *          ping_timeout=, watch_idle_timeout=, events=} -> env | nil, msg, code
+ * (events = {instance=, queue_size=, api=}: the event recorder's options,
+ * levent.c)
  * Loads the kubeconfig (opts.kubeconfig, else $KUBECONFIG, else
  * ~/.kube/config; or the in-cluster service account with in_cluster=true)
  * and creates the engine, client and factory. A broken kubeconfig gives
@@ -122,6 +125,8 @@ static int l_env(lua_State *L) {
   luaL_argcheck(L, !url || (!in_cluster && !ko.path && !ko.context), 1,
                 "option 'url' excludes 'kubeconfig', 'context' and 'in_cluster'");
 
+  kin_event_recorder_opts evo;
+  lkin_event_read_opts(L, 1, &evo);
   char err[512] = "";
   kin_rest_config *rc = NULL;
   /* url=: a config built by hand; kin_client_new copies what it keeps, so
@@ -146,6 +151,8 @@ static int l_env(lua_State *L) {
     kin_rest_config_free(rc);
     return lkin_fail(L, KIN_ENOMEM, "create manager");
   }
+  e->events_opts = evo;
+  e->events_opts.instance = evo.instance ? strdup(evo.instance) : NULL;
   /* The engine's IO thread must not take the script's SIGINT/SIGTERM. */
   sigset_t old;
   lkin_signals_block_all(&old);
@@ -552,6 +559,16 @@ static int m_tostring(lua_State *L) {
   return 1;
 }
 
+/* env:event_recorder(component) -> kinformer.event_recorder (levent.c):
+ * Events from any Lua state, reportingController = component. */
+static int m_event_recorder(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  size_t n;
+  const char *component = luaL_checklstring(L, 2, &n);
+  luaL_argcheck(L, n > 0, 2, "component must not be empty");
+  return lkin_push_event_recorder(L, e, component);
+}
+
 static const luaL_Reg methods[] = {
     {"informer", m_informer},
     {"start", m_start},
@@ -559,6 +576,7 @@ static const luaL_Reg methods[] = {
     {"sync_progress", m_sync_progress},
     {"shutdown", m_shutdown},
     {"client", m_client},
+    {"event_recorder", m_event_recorder},
     {"controller", m_controller},
     {"lister", m_lister},
     {"resource", m_resource},

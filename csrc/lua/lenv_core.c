@@ -1,5 +1,5 @@
 /* lenv_core.c -- the refcounted C state of a manager (lenv_core.h): its
- * lifetime and its informer registry.
+ * lifetime, its informer registry and its event recorder.
  *
  * Lifetime: each kinformer.env, kinformer.informer, kinformer.client and
  * kinformer.handler userdata and each Lua controller holds a reference;
@@ -37,6 +37,9 @@ void lkin_env_unref(lkin_env *e) {
     kin_informer_factory_shutdown(e->factory);
     kin_informer_factory_free(e->factory);
   }
+  /* queued events get 2 s to be written, then the writer stops */
+  kin_event_recorder_free(e->events, 2000);
+  free((char *)e->events_opts.instance);
   kin_client_free(e->client);
   kin_io_engine_free(e->io);
   for (size_t i = 0; i < e->n; i++) {
@@ -64,6 +67,15 @@ int lkin_env_on_free(lkin_env *e, void (*fn)(void *), void *arg) {
   e->cleanups = c;
   pthread_mutex_unlock(&e->mu);
   return 0;
+}
+
+kin_event_recorder *lkin_env_events(lkin_env *e, int *err) {
+  *err = 0;
+  pthread_mutex_lock(&e->mu);
+  if (!e->events) *err = kin_event_recorder_new(e->client, &e->events_opts, &e->events);
+  kin_event_recorder *r = e->events;
+  pthread_mutex_unlock(&e->mu);
+  return r;
 }
 
 int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,

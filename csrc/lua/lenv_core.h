@@ -12,6 +12,7 @@
  *   kinformer.handler    lhandler.c    a handler set registered on an informer
  *   kinformer.client     lclient.c     the REST verbs
  *   kinformer.controller lcontroller.c
+ *   kinformer.event_recorder levent.c  rec:event(obj, type, reason, message)
  *
  * Thread-safety: lkin_env_ref/unref, lkin_env_on_free and the informer
  * registry (guarded by lkin_env.mu) are safe from any thread; the pointers
@@ -23,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "event_recorder.h"
 #include "informer_factory.h"
 #include "io_engine.h"
 #include "rest_client.h"
@@ -52,6 +54,13 @@ struct lkin_env {
   struct lkin_mainq *mainq;       /* events for main-state handlers (lhandler.c,
                                      which frees it with lkin_env_on_free) */
   struct lkin_env_cleanup *cleanups;
+  /* Events: one recorder (queue + writer thread) for every Lua state of
+   * the manager, made on first use by lkin_env_events under mu and freed
+   * by the last unref (before the client). events_opts is set before the
+   * env is shared (levent.c reads the manager's events = {...}); its
+   * instance string is owned. */
+  kin_event_recorder *events;
+  kin_event_recorder_opts events_opts;
 };
 
 /* Returns a new env holding one reference, with no engine, client or
@@ -84,5 +93,11 @@ const char *lkin_env_informer_name(lkin_env *e, kin_informer *inf);
  * it is the only one of that resource. Returns it (borrowed, lives as long
  * as env) or NULL. Any thread. */
 kin_informer *lkin_env_find_informer(lkin_env *e, const char *name);
+
+/* Returns the manager's event recorder (borrowed, lives as long as e),
+ * starting it on first use with e->events_opts; NULL with *err set
+ * (KIN_ENOMEM, or the thread's error) when it cannot start. The caller
+ * blocks signals first: the writer thread inherits the mask. Any thread. */
+kin_event_recorder *lkin_env_events(lkin_env *e, int *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include "laux.h"
 #include "lclient.h"
 #include "lcontroller.h"
+#include "levent.h"
 #include "lenv.h"
 #include "lhandler.h"
 #include "linformer.h"
@@ -114,6 +115,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_informer(L);
   lkin_open_handler(L);
   lkin_open_client(L);
+  lkin_open_event(L);
   lkin_open_controller(L);
   lkin_open_json(L);
   lkin_open_result(L);

@@ -93,6 +93,9 @@ static int l_start(lua_State *L) {
     lua_Integer bi = opt_int(L, 1, "bookmark_interval_ms", 0);
     luaL_argcheck(L, bi >= 0 && bi <= UINT32_MAX, 1, "bookmark_interval_ms out of range");
     cfg.bookmark_interval_ms = (uint32_t)bi;
+    lua_getfield(L, 1, "legacy_events");
+    cfg.legacy_events_only = lua_toboolean(L, -1);
+    lua_pop(L, 1);
   }
   lsim *u = lua_newuserdatauv(L, sizeof(*u), 0);
   memset(u, 0, sizeof(*u));

@@ -266,7 +266,8 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
      * AllowCreateOnUpdate), so a PUT of a missing one creates it. */
     if (out->code == 404 && !ri->subresource[0] && !r->crd_name &&
         ((!strcmp(r->group, "coordination.k8s.io") && !strcmp(r->resource, "leases")) ||
-         (!*r->group && !strcmp(r->resource, "events")))) {
+         ((!*r->group || !strcmp(r->group, "events.k8s.io")) &&
+          !strcmp(r->resource, "events")))) {
       json_t *md = json_object_get(obj, "metadata");
       if (md) json_object_del(md, "resourceVersion");
       kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);

@@ -35,6 +35,9 @@ static const builtin builtins[] = {
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1, "sts"},
     {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds"},
     {"coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, NULL},
+    /* events.k8s.io/v1 Events: their own storage here (kube-apiserver
+     * converts one storage between the two groups; kinformer.sim does not) */
+    {"events.k8s.io", "v1", "events", "event", "Event", 1, 0, "ev"},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
      "CustomResourceDefinition", 0, 1, "crd,crds"},
 };

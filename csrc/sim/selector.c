@@ -24,6 +24,11 @@ static const char *const event_fields[] = {
     "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
     "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
     "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type", NULL};
+/* events.k8s.io/v1 Events: the same fields under their new names */
+static const char *const events_v1_fields[] = {
+    "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
+    "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason",
+    "reportingController", "type", NULL};
 static const char *const node_fields[] = {"spec.unschedulable", NULL};
 static const char *const namespace_fields[] = {"status.phase", NULL};
 static const char *const service_fields[] = {"spec.clusterIP", "spec.type", NULL};
@@ -33,7 +38,7 @@ static const field_set field_sets[] = {
     {"", "pods", pod_fields},           {"", "secrets", secret_fields},
     {"", "events", event_fields},       {"", "nodes", node_fields},
     {"", "namespaces", namespace_fields}, {"", "services", service_fields},
-    {"apps", "replicasets", replicaset_fields},
+    {"apps", "replicasets", replicaset_fields}, {"events.k8s.io", "events", events_v1_fields},
 };
 
 static const field_set *fields_of(const kin__sim_resource *r) {

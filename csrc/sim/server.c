@@ -69,6 +69,10 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   static const char *const namespaces[] = {"default", "kube-system", "kube-public",
                                            "kube-node-lease"};
   for (size_t i = 0; !rc && i < 4; i++) rc = create_namespace(&sim->store, namespaces[i]);
+  if (!rc && cfg.legacy_events_only) {
+    kin__sim_resource *ev = kin__sim_registry_find(&sim->store, "events.k8s.io", "v1", "events");
+    if (ev) ev->removed = 1;
+  }
   if (!rc && cfg.seed_file) rc = kin__sim_store_seed(&sim->store, cfg.seed_file);
   if (!rc && cfg.token) rc = (sim->token = strdup(cfg.token)) ? 0 : KIN_ENOMEM;
   if (!rc && cfg.tls_cert_file && cfg.tls_key_file) {

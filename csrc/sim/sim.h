@@ -35,6 +35,8 @@ typedef struct {
   int watch_cache_lists;     /* serve resourceVersion=0 lists whole, ignoring
                                 limit, as kube-apiserver's watch cache does;
                                 0 (default): limit pages them as any list */
+  int legacy_events_only;    /* serve Events in core v1 only, without
+                                events.k8s.io/v1 (as servers before 1.19) */
 } kin_sim_config;
 
 /* Fills cfg with the defaults above. */

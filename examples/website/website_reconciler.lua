@@ -11,7 +11,9 @@
 --
 -- The module runs in the controller's worker states (the controller names
 -- it: reconciler = "website_reconciler") and in the main state (register,
--- reconcile_once). Every function here is plain Lua over the ctx.
+-- reconcile_once). Every function here is plain Lua over the ctx. What it
+-- creates or scales, and an invalid spec, it also reports as Events about
+-- the Website (ctx:event: kubectl describe website / kubectl get events).
 local M = {}
 
 M.RESOURCE = "example.kinformer.io/v1/websites"
@@ -121,6 +123,7 @@ local function ensure_deployment(ctx, site, spec, actions)
     if code == "AlreadyExists" then return { requeue = true } end
     actions[#actions + 1] = string.format("created Deployment %s/%s (replicas %d, image %s)",
       ns, name, spec.replicas, spec.image)
+    ctx:event(site, "Normal", "Created", actions[#actions])
     return
   end
   if not owned_by(dep, site) then
@@ -138,6 +141,7 @@ local function ensure_deployment(ctx, site, spec, actions)
   if have_replicas ~= spec.replicas then
     actions[#actions + 1] = string.format("scaled Deployment %s/%s from %d to %d replicas", ns, name,
       have_replicas, spec.replicas)
+    ctx:event(site, "Normal", "Scaled", actions[#actions])
   end
   if c.image ~= spec.image then
     actions[#actions + 1] = string.format("changed the image of Deployment %s/%s from %s to %s", ns, name,
@@ -158,6 +162,7 @@ local function ensure_service(ctx, site, spec, actions)
     if err and code ~= "AlreadyExists" then error(err, 0) end
     if code == "AlreadyExists" then return { requeue = true } end
     actions[#actions + 1] = string.format("created Service %s/%s (port %d)", ns, name, spec.port)
+    ctx:event(site, "Normal", "Created", actions[#actions])
     return
   end
   if not owned_by(svc, site) then
@@ -246,6 +251,7 @@ function M.reconcile(req, ctx)
 
   local spec, why = M.spec_of(site)
   if not spec then
+    ctx:event(site, "Warning", "InvalidSpec", why)
     write_status(ctx, site, false, "InvalidSpec", why, actions)
     log_actions(ctx, actions)
     return nil, ctx.terminal("invalid Website: " .. why)

@@ -18,6 +18,13 @@
 -- log, tagged with controller and key), request ({namespace=, name=, key=}),
 -- controller (name), worker (index), env (the kinformer.env userdata).
 --
+-- Events: ctx:event(obj, "Normal"|"Warning", reason, message [, action]),
+-- a method of the ctx (with a colon, as ctx.log:info), writes a Kubernetes
+-- Event about obj from this controller (reportingController = its name)
+-- through the manager's recorder, asynchronously: it returns true once
+-- queued (nil, msg, "EBUSY" when the queue is full), never waiting for the
+-- server. ctx.event(obj, ...) raises.
+--
 -- Helpers, called as ctx.f(obj, ...) (also module functions, callable
 -- without a ctx; ctx:f(...) raises), each owned by the module of what it
 -- serves: kinformer.util.finalizer (ensure_finalizer, remove_finalizer,
@@ -68,6 +75,18 @@ local function env_cache(env)
     per_env[env] = c
   end
   return c
+end
+
+-- The env's recorder for component (cached per env and component).
+local function get_recorder(env, component)
+  local c = env_cache(env)
+  c.recorders = c.recorders or {}
+  local r = c.recorders[component]
+  if not r then
+    r = env:event_recorder(component)
+    c.recorders[component] = r
+  end
+  return r
 end
 
 local function get_client(env)
@@ -146,6 +165,18 @@ for _, name in ipairs(HELPERS) do
     end
     return f(a, ...)
   end
+end
+
+--- ctx:event(obj, type, reason, message [, action]) -> true | nil, msg, code
+function Ctx.event(self, obj, ...)
+  if getmetatable(self) ~= Ctx then
+    error("ctx.event(...): call it as ctx:event(obj, type, reason, message)", 2)
+  end
+  local controller = rawget(self, "controller")
+  if type(controller) ~= "string" or controller == "" then
+    error("ctx:event: this ctx has no controller name (the Event's reportingController)", 2)
+  end
+  return get_recorder(rawget(self, "env"), controller):event(obj, ...)
 end
 
 Listers.__index = function(self, name)

@@ -44,7 +44,9 @@ end
 -- (default 15: no answer to the probe within it closes the connection, its
 -- watches resume on a new one), watch_idle_timeout (default 300: a watch
 -- that delivered no byte for this long is re-established; the only guard
--- over HTTP/1.1).
+-- over HTTP/1.1); events = {instance= (reportingInstance, default the
+-- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
+-- "v1"; default: what discovery lists)}.
 -- Returns the manager, or nil, message, code.
 function M.new(opts)
   opts = opts or {}
@@ -61,7 +63,7 @@ function M.new(opts)
     url = url, token = url and opts.token, insecure = url and opts.insecure, ca = url and opts.ca,
     resync = opts.resync, timeout = opts.timeout, in_cluster = opts.in_cluster,
     read_idle_timeout = opts.read_idle_timeout, ping_timeout = opts.ping_timeout,
-    watch_idle_timeout = opts.watch_idle_timeout,
+    watch_idle_timeout = opts.watch_idle_timeout, events = opts.events,
   }
   if not env then return nil, msg, code end
   return setmetatable({
@@ -243,6 +245,16 @@ function Manager:stop()
     if ctl.stop then pcall(ctl.stop, ctl, timeout) end
   end
   self.env:shutdown()
+end
+
+--- An event recorder for handlers and main-state code:
+-- rec:event(obj, "Normal"|"Warning", reason, message [, action]) writes an
+-- events.k8s.io/v1 Event (core v1 where the server has no events.k8s.io)
+-- about obj with reportingController = component, asynchronously (the
+-- manager's one recorder, shared by every Lua state; client-go's
+-- correlator). Also rec:flush([timeout]), rec:stats().
+function Manager:event_recorder(component)
+  return self.env:event_recorder(component)
 end
 
 --- Read-only view of an informer of this manager by name ("v1/pods" or an

@@ -32,7 +32,8 @@ function Sim:stop() rawget(self, "_h"):stop() end
 -- authenticate, CN as user and O as groups; needs TLS), seed (file of
 -- objects to create: a JSON array, a List, or one object per line),
 -- watch_history (events kept for watch resumption), bookmark_interval_ms
--- (period of BOOKMARK events).
+-- (period of BOOKMARK events), legacy_events (true: no events.k8s.io/v1,
+-- Events in core v1 only).
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
 -- resource_version, running, fault), or nil, message, code.
 --

@@ -17,6 +17,21 @@ local function ready(site)
   return nil
 end
 
+-- The events.k8s.io/v1 Events about Website name in ns whose note matches
+-- pattern (plain), waiting until there is one.
+local function wait_event(t, ns, name, reason, note)
+  return h.eventually(function()
+    local l = t.client:list("events.k8s.io/v1/events", ns)
+    for _, e in ipairs(l and l.items or {}) do
+      if e.reason == reason and e.regarding and e.regarding.name == name
+         and e.note and e.note:find(note, 1, true) then
+        return e
+      end
+    end
+    return nil, "no " .. reason .. " event matching " .. note
+  end, reason .. " event of Website " .. name)
+end
+
 local function website(ns, name, spec)
   return { apiVersion = "example.kinformer.io/v1", kind = "Website",
            metadata = { name = name, namespace = ns }, spec = spec }
@@ -77,6 +92,15 @@ describe("examples/website", function()
     assert.equal(8080, svc.spec.ports[1].port)
     assert.equal("shop", svc.spec.selector["app.kubernetes.io/instance"])
     assert.equal(site.metadata.uid, h.controller_ref(svc).uid)
+
+    -- Events about the Website (ctx:event), from the controller "website"
+    local ev = wait_event(t, ns, "shop", "Created", "created Deployment " .. ns .. "/shop (replicas 2, image nginx:1.27)")
+    assert.equal("Normal", ev.type)
+    assert.equal("website", ev.reportingController)
+    assert.same({ "Website", "example.kinformer.io/v1", ns, site.metadata.uid },
+      { ev.regarding.kind, ev.regarding.apiVersion, ev.regarding.namespace, ev.regarding.uid })
+    ev = wait_event(t, ns, "shop", "Created", "created Service " .. ns .. "/shop (port 8080)")
+    assert.equal("Normal", ev.type)
   end)
 
   it("scales and changes the image, with observedGeneration following", function()
@@ -134,6 +158,8 @@ describe("examples/website", function()
       return c and c.status == "False" and s
     end, "Ready=False on the invalid Website")
     assert.equal("InvalidSpec", ready(site).reason)
+    local ev = wait_event(t, ns, "bad", "InvalidSpec", "spec.port must be 1-65535")
+    assert.equal("Warning", ev.type)
     assert.matches("spec.port", ready(site).message, 1, true)
     local _, _, code = t.client:get("apps/v1/deployments", ns, "bad")
     assert.equal("NotFound", code)
