@@ -25,7 +25,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # builds with -Iinclude/kinformer; a build that needs a layer's internal
 # headers adds that folder (the core and the C tests: all of them; the sim:
 # util/; the binding: json/ and util/).
-CORE_LAYERS := util json transport cache workqueue controller events
+CORE_LAYERS := util json transport cache workqueue controller events metrics
 CORE_INT_INC := $(foreach l,$(CORE_LAYERS),$(if $(wildcard csrc/core/$(l)/*.h),-Icsrc/core/$(l)))
 CORE_HDR := $(wildcard include/kinformer/*.h csrc/core/*/*.h)
 SIM_INC := -Icsrc/sim -Icsrc/core/util
@@ -46,7 +46,7 @@ LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(MODE_CFLAGS)) $(LDFLAGS)
 CORE_SRC := $(sort $(wildcard $(CORE_LAYERS:%=csrc/core/%/*.c)))
 CORE_OBJ := $(patsubst csrc/core/%.c,$(BUILD)/core/%.o,$(CORE_SRC))
 CORE_LIB := $(BUILD)/libkincore.a
-CORE_LIBS := -lyaml -lm -lcurl -luv
+CORE_LIBS := -lyaml -lm -lcurl -luv -lmicrohttpd
 
 # The embedded API server (kinformer.sim): its own library, linked into the
 # tests and the Lua module kinformer.simcore (never into kinformer.core).
@@ -60,7 +60,8 @@ LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
 LUA_MOD := $(BUILD)/kinformer/core.so
 # kinformer.simcore, the C part of require "kinformer.sim": lsim.c with the
 # sim, its own module so that kinformer.core, the one an operator runs in
-# production, links neither libmicrohttpd nor GnuTLS nor Jansson. Both
+# production, links neither GnuTLS nor Jansson (only libmicrohttpd, which
+# serves its /metrics, /healthz and /readyz: csrc/core/metrics). Both
 # modules export only luaopen_* (csrc/lua/module.map): each keeps its own
 # copy of what it takes from libkincore.a to itself.
 SIM_MOD_OBJ := $(BUILD)/lua/lsim.o

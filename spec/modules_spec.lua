@@ -1,6 +1,7 @@
 -- The two C modules: kinformer.core, the one operators load in production,
--- links no part of the test API server; kinformer.simcore (under
--- require "kinformer.sim") holds it. Uses readelf and nm (binutils).
+-- links no part of the test API server (only libmicrohttpd, for the
+-- metrics and health endpoints); kinformer.simcore (under
+-- require "kinformer.sim") holds the server. Uses readelf and nm (binutils).
 
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))
@@ -23,23 +24,25 @@ local function needed(path)
 end
 
 describe("kinformer.core", function()
-  it("links neither libmicrohttpd nor GnuTLS nor Jansson", function()
+  -- libmicrohttpd serves the manager's /metrics, /healthz and /readyz
+  -- (csrc/core/metrics/metrics_server.c): the one server library it links.
+  it("links libmicrohttpd but neither GnuTLS nor Jansson", function()
     local libs = needed(module_path("kinformer.core"))
     assert.matches("libcurl", libs)
-    assert.not_matches("microhttpd", libs)
+    assert.matches("libmicrohttpd", libs)
     assert.not_matches("gnutls", libs)
     assert.not_matches("jansson", libs)
   end)
 
-  it("loads no libmicrohttpd or Jansson into a process that requires only it", function()
-    -- (GnuTLS may still be mapped: Debian's libcurl pulls it in through librtmp)
+  it("loads no Jansson and no sim into a process that requires only it", function()
+    -- (GnuTLS may still be mapped: Debian's libcurl pulls it in through
+    -- librtmp, and libmicrohttpd through its TLS support)
     local maps = sh(string.format(
       "LUA_CPATH=%q LUA_PATH=%q lua5.4 -e 'require \"kinformer.core\"; "
         .. "assert(not package.loaded[\"kinformer.simcore\"]); "
         .. "io.write(io.open(\"/proc/self/maps\"):read(\"a\"))'",
       package.cpath, package.path))
     assert.matches("kinformer/core%.so", maps)
-    assert.not_matches("libmicrohttpd", maps)
     assert.not_matches("libjansson", maps)
     assert.not_matches("simcore", maps)
   end)

@@ -39,6 +39,7 @@
 #include "lcontroller_int.h"
 #include "log.h"
 #include "lresult.h"
+#include "metrics_collectors.h"
 
 #define CONTROLLER_MT "kinformer.controller"
 static const lkin_type controller_type; /* at the end, with the methods */
@@ -258,6 +259,8 @@ static int reconcile_body(lctl *p, int worker, const kin_request *req, kin_resul
   reconcile_call rc = {p, worker, req, out, 0, NULL};
   char *err = NULL;
   int r = lkin_ws_protect(p->ws[worker], run_reconcile, &rc, &err);
+  atomic_store_explicit(&p->slots[worker].mem, lkin_ws_memory(p->ws[worker]),
+                        memory_order_relaxed);
   if (r < 0) {
     /* run_reconcile itself failed: out of memory (the state was rebuilt) */
     out->kind = KIN_RESULT_ERROR;
@@ -288,7 +291,11 @@ static int worker_start(void *ud, int worker) {
   char label[256], *err = NULL;
   snprintf(label, sizeof(label), "controller %s worker %d", p->name, worker + 1);
   int rc = lkin_ws_open(p->tmpl, label, &p->ws[worker], &err);
-  if (rc == 0) lkin_ws_set_user(p->ws[worker], &p->slots[worker]);
+  if (rc == 0) {
+    lkin_ws_set_user(p->ws[worker], &p->slots[worker]);
+    atomic_store_explicit(&p->slots[worker].mem, lkin_ws_memory(p->ws[worker]),
+                          memory_order_relaxed);
+  }
   if (rc < 0) {
     kin_log(KIN_LOG_ERROR, "controller", "%s: %s", label, err ? err : "not enough memory");
     pthread_mutex_lock(&p->mu);
@@ -307,6 +314,7 @@ static void worker_stop(void *ud, int worker) {
   lctl *p = ud;
   lkin_ws_close(p->ws[worker]);
   p->ws[worker] = NULL;
+  atomic_store_explicit(&p->slots[worker].mem, 0, memory_order_relaxed);
 }
 
 /* ---- map functions (listener threads) ------------------------------------ */
@@ -413,11 +421,41 @@ static void map_free(lmap *m) {
 }
 
 
+/* The watchdog's counters as kinformer_reconcile_timeouts_total and
+ * kinformer_reconcile_interrupts_total{controller}, and each worker
+ * state's memory as kinformer_lua_state_memory_bytes{controller,worker},
+ * read at scrape time (a metrics collector: the scraping thread, the
+ * registry's lock held). */
+static void collect_lctl(void *ud, kin_metrics_sink *s) {
+  lctl *p = ud;
+  static const char *const cl[] = {"controller"};
+  const char *cv[] = {p->name};
+  kin_metrics_emit(s, "kinformer_reconcile_timeouts_total",
+                   "Reconciles interrupted at their reconcile_timeout", KIN_METRIC_COUNTER, cl, cv,
+                   1, (double)atomic_load(&p->timeouts));
+  kin_metrics_emit(s, "kinformer_reconcile_interrupts_total",
+                   "Reconciles interrupted by a shutdown after shutdown_timeout",
+                   KIN_METRIC_COUNTER, cl, cv, 1, (double)atomic_load(&p->interrupts));
+  static const char *const wl[] = {"controller", "worker"};
+  for (int i = 0; i < p->slots_init; i++) {
+    char w[16];
+    snprintf(w, sizeof w, "%d", i + 1);
+    const char *wv[] = {p->name, w};
+    kin_metrics_emit(s, "kinformer_lua_state_memory_bytes",
+                     "Memory of a controller worker's Lua state after its last reconcile "
+                     "(0: not running)",
+                     KIN_METRIC_GAUGE, wl, wv, 2,
+                     (double)atomic_load_explicit(&p->slots[i].mem, memory_order_relaxed));
+  }
+}
+
 static void lctl_free(lctl *p) {
   if (!p) return;
   /* like ctl:stop(30): a reconcile that never returns must not keep a
    * close (or the __gc at lua_close) waiting forever */
   if (p->c) lctl_arm_abort(p, CLOSE_GRACE_S);
+  kin_metrics_remove_collector(kin_metrics_default(), p->metrics_id); /* before the free */
+  kin_metrics_remove_collector(kin_metrics_default(), p->lua_metrics_id);
   kin_controller_free(p->c); /* joins workers and listeners: states closed */
   lctl_watchdog_stop(p);
   for (int i = 0; i < p->slots_init; i++) {
@@ -510,6 +548,8 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
   int rc = kin_controller_new(&cfg, &p->c);
   lkin_signals_restore(&old_mask);
   if (rc < 0) return luaL_error(L, "controller %s: %s", p->name, kin_strerror(rc));
+  p->metrics_id = kin_metrics_add_controller(kin_metrics_default(), p->c);
+  p->lua_metrics_id = kin_metrics_add_collector(kin_metrics_default(), collect_lctl, p, NULL);
 
   if (lua_getfield(L, 2, "watches") != LUA_TNIL) {
     luaL_argcheck(L, lua_istable(L, -1), 2, "controller spec: watches must be a list");

@@ -43,6 +43,9 @@ typedef struct {
   int interrupted;      /* the hook raised: 1 deadline, 2 shutdown */
   int nraises;
   char where[160];      /* "mod.lua:12": where the hook first raised */
+  atomic_size_t mem;    /* the worker state's bytes after its start and each
+                           reconcile, 0 once closed: written by the worker,
+                           read by the metrics collector */
 } wslot;
 
 /* One map watch: its code and the state of its listener thread. */
@@ -56,6 +59,8 @@ typedef struct {
 /* Immutable after env:controller returns except where noted. */
 struct lctl {
   kin_controller *c;      /* owned */
+  int metrics_id;         /* its collectors in kin_metrics_default() (controller-runtime's */
+  int lua_metrics_id;     /* series; kinformer_reconcile_*); <= 0: none */
   lkin_env *env;          /* one reference */
   lkin_push_env_fn *push_env; /* pushes env's userdata in worker states */
   lkin_ws_template *tmpl; /* the reconciler; owned */

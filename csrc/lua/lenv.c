@@ -27,6 +27,7 @@
 #include "linformer.h"
 #include "ljson.h"
 #include "log.h"
+#include "metrics_collectors.h"
 #include "reflector.h"
 #include "worker_state.h"
 
@@ -159,6 +160,7 @@ static int l_env(lua_State *L) {
   r = kin_io_engine_new_opts(&io_opts, &e->io);
   lkin_signals_restore(&old);
   if (r == 0) r = kin_client_new(url ? &direct : rc, e->io, &co, &e->client, err, sizeof(err));
+  if (r == 0) e->metrics_id = kin_metrics_add_rest_client(kin_metrics_default(), e->client);
   kin_rest_config_free(rc);
   if (r == 0) {
     kin_informer_factory_config fc = {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kin.h"
+#include "metrics_collectors.h"
 
 struct lkin_env_cleanup {
   void (*fn)(void *);
@@ -33,10 +34,13 @@ lkin_env *lkin_env_ref(lkin_env *e) {
 
 void lkin_env_unref(lkin_env *e) {
   if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
+  for (size_t i = 0; i < e->n; i++)
+    kin_metrics_remove_collector(kin_metrics_default(), e->informers[i].metrics_id);
   if (e->factory) {
     kin_informer_factory_shutdown(e->factory);
     kin_informer_factory_free(e->factory);
   }
+  kin_metrics_remove_collector(kin_metrics_default(), e->metrics_id); /* before the free */
   /* queued events get 2 s to be written, then the writer stops */
   kin_event_recorder_free(e->events, 2000);
   free((char *)e->events_opts.instance);
@@ -80,6 +84,8 @@ kin_event_recorder *lkin_env_events(lkin_env *e, int *err) {
 
 int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,
                           kin_informer *inf) {
+  /* its metrics collector, made before e->mu (which stays a leaf) */
+  int mid = kin_metrics_add_informer(kin_metrics_default(), e->factory, inf, name);
   int rc = 0;
   pthread_mutex_lock(&e->mu);
   for (size_t i = 0; i < e->n; i++)
@@ -104,9 +110,12 @@ int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,
     rc = KIN_ENOMEM;
     goto out;
   }
+  ent->metrics_id = mid;
+  mid = 0; /* kept */
   e->n++;
 out:
   pthread_mutex_unlock(&e->mu);
+  kin_metrics_remove_collector(kin_metrics_default(), mid); /* known already, or failed */
   return rc;
 }
 

@@ -38,6 +38,8 @@ typedef struct {
                          when options set (env:informer builds it) */
   char *resource;     /* "[group/]version/resource" as given */
   kin_informer *inf;  /* owned by env->factory */
+  int metrics_id;     /* its collector in kin_metrics_default() (removed before
+                         the factory is freed); <= 0: none */
 } lkin_env_informer;
 
 struct lkin_env_cleanup; /* lenv_core.c */
@@ -46,6 +48,7 @@ struct lkin_env {
   atomic_int refs;
   kin_io_engine *io;              /* owned; immutable pointer once set */
   kin_client *client;             /* owned; immutable pointer once set */
+  int metrics_id;                 /* client's collector in kin_metrics_default(); 0: none */
   kin_informer_factory *factory;  /* owned; immutable pointer once set */
   pthread_mutex_t mu;             /* guards informers, n, cap, stopped, cleanups */
   lkin_env_informer *informers;

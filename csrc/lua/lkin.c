@@ -20,6 +20,7 @@
 #include "lhandler.h"
 #include "linformer.h"
 #include "ljson.h"
+#include "lmetrics.h"
 #include "lobject.h"
 #include "lresult.h"
 #include "log.h"
@@ -119,6 +120,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_controller(L);
   lkin_open_json(L);
   lkin_open_result(L);
+  lkin_open_metrics(L);
   luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

@@ -104,6 +104,11 @@ int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name);
 kin_workqueue *kin_controller_queue(kin_controller *c);
 const char *kin_controller_name(const kin_controller *c);
 
+/* controller_runtime_reconcile_time_seconds' bucket upper bounds,
+ * controller-runtime's (pkg/internal/controller/metrics): 5 ms to 60 s. */
+#define KIN_CONTROLLER_RECONCILE_TIME_BUCKETS 40
+extern const double kin_controller_reconcile_time_bounds[KIN_CONTROLLER_RECONCILE_TIME_BUCKETS];
+
 /* Counters, named after controller-runtime's metrics. */
 typedef struct {
   uint64_t reconcile_success;       /* controller_runtime_reconcile_total{result="success"} */
@@ -116,6 +121,8 @@ typedef struct {
                                        the reconcile function returned non-zero */
   uint64_t reconcile_time_count;    /* controller_runtime_reconcile_time_seconds */
   double reconcile_time_sum_seconds;
+  /* cumulative: reconciles that took <= kin_controller_reconcile_time_bounds[i] */
+  uint64_t reconcile_time_buckets[KIN_CONTROLLER_RECONCILE_TIME_BUCKETS];
   int active_workers;               /* controller_runtime_active_workers */
   int max_concurrent_reconciles;    /* controller_runtime_max_concurrent_reconciles */
 } kin_controller_stats;

@@ -150,6 +150,42 @@ int kin_client_stream(kin_client *c, const char *path, const char *accept, long 
                       long low_speed_ms, kin_io_data_cb on_data, kin_io_done_cb on_done,
                       void *ud, kin_io_handle **h);
 
+/* client-go's rest_client metrics (tools/metrics, as component-base
+ * registers them): rest_client_requests_total{code,method,host} counts every
+ * attempt kin_client_do makes (retries included; code "<error>" for a
+ * transport failure); rest_client_request_duration_seconds{verb,host}
+ * observes each attempt's time. Watches (kin_client_stream) are not
+ * counted. The client's metrics mutex guards the counts; a snapshot copies
+ * them. */
+#define KIN_REST_DURATION_BUCKETS 12 /* 0.005 .. 60 s, component-base's */
+extern const double kin_rest_duration_bounds[KIN_REST_DURATION_BUCKETS];
+#define KIN_REST_METRICS_MAX 64     /* (method, code) pairs kept; more are dropped */
+#define KIN_REST_VERBS_MAX 8        /* verbs with a duration histogram */
+
+typedef struct {
+  char method[12];
+  int code; /* HTTP status, 0 for a transport failure ("<error>") */
+  uint64_t count;
+} kin_rest_request_count;
+
+typedef struct {
+  char verb[12];
+  uint64_t count;
+  double sum_seconds;
+  uint64_t buckets[KIN_REST_DURATION_BUCKETS]; /* cumulative */
+} kin_rest_duration;
+
+typedef struct {
+  char host[256]; /* host[:port] of the server, the label client-go uses */
+  int ncounts;
+  kin_rest_request_count counts[KIN_REST_METRICS_MAX];
+  int ndurations;
+  kin_rest_duration durations[KIN_REST_VERBS_MAX];
+} kin_rest_metrics;
+
+/* Copies c's request metrics into *m. Thread-safe. */
+void kin_client_get_metrics(kin_client *c, kin_rest_metrics *m);
+
 /* Tells the client its credential was refused (401): the exec plugin runs
  * again and the token file is re-read on the next request. */
 void kin_client_auth_failed(kin_client *c);

@@ -2,7 +2,9 @@
 --
 --   kinformer run script.lua [--kubeconfig F] [--context C] [--namespace N]
 --                            [--sim [--seed FILE]] [--sync-timeout S]
---                            [--shutdown-timeout S] [-v] [-- ARGS...]
+--                            [--shutdown-timeout S]
+--                            [--metrics-bind-address ADDR]
+--                            [--health-probe-bind-address ADDR] [-v] [-- ARGS...]
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
 --   kinformer --help | --version
 --
@@ -48,6 +50,10 @@ options:
   --shutdown-timeout S  on SIGINT/SIGTERM, seconds in-flight reconciles get
                       before they are interrupted (default 30); a second
                       signal exits at once
+  --metrics-bind-address ADDR  serve Prometheus metrics at ADDR/metrics
+                      ("host:port" or ":port"; default 0: off)
+  --health-probe-bind-address ADDR  serve /healthz and /readyz at ADDR
+                      (default 0: off)
   -v, --verbose       debug logging and one line per reconcile
   -q, --quiet         warnings and errors only
   -h, --help          this text
@@ -68,7 +74,7 @@ end
 --- Parses argv (an array of strings, as `arg`). Returns a table
 -- {command = "run"|"help"|"version", script =, kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
--- shutdown_timeout =, args = {}}
+-- shutdown_timeout =, metrics_bind =, health_bind =, args = {}}
 -- or nil, message (a usage error).
 function M.parse(argv)
   local o = { args = {} }
@@ -121,6 +127,10 @@ function M.parse(argv)
         if not o.shutdown_timeout or o.shutdown_timeout < 0 then
           error({ usage = "--shutdown-timeout must be a number of seconds >= 0, not " .. v })
         end
+      elseif a == "--metrics-bind-address" then
+        o.metrics_bind = value(a)
+      elseif a == "--health-probe-bind-address" then
+        o.health_bind = value(a)
       elseif a == "-v" or a == "--verbose" then
         o.verbose = true
       elseif a == "-q" or a == "--quiet" then
@@ -373,6 +383,7 @@ function M.run(o)
   local ok, mgr, msg = pcall(kinformer.manager, {
     kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace, sim = sim,
     sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
+    metrics_bind = o.metrics_bind, health_bind = o.health_bind,
   })
   if not ok or not mgr then
     if sim then sim:stop() end

@@ -44,7 +44,10 @@ end
 -- (default 15: no answer to the probe within it closes the connection, its
 -- watches resume on a new one), watch_idle_timeout (default 300: a watch
 -- that delivered no byte for this long is re-established; the only guard
--- over HTTP/1.1); events = {instance= (reportingInstance, default the
+-- over HTTP/1.1); metrics_bind (address of /metrics, "host:port" or
+-- ":port", port 0 picks a free one) and health_bind (/healthz and /readyz),
+-- both default "0": disabled (see Manager:metrics_port and the health
+-- checks below); events = {instance= (reportingInstance, default the
 -- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
 -- "v1"; default: what discovery lists)}.
 -- Returns the manager, or nil, message, code.
@@ -66,7 +69,21 @@ function M.new(opts)
     watch_idle_timeout = opts.watch_idle_timeout, events = opts.events,
   }
   if not env then return nil, msg, code end
+  local server
+  local mbind, hbind = tostring(opts.metrics_bind or "0"), tostring(opts.health_bind or "0")
+  if mbind ~= "0" or hbind ~= "0" then
+    server, msg, code = core.metrics_server{ metrics_bind = mbind, health_bind = hbind }
+    if not server then
+      env:shutdown()
+      return nil, msg, code
+    end
+    -- not ready until mgr:start saw every cache synced
+    if server:port("health") then server:set_check("readyz", "informers", false, "caches not synced") end
+  end
   return setmetatable({
+    _server = server,
+    _checks = {},
+    _checks_due = 0,
     env = env,
     namespace = opts.namespace or env:namespace(),
     _namespace_set = opts.namespace ~= nil,
@@ -134,6 +151,7 @@ function Manager:start(opts)
     ok, msg, code = self.env:wait_for_cache_sync(slice)
     if opts.on_progress then opts.on_progress(self.env:sync_progress()) end
     self.env:step(0)
+    self:_run_checks()
     if ok then break end
     if code ~= "ETIMEDOUT" or core.monotime() >= deadline then return nil, msg, code end
   end
@@ -144,12 +162,81 @@ function Manager:start(opts)
       if cok == nil and cmsg then return nil, cmsg, ccode end
     end
   end
+  if self._server and self._server:port("health") then
+    self._server:set_check("readyz", "informers", true)
+  end
   return true
+end
+
+-- ---- metrics and health probes ------------------------------------------------
+--
+-- Health checks are Lua functions run in the main state by the manager's
+-- loop (mgr:run, mgr:step, mgr:wait_for, mgr:start while syncing), about
+-- every CHECK_INTERVAL seconds; their results are stored in C, where the
+-- probe threads read them (no Lua runs on an HTTP thread). A result older
+-- than CHECK_TTL (a loop that stopped turning) fails its probe. A check
+-- fails when it raises, or returns false, or nil and a message (the
+-- message, or the error, is the reason shown by ?verbose); returning
+-- nothing or true passes.
+local CHECK_INTERVAL, CHECK_TTL = 1, 10
+
+local function run_check(server, probe, name, fn)
+  local ok, r, why = pcall(fn)
+  local pass = ok and r ~= false and not (r == nil and why ~= nil)
+  local reason = not ok and tostring(r) or (not pass and tostring(why or "check failed")) or nil
+  server:set_check(probe, name, pass, reason, CHECK_TTL)
+end
+
+--- Runs the checks when due (or at once with force). Called by the loop.
+function Manager:_run_checks(force)
+  local server = rawget(self, "_server")
+  if not server or not next(self._checks) then return end
+  local now = core.monotime()
+  if not force and now < self._checks_due then return end
+  self._checks_due = now + CHECK_INTERVAL
+  for _, c in ipairs(self._checks) do run_check(server, c.probe, c.name, c.fn) end
+end
+
+local function add_check(self, probe, name, fn)
+  if type(name) ~= "string" or name == "" or name:find("/", 1, true) or name == "ping"
+      or (probe == "readyz" and name == "informers") then
+    error("bad argument #1 to 'add_" .. probe .. "_check' (a name without '/', not 'ping' or 'informers')", 3)
+  end
+  if type(fn) ~= "function" then
+    error("bad argument #2 to 'add_" .. probe .. "_check' (function expected)", 3)
+  end
+  local server = rawget(self, "_server")
+  if not server or not server:port("health") then
+    return nil, "health probes are disabled (set health_bind)", "EINVAL"
+  end
+  for _, c in ipairs(self._checks) do
+    if c.probe == probe and c.name == name then return nil, probe .. " check " .. name .. " exists", "EEXIST" end
+  end
+  self._checks[#self._checks + 1] = { probe = probe, name = name, fn = fn }
+  run_check(server, probe, name, fn)
+  return true
+end
+
+--- Adds a liveness check served at /healthz and /healthz/<name>: fn() runs
+-- in the main state (see above). Returns true, or nil, message, code when
+-- the probes are disabled or the name is taken.
+function Manager:add_healthz_check(name, fn) return add_check(self, "healthz", name, fn) end
+
+--- Adds a readiness check served at /readyz and /readyz/<name> (besides
+-- the built-in "informers": caches synced). As add_healthz_check.
+function Manager:add_readyz_check(name, fn) return add_check(self, "readyz", name, fn) end
+
+--- The port /metrics ("metrics", the default) or the probes ("health")
+-- listen on, or nil when disabled.
+function Manager:metrics_port(which)
+  local server = rawget(self, "_server")
+  return server and server:port(which or "metrics") or nil
 end
 
 --- Runs the main-state handlers' queued events, waiting up to timeout
 -- seconds (default 0) for the first. Returns how many ran.
 function Manager:step(timeout)
+  self:_run_checks()
   return self.env:step(timeout or 0)
 end
 
@@ -168,6 +255,7 @@ function Manager:run(opts)
   local sig
   while true do
     self.env:step(0.1)
+    self:_run_checks()
     sig = self.env:wait_signal(0)
     if sig then break end
   end
@@ -244,6 +332,11 @@ function Manager:stop()
     local ctl = self._controllers[i]
     if ctl.stop then pcall(ctl.stop, ctl, timeout) end
   end
+  local server = rawget(self, "_server")
+  if server then
+    server:close()
+    self._server = nil
+  end
   self.env:shutdown()
 end
 
@@ -273,6 +366,7 @@ function Manager:wait_for(fn, timeout)
     if v then return v end
     if core.monotime() >= deadline then return nil, "timed out", "ETIMEDOUT" end
     self.env:step(0.01)
+    self:_run_checks()
   end
 end
 

@@ -56,6 +56,11 @@ struct kin_controller {
 
 /* ---- reconcileHandler --------------------------------------------------- */
 
+const double kin_controller_reconcile_time_bounds[KIN_CONTROLLER_RECONCILE_TIME_BUCKETS] = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+    0.7,   0.8,  0.9,   1.0,  1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,  4.0, 4.5, 5,
+    6,     7,    8,     9,    10,  15,  20,  25,   30,  40,  50,  60};
+
 static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
                          uint64_t took_ns) {
   kin_controller_stats *s = &c->stats;
@@ -73,7 +78,12 @@ static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
   }
   if (panicked) s->reconcile_panics++;
   s->reconcile_time_count++;
-  s->reconcile_time_sum_seconds += (double)took_ns / 1e9;
+  double took = (double)took_ns / 1e9;
+  s->reconcile_time_sum_seconds += took;
+  /* per bucket here (one increment); kin_controller_get_stats cumulates */
+  int b = 0;
+  while (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS && took > kin_controller_reconcile_time_bounds[b]) b++;
+  if (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS) s->reconcile_time_buckets[b]++;
   s->active_workers--;
   pthread_mutex_unlock(&c->mu);
 }
@@ -392,4 +402,6 @@ void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st) {
   pthread_mutex_lock(&c->mu);
   *st = c->stats;
   pthread_mutex_unlock(&c->mu);
+  for (int b = 1; b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS; b++)
+    st->reconcile_time_buckets[b] += st->reconcile_time_buckets[b - 1];
 }

@@ -108,6 +108,7 @@ int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_clie
   if (!c) return KIN_ENOMEM;
   pthread_mutex_init(&c->mu, NULL);
   pthread_mutex_init(&c->wait_mu, NULL);
+  kin__rest_metrics_init(c);
   kin__hmap_init(&c->gvs);
   kin__hmap_init(&c->strs);
   c->clock = o.clock ? o.clock : kin_clock_real();
@@ -119,6 +120,7 @@ int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_clie
     if (cond_ok) pthread_cond_destroy(&c->wait_cond);
     pthread_mutex_destroy(&c->wait_mu);
     pthread_mutex_destroy(&c->mu);
+    kin__rest_metrics_destroy(c);
     free(c);
     return KIN_ENOMEM;
   }
@@ -197,6 +199,7 @@ void kin_client_free(kin_client *c) {
   pthread_cond_destroy(&c->wait_cond);
   pthread_mutex_destroy(&c->wait_mu);
   pthread_mutex_destroy(&c->mu);
+  kin__rest_metrics_destroy(c);
   free(c->host);
   free(c->ns);
   free(c->user_agent);
@@ -651,7 +654,9 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
                             .proxy_url = c->proxy_url,
                             .tls = tls};
     kin_io_response res;
+    uint64_t t0 = kin_clock_now(c->clock);
     int err = kin_io_do_cancelable(c->io, &ioreq, &res, req->cancel);
+    kin__rest_metrics_record(c, method, err ? 0 : res.code, kin_clock_now(c->clock) - t0);
     if (err) {
       auth_release(&a);
       rc = transport_error(c, out, &res, err, method, url);

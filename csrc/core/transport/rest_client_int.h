@@ -42,7 +42,19 @@ struct kin_client {
   pthread_mutex_t mu;
   kin__hmap gvs;
   kin__hmap strs;
+
+  /* metrics_mu guards metrics (rest_metrics.c); its host is immutable. */
+  pthread_mutex_t metrics_mu;
+  kin_rest_metrics metrics; /* buckets per bucket, not cumulative */
 };
+
+/* rest_metrics.c: sets up / tears down c's metrics (the host label is
+ * derived from c->host when read);
+ * records one attempt of method that ended with code (0: transport error)
+ * after took_ns. */
+void kin__rest_metrics_init(kin_client *c);
+void kin__rest_metrics_destroy(kin_client *c);
+void kin__rest_metrics_record(kin_client *c, const char *method, long code, uint64_t took_ns);
 
 /* Drops every discovery document (under c->mu); the interned strings stay. */
 void kin__discovery_clear(kin_client *c);
