@@ -25,7 +25,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # builds with -Iinclude/kinformer; a build that needs a layer's internal
 # headers adds that folder (the core and the C tests: all of them; the sim:
 # util/; the binding: json/ and util/).
-CORE_LAYERS := util json transport cache workqueue controller events metrics
+CORE_LAYERS := util json transport cache workqueue controller leaderelection events metrics
 CORE_INT_INC := $(foreach l,$(CORE_LAYERS),$(if $(wildcard csrc/core/$(l)/*.h),-Icsrc/core/$(l)))
 CORE_HDR := $(wildcard include/kinformer/*.h csrc/core/*/*.h)
 SIM_INC := -Icsrc/sim -Icsrc/core/util

@@ -64,10 +64,15 @@ struct lkin_handler {
 
 typedef enum { EV_ADD, EV_UPDATE, EV_DELETE } ev_kind;
 
-/* One event for a main handler; its objects are references it owns. */
+/* One event for a main handler; its objects are references it owns. Or,
+ * with call set (h NULL), a C call posted by lkin_mainq_post. */
 typedef struct mq_event {
   struct mq_event *next;
   lkin_handler *h;
+  lua_CFunction call;
+  void (*drop)(void *);
+  void *arg;
+  const char *what;
   ev_kind kind;
   kin_obj *a, *b; /* add/delete: a; update: a = old, b = new */
   int initial;
@@ -109,6 +114,7 @@ static struct lkin_mainq *mainq_get(lkin_env *e) {
 }
 
 static void event_free(mq_event *ev) {
+  if (ev->drop) ev->drop(ev->arg);
   kin_obj_unref(ev->a);
   kin_obj_unref(ev->b);
   free(ev);
@@ -144,7 +150,7 @@ static void mainq_free(void *arg) {
 /* Queues an event for main handler h (listener thread). Takes references on
  * a and b. Returns 0 or KIN_ENOMEM (the listener logs and skips it). */
 static int enqueue(lkin_handler *h, ev_kind kind, kin_obj *a, kin_obj *b, int initial) {
-  mq_event *ev = malloc(sizeof(*ev));
+  mq_event *ev = calloc(1, sizeof(*ev));
   if (!ev) return KIN_ENOMEM;
   ev->next = NULL;
   ev->h = h;
@@ -153,6 +159,30 @@ static int enqueue(lkin_handler *h, ev_kind kind, kin_obj *a, kin_obj *b, int in
   ev->b = b ? kin_obj_ref(b) : NULL;
   ev->initial = initial;
   struct lkin_mainq *q = h->q;
+  pthread_mutex_lock(&q->mu);
+  if (q->tail) q->tail->next = ev;
+  else q->head = ev;
+  q->tail = ev;
+  q->len++;
+  pthread_cond_broadcast(&q->cond);
+  pthread_mutex_unlock(&q->mu);
+  return 0;
+}
+
+int lkin_mainq_prepare(lkin_env *e) { return mainq_get(e) ? 0 : KIN_ENOMEM; }
+
+int lkin_mainq_post(lkin_env *e, const char *what, lua_CFunction call, void (*drop)(void *),
+                    void *arg) {
+  struct lkin_mainq *q = e->mainq; /* set before the posting thread started */
+  mq_event *ev = q ? calloc(1, sizeof(*ev)) : NULL;
+  if (!ev) {
+    if (drop) drop(arg);
+    return q ? KIN_ENOMEM : KIN_EINVAL;
+  }
+  ev->call = call;
+  ev->drop = drop;
+  ev->arg = arg;
+  ev->what = what;
   pthread_mutex_lock(&q->mu);
   if (q->tail) q->tail->next = ev;
   else q->head = ev;
@@ -554,6 +584,20 @@ int lkin_mainq_run(lua_State *L, lkin_env *e, double timeout) {
     }
     pthread_mutex_unlock(&q->mu);
     if (!ev) break;
+    if (ev->call) {
+      int ctop = lua_gettop(L);
+      lua_pushcfunction(L, ev->call);
+      lua_pushlightuserdata(L, ev->arg);
+      if (lkin_ws_call(L, 1, 0) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        kin_log(KIN_LOG_ERROR, "manager", "%s failed: %s", ev->what,
+                msg ? msg : "(error object is not a string)");
+      }
+      lua_settop(L, ctop);
+      event_free(ev);
+      ran++;
+      continue;
+    }
     /* copied before the call: a handler may remove its own set */
     char who[160];
     snprintf(who, sizeof(who), "%s", ev->h->name);

@@ -29,6 +29,21 @@ int lkin_handler_remove(lua_State *L, lkin_env *e, kin_informer *inf);
  * handler), or nil, msg, code when out of memory. */
 int lkin_mainq_run(lua_State *L, lkin_env *e, double timeout);
 
+/* Creates e's main-state queue if needed, so that other threads may then
+ * post to it (lkin_mainq_post). Main state's thread only. Returns 0 or
+ * KIN_ENOMEM. */
+int lkin_mainq_prepare(lkin_env *e);
+
+/* Queues a C call for the main state, from any thread once
+ * lkin_mainq_prepare(e) returned 0: the next env:step runs call in the main
+ * state with arg as a light userdata at index 1, protected (an error is
+ * logged naming what, a static string, with a traceback), then drop(arg);
+ * a queue freed before that only drops it. drop may be NULL. Returns 0, or
+ * KIN_ENOMEM (arg is then dropped), or KIN_EINVAL when e's queue was never
+ * prepared. Used by the leader elector's callbacks (lleader.c). */
+int lkin_mainq_post(lkin_env *e, const char *what, lua_CFunction call, void (*drop)(void *),
+                    void *arg);
+
 /* Registers the kinformer.handler metatable in L. */
 void lkin_open_handler(lua_State *L);
 

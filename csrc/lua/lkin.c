@@ -18,6 +18,7 @@
 #include "levent.h"
 #include "lenv.h"
 #include "lhandler.h"
+#include "lleader.h"
 #include "linformer.h"
 #include "ljson.h"
 #include "lmetrics.h"
@@ -118,6 +119,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_client(L);
   lkin_open_event(L);
   lkin_open_controller(L);
+  lkin_open_leader(L);
   lkin_open_json(L);
   lkin_open_result(L);
   lkin_open_metrics(L);

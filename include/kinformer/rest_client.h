@@ -129,6 +129,10 @@ typedef struct {
   int idempotent;           /* may be retried on 429/5xx */
   kin_io_canceler *cancel;  /* NULL, or lets another thread end the call
                                (KIN_ECANCELED), retries included */
+  int unlimited;            /* skips the client-side rate limiter: for the
+                               leader elector's few requests, which client-go
+                               sends through a client of their own so that
+                               busy controllers never delay a renewal */
 } kin_client_request;
 
 /* Sends req and waits for the answer, with auth, rate limiting, retries and

@@ -2,7 +2,12 @@
 --
 --   kinformer run script.lua [--kubeconfig F] [--context C] [--namespace N]
 --                            [--sim [--seed FILE]] [--sync-timeout S]
---                            [--shutdown-timeout S]
+--                            [--shutdown-timeout S] [--leader-elect
+--                            [--leader-election-id NAME]
+--                            [--leader-election-namespace NS]
+--                            [--leader-elect-lease-duration S]
+--                            [--leader-elect-renew-deadline S]
+--                            [--leader-elect-retry-period S]]
 --                            [--metrics-bind-address ADDR]
 --                            [--health-probe-bind-address ADDR] [-v] [-- ARGS...]
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
@@ -54,6 +59,16 @@ options:
                       ("host:port" or ":port"; default 0: off)
   --health-probe-bind-address ADDR  serve /healthz and /readyz at ADDR
                       (default 0: off)
+  --leader-elect      run controllers only while this replica holds the
+                      Lease (others stay warm: informers synced); losing
+                      it exits with status 1
+  --leader-election-id NAME  the Lease's name (default: kinformer-SCRIPT,
+                      SCRIPT's file name without .lua)
+  --leader-election-namespace NS  the Lease's namespace (default: the
+                      manager's namespace)
+  --leader-elect-lease-duration S, --leader-elect-renew-deadline S,
+  --leader-elect-retry-period S  the election's timing in seconds
+                      (defaults 15, 10, 2; as kube-controller-manager)
   -v, --verbose       debug logging and one line per reconcile
   -q, --quiet         warnings and errors only
   -h, --help          this text
@@ -74,7 +89,9 @@ end
 --- Parses argv (an array of strings, as `arg`). Returns a table
 -- {command = "run"|"help"|"version", script =, kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
--- shutdown_timeout =, metrics_bind =, health_bind =, args = {}}
+-- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
+-- leader_election_id =, leader_election_namespace =, lease_duration =,
+-- renew_deadline =, retry_period =, args = {}}
 -- or nil, message (a usage error).
 function M.parse(argv)
   local o = { args = {} }
@@ -131,6 +148,20 @@ function M.parse(argv)
         o.metrics_bind = value(a)
       elseif a == "--health-probe-bind-address" then
         o.health_bind = value(a)
+      elseif a == "--leader-elect" then
+        o.leader_elect = true
+      elseif a == "--leader-election-id" then
+        o.leader_election_id = value(a)
+      elseif a == "--leader-election-namespace" then
+        o.leader_election_namespace = value(a)
+      elseif a == "--leader-elect-lease-duration" or a == "--leader-elect-renew-deadline"
+          or a == "--leader-elect-retry-period" then
+        local v = value(a)
+        local k = a:match("^%-%-leader%-elect%-(.*)$"):gsub("%-", "_")
+        o[k] = tonumber(v)
+        if not o[k] or o[k] <= 0 then
+          error({ usage = a .. " must be a positive number of seconds, not " .. v })
+        end
       elseif a == "-v" or a == "--verbose" then
         o.verbose = true
       elseif a == "-q" or a == "--quiet" then
@@ -163,6 +194,10 @@ function M.parse(argv)
   if o.command == "run" then
     if not o.script then return nil, "run needs a script" end
     if o.seed and not o.sim then return nil, "--seed needs --sim" end
+    if (o.leader_election_id or o.leader_election_namespace or o.lease_duration
+        or o.renew_deadline or o.retry_period) and not o.leader_elect then
+      return nil, "--leader-election-* and --leader-elect-* options need --leader-elect"
+    end
     if o.sim and (o.kubeconfig or o.context) then
       return nil, "--sim cannot be combined with --kubeconfig or --context"
     end
@@ -380,10 +415,21 @@ function M.run(o)
     return fail("cannot open kubeconfig %s", o.kubeconfig)
   end
 
+  local leader_election
+  if o.leader_elect then
+    local base = o.script:match("([^/]+)$"):gsub("%.lua$", ""):lower():gsub("[^%w.-]", "-")
+    leader_election = {
+      name = o.leader_election_id or ("kinformer-" .. base),
+      namespace = o.leader_election_namespace,
+      lease_duration = o.lease_duration, renew_deadline = o.renew_deadline,
+      retry_period = o.retry_period,
+    }
+  end
   local ok, mgr, msg = pcall(kinformer.manager, {
     kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace, sim = sim,
     sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
     metrics_bind = o.metrics_bind, health_bind = o.health_bind,
+    leader_election = leader_election,
   })
   if not ok or not mgr then
     if sim then sim:stop() end

@@ -173,8 +173,9 @@ function M.new(mgr, cfg)
     why = why:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or why
     error("controller " .. name .. ": " .. why, 2)
   end
+  -- _cfg: the leader election rebuilds a controller stopped by a lost lease
   return setmetatable({ _ud = ud, _env = env, _mgr = mgr, _reconciler = cfg.reconciler,
-                        _name = name }, Controller)
+                        _name = name, _cfg = cfg }, Controller)
 end
 
 --- Waits for the watched caches and starts the workers.

@@ -49,7 +49,9 @@ end
 -- both default "0": disabled (see Manager:metrics_port and the health
 -- checks below); events = {instance= (reportingInstance, default the
 -- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
--- "v1"; default: what discovery lists)}.
+-- "v1"; default: what discovery lists)}; leader_election (a table: see
+-- kinformer.leader_election; controllers then run only while this replica
+-- leads).
 -- Returns the manager, or nil, message, code.
 function M.new(opts)
   opts = opts or {}
@@ -80,7 +82,7 @@ function M.new(opts)
     -- not ready until mgr:start saw every cache synced
     if server:port("health") then server:set_check("readyz", "informers", false, "caches not synced") end
   end
-  return setmetatable({
+  local mgr = setmetatable({
     _server = server,
     _checks = {},
     _checks_due = 0,
@@ -96,6 +98,10 @@ function M.new(opts)
     _started = false,
     _stopped = false,
   }, Manager)
+  if opts.leader_election ~= nil then
+    mgr._le = require("kinformer.leader_election").new(mgr, opts.leader_election)
+  end
+  return mgr
 end
 
 --- Returns the shared informer for resource ("v1/pods", "apps/v1/deployments")
@@ -124,7 +130,7 @@ function Manager:controller(cfg)
   local ctl, msg, code = require("kinformer.controller").new(self, cfg)
   if not ctl then return nil, msg, code end
   self._controllers[#self._controllers + 1] = ctl
-  if self._started and not self._stopped and ctl.start then
+  if self._started and not self._stopped and ctl.start and (not self._le or self._le:leading()) then
     local ok, err, c = ctl:start()
     if ok == nil and err then return nil, err, c end
   end
@@ -143,6 +149,10 @@ function Manager:start(opts)
   if self._started then return true end
   local ok, msg, code = self.env:start()
   if not ok then return nil, msg, code end
+  if self._le then
+    ok, msg, code = self._le:start()
+    if not ok and code ~= "EBUSY" then return nil, msg, code end
+  end
   local timeout = opts.timeout or self.sync_timeout
   local deadline = core.monotime() + timeout
   while true do
@@ -156,14 +166,19 @@ function Manager:start(opts)
     if code ~= "ETIMEDOUT" or core.monotime() >= deadline then return nil, msg, code end
   end
   self._started = true
+  -- ready once synced, leader or not: a warm standby takes traffic too
+  if self._server and self._server:port("health") then
+    self._server:set_check("readyz", "informers", true)
+  end
+  if self._le then -- controllers run while this replica leads
+    self._le:synced()
+    return true
+  end
   for _, ctl in ipairs(self._controllers) do
     if ctl.start then
       local cok, cmsg, ccode = ctl:start()
       if cok == nil and cmsg then return nil, cmsg, ccode end
     end
-  end
-  if self._server and self._server:port("health") then
-    self._server:set_check("readyz", "informers", true)
   end
   return true
 end
@@ -253,11 +268,19 @@ function Manager:run(opts)
     return nil, msg, code
   end
   local sig
+  local le = rawget(self, "_le")
   while true do
     self.env:step(0.1)
     self:_run_checks()
     sig = self.env:wait_signal(0)
     if sig then break end
+    if le and le:lost() then break end
+  end
+  if not sig then -- the Lease was lost (exit_on_loss): see kinformer.leader_election
+    self:stop()
+    io.stderr:write("kinformer: leader election lost: exiting with status 1\n")
+    io.stderr:flush()
+    os.exit(1)
   end
   self:shutdown(sig)
   self:stop()
@@ -332,6 +355,8 @@ function Manager:stop()
     local ctl = self._controllers[i]
     if ctl.stop then pcall(ctl.stop, ctl, timeout) end
   end
+  local le = rawget(self, "_le")
+  if le then le:stop() end -- releases the Lease (release_on_cancel)
   local server = rawget(self, "_server")
   if server then
     server:close()
@@ -348,6 +373,15 @@ end
 -- correlator). Also rec:flush([timeout]), rec:stats().
 function Manager:event_recorder(component)
   return self.env:event_recorder(component)
+end
+
+--- The leader election's state (nil without leader_election):
+-- {identity=, name=, namespace=, leader=, is_leader=, transitions=,
+-- lease_duration=, acquire_time=, renew_time=, acquisitions=, losses=,
+-- running=}; leader is the holder last observed ("" when none).
+function Manager:leader_election()
+  local le = rawget(self, "_le")
+  return le and le:state() or nil
 end
 
 --- Read-only view of an informer of this manager by name ("v1/pods" or an

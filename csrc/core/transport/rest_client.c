@@ -631,7 +631,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
       rc = KIN_ECANCELED;
       break;
     }
-    if (c->limited) kin__token_bucket_accept(&c->rl);
+    if (c->limited && !req->unlimited) kin__token_bucket_accept(&c->rl);
     auth_state a;
     kin_io_tls tls;
     char amsg[768];

@@ -1,0 +1,153 @@
+--- kinformer.leader_election: the manager's leader election with warm
+-- standby (controller-runtime's LeaderElection + warm replicas), over
+-- core.leader_elector (csrc/lua/lleader.c: client-go's elector on a
+-- coordination.k8s.io/v1 Lease, on a thread of its own).
+--
+--   kinformer.manager{ leader_election = {
+--     name = "my-operator",           -- the Lease (required)
+--     namespace = "ops",              -- default: the manager's namespace
+--     identity = "pod-a",             -- default: "<hostname>_<uuid>"
+--     lease_duration = 15, renew_deadline = 10, retry_period = 2,  -- seconds
+--     release_on_cancel = true,       -- on stop the leader frees the Lease
+--     exit_on_loss = true,            -- losing the Lease ends mgr:run (exit 1)
+--     on_started_leading = fn(), on_stopped_leading = fn(lost),
+--     on_new_leader = fn(identity),
+--   } }
+--
+-- Every replica starts its informers and syncs its caches; controllers
+-- start only while this replica leads (and its caches synced), so a
+-- takeover reconciles at once. Losing the Lease stops the controllers at
+-- once (in-flight reconciles interrupted, as controller-runtime skips the
+-- graceful shutdown); then, with exit_on_loss, mgr:run logs the loss and
+-- exits the process with status 1; without, the controllers wait to lead
+-- again (they are rebuilt from their configs when leadership returns).
+-- The callbacks run in the manager's main state (mgr:step / mgr:run).
+local core = require "kinformer.core"
+
+local M = {}
+
+local LE = {}
+LE.__index = LE
+
+local function check(opts)
+  if type(opts) ~= "table" then error("leader_election: options table expected", 3) end
+  if type(opts.name) ~= "string" or opts.name == "" then
+    error("leader_election: name (the Lease's name) is required", 3)
+  end
+  for _, k in ipairs { "on_started_leading", "on_stopped_leading", "on_new_leader" } do
+    if opts[k] ~= nil and type(opts[k]) ~= "function" then
+      error("leader_election: " .. k .. " must be a function", 3)
+    end
+  end
+end
+
+--- Creates the election for mgr (not started). Raises on a bad option.
+function M.new(mgr, opts)
+  check(opts)
+  local self = setmetatable({
+    _mgr = mgr,
+    _user = opts,
+    exit_on_loss = opts.exit_on_loss ~= false,
+    _leading = false, -- as the main state saw it (the callbacks)
+    _lost = false,    -- lost with exit_on_loss: mgr:run ends
+    _stopping = false,
+  }, LE)
+  local ok, ud = pcall(core.leader_elector, mgr.env, {
+    name = opts.name, namespace = opts.namespace or mgr.namespace, identity = opts.identity,
+    lease_duration = opts.lease_duration, renew_deadline = opts.renew_deadline,
+    retry_period = opts.retry_period, release_on_cancel = opts.release_on_cancel ~= false,
+    rejoin_after_loss = not self.exit_on_loss,
+    on_started_leading = function() self:_started() end,
+    on_stopped_leading = function(lost) self:_stopped(lost) end,
+    on_new_leader = function(id)
+      if opts.on_new_leader then opts.on_new_leader(id) end
+    end,
+  })
+  if not ok then
+    local why = tostring(ud):match("^bad argument #%d+ to '[^']*' %((.*)%)$") or tostring(ud)
+    error("leader_election: " .. why:gsub("^leader election: ", ""), 2)
+  end
+  self._ud = ud
+  return self
+end
+
+--- Starts the elector's thread (mgr:start, with the informers).
+function LE:start() return self._ud:start() end
+
+--- True when controllers may run: the main state was told it leads.
+function LE:leading() return self._leading end
+
+--- True once the Lease was lost with exit_on_loss (mgr:run then exits).
+function LE:lost() return self._lost end
+
+-- Starts every controller of the manager; a stopped one (a previous term)
+-- is rebuilt from its config first. Logs what fails.
+local function start_controllers(mgr)
+  for _, ctl in ipairs(mgr._controllers) do
+    if ctl._le_stopped and ctl._cfg then
+      local fresh = require("kinformer.controller").new(mgr, ctl._cfg)
+      pcall(ctl._ud.close, ctl._ud)
+      ctl._ud, ctl._le_stopped = fresh._ud, nil
+    end
+    if ctl.start then
+      local ok, msg = ctl:start()
+      if ok == nil and msg then core.log("error", "manager", "leader election: " .. tostring(msg)) end
+    end
+  end
+end
+
+--- mgr:start calls this once the caches synced: starts the controllers
+-- when this replica already leads.
+function LE:synced()
+  if self._leading and self._ud:is_leader() then start_controllers(self._mgr) end
+end
+
+function LE:_started()
+  if self._stopping then return end
+  self._leading = true
+  local mgr = self._mgr
+  -- the elector's live view: a loss queued right behind this event must
+  -- not start the controllers even briefly
+  if rawget(mgr, "_started") and not rawget(mgr, "_stopped") and self._ud:is_leader() then
+    start_controllers(mgr)
+  end
+  if self._user.on_started_leading then self._user.on_started_leading() end
+end
+
+function LE:_stopped(lost)
+  local was = self._leading
+  self._leading = false
+  if lost then
+    local st = self._ud:state()
+    core.log("error", "manager", string.format(
+      "leader election lost: %s no longer holds lease %s/%s (holder now %q); stopping the controllers%s",
+      st.identity, st.namespace, st.name, st.leader,
+      self.exit_on_loss and " and exiting" or " until it leads again"))
+    -- controller-runtime skips the graceful shutdown when the lease is lost
+    for _, ctl in ipairs(self._mgr._controllers) do
+      if ctl.shutdown then pcall(ctl.shutdown, ctl, 0) end
+    end
+    for _, ctl in ipairs(self._mgr._controllers) do
+      if ctl.stop then pcall(ctl.stop, ctl, 0) end
+      ctl._le_stopped = true
+    end
+    if self.exit_on_loss then self._lost = true end
+  end
+  if was and self._user.on_stopped_leading then self._user.on_stopped_leading(lost and true or false) end
+end
+
+--- Stops the elector (mgr:stop, after the controllers): the leader
+-- releases the Lease when release_on_cancel. Idempotent.
+function LE:stop()
+  self._stopping = true
+  self._ud:stop()
+end
+
+--- The state as the elector knows it: {identity=, name=, namespace=,
+-- leader=, is_leader=, transitions=, lease_duration=, acquire_time=,
+-- renew_time=, acquisitions=, losses=, running=}.
+function LE:state() return self._ud:state() end
+
+function LE:close() self._ud:close() end
+
+return M
