@@ -27,6 +27,9 @@
 #        self-contained reconciler (returns nothing); ctl:enqueue of KEYS
 #        distinct requests, timed until ctl:stats().reconcile_success
 #        reaches KEYS (polled every 1 ms);
+#      kinformer-metrics: the same with --metrics 1 (the /metrics endpoint
+#        served and scraped every second, a user counter per reconcile),
+#        compared with kinformer in a table of its own;
 #      client-go: kinformer-ref-informer -reconcile-keys (reconcile.go): the
 #        controller-runtime worker loop (Get, reconcile with a context and
 #        a tagged logger, Forget, Done) over client-go's rate-limited
@@ -156,11 +159,14 @@ done
 for w in 1 2; do
   echo "workload reconcile: trivial, $w worker(s), $KEYS keys"
   for ((r = 1; r <= REPEAT; r++)); do
-    for l in $(alternate "$r" kinformer client-go); do
+    for l in $(alternate "$r" kinformer kinformer-metrics client-go); do
       case $l in
         kinformer)
           run_reconcile kinformer "$w" "$LUA" "$ROOT/bench/lua/reconcile_bench.lua" --kubeconfig "$KC" \
             --keys "$KEYS" --workers "$w" --timeout "$TIMEOUT" ;;
+        kinformer-metrics)
+          run_reconcile kinformer-metrics "$w" "$LUA" "$ROOT/bench/lua/reconcile_bench.lua" --kubeconfig "$KC" \
+            --keys "$KEYS" --workers "$w" --timeout "$TIMEOUT" --metrics 1 ;;
         client-go)
           run_reconcile client-go "$w" "$REF" -reconcile-keys "$KEYS" -reconcile-workers "$w" \
             -timeout "${TIMEOUT}s" ;;
@@ -195,6 +201,13 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS
       | row(["handler dispatch, events/s, from \($m.t)", fmt($k), fmt($c), ratio($k; $c)])),
      ([1, 2][] as $w | "reconcile-\($w)" as $wl
       | med($wl; "kinformer"; .keys / .ms * 1000) as $k | med($wl; "client-go"; .keys / .ms * 1000) as $c
-      | row(["reconcile, trivial, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($k), fmt($c), ratio($k; $c)]))
+      | row(["reconcile, trivial, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($k), fmt($c), ratio($k; $c)])),
+     "",
+     "metrics on (a user counter per reconcile, /metrics served and scraped every 1 s) against off, kinformer both:",
+     row(["workload", "on", "off", "ratio"]),
+     "|" + ("-" * 56) + "|" + ("-" * 11) + "|" + ("-" * 11) + "|" + ("-" * 8) + "|",
+     ([1, 2][] as $w | "reconcile-\($w)" as $wl
+      | med($wl; "kinformer-metrics"; .keys / .ms * 1000) as $m | med($wl; "kinformer"; .keys / .ms * 1000) as $k
+      | row(["reconcile, trivial, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($m), fmt($k), ratio($m; $k)]))
     ] | .[]
 ' "$RESULTS"

@@ -9,6 +9,7 @@
 local kinformer = require "kinformer"
 local metrics = require "kinformer.metrics"
 local proc = require "support.proc"
+local scrape = require "support.scrape"
 
 local sim, tmpdir
 local nmod = 0
@@ -25,22 +26,7 @@ local function eventually(mgr, fn, timeout, what)
   end
 end
 
--- GET http://127.0.0.1:port<path>: body, status.
-local function get(port, path)
-  local out = proc.run(string.format("curl -s --noproxy '*' -o - -w '\\n%%{http_code}' 'http://127.0.0.1:%d%s'",
-    port, path))
-  local body, code = out:match("^(.*)\n(%d+)$")
-  return body, tonumber(code)
-end
-
--- The value of the series line `series` (exact name and labels) in text.
-local function sample(text, series)
-  for line in text:gmatch("[^\n]+") do
-    local k, v = line:match("^(.-) (%S+)$")
-    if k == series then return tonumber(v) end
-  end
-  return nil
-end
+local get, sample = scrape.get, scrape.sample
 
 -- A reconciler module (in tmpdir, on package.path for worker states).
 local function module(body)

@@ -44,6 +44,14 @@ describe("README.md", function()
     end
   end)
 
+  it("shows examples/hello/operator.lua as it is (run by spec/examples/hello_spec.lua)", function()
+    local shown = readme:match("\n```lua examples/hello/operator%.lua\n(.-\n)```")
+    assert.is_string(shown)
+    assert.equal(read("examples/hello/operator.lua"), shown)
+    local n = select(2, shown:gsub("\n", ""))
+    assert.is_true(n <= 20, "the 20-line operator has " .. n .. " lines")
+  end)
+
   it("has a REPL transcript that replays through lua5.4 -i", function()
     local text = readme:match("### In a REPL.-\n```text\n(.-)\n```")
     assert.is_string(text)

@@ -95,6 +95,32 @@ fi
 echo "rock-check: installed bin/kinformer ran examples/website/operator.lua from the rock against the installed kinformer-sim:"
 grep -E 'created (Deployment|Service)|Ready=True' "$log" | sed 's/^/  /' | head -4
 
+# The README's 20-line operator from the rock, with leader election and
+# metrics, against an in-process kinformer.sim: it takes the Lease, greets
+# the labelled ConfigMap and releases the Lease on SIGINT.
+hello=$rockdir/examples/hello
+log=$tree/hello.log
+(cd / && exec env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer" run "$hello/operator.lua" \
+  --sim --seed "$hello/seed.json" --leader-elect --metrics-bind-address 127.0.0.1:0 -v) >"$log" 2>&1 &
+pid=$!
+pids+=($pid)
+for _ in $(seq 1 300); do
+  grep -q 'hello default/greet-me: done' "$log" && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -INT "$pid" 2>/dev/null || true
+rc=0
+wait "$pid" || rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q 'acquired by' "$log" || ! grep -q 'serving metrics on port' "$log" \
+   || ! grep -q 'hello default/greet-me: done' "$log" || ! grep -q 'released by' "$log"; then
+  echo "rock-check: the installed kinformer did not run examples/hello/operator.lua (exit $rc):" >&2
+  cat "$log" >&2
+  exit 1
+fi
+echo "rock-check: installed bin/kinformer ran examples/hello/operator.lua (--leader-elect, metrics) from the rock:"
+grep -E 'acquired by|serving metrics|greet-me: done|released by' "$log" | sed 's/^/  /' | head -4
+
 # and prints the example's manifests (no server needed)
 (cd / && env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer" manifests "$ex/operator.lua" --image example/op:1) \
   >"$tree/manifests.yaml" 2>&1 || { echo "rock-check: kinformer manifests failed:" >&2; cat "$tree/manifests.yaml" >&2; exit 1; }

@@ -436,6 +436,13 @@ function M.run(o)
     return fail("cannot create the manager: %s", tostring(ok and msg or mgr))
   end
   if o.verbose then wrap_controllers(mgr) end
+  -- where the endpoints are (a port of 0 picks a free one: say which)
+  if mgr:metrics_port() then
+    stderr("kinformer: serving metrics on port %d (/metrics)\n", mgr:metrics_port())
+  end
+  if mgr:metrics_port("health") then
+    stderr("kinformer: serving health probes on port %d (/healthz, /readyz)\n", mgr:metrics_port("health"))
+  end
 
   local function cleanup()
     pcall(mgr.stop, mgr)

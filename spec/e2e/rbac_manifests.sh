@@ -78,7 +78,8 @@ if out=$("$KINFORMER_E2E_KUBECTL" --kubeconfig "$TMP/website.kubeconfig" get sec
   fail "the website ServiceAccount may list secrets: $out"
 fi
 grep -q forbidden <<<"$out" || fail "listing secrets failed otherwise than forbidden: $out"
-run_operator examples/website/operator.lua "$TMP/website.kubeconfig"
+run_operator examples/website/operator.lua "$TMP/website.kubeconfig" --leader-elect
+wait_log 'acquired by' # the printed Role for leases in the operator's namespace
 kc apply -f - >/dev/null <<'W'
 {"apiVersion": "example.kinformer.io/v1", "kind": "Website",
  "metadata": {"name": "rbac", "namespace": "default"},
@@ -92,7 +93,12 @@ kc delete website rbac -n default --wait=false >/dev/null
 wait_log 'removed the finalizer of Website default/rbac'
 grep -q 'deleted Deployment default/rbac' "$TMP/run.log" || fail "the Deployment was not deleted"
 stop_operator
-echo "rbac-manifests: website ran under its printed ClusterRole (create, scale, delete), no forbidden"
+grep -q 'released by' "$TMP/run.log" || fail "the Lease was not released"
+# its Events, written under the printed rules (stop_operator flushed them)
+reasons=$(kc get events.events.k8s.io -n default \
+  --field-selector regarding.name=rbac -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' | sort -u | tr '\n' ' ')
+case "$reasons" in *Created*Scaled*|*Scaled*Created*) ;; *) fail "Events about Website rbac: '$reasons' (want Created and Scaled)";; esac
+echo "rbac-manifests: website ran under its printed ClusterRole (create, scale, delete) and leases Role (--leader-elect: acquired, released), its Events written, no forbidden"
 
 # --- configmap-mirror: a namespaced manager, a Role ---------------------------
 kc create namespace shop >/dev/null
@@ -103,7 +109,8 @@ sa_kubeconfig shop configmap-mirror "$TMP/mirror.kubeconfig"
 if out=$("$KINFORMER_E2E_KUBECTL" --kubeconfig "$TMP/mirror.kubeconfig" get configmaps -n default 2>&1); then
   fail "the configmap-mirror ServiceAccount may list configmaps outside its namespace: $out"
 fi
-run_operator examples/configmap-mirror/operator.lua "$TMP/mirror.kubeconfig" --namespace shop
+run_operator examples/configmap-mirror/operator.lua "$TMP/mirror.kubeconfig" --namespace shop --leader-elect
+wait_log 'acquired by'
 kc create configmap cfg -n shop --from-literal=k=v >/dev/null
 kc label configmap cfg -n shop kinformer.io/mirror=true >/dev/null
 wait_log 'created Secret shop/cfg with 1 keys'
