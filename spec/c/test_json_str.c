@@ -148,6 +148,24 @@ static void test_json_str_end(void **st) {
   assert_int_equal(p, 10);
 }
 
+/* kin__json_str_skip (watch_decoder.c's skip of an event's object) agrees
+ * with kin__json_str_end on valid strings; it only needs the quote. */
+static void test_json_str_skip(void **st) {
+  (void)st;
+  static const char *const valid[] = {"\"\"", "\"abc\" x", "\"a\\\"b\"", "\"a\\\\\"x\"",
+                                      "\"a\\\\\\\"b\"", "\"\\u00e9\\/\\n\"", "\"\\\\\\\\\""};
+  for (size_t k = 0; k < sizeof(valid) / sizeof(valid[0]); k++) {
+    const char *s = valid[k];
+    size_t p = 0;
+    assert_int_equal(kin__json_str_end(s, strlen(s), &p, NULL), 0);
+    if (kin__json_str_skip(s, strlen(s), 0) != p)
+      fail_msg("%s: skip %zu, end %zu", s, kin__json_str_skip(s, strlen(s), 0), p);
+  }
+  assert_int_equal(kin__json_str_skip("\"abc", 4, 0), 0);     /* unterminated */
+  assert_int_equal(kin__json_str_skip("\"ab\\\"", 5, 0), 0);  /* only an escaped quote */
+  assert_int_equal(kin__json_str_skip("x\"a\"", 4, 1), 4);     /* from offset 1 */
+}
+
 /* \u0000 decodes to a 0 byte counted in the length (Go does the same);
  * C-string callers see the value end there. */
 static void test_json_str_embedded_nul(void **st) {
@@ -297,6 +315,7 @@ KIN_SUITE(json_str,
           cmocka_unit_test(test_json_str_lone_surrogates),
           cmocka_unit_test(test_json_str_truncated_and_invalid),
           cmocka_unit_test(test_json_str_end),
+          cmocka_unit_test(test_json_str_skip),
           cmocka_unit_test(test_json_str_embedded_nul),
           cmocka_unit_test(test_json_str_random_fragments),
           cmocka_unit_test(test_json_str_kobj_field),

@@ -120,38 +120,3 @@ int kin__json_unescape_dup(const char *s, size_t n, char **out, size_t *len) {
   *out = r;
   return 0;
 }
-
-int kin__json_str_end(const char *s, size_t n, size_t *p, int *escaped) {
-  const unsigned char *u = (const unsigned char *)s;
-  size_t i = *p + 1;
-  int esc = 0;
-  for (;;) {
-    while (i < n && u[i] != '"' && u[i] != '\\' && u[i] >= 0x20) i++;
-    if (i >= n || u[i] < 0x20) break;
-    if (u[i] == '"') {
-      *p = i + 1;
-      if (escaped) *escaped = esc;
-      return 0;
-    }
-    /* a backslash */
-    esc = 1;
-    if (i + 1 >= n) break;
-    switch (u[i + 1]) {
-    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-      i += 2;
-      continue;
-    case 'u':
-      if (i + 5 < n && hex4(s + i + 2) >= 0) {
-        i += 6;
-        continue;
-      }
-      break;
-    default:
-      break;
-    }
-    break;
-  }
-  *p = i;
-  if (escaped) *escaped = esc;
-  return KIN_EINVAL;
-}
