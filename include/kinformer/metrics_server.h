@@ -9,8 +9,8 @@
  *                 passed|failed"; ?exclude=name skips a check), and
  *                 /healthz/<name>, /readyz/<name> for one check.
  *
- * A probe answers 200 when every check passes, else 503 (controller-runtime
- * answers 500; both fail a kubelet probe). /healthz always has the check
+ * A probe answers 200 when every check passes, else 500 (as controller-
+ * runtime and kube-apiserver). /healthz always has the check
  * "ping". Checks are results set by their owner (the Lua manager runs the
  * user's check functions in its main state and stores the results here):
  * the HTTP threads only read them, never run user code. A result older

@@ -167,7 +167,7 @@ static enum MHD_Result serve_probe(kin_metrics_server *s, struct MHD_Connection 
     }
     if (ok) kin__buf_puts(&b, "ok");
     else kin__buf_printf(&b, "internal server error: %s\n", why);
-    return reply_text(conn, ok ? 200 : 503, &b);
+    return reply_text(conn, ok ? 200 : 500, &b);
   }
   excludes x = {.n = 0};
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &x);
@@ -201,7 +201,7 @@ static enum MHD_Result serve_probe(kin_metrics_server *s, struct MHD_Connection 
     return reply_text(conn, 200, &b);
   }
   kin__buf_printf(&lines, "%s check %s\n", pname, failed ? "failed" : "passed");
-  return reply_text(conn, failed ? 503 : 200, &lines);
+  return reply_text(conn, failed ? 500 : 200, &lines);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
