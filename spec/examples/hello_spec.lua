@@ -6,6 +6,7 @@
 -- the Lease on SIGTERM.
 local h = require "examples.helper"
 local scrape = require "support.scrape"
+local proc = require "support.proc"
 
 describe("examples/hello", function()
   local t, ns, op, mport, hport
@@ -53,6 +54,13 @@ describe("examples/hello", function()
     assert.equal("greet-me", ev.regarding.name)
     assert.equal("set data.greeting", ev.note)
     assert.equal("hello", ev.reportingController)
+    -- kube-apiserver shows it to kubectl describe (the sim keeps events.k8s.io
+    -- apart from core v1 Events, which describe reads: docs/sim.md)
+    local kubectl = os.getenv("KINFORMER_E2E_KUBECTL")
+    if t.real and kubectl then
+      local out = proc.run(("%s --kubeconfig %s describe configmap greet-me -n %s"):format(kubectl, t.kubeconfig, ns))
+      assert.matches("Normal%s+Greeted%s+.-set data%.greeting", out)
+    end
 
     local text = h.eventually(function()
       local body, code = scrape.get(mport, "/metrics")
