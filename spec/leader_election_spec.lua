@@ -105,6 +105,9 @@ describe("leader election (kinformer run --leader-elect)", function()
     -- the follower counts the lease from the last renewal it saw, at most
     -- a retry period before the kill: never earlier than that
     assert.is_true(kill_takeover > LEASE - RETRY - 0.2, "took over before the lease expired: " .. kill_takeover)
+    -- and no later than lease + retry (followers poll at 0.5-0.9 retry and try
+    -- at the observed expiry), plus 0.5 s for a loaded machine's scheduling
+    assert.is_true(kill_takeover < LEASE + RETRY + 0.5, "took over late: " .. kill_takeover)
     assert.equal(1, lease(t, ns).spec.leaseTransitions)
 
     -- SIGTERM: graceful stop, then the lease is released

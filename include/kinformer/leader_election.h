@@ -2,8 +2,10 @@
  * with a resourcelock.LeaseLock) on coordination.k8s.io/v1 Leases.
  *
  * One elector is one candidate: a thread of its own that tries to acquire
- * the Lease every retry period (jittered by a factor of 1.2 while it is a
- * follower), renews it every retry period while it leads, and gives up
+ * the Lease every 0.5 to 0.9 retry period at random while it is a follower
+ * and once more when the observed record expires (client-go: 1 to 2.2
+ * retry periods; see follower_wait in leader_election.c), renews it every
+ * retry period while it leads, and gives up
  * leadership when it could not renew within the renew deadline. A
  * follower takes the Lease over once the record it observed has not
  * changed for the record's leaseDurationSeconds, measured on the local
@@ -42,6 +44,7 @@ typedef struct kin_leader_elector kin_leader_elector;
 #define KIN_LE_DEFAULT_LEASE_DURATION_NS (15ull * 1000000000ull)
 #define KIN_LE_DEFAULT_RENEW_DEADLINE_NS (10ull * 1000000000ull)
 #define KIN_LE_DEFAULT_RETRY_PERIOD_NS (2ull * 1000000000ull)
+/* client-go's JitterFactor: renew_deadline must exceed it times retry. */
 #define KIN_LE_JITTER_FACTOR 1.2
 
 typedef struct {

@@ -473,10 +473,24 @@ static int stopping(kin_leader_elector *le) {
   return s;
 }
 
-/* wait.Jitter(retry, 1.2): retry plus up to 1.2 times retry, at random. */
-static uint64_t jittered(kin_leader_elector *le) {
+/* How long a candidate that does not hold the Lease waits before its next
+ * try. client-go waits a jittered retry period (wait.Jitter(retry, 1.2):
+ * 1 to 2.2 times retry), so it notices a renewal up to 2.2 x retry late
+ * (and expiry is measured from that observation) and tries again up to
+ * 2.2 x retry after expiry. Here: 0.5 to 0.9 x retry, still at random so
+ * candidates do not ask in step, and never past the observed record's
+ * expiry (+1 ms): a takeover after a crash comes within lease duration +
+ * retry period of the last renewal. */
+static uint64_t follower_wait(kin_leader_elector *le) {
   double f = (double)rand_r(&le->rand_state) / ((double)RAND_MAX + 1.0);
-  return le->retry_ns + (uint64_t)(f * KIN_LE_JITTER_FACTOR * (double)le->retry_ns);
+  uint64_t d = le->retry_ns / 2 + (uint64_t)(f * 0.4 * (double)le->retry_ns);
+  pthread_mutex_lock(&le->mu);
+  uint64_t dur = (uint64_t)(le->observed.duration > 0 ? le->observed.duration : 0) * NS_PER_S;
+  uint64_t until = le->observed_ns ? le->observed_ns + dur : 0;
+  pthread_mutex_unlock(&le->mu);
+  uint64_t now = kin_clock_now(le->clock), ms = NS_PER_S / 1000;
+  if (until > now && until - now + ms < d) d = until - now + ms;
+  return d;
 }
 
 /* client-go's renew loop: every retry period, try to renew until the renew
@@ -504,13 +518,13 @@ static int renew_loop(kin_leader_elector *le) {
 static void *elector_main(void *arg) {
   kin_leader_elector *le = arg;
   while (!stopping(le)) {
-    /* acquire: try every jittered retry period */
+    /* acquire: try every 0.5-0.9 retry period, and at the observed expiry */
     int got = 0;
     while (!stopping(le)) {
       got = try_acquire_or_renew(le, 0);
       report_transition(le);
       if (got) break;
-      if (sleep_for(le, jittered(le))) break;
+      if (sleep_for(le, follower_wait(le))) break;
     }
     if (!got) break;
     pthread_mutex_lock(&le->mu);
