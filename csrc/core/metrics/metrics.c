@@ -41,6 +41,7 @@ struct kin_metric {
   pthread_mutex_t mu;
   child **slots; /* open addressing, cap a power of two, at most half full */
   size_t cap, n;
+  child *solo; /* the one child of a metric without labels, once made */
 };
 
 typedef struct {
@@ -303,6 +304,7 @@ static int grow_children(kin_metric *m) {
 /* values' child, made when create is set and it is missing; NULL when
  * missing (or on ENOMEM with create). Under m->mu. */
 static child *child_of(kin_metric *m, const char *const *v, int create) {
+  if (m->solo) return m->solo; /* no labels: no hash, no probe */
   uint64_t h = hash_values(v, m->nlabels);
   child **s = m->cap ? slot_of(m, v, h) : NULL;
   if (s && *s) return *s;
@@ -329,6 +331,7 @@ static child *child_of(kin_metric *m, const char *const *v, int create) {
   }
   *s = c;
   m->n++;
+  if (m->nlabels == 0) m->solo = c;
   return c;
 }
 
