@@ -11,7 +11,14 @@
 --                            [--metrics-bind-address ADDR]
 --                            [--health-probe-bind-address ADDR] [-v] [-- ARGS...]
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
+--   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
+--                             [--namespace N] [--sim [--seed FILE]]
+--                             [--sync-timeout S] [-v|-q] [-- ARGS...]
 --   kinformer --help | --version
+--
+-- `plan` (kinformer.plan) shows what the script's controllers would change,
+-- sending every write as a server-side dry run: exit 0 nothing would
+-- change, 2 something would, 1 an error.
 --
 -- `manifests` prints the YAML that deploys the script (kinformer.manifests).
 -- `run` creates a manager, loads the script with loadfile and calls it with
@@ -37,6 +44,7 @@ local M = {}
 M.usage = [[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
+       kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer --help | --version
 
 Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
@@ -79,6 +87,16 @@ manifests: prints the ServiceAccount, RBAC (ClusterRole, or Role with
 docs/deploy.md); the script runs in a planning mode, no server is used.
   --image IMAGE       the Deployment's image (default kinformer-operator:latest)
   --name NAME         the objects' name (default: the script's folder or file name)
+
+plan: loads SCRIPT as run does, syncs the caches without starting the
+controllers, runs each controller's reconciler once per key with every write
+sent as a server-side dry run (dryRun=All: nothing is stored) and prints, per
+key, a unified diff of each object it would create, update or delete. Takes
+--kubeconfig, --context, --namespace, --sim, --seed, --sync-timeout, -v, -q.
+  --key NS/NAME       plan this key (repeatable; "NAME" when cluster-scoped;
+                      default: every key of each controller's For informer)
+  exit status: 0 nothing would change, 2 something would, 1 an error (the
+  script, the connection or the sync failed, or a reconcile failed)
 ]]
 
 local function stderr(fmt, ...)
@@ -87,7 +105,8 @@ local function stderr(fmt, ...)
 end
 
 --- Parses argv (an array of strings, as `arg`). Returns a table
--- {command = "run"|"help"|"version", script =, kubeconfig =, context =,
+-- {command = "run"|"manifests"|"plan"|"help"|"version", script =, keys =
+-- (plan's --key values), kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
 -- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
 -- leader_election_id =, leader_election_namespace =, lease_duration =,
@@ -132,6 +151,9 @@ function M.parse(argv)
         o.image = value(a)
       elseif a == "--name" then
         o.name = value(a)
+      elseif a == "--key" then
+        o.keys = o.keys or {}
+        o.keys[#o.keys + 1] = value(a)
       elseif a == "--sync-timeout" then
         local v = value(a)
         o.sync_timeout = tonumber(v)
@@ -172,7 +194,9 @@ function M.parse(argv)
         o.command = "run"
       elseif o.command == nil and a == "manifests" then
         o.command = "manifests"
-      elseif (o.command == "run" or o.command == "manifests") and o.script == nil then
+      elseif o.command == nil and a == "plan" then
+        o.command = "plan"
+      elseif (o.command == "run" or o.command == "manifests" or o.command == "plan") and o.script == nil then
         o.script = a
       else
         error({ usage = "unexpected argument " .. a })
@@ -191,7 +215,20 @@ function M.parse(argv)
   elseif o.image or o.name then
     return nil, "--image and --name are options of manifests"
   end
-  if o.command == "run" then
+  if o.keys and o.command ~= "plan" then return nil, "--key is an option of plan" end
+  if o.command == "plan" then
+    if not o.script then return nil, "plan needs a script" end
+    if o.leader_elect or o.metrics_bind or o.health_bind or o.shutdown_timeout then
+      return nil, "plan takes no --leader-elect, --metrics-bind-address, --health-probe-bind-address "
+        .. "or --shutdown-timeout"
+    end
+    for _, k in ipairs(o.keys or {}) do
+      if k == "" or k:match("^/") or k:match("/$") or select(2, k:gsub("/", "")) > 1 then
+        return nil, "--key wants NAMESPACE/NAME or NAME, not '" .. k .. "'"
+      end
+    end
+  end
+  if o.command == "run" or o.command == "plan" then
     if not o.script then return nil, "run needs a script" end
     if o.seed and not o.sim then return nil, "--seed needs --sim" end
     if (o.leader_election_id or o.leader_election_namespace or o.lease_duration
@@ -528,6 +565,7 @@ function M.main(argv)
     return ok and 0 or 1
   end
   if o.command == "manifests" then return require("kinformer.manifests").main(o) end
+  if o.command == "plan" then return require("kinformer.plan").main(o) end
   return M.run(o)
 end
 

@@ -174,8 +174,9 @@ function M.new(mgr, cfg)
     error("controller " .. name .. ": " .. why, 2)
   end
   -- _cfg: the leader election rebuilds a controller stopped by a lost lease
+  -- _for: the For informer (its keys are what ctl:plan() plans by default)
   return setmetatable({ _ud = ud, _env = env, _mgr = mgr, _reconciler = cfg.reconciler,
-                        _name = name, _cfg = cfg }, Controller)
+                        _name = name, _cfg = cfg, _for = for_res and watches[1].informer or nil }, Controller)
 end
 
 --- Waits for the watched caches and starts the workers.
@@ -249,5 +250,13 @@ function Controller:reconcile_once(req)
   if type(res) == "table" then return res end
   return true
 end
+
+--- What the reconciler would change for keys ("ns/name", {namespace=,
+-- name=}, a list of them, or nil: every key of the For informer), with
+-- every write sent as a server-side dry run: see kinformer.plan. opts:
+-- timeout (cache sync, seconds), out (a file the text is written to).
+-- Returns the report (tostring: unified diffs per key; .changed, .failed),
+-- or nil, msg, code when the caches cannot sync.
+function Controller:plan(keys, opts) return require("kinformer.plan").plan(self, keys, opts) end
 
 return M
