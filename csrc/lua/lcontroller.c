@@ -219,6 +219,7 @@ static int reconcile_body(lctl *p, int worker, const kin_request *req, kin_resul
 static int reconcile(void *ud, int worker, const kin_request *req, kin_result_action *out) {
   lctl *p = ud;
   wslot *s = &p->slots[worker];
+  lctl_refresh_worker(p, worker); /* after a ctl:reload: the new code (not timed) */
   uint64_t t0 = lctl_mono_ns();
   pthread_mutex_lock(&s->mu);
   s->busy = 1;
@@ -290,7 +291,10 @@ static int worker_start(void *ud, int worker) {
   lctl *p = ud;
   char label[256], *err = NULL;
   snprintf(label, sizeof(label), "controller %s worker %d", p->name, worker + 1);
-  int rc = lkin_ws_open(p->tmpl, label, &p->ws[worker], &err);
+  p->slots[worker].gen = atomic_load(&p->gen);
+  lkin_ws_template *t = lctl_tmpl(p);
+  int rc = lkin_ws_open(t, label, &p->ws[worker], &err);
+  lkin_ws_template_unref(t);
   if (rc == 0) {
     lkin_ws_set_user(p->ws[worker], &p->slots[worker]);
     atomic_store_explicit(&p->slots[worker].mem, lkin_ws_memory(p->ws[worker]),
@@ -380,6 +384,7 @@ static int run_map(lua_State *L) {
 int lctl_map_fn(void *ud, kin_obj *obj, kin_request_emit_fn emit, void *ectx) {
   lmap *m = ud;
   if (!m->ws) return KIN_ECLOSED;
+  lctl_refresh_map(m); /* after a ctl:reload: the new code */
   map_call mc = {m, obj, emit, ectx, 0, NULL};
   char *err = NULL;
   int rc = lkin_ws_protect(m->ws, run_map, &mc, &err);
@@ -398,7 +403,10 @@ int lctl_map_start(void *ud) {
   lmap *m = ud;
   char label[300], *err = NULL;
   snprintf(label, sizeof(label), "controller %s %s", m->ctl->name, m->label);
-  int rc = lkin_ws_open(m->tmpl, label, &m->ws, &err);
+  m->gen = atomic_load(&m->ctl->gen);
+  lkin_ws_template *t = lctl_map_tmpl(m);
+  int rc = lkin_ws_open(t, label, &m->ws, &err);
+  lkin_ws_template_unref(t);
   if (rc < 0) {
     kin_log(KIN_LOG_ERROR, "controller", "%s: %s", label, err ? err : "not enough memory");
     free(err);
@@ -721,6 +729,18 @@ static int ctl_close(lua_State *L) {
   return 0;
 }
 
+/* ctl:num_requeues(key) -> integer: the key's failures so far, which its
+ * backoff grows with (0 once it succeeded or was forgotten). */
+static int ctl_num_requeues(lua_State *L) {
+  lctl *p = check_ctl(L);
+  int n = kin_workqueue_num_requeues(kin_controller_queue(p->c), luaL_checkstring(L, 2));
+  lua_pushinteger(L, n < 0 ? 0 : n);
+  return 1;
+}
+
+/* ctl:reload([code]): lcontroller_reload.c. */
+static int ctl_reload(lua_State *L) { return lctl_reload(L, check_ctl(L)); }
+
 static int ctl_tostring(lua_State *L) {
   lctl_ud *u = luaL_checkudata(L, 1, CONTROLLER_MT);
   if (u->p) lua_pushfstring(L, "kinformer.controller (%s)", u->p->name);
@@ -732,7 +752,8 @@ static const luaL_Reg methods[] = {
     {"start", ctl_start}, {"stop", ctl_stop},   {"stats", ctl_stats},
     {"shutdown", ctl_shutdown}, {"busy", ctl_busy},
     {"enqueue", ctl_enqueue}, {"name", ctl_name}, {"queue_len", ctl_queue_len},
-    {"close", ctl_close}, {NULL, NULL}};
+    {"close", ctl_close}, {"reload", ctl_reload},
+    {"num_requeues", ctl_num_requeues}, {NULL, NULL}};
 
 static const lkin_type controller_type = {CONTROLLER_MT, methods, ctl_close, ctl_tostring};
 

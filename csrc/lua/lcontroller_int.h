@@ -1,7 +1,8 @@
 /* lcontroller_int.h -- internal to the Lua controller (lcontroller.c, the
  * type and its workers; lcontroller_watchdog.c, the reconcile deadline
  * watchdog and count hook; lcontroller_spec.c, building the watches,
- * predicates and rate limiter from the spec). Not for other files. */
+ * predicates and rate limiter from the spec; lcontroller_reload.c,
+ * ctl:reload). Not for other files. */
 #ifndef LKIN_CONTROLLER_INT_H
 #define LKIN_CONTROLLER_INT_H
 
@@ -46,13 +47,16 @@ typedef struct {
   atomic_size_t mem;    /* the worker state's bytes after its start and each
                            reconcile, 0 once closed: written by the worker,
                            read by the metrics collector */
+  unsigned gen;         /* the worker thread's own: lctl.gen its state was
+                           built at (ctl:reload, lcontroller_reload.c) */
 } wslot;
 
 /* One map watch: its code and the state of its listener thread. */
 typedef struct {
   lctl *ctl;
-  lkin_ws_template *tmpl; /* owned */
+  lkin_ws_template *tmpl; /* owned; ctl->mu guards it (ctl:reload swaps it) */
   lkin_ws *ws;            /* owned by the listener thread (on_start..on_stop) */
+  unsigned gen;           /* the listener thread's own: ctl->gen of ws */
   char *label;            /* "map v1/configmaps", for log lines */
 } lmap;
 
@@ -63,13 +67,16 @@ struct lctl {
   int lua_metrics_id;     /* series; kinformer_reconcile_*); <= 0: none */
   lkin_env *env;          /* one reference */
   lkin_push_env_fn *push_env; /* pushes env's userdata in worker states */
-  lkin_ws_template *tmpl; /* the reconciler; owned */
+  lkin_ws_template *tmpl; /* the reconciler; owned; mu guards it (written by
+                             ctl:reload on the main thread, read by workers) */
+  atomic_uint gen;        /* bumped by each ctl:reload: states built at an
+                             older one are rebuilt before their next call */
   char *name;
   int workers;
   lkin_ws **ws;           /* ws[i] belongs to worker thread i while it runs */
   lmap **maps;            /* owned; freed after c is stopped */
   size_t nmaps;
-  pthread_mutex_t mu;     /* guards start_err */
+  pthread_mutex_t mu;     /* guards start_err, tmpl and the maps' tmpl */
   char *start_err;        /* the first on_worker_start failure */
   uint64_t timeout_ns;    /* reconcile_timeout; 0: none */
   uint64_t busy_warn_ns;  /* busy_warning_after; 0: never */
@@ -111,6 +118,24 @@ kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec);
 /* Adds watch number wi (the table at w) to p. Raises on misuse; p owns
  * whatever was built so far, so nothing leaks. */
 void lctl_add_watch(lua_State *L, lctl *p, int w, int wi);
+
+/* ---- lcontroller_reload.c: ctl:reload ------------------------------------- */
+
+/* A new reference to the reconciler's current template (any thread). */
+lkin_ws_template *lctl_tmpl(lctl *p);
+/* The same for a map watch's template. */
+lkin_ws_template *lctl_map_tmpl(lmap *m);
+/* Worker thread `worker`, between reconciles: when ctl:reload ran since
+ * its state was built, builds a state from the current template and
+ * swaps it in; when that fails, logs it and keeps the old state (and
+ * code). Never raises. */
+void lctl_refresh_worker(lctl *p, int worker);
+/* The same for a map watch, on its listener thread. */
+void lctl_refresh_map(lmap *m);
+/* ctl:reload([code]) for p (the userdata at 1, code at 2): see
+ * lcontroller_reload.c. Pushes true, or nil, msg, "EINVAL" when the new
+ * code fails to load (the old code keeps running); misuse raises. */
+int lctl_reload(lua_State *L, lctl *p);
 
 /* ---- lcontroller.c: the map watches' callbacks (kin_handler_config) ------- */
 

@@ -18,6 +18,7 @@
 #include "levent.h"
 #include "lenv.h"
 #include "lhandler.h"
+#include "lfswatch.h"
 #include "lleader.h"
 #include "linformer.h"
 #include "ljson.h"
@@ -120,6 +121,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_event(L);
   lkin_open_controller(L);
   lkin_open_leader(L);
+  lkin_open_fswatch(L);
   lkin_open_json(L);
   lkin_open_result(L);
   lkin_open_metrics(L);

@@ -77,6 +77,10 @@ options:
   --leader-elect-lease-duration S, --leader-elect-renew-deadline S,
   --leader-elect-retry-period S  the election's timing in seconds
                       (defaults 15, 10, 2; as kube-controller-manager)
+  --watch             reload the controllers whose code changed when SCRIPT,
+                      their reconciler modules or another Lua file in
+                      their folders changes (a file that fails to load is
+                      logged with file:line and the old code keeps running)
   -v, --verbose       debug logging and one line per reconcile
   -q, --quiet         warnings and errors only
   -h, --help          this text
@@ -184,6 +188,8 @@ function M.parse(argv)
         if not o[k] or o[k] <= 0 then
           error({ usage = a .. " must be a positive number of seconds, not " .. v })
         end
+      elseif a == "--watch" then
+        o.watch = true
       elseif a == "-v" or a == "--verbose" then
         o.verbose = true
       elseif a == "-q" or a == "--quiet" then
@@ -238,6 +244,8 @@ function M.parse(argv)
     if o.sim and (o.kubeconfig or o.context) then
       return nil, "--sim cannot be combined with --kubeconfig or --context"
     end
+  elseif o.watch then
+    return nil, "--watch is an option of run"
   end
   return o
 end
@@ -536,7 +544,17 @@ function M.run(o)
     end
   end
 
+  local watcher
+  if o.watch then -- hot reload (kinformer.reload_watch)
+    local werr
+    watcher, werr = require("kinformer.reload_watch").start(mgr, o.script)
+    if not watcher then
+      cleanup()
+      return fail("--watch: %s", tostring(werr))
+    end
+  end
   local rok, rerr = mgr:run()
+  if watcher then watcher:close() end
   cleanup()
   if not rok and rerr then return fail("%s", tostring(rerr)) end
   stderr("kinformer: stopped\n")

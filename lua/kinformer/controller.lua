@@ -86,9 +86,40 @@ end
 
 local function lower_first(kind) return (kind:lower()) end
 
+-- mgr:controller's registry check (issue 15): a name registered twice
+-- raises, unless cfg.replace, which stops the registered one first (it
+-- leaves the registry; its userdata is closed, as is that of a controller
+-- of that name stopped earlier). level: the user's frame for error().
+local function check_name(mgr, name, cfg, level)
+  local reg = type(mgr) == "table" and rawget(mgr, "_controllers")
+  if type(reg) ~= "table" then return end
+  for i = #reg, 1, -1 do
+    local old = reg[i]
+    if type(old) == "table" and rawget(old, "_name") == name then
+      if not cfg.replace then
+        error(('controller "%s" is already registered (ctl:stop() it, or pass replace = true)')
+          :format(name), level + 1)
+      end
+      old:stop()
+    end
+  end
+  -- a stopped controller of that name is freed now: its metric series
+  -- (labelled with the name) go, the new one's take their place
+  local retired = rawget(mgr, "_retired")
+  for i = #(retired or {}), 1, -1 do
+    local old = retired[i]
+    if rawget(old, "_name") == name then
+      table.remove(retired, i)
+      pcall(old._ud.close, old._ud)
+    end
+  end
+end
+
 --- Creates a controller from the user's config. Raises on a bad config
--- (the message names the field). Returns the controller object.
-function M.new(mgr, cfg)
+-- (the message names the field). Returns the controller object. With
+-- opts.register (mgr:controller), a name already in the manager's registry
+-- raises unless cfg.replace (see check_name).
+function M.new(mgr, cfg, opts)
   if type(cfg) ~= "table" then error("controller: config table expected", 2) end
   local env = env_of(mgr)
   local for_res = cfg["for"]
@@ -166,6 +197,7 @@ function M.new(mgr, cfg)
     rate_limiter = cfg.rate_limiter, watches = watches,
     reconcile_timeout = rtimeout, busy_warning_after = busy_after,
   }
+  if opts and opts.register then check_name(mgr, name, cfg, 3) end
   local ok, ud = pcall(env.controller, env, spec)
   if not ok then
     -- "bad argument #2 to 'controller' (...)": keep the reason only
@@ -183,9 +215,51 @@ end
 -- Returns true, or nil, message, code.
 function Controller:start() return self._ud:start() end
 
---- Stops: no new requests, in-flight reconciles finish, workers joined.
--- With timeout (seconds), reconciles still running then are interrupted.
-function Controller:stop(timeout) return self._ud:stop(timeout) end
+--- Stops: no new requests, in-flight reconciles finish, queued requests
+-- are dropped, workers joined. With timeout (seconds), reconciles still
+-- running then are interrupted. The controller leaves its manager's
+-- registry (mgr:controllers()), so its name can be registered again.
+function Controller:stop(timeout)
+  local r = self._ud:stop(timeout)
+  local mgr = rawget(self, "_mgr")
+  if type(mgr) == "table" and mgr._unregister then mgr:_unregister(self) end
+  return r
+end
+
+-- Stops without leaving the registry (the manager's shutdown, the leader
+-- election's loss of the lease).
+function Controller:_halt(timeout) return self._ud:stop(timeout) end
+
+--- Reloads the reconciler (issue 15): with no argument, its module is
+-- required again from its file (a function reconciler is rebuilt as it
+-- is); with code (a module name or a self-contained function), that
+-- becomes the reconciler. Module map functions of the watches are reloaded
+-- too. Each worker finishes its current reconcile, then its state is
+-- rebuilt with the new code; the cache, the queue and each key's backoff
+-- are kept. Returns true, or nil, msg (naming file:line), code when the
+-- new code fails to load: the old code keeps running. reconcile_once
+-- follows (the module is required afresh in the calling state).
+function Controller:reload(code)
+  local called, ok, msg, c = pcall(self._ud.reload, self._ud, code)
+  if not called then -- misuse (a function with an upvalue...): at the caller's line
+    local why = tostring(ok)
+    why = why:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or why
+    error("ctl:reload: " .. why, 2)
+  end
+  if not ok then return nil, msg, c end
+  local r = code
+  if r == nil then r = self._reconciler end
+  if type(self._reconciler) == "string" then package.loaded[self._reconciler] = nil end
+  if type(r) == "string" then package.loaded[r] = nil end
+  self._reconciler, self._fn = r, nil
+  if code ~= nil and type(self._cfg) == "table" then
+    local cfg = {}
+    for k, v in pairs(self._cfg) do cfg[k] = v end
+    cfg.reconciler = code
+    self._cfg = cfg -- what the leader election rebuilds from
+  end
+  return true
+end
 
 --- Stops taking work without waiting (queued requests are dropped); with
 -- timeout, reconciles still running then are interrupted. stop() joins.
@@ -205,6 +279,10 @@ function Controller:stats() return self._ud:stats() end
 function Controller:enqueue(ns, name) return self._ud:enqueue(ns, name) end
 
 function Controller:name() return self._ud:name() end
+
+--- How many times the key ("ns/name") failed in a row: its backoff grows
+-- with it (0 when it is not failing).
+function Controller:num_requeues(key) return self._ud:num_requeues(key) end
 
 function Controller:queue_len() return self._ud:queue_len() end
 
@@ -232,8 +310,14 @@ function Controller:reconcile_once(req)
   if type(req) ~= "table" or type(req.name) ~= "string" or req.name == "" then
     error("reconcile_once: want {namespace = ..., name = ...}", 2)
   end
-  local fn, msg = resolve(self._reconciler)
-  if not fn then return nil, msg end
+  -- resolved once and kept until ctl:reload, as the workers' states are:
+  -- clearing package.loaded alone changes neither
+  local fn, msg = rawget(self, "_fn"), nil
+  if not fn or rawget(self, "_fn_for") ~= self._reconciler then
+    fn, msg = resolve(self._reconciler)
+    if not fn then return nil, msg end
+    self._fn, self._fn_for = fn, self._reconciler
+  end
   local ns = req.namespace or ""
   local r = { namespace = ns, name = req.name, key = ns ~= "" and (ns .. "/" .. req.name) or req.name }
   local ctx = require("kinformer.ctx").new(self._env, { controller = self._name, worker = 0, request = r })

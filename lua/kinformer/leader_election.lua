@@ -128,7 +128,8 @@ function LE:_stopped(lost)
       if ctl.shutdown then pcall(ctl.shutdown, ctl, 0) end
     end
     for _, ctl in ipairs(self._mgr._controllers) do
-      if ctl.stop then pcall(ctl.stop, ctl, 0) end
+      local halt = ctl._halt or ctl.stop -- stays registered: rebuilt when leading again
+      if halt then pcall(halt, ctl, 0) end
       ctl._le_stopped = true
     end
     if self.exit_on_loss then self._lost = true end

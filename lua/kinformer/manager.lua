@@ -127,7 +127,7 @@ end
 --- Adds a controller (see kinformer.controller). Started by mgr:start after
 -- the caches sync, or at once when the manager already runs.
 function Manager:controller(cfg)
-  local ctl, msg, code = require("kinformer.controller").new(self, cfg)
+  local ctl, msg, code = require("kinformer.controller").new(self, cfg, { register = true })
   if not ctl then return nil, msg, code end
   self._controllers[#self._controllers + 1] = ctl
   if self._started and not self._stopped and ctl.start and (not self._le or self._le:leading()) then
@@ -135,6 +135,33 @@ function Manager:controller(cfg)
     if ok == nil and err then return nil, err, c end
   end
   return ctl
+end
+
+--- The manager's controllers: a list in registration order, each also
+-- under its name (t[1], t.web). A fresh table: changing it changes
+-- nothing. Stopped controllers (ctl:stop()) are not in it.
+function Manager:controllers()
+  local t = {}
+  for i, ctl in ipairs(self._controllers) do
+    t[i] = ctl
+    local name = rawget(ctl, "_name")
+    if name then t[name] = ctl end
+  end
+  return t
+end
+
+-- Controller:stop's: moves ctl from the registry to _retired (closed when
+-- a new controller takes its name: kinformer.controller's check_name).
+function Manager:_unregister(ctl)
+  local reg = self._controllers
+  for i = #reg, 1, -1 do
+    if reg[i] == ctl then
+      table.remove(reg, i)
+      local retired = rawget(self, "_retired") or {}
+      self._retired = retired
+      retired[#retired + 1] = ctl
+    end
+  end
 end
 
 --- Starts the informers, waits for their caches to sync (pumping main-state
@@ -353,7 +380,8 @@ function Manager:stop()
   end
   for i = #self._controllers, 1, -1 do
     local ctl = self._controllers[i]
-    if ctl.stop then pcall(ctl.stop, ctl, timeout) end
+    local halt = ctl._halt or ctl.stop -- stay registered: mgr:controllers() after stop
+    if halt then pcall(halt, ctl, timeout) end
   end
   local le = rawget(self, "_le")
   if le then le:stop() end -- releases the Lease (release_on_cancel)
