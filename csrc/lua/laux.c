@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "clock.h"
 #include "kin.h"
@@ -116,6 +117,83 @@ uint64_t lkin_secs_to_ns(lua_State *L, int arg, lua_Number s, const char *k) {
 
 uint64_t lkin_opt_ns(lua_State *L, int t, const char *k, lua_Number def_s) {
   return lkin_secs_to_ns(L, t, lkin_opt_number(L, t, k, def_s), k);
+}
+
+/* Edit distance of a and b (inserts, deletes, substitutions and swaps of
+ * two neighbours count one each), both shorter than 64 bytes (longer ones
+ * give a large number: never "close"). */
+static size_t distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la >= 64 || lb >= 64) return 1000;
+  size_t prev2[64] = {0}, prev[64], cur[64];
+  for (size_t j = 0; j <= lb; j++) prev[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    cur[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
+      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      cur[j] = sub < best ? sub : best;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          prev2[j - 2] + 1 < cur[j])
+        cur[j] = prev2[j - 2] + 1; /* two letters swapped */
+    }
+    memcpy(prev2, prev, (lb + 1) * sizeof(size_t));
+    memcpy(prev, cur, (lb + 1) * sizeof(size_t));
+  }
+  return prev[lb];
+}
+
+const char *lkin_closest(const char *word, const char *const list[]) {
+  const char *best = NULL;
+  size_t bestd = (size_t)-1, lw = strlen(word);
+  for (size_t i = 0; list[i]; i++) {
+    size_t lc = strlen(list[i]), d = distance(word, list[i]);
+    size_t longer = lw > lc ? lw : lc, limit = longer / 3 > 1 ? longer / 3 : 1;
+    int prefix = lw >= 3 && (!strncmp(word, list[i], lw < lc ? lw : lc));
+    if ((d <= limit || prefix) && d < bestd) best = list[i], bestd = d;
+  }
+  return best;
+}
+
+void lkin_opt_check_near(lua_State *L, int t, const char *const known[], const char *fname) {
+  t = lua_absindex(L, t);
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) continue;
+    const char *k = lua_tostring(L, -1);
+    int found = 0;
+    for (size_t i = 0; known[i] && !found; i++) found = !strcmp(known[i], k);
+    const char *near = found ? NULL : lkin_closest(k, known);
+    if (near) luaL_error(L, "unknown field \"%s\" in %s (did you mean \"%s\"?)", k, fname, near);
+  }
+}
+
+void lkin_opt_check_keys(lua_State *L, int t, const char *const known[], const char *fname) {
+  if (!t) return;
+  t = lua_absindex(L, t);
+  const char *bad = NULL; /* the smallest unknown key: messages do not depend on hashing */
+  int bad_nonstring = 0;
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    lua_pop(L, 1); /* the value */
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      bad_nonstring = 1;
+      continue;
+    }
+    const char *k = lua_tostring(L, -1); /* alive: a key of the table */
+    int found = 0;
+    for (size_t i = 0; known[i] && !found; i++) found = !strcmp(known[i], k);
+    if (!found && (!bad || strcmp(k, bad) < 0)) bad = k;
+  }
+  if (bad) {
+    const char *near = lkin_closest(bad, known);
+    if (near)
+      luaL_error(L, "unknown option \"%s\" to %s (did you mean \"%s\"?)", bad, fname, near);
+    luaL_error(L, "unknown option \"%s\" to %s", bad, fname);
+  }
+  if (bad_nonstring) luaL_error(L, "options of %s must be named (a table with string keys)", fname);
 }
 
 /* ---- signals ------------------------------------------------------------- */

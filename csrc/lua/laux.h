@@ -64,6 +64,25 @@ uint64_t lkin_opt_ns(lua_State *L, int t, const char *k, lua_Number def_s);
  * option k, the error is on argument arg). */
 uint64_t lkin_secs_to_ns(lua_State *L, int arg, lua_Number s, const char *k);
 
+/* Raises when the options table at t (0: none, nothing to check) has a key
+ * not in known (a NULL-terminated list): 'unknown option "k" to fname (did
+ * you mean "x"?)', the suggestion being lkin_closest's, or when it has a
+ * key that is not a string. The error is at the C function's caller (the
+ * Lua wrappers in lua/kinformer re-raise it at the user's line). Each
+ * function that reads an options table keeps its list next to its doc
+ * comment: add a key there when adding an option. */
+void lkin_opt_check_keys(lua_State *L, int t, const char *const known[], const char *fname);
+
+/* The same for a table that may hold other fields (a handler table that is
+ * a module with helpers): raises 'unknown field "on_ad" in fname (did you
+ * mean "on_add"?)' only for an unknown key close to a known one. */
+void lkin_opt_check_near(lua_State *L, int t, const char *const known[], const char *fname);
+
+/* The entry of list (NULL-terminated) closest to word by edit distance, or
+ * NULL when none is close (more than a third of the letters differ and
+ * neither is a prefix of the other). Never raises. */
+const char *lkin_closest(const char *word, const char *const list[]);
+
 /* ---- signals ------------------------------------------------------------- */
 
 /* Blocks every signal in the calling thread and saves the old mask in

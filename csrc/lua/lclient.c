@@ -22,6 +22,7 @@
  * immutable and kin_client is thread-safe, so no lock is taken here. */
 #include "lclient.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -149,17 +150,45 @@ static int push_resolve_failure(lua_State *L, int rc, kin_result *why, const cha
   return 4;
 }
 
-/* Resolves the resource name at index i into *out. Returns 0, or pushes
- * nil, message, code, http_code and returns 4 for the caller to return. */
-static int resolve(lua_State *L, kin_client *c, const char *name, kin_resource *out) {
+/* Raises 'unknown resource "NAME" (did you mean "v1/configmaps"?)' for a
+ * name that is a misuse: a singular (or otherwise not the plural
+ * discovery lists) that resolved to r, or a name without a group-version
+ * (r NULL) that v1 has. Resource lookups by Kind ("v1/Pod") stay allowed.
+ * Returns when the name is fine. */
+static void strict_name(lua_State *L, kin_client *c, const char *name, const kin_resource *r) {
+  const char *last = strrchr(name, '/');
+  if (r) {
+    if (!last || isupper((unsigned char)last[1]) || !strcmp(last + 1, r->resource)) return;
+    luaL_error(L, "unknown resource \"%s\" (did you mean \"%s%s%s/%s\"?)", name, r->group,
+               *r->group ? "/" : "", r->version, r->resource);
+  }
+  if (last) return;
+  char guess[300];
+  snprintf(guess, sizeof guess, "v1/%s", name);
+  kin_resource g;
+  if (strlen(name) < 256 && kin_client_resource(c, guess, &g) == 0)
+    luaL_error(L, "unknown resource \"%s\" (did you mean \"%s%s%s/%s\"?)", name, g.group,
+               *g.group ? "/" : "", g.version, g.resource);
+  luaL_error(L, "unknown resource \"%s\" (want [group/]version/resource, e.g. v1/pods or "
+                "apps/v1/deployments)", name);
+}
+
+int lkin_resolve_strict(lua_State *L, kin_client *c, const char *name, const char *what,
+                        kin_resource *out) {
   kin_result why;
   int rc = kin_client_resource_why(c, name, out, &why);
-  if (rc == 0) return 0;
-  lua_pushfstring(L, "resource '%s'", name);
-  char what[600];
-  snprintf(what, sizeof what, "%s", lua_tostring(L, -1));
-  lua_pop(L, 1);
+  if (rc == 0 || (rc == KIN_EINVAL && !strchr(name, '/'))) {
+    kin_result_free(&why); /* before strict_name may raise */
+    strict_name(L, c, name, rc == 0 ? out : NULL); /* raises when rc < 0 */
+    return 0;
+  }
   return push_resolve_failure(L, rc, &why, what);
+}
+
+static int resolve(lua_State *L, kin_client *c, const char *name, kin_resource *out) {
+  char what[600];
+  snprintf(what, sizeof what, "resource '%s'", name);
+  return lkin_resolve_strict(L, c, name, what, out);
 }
 
 /* The same from an object's apiVersion and kind. */
@@ -333,6 +362,10 @@ static int m_list(lua_State *L) {
   const char *res = luaL_checkstring(L, 2);
   const char *ns = opt_arg(L, 3);
   int t = has_opts(L, 4) ? 4 : 0;
+  /* client:list's options; add new keys here */
+  static const char *const known[] = {"label_selector", "field_selector", "continue",
+                                      "resource_version", "limit", NULL};
+  lkin_opt_check_keys(L, t, known, "client:list");
   kin_list_opts lo = {0};
   lo.label_selector = lkin_opt_string(L, t, "label_selector");
   lo.field_selector = lkin_opt_string(L, t, "field_selector");
@@ -360,8 +393,11 @@ static void write_opts(lua_State *L, int t, kin_write_opts *wo) {
  * resource comes from obj.apiVersion and obj.kind. */
 static int m_create(lua_State *L) {
   obj_call oc;
+  /* client:create's options; add new keys here */
+  static const char *const known[] = {"field_manager", "dry_run", "subresource", NULL};
   int n = obj_front(L, "create", &oc);
   if (n) return n;
+  lkin_opt_check_keys(L, oc.optidx, known, "client:create");
   kin_write_opts wo;
   write_opts(L, oc.optidx, &wo);
   wo.subresource = lkin_opt_string(L, oc.optidx, "subresource");
@@ -374,8 +410,13 @@ static int m_create(lua_State *L) {
 /* PUT of obj (or of its status subresource). */
 static int do_update(lua_State *L, const char *verb, const char *sub) {
   obj_call oc;
+  /* client:update's and update_status's options; add new keys here */
+  static const char *const known[] = {"field_manager", "dry_run", NULL};
   int n = obj_front(L, verb, &oc);
   if (n) return n;
+  char fname[32];
+  snprintf(fname, sizeof fname, "client:%s", verb);
+  lkin_opt_check_keys(L, oc.optidx, known, fname);
   luaL_argcheck(L, oc.m.name[0], oc.objidx, "the object has no metadata.name");
   kin_write_opts wo;
   write_opts(L, oc.optidx, &wo);
@@ -409,6 +450,10 @@ static int m_patch(lua_State *L) {
   int t = has_opts(L, 6) ? 6 : 0;
   size_t len;
   const char *patch = to_json(L, 5, &len);
+  /* client:patch's options; add new keys here */
+  static const char *const known[] = {"type", "field_manager", "force", "subresource", "dry_run",
+                                      NULL};
+  lkin_opt_check_keys(L, t, known, "client:patch");
   kin_patch_type type = KIN_PATCH_MERGE;
   if (t) {
     lua_getfield(L, t, "type");
@@ -434,8 +479,11 @@ static int m_patch(lua_State *L) {
  * ("kinformer" when not given); the name and namespace come from obj. */
 static int m_apply(lua_State *L) {
   obj_call oc;
+  /* client:apply's options; add new keys here */
+  static const char *const known[] = {"field_manager", "force", "dry_run", "subresource", NULL};
   int n = obj_front(L, "apply", &oc);
   if (n) return n;
+  lkin_opt_check_keys(L, oc.optidx, known, "client:apply");
   luaL_argcheck(L, oc.m.name[0], oc.objidx, "the object has no metadata.name");
   kin_write_opts wo;
   write_opts(L, oc.optidx, &wo);
@@ -479,6 +527,10 @@ static int m_delete(lua_State *L) {
     t = has_opts(L, 5) ? 5 : 0;
     if ((n = resolve(L, c, label, &r))) return n;
   }
+  /* client:delete's options; add new keys here */
+  static const char *const known[] = {"propagation_policy", "grace_period", "uid",
+                                      "resource_version", "dry_run", NULL};
+  lkin_opt_check_keys(L, t, known, "client:delete");
   kin_delete_opts d = {0};
   d.propagation_policy = lkin_opt_string(L, t, "propagation_policy");
   if (d.propagation_policy) {

@@ -13,6 +13,17 @@ void lkin_push_client(lua_State *L, lkin_env *e);
 /* Pushes r as {group=, version=, resource=, kind=, namespaced=}. */
 void lkin_push_resource(lua_State *L, const kin_resource *r);
 
+/* Resolves the resource name (discovery, cached) into *out, strictly:
+ * a misuse raises at the caller 'unknown resource "v1/configmap" (did you
+ * mean "v1/configmaps"?)' (a singular, or a name without group-version
+ * that v1 has, as kubectl would accept but an informer's lister would not
+ * be found under). Returns 0, or on a runtime failure (unknown resource,
+ * discovery failed) pushes nil, message ("unknown WHAT: ..." or "resolve
+ * WHAT: ...", what naming the lookup), code (the Status reason when the
+ * server answered, else ENOENT, EIO...), http_code and returns 4. */
+int lkin_resolve_strict(lua_State *L, kin_client *c, const char *name, const char *what,
+                        kin_resource *out);
+
 /* Registers the kinformer.client metatable in L. */
 void lkin_open_client(lua_State *L);
 

@@ -118,6 +118,9 @@ kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec) {
   }
   luaL_argcheck(L, lua_istable(L, -1), 2, "rate_limiter must be a table");
   int t = lua_gettop(L);
+  /* mgr:controller{rate_limiter = {...}}'s keys; add new ones here */
+  static const char *const known[] = {"base_delay", "max_delay", "qps", "burst", NULL};
+  lkin_opt_check_keys(L, t, known, "the controller's rate_limiter");
   lua_Number base = lkin_opt_number(L, t, "base_delay", 0.005);
   lua_Number max = lkin_opt_number(L, t, "max_delay", 1000);
   lua_Number qps = lkin_opt_number(L, t, "qps", 10);

@@ -100,6 +100,13 @@ static long ns_to_ms(uint64_t ns) {
 static int l_env(lua_State *L) {
   if (lua_isnoneornil(L, 1)) lua_newtable(L), lua_replace(L, 1);
   luaL_checktype(L, 1, LUA_TTABLE);
+  /* core.env's options (kinformer.manager passes its own through; add new
+   * keys here and in manager.lua's MANAGER_OPTS) */
+  static const char *const known[] = {
+      "kubeconfig", "context", "qps", "burst", "timeout", "resync", "in_cluster",
+      "read_idle_timeout", "ping_timeout", "watch_idle_timeout", "url", "token", "ca",
+      "insecure", "events", NULL};
+  lkin_opt_check_keys(L, 1, known, "kinformer.manager");
   kin_kubeconfig_opts ko = {lkin_opt_string(L, 1, "kubeconfig"),
                             lkin_opt_string(L, 1, "context")};
   kin_client_opts co = {0};
@@ -264,6 +271,20 @@ static int m_informer(lua_State *L) {
     lua_newtable(L);
   }
   luaL_checktype(L, 3, LUA_TTABLE);
+  /* mgr:informer's options (read_idle_timeout and ping_timeout are known
+   * only to say they are per manager); add new keys here */
+  static const char *const known[] = {
+      "namespace", "label_selector", "field_selector", "metadata_only", "watch_list",
+      "keep_managed_fields", "resync", "watch_idle_timeout", "transform",
+      "transform_memory_limit", "read_idle_timeout", "ping_timeout", NULL};
+  lkin_opt_check_keys(L, 3, known, "mgr:informer");
+  {
+    /* A misspelt or singular resource raises here (its lister would be
+     * under another name); a runtime failure returns nil, msg, code. */
+    kin_resource rr;
+    int n = lkin_resolve_strict(L, e->client, res, res, &rr);
+    if (n) return n;
+  }
   kin_informer_opts o = {0};
   o.resource = res;
   o.namespace = lkin_opt_string(L, 3, "namespace");
@@ -475,31 +496,14 @@ static int m_lister(lua_State *L) {
 }
 
 /* env:resource(name) -> {group, version, resource, kind, namespaced} |
- * nil, msg, code. Discovery (cached). Any state. */
+ * nil, msg, code, http_code. Discovery (cached), strict as
+ * lkin_resolve_strict (a singular raises). Any state. */
 static int m_resource(lua_State *L) {
   lkin_env *e = lkin_check_env(L, 1);
   const char *name = luaL_checkstring(L, 2);
   kin_resource r;
-  kin_result why;
-  int rc = kin_client_resource_why(e->client, name, &r, &why);
-  if (rc < 0) {
-    /* nil, message, code, http_code as kinformer.client: a server's answer
-     * gives its status, Status reason and message. */
-    lua_pushnil(L);
-    if (rc == KIN_ENOENT)
-      lua_pushfstring(L, "the server has no resource %s", name);
-    else if (why.code)
-      lua_pushfstring(L, "resolve %s: %d %s: %s", name, (int)why.code,
-                      why.reason ? why.reason : kin_status_reason_for_code(why.code),
-                      why.message ? why.message : kin_strerror(rc));
-    else
-      lua_pushfstring(L, "resolve %s: %s", name, why.message ? why.message : kin_strerror(rc));
-    lua_pushstring(L, rc == KIN_ESTATUS && why.reason ? why.reason : lkin_errname(rc));
-    lua_pushinteger(L, why.code);
-    kin_result_free(&why);
-    return 4;
-  }
-  kin_result_free(&why);
+  int n = lkin_resolve_strict(L, e->client, name, name, &r); /* as kinformer.client's */
+  if (n) return n;
   lkin_push_resource(L, &r);
   return 1;
 }

@@ -187,6 +187,9 @@ void lkin_event_read_opts(lua_State *L, int t, kin_event_recorder_opts *out) {
   }
   int o = lua_gettop(L);
   luaL_argcheck(L, lua_type(L, o) == LUA_TTABLE, t, "option 'events' must be a table");
+  /* the events table's keys (manager{events = {...}}); add new keys here */
+  static const char *const known[] = {"instance", "queue_size", "api", NULL};
+  lkin_opt_check_keys(L, o, known, "the manager's events");
   const char *api = lkin_opt_string(L, o, "api");
   lua_Integer q = lkin_opt_integer(L, o, "queue_size", 0);
   luaL_argcheck(L, q >= 0, t, "option 'events.queue_size' must be >= 0");

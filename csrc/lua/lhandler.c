@@ -278,11 +278,17 @@ int lkin_handler_add(lua_State *L, lkin_env *e, kin_informer *inf, const char *i
   int ty = lua_type(L, 2);
   luaL_argcheck(L, ty == LUA_TTABLE || ty == LUA_TSTRING, 2,
                 "handler must be a table {on_add=, on_update=, on_delete=} or a module name");
+  /* the handler table's callbacks: a misspelt one raises */
+  static const char *const callbacks[] = {"on_add", "on_update", "on_delete", NULL};
+  if (ty == LUA_TTABLE) lkin_opt_check_near(L, 2, callbacks, "the handler");
   int main = 0;
   size_t limit = 0;
   uint64_t resync = 0;
   if (!lua_isnoneornil(L, 3)) {
+    /* add_handler's options (lhandler.h); add new keys here */
+    static const char *const known[] = {"main", "resync", "memory_limit", NULL};
     luaL_checktype(L, 3, LUA_TTABLE);
+    lkin_opt_check_keys(L, 3, known, "add_handler");
     main = lkin_opt_bool(L, 3, "main");
     resync = lkin_opt_ns(L, 3, "resync", 0);
     if (resync == KIN_FOREVER) resync = 0; /* math.huge: never */

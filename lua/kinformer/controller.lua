@@ -35,6 +35,8 @@
 -- in its own worker state: map(obj, ctx) returns a list of
 -- {namespace =, name =} requests.
 local core = require "kinformer.core"
+local options = require "kinformer.util.options"
+local raise = options.raise
 
 local M = {}
 
@@ -44,7 +46,7 @@ Controller.__index = Controller
 local function env_of(mgr)
   local env = rawget(mgr, "env") or rawget(mgr, "_env")
   if env == nil and type(mgr.env) == "function" then env = mgr:env() end
-  if env == nil then error("kinformer.controller: the manager has no env", 3) end
+  if env == nil then raise("kinformer.controller: the manager has no env") end
   return env
 end
 
@@ -54,9 +56,17 @@ local function informer_ud(inf)
   return inf
 end
 
+-- A runtime failure (discovery failed, the server has no such resource):
+-- mgr:controller catches it and returns nil, msg, code (M.RUNTIME marks it).
+M.RUNTIME = {}
+local function runtime(msg, code)
+  error(setmetatable({ msg = msg, code = code }, M.RUNTIME), 0)
+end
+
 local function get_informer(mgr, res, opts)
-  local inf, msg = mgr:informer(res, opts)
-  if not inf then error(("controller: informer %s: %s"):format(res, tostring(msg)), 4) end
+  if opts ~= nil and type(opts) ~= "table" then raise("controller: informer_opts must be a table") end
+  local inf, msg, code = mgr:informer(res, opts)
+  if not inf then runtime(("controller: informer %s: %s"):format(res, tostring(msg)), code) end
   return informer_ud(inf)
 end
 
@@ -70,18 +80,25 @@ end
 
 local function check_predicates(p, what)
   if p ~= nil and type(p) ~= "table" and type(p) ~= "string" then
-    error(("controller: %s predicates must be a list, a name or a table, not a %s"):format(what, type(p)), 4)
+    raise(("controller: %s predicates must be a list, a name or a table, not a %s"):format(what, type(p)))
   end
 end
+
+-- The keys of an owns/watches entry {"v1/pods", ...}: add new ones here.
+M.ENTRY_OPTIONS = {
+  owns = { "resource", "predicates", "informer_opts", "all_owners" },
+  watches = { "resource", "predicates", "informer_opts", "map", "owner" },
+}
 
 -- Returns {resource, opts...} from "v1/pods" or {"v1/pods", k = v}.
 local function entry(e, what, i)
   if type(e) == "string" then return e, {} end
   if type(e) == "table" then
+    options.check(e, M.ENTRY_OPTIONS[what], ("mgr:controller's %s entry"):format(what), true)
     local res = e[1] or e.resource
     if type(res) == "string" then return res, e end
   end
-  error(("controller: %s #%d must be a resource name or {resource, ...}"):format(what, i), 4)
+  raise(("controller: %s #%d must be a resource name or {resource, ...}"):format(what, i))
 end
 
 local function lower_first(kind) return (kind:lower()) end
@@ -89,16 +106,16 @@ local function lower_first(kind) return (kind:lower()) end
 -- mgr:controller's registry check (issue 15): a name registered twice
 -- raises, unless cfg.replace, which stops the registered one first (it
 -- leaves the registry; its userdata is closed, as is that of a controller
--- of that name stopped earlier). level: the user's frame for error().
-local function check_name(mgr, name, cfg, level)
+-- of that name stopped earlier). Raises at the user's line (raise).
+local function check_name(mgr, name, cfg)
   local reg = type(mgr) == "table" and rawget(mgr, "_controllers")
   if type(reg) ~= "table" then return end
   for i = #reg, 1, -1 do
     local old = reg[i]
     if type(old) == "table" and rawget(old, "_name") == name then
       if not cfg.replace then
-        error(('controller "%s" is already registered (ctl:stop() it, or pass replace = true)')
-          :format(name), level + 1)
+        raise(('controller "%s" is already registered (ctl:stop() it, or pass replace = true)')
+          :format(name))
       end
       old:stop()
     end
@@ -116,35 +133,44 @@ local function check_name(mgr, name, cfg, level)
 end
 
 --- Creates a controller from the user's config. Raises on a bad config
--- (the message names the field). Returns the controller object. With
--- opts.register (mgr:controller), a name already in the manager's registry
--- raises unless cfg.replace (see check_name).
+-- at the user's line (the message names the field; an unknown key names
+-- the closest valid one). Returns the controller object. A runtime
+-- failure (a watched resource the server does not have, discovery failed)
+-- raises a value with metatable M.RUNTIME ({msg=, code=}), which
+-- mgr:controller returns as nil, msg, code. With opts.register
+-- (mgr:controller), a name already in the manager's registry raises
+-- unless cfg.replace (see check_name).
+M.OPTIONS = { -- mgr:controller{...}'s keys: add new options here
+  "name", "for", "owns", "watches", "predicates", "workers", "rate_limiter", "reconciler",
+  "memory_limit", "reconcile_timeout", "busy_warning_after", "informer_opts", "replace",
+}
 function M.new(mgr, cfg, opts)
-  if type(cfg) ~= "table" then error("controller: config table expected", 2) end
+  if type(cfg) ~= "table" then raise("controller: config table expected") end
+  options.check(cfg, M.OPTIONS, "mgr:controller")
   local env = env_of(mgr)
   local for_res = cfg["for"]
-  if for_res ~= nil and type(for_res) ~= "string" then error("controller: 'for' must be a resource name", 2) end
-  if for_res == nil and not cfg.watches then error("controller: 'for' or 'watches' required", 2) end
-  if cfg.reconciler == nil then error("controller: reconciler required (a module name or a function)", 2) end
+  if for_res ~= nil and type(for_res) ~= "string" then raise("controller: 'for' must be a resource name") end
+  if for_res == nil and not cfg.watches then raise("controller: 'for' or 'watches' required") end
+  if cfg.reconciler == nil then raise("controller: reconciler required (a module name or a function)") end
   local rt = type(cfg.reconciler)
   if rt ~= "string" and rt ~= "function" then
-    error("controller: reconciler must be a module name or a self-contained function", 2)
+    raise("controller: reconciler must be a module name or a self-contained function")
   end
   check_predicates(cfg.predicates, "controller")
   local iopts = cfg.informer_opts
 
   local owner
   if for_res then
-    local r, msg = env:resource(for_res)
-    if not r then error(("controller: resource %s: %s"):format(for_res, tostring(msg)), 2) end
+    local r, msg, code = options.call(env.resource, env, for_res)
+    if not r then runtime(("controller: resource %s: %s"):format(for_res, tostring(msg)), code) end
     owner = r
   end
   local name = cfg.name
   if name == nil then
-    if not owner then error("controller: name required when there is no 'for'", 2) end
+    if not owner then raise("controller: name required when there is no 'for'") end
     name = lower_first(owner.kind)
   end
-  if type(name) ~= "string" or name == "" then error("controller: name must be a non-empty string", 2) end
+  if type(name) ~= "string" or name == "" then raise("controller: name must be a non-empty string") end
 
   local watches = {}
   if for_res then
@@ -152,7 +178,7 @@ function M.new(mgr, cfg, opts)
                               name = for_res, predicates = combine(cfg.predicates, nil) }
   end
   for i, e in ipairs(cfg.owns or {}) do
-    if not owner then error("controller: 'owns' needs 'for' (the owner type)", 2) end
+    if not owner then raise("controller: 'owns' needs 'for' (the owner type)") end
     local res, o = entry(e, "owns", i)
     check_predicates(o.predicates, "owns " .. res)
     watches[#watches + 1] = {
@@ -169,12 +195,12 @@ function M.new(mgr, cfg, opts)
                 predicates = combine(cfg.predicates, o.predicates) }
     if o.map ~= nil then
       if type(o.map) ~= "string" and type(o.map) ~= "function" then
-        error(("controller: watches %s: map must be a module name or a function"):format(res), 2)
+        raise(("controller: watches %s: map must be a module name or a function"):format(res))
       end
       w.kind, w.map = "map", o.map
     elseif o.owner then
-      local r, msg = env:resource(o.owner)
-      if not r then error(("controller: resource %s: %s"):format(o.owner, tostring(msg)), 2) end
+      local r, msg, code = options.call(env.resource, env, o.owner)
+      if not r then runtime(("controller: resource %s: %s"):format(o.owner, tostring(msg)), code) end
       w.kind, w.owner_group, w.owner_kind, w.cluster_scoped = "owner", r.group or "", r.kind, not r.namespaced
     else
       w.kind = "object"
@@ -197,13 +223,13 @@ function M.new(mgr, cfg, opts)
     rate_limiter = cfg.rate_limiter, watches = watches,
     reconcile_timeout = rtimeout, busy_warning_after = busy_after,
   }
-  if opts and opts.register then check_name(mgr, name, cfg, 3) end
+  if opts and opts.register then check_name(mgr, name, cfg) end
   local ok, ud = pcall(env.controller, env, spec)
   if not ok then
     -- "bad argument #2 to 'controller' (...)": keep the reason only
     local why = tostring(ud)
     why = why:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or why
-    error("controller " .. name .. ": " .. why, 2)
+    raise("controller " .. name .. ": " .. why)
   end
   -- _cfg: the leader election rebuilds a controller stopped by a lost lease
   -- _for: the For informer (its keys are what ctl:plan() plans by default)
@@ -220,7 +246,7 @@ function Controller:start() return self._ud:start() end
 -- running then are interrupted. The controller leaves its manager's
 -- registry (mgr:controllers()), so its name can be registered again.
 function Controller:stop(timeout)
-  local r = self._ud:stop(timeout)
+  local r = options.call(self._ud.stop, self._ud, timeout)
   local mgr = rawget(self, "_mgr")
   if type(mgr) == "table" and mgr._unregister then mgr:_unregister(self) end
   return r
@@ -244,7 +270,7 @@ function Controller:reload(code)
   if not called then -- misuse (a function with an upvalue...): at the caller's line
     local why = tostring(ok)
     why = why:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or why
-    error("ctl:reload: " .. why, 2)
+    raise("ctl:reload: " .. why)
   end
   if not ok then return nil, msg, c end
   local r = code
@@ -263,7 +289,7 @@ end
 
 --- Stops taking work without waiting (queued requests are dropped); with
 -- timeout, reconciles still running then are interrupted. stop() joins.
-function Controller:shutdown(timeout) return self._ud:shutdown(timeout) end
+function Controller:shutdown(timeout) return options.call(self._ud.shutdown, self._ud, timeout) end
 
 --- The reconciles in flight: a list of {worker =, key =, seconds =}.
 function Controller:busy() return self._ud:busy() end
@@ -276,7 +302,7 @@ Controller.__close = Controller.close
 function Controller:stats() return self._ud:stats() end
 
 --- Adds the request (ns, name) to the queue; ns nil or "" when cluster-scoped.
-function Controller:enqueue(ns, name) return self._ud:enqueue(ns, name) end
+function Controller:enqueue(ns, name) return options.call(self._ud.enqueue, self._ud, ns, name) end
 
 function Controller:name() return self._ud:name() end
 
@@ -303,12 +329,15 @@ end
 
 --- Runs the reconciler once in the calling state on {namespace=, name=}
 -- with a ctx over the manager's env. Returns true (done) or the result
--- table, or nil, err (a raised error carries a traceback; a terminal error
--- is returned as is; a result the workers would take for an error, such
--- as a bad requeue_after, gives nil and the workers' message).
+-- table, or nil, err, code (a raised error carries a traceback; a terminal
+-- error is returned as is; a result the workers would take for an error,
+-- such as a bad requeue_after, gives nil and the workers' message). code
+-- is what the reconciler returned third (return nil, msg, code: the Status
+-- reason of a failed client call, "NotFound", "Conflict"...), or the
+-- .code field of a raised or terminal error table, or nil.
 function Controller:reconcile_once(req)
   if type(req) ~= "table" or type(req.name) ~= "string" or req.name == "" then
-    error("reconcile_once: want {namespace = ..., name = ...}", 2)
+    raise("reconcile_once: want {namespace = ..., name = ...}")
   end
   -- resolved once and kept until ctl:reload, as the workers' states are:
   -- clearing package.loaded alone changes neither
@@ -321,14 +350,17 @@ function Controller:reconcile_once(req)
   local ns = req.namespace or ""
   local r = { namespace = ns, name = req.name, key = ns ~= "" and (ns .. "/" .. req.name) or req.name }
   local ctx = require("kinformer.ctx").new(self._env, { controller = self._name, worker = 0, request = r })
-  local ok, res, err = xpcall(fn, handler, r, ctx)
-  if not ok then return nil, res end
+  local ok, res, err, code = xpcall(fn, handler, r, ctx)
+  if not ok then return nil, res, type(res) == "table" and rawget(res, "code") or nil end
   -- what the values mean is decided in one place, C's (csrc/lua/lresult.c),
   -- the same for the controller's workers
   local kind, detail = core.reconcile_result(true, res, err)
-  if kind == "terminal" then return nil, core.is_terminal(res) and res or err end
+  if kind == "terminal" then
+    local t = core.is_terminal(res) and res or err
+    return nil, t, code or (type(t) == "table" and rawget(t, "code")) or nil
+  end
   if kind == "error" then
-    if res == nil or res == false then return nil, err end
+    if res == nil or res == false then return nil, err, code end
     return nil, detail
   end
   if type(res) == "table" then return res end

@@ -23,20 +23,28 @@
 -- again (they are rebuilt from their configs when leadership returns).
 -- The callbacks run in the manager's main state (mgr:step / mgr:run).
 local core = require "kinformer.core"
+local options = require "kinformer.util.options"
 
 local M = {}
+
+M.OPTIONS = { -- kinformer.manager{leader_election = {...}}'s keys: add new ones here
+  "name", "namespace", "identity", "lease_duration", "renew_deadline", "retry_period",
+  "release_on_cancel", "exit_on_loss", "on_started_leading", "on_stopped_leading",
+  "on_new_leader",
+}
 
 local LE = {}
 LE.__index = LE
 
 local function check(opts)
-  if type(opts) ~= "table" then error("leader_election: options table expected", 3) end
+  if type(opts) ~= "table" then options.raise("leader_election: options table expected") end
+  options.check(opts, M.OPTIONS, "leader_election")
   if type(opts.name) ~= "string" or opts.name == "" then
-    error("leader_election: name (the Lease's name) is required", 3)
+    options.raise("leader_election: name (the Lease's name) is required")
   end
   for _, k in ipairs { "on_started_leading", "on_stopped_leading", "on_new_leader" } do
     if opts[k] ~= nil and type(opts[k]) ~= "function" then
-      error("leader_election: " .. k .. " must be a function", 3)
+      options.raise("leader_election: " .. k .. " must be a function")
     end
   end
 end
@@ -65,7 +73,7 @@ function M.new(mgr, opts)
   })
   if not ok then
     local why = tostring(ud):match("^bad argument #%d+ to '[^']*' %((.*)%)$") or tostring(ud)
-    error("leader_election: " .. why:gsub("^leader election: ", ""), 2)
+    options.raise("leader_election: " .. why:gsub("^leader election: ", ""))
   end
   self._ud = ud
   return self

@@ -8,6 +8,7 @@
 --   assert(mgr:start{ timeout = 60 })
 --   mgr:run()                 -- until SIGINT/SIGTERM, then mgr:stop()
 local core = require "kinformer.core"
+local options = require "kinformer.util.options"
 
 local M = {}
 
@@ -52,29 +53,36 @@ end
 -- "v1"; default: what discovery lists)}; leader_election (a table: see
 -- kinformer.leader_election; controllers then run only while this replica
 -- leads).
--- Returns the manager, or nil, message, code.
+-- Returns the manager, or nil, message, code. Misuse (an unknown option,
+-- a value of the wrong type) raises at the caller's line.
+M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
+  "kubeconfig", "context", "url", "token", "insecure", "ca", "sim", "namespace", "qps",
+  "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
+  "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
+  "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
+  "leader_election",
+}
 function M.new(opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then error("bad argument #1 to 'manager' (table expected)", 2) end
-  if opts.log_level then core.set_log_level(opts.log_level) end
+  opts = options.check(opts, M.OPTIONS, "kinformer.manager")
+  if opts.log_level then options.call(core.set_log_level, opts.log_level) end
   local kubeconfig, url = opts.kubeconfig, nil -- sim, then url, win over kubeconfig
   if opts.sim then
     kubeconfig = opts.sim.kubeconfig
   elseif opts.url then
     kubeconfig, url = nil, opts.url -- core.env takes it directly: no kubeconfig is written
   end
-  local env, msg, code = core.env{
+  local env, msg, code = options.call(core.env, {
     kubeconfig = kubeconfig, context = opts.context, qps = opts.qps, burst = opts.burst,
     url = url, token = url and opts.token, insecure = url and opts.insecure, ca = url and opts.ca,
     resync = opts.resync, timeout = opts.timeout, in_cluster = opts.in_cluster,
     read_idle_timeout = opts.read_idle_timeout, ping_timeout = opts.ping_timeout,
     watch_idle_timeout = opts.watch_idle_timeout, events = opts.events,
-  }
+  })
   if not env then return nil, msg, code end
   local server
   local mbind, hbind = tostring(opts.metrics_bind or "0"), tostring(opts.health_bind or "0")
   if mbind ~= "0" or hbind ~= "0" then
-    server, msg, code = core.metrics_server{ metrics_bind = mbind, health_bind = hbind }
+    server, msg, code = options.call(core.metrics_server, { metrics_bind = mbind, health_bind = hbind })
     if not server then
       env:shutdown()
       return nil, msg, code
@@ -95,25 +103,39 @@ function M.new(opts)
     busy_warning_after = opts.busy_warning_after,
     shutdown_timeout = opts.shutdown_timeout or 30,
     _controllers = {},
+    _informer_failures = {}, -- what mgr:informer could not create: fails mgr:start
     _started = false,
     _stopped = false,
   }, Manager)
   if opts.leader_election ~= nil then
-    mgr._le = require("kinformer.leader_election").new(mgr, opts.leader_election)
+    mgr._le = options.call(require("kinformer.leader_election").new, mgr, opts.leader_election)
   end
   return mgr
 end
 
 --- Returns the shared informer for resource ("v1/pods", "apps/v1/deployments")
 -- and opts (namespace, label_selector, field_selector, resync, metadata_only,
--- transform, keep_managed_fields, watch_idle_timeout); or nil, message, code.
--- read_idle_timeout and ping_timeout are the manager's only (informers
--- share its connections). When the manager
+-- transform, transform_memory_limit, keep_managed_fields, watch_list,
+-- watch_idle_timeout; the list is lenv.c's m_informer's); or nil,
+-- message, code on a runtime failure (discovery failed, the server has no
+-- such resource), which also makes mgr:start fail (until a later
+-- mgr:informer of that resource succeeds): a script that ignores it does
+-- not run without its informer. Misuse raises at the caller's
+-- line: an unknown option (with the closest valid one), a singular or
+-- malformed resource name ('unknown resource "v1/configmap" (did you mean
+-- "v1/configmaps"?)'). read_idle_timeout and ping_timeout are the
+-- manager's only (informers share its connections). When the manager
 -- was given a namespace, namespaced resources default to it.
 function Manager:informer(resource, opts)
+  if type(resource) ~= "string" then
+    options.raise(("bad argument #1 to mgr:informer (resource name expected, got %s)"):format(type(resource)))
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    options.raise(("bad argument #2 to mgr:informer (options table expected, got %s)"):format(type(opts)))
+  end
   opts = opts or {}
   if self._namespace_set and opts.namespace == nil then
-    local r = self.env:resource(resource)
+    local r = options.call(self.env.resource, self.env, resource)
     if r and r.namespaced then
       local o = {}
       for k, v in pairs(opts) do o[k] = v end
@@ -121,14 +143,32 @@ function Manager:informer(resource, opts)
       opts = o
     end
   end
-  return self.env:informer(resource, opts)
+  local inf, msg, code = options.call(self.env.informer, self.env, resource, opts)
+  local f = self._informer_failures
+  if not inf then
+    f[#f + 1] = { resource = resource, msg = msg, code = code }
+  else -- a later success (the CRD got installed, the server came up) clears it
+    for i = #f, 1, -1 do
+      if f[i].resource == resource then table.remove(f, i) end
+    end
+  end
+  return inf, msg, code
 end
 
 --- Adds a controller (see kinformer.controller). Started by mgr:start after
--- the caches sync, or at once when the manager already runs.
+-- the caches sync, or at once when the manager already runs. A bad config
+-- raises at the caller's line (see kinformer.controller); a runtime
+-- failure (a watched resource the server does not have, discovery failed)
+-- returns nil, message, code and makes mgr:start fail as mgr:informer's.
 function Manager:controller(cfg)
-  local ctl, msg, code = require("kinformer.controller").new(self, cfg, { register = true })
-  if not ctl then return nil, msg, code end
+  local controller = require "kinformer.controller"
+  local ok, ctl = pcall(controller.new, self, cfg, { register = true })
+  if not ok then
+    if getmetatable(ctl) ~= controller.RUNTIME then error(ctl, 0) end -- misuse: already at the user's line
+    local f = self._informer_failures
+    f[#f + 1] = { what = "controller", msg = ctl.msg, code = ctl.code }
+    return nil, ctl.msg, ctl.code
+  end
   self._controllers[#self._controllers + 1] = ctl
   if self._started and not self._stopped and ctl.start and (not self._le or self._le:leading()) then
     local ok, err, c = ctl:start()
@@ -169,11 +209,19 @@ end
 -- synced. opts: timeout (seconds; default the manager's sync_timeout),
 -- on_progress (called with env:sync_progress() about every 0.1 s while
 -- waiting). Returns true, or nil, message (naming the unsynced informer),
--- code. Calling it again returns true.
+-- code; also at once when an earlier mgr:informer call failed (its
+-- message and code). Calling it again returns true.
+M.START_OPTIONS = { "timeout", "on_progress" } -- mgr:start's and mgr:run's keys
 function Manager:start(opts)
-  opts = opts or {}
+  opts = options.check(opts, M.START_OPTIONS, "mgr:start")
   if self._stopped then return nil, "manager is stopped", "ECLOSED" end
   if self._started then return true end
+  local failed = self._informer_failures[1]
+  if failed then
+    if failed.what then return nil, failed.msg, failed.code end
+    return nil, ("informer %s could not be created: %s"):format(failed.resource, tostring(failed.msg)),
+      failed.code
+  end
   local ok, msg, code = self.env:start()
   if not ok then return nil, msg, code end
   if self._le then
@@ -242,10 +290,10 @@ end
 local function add_check(self, probe, name, fn)
   if type(name) ~= "string" or name == "" or name:find("/", 1, true) or name == "ping"
       or (probe == "readyz" and name == "informers") then
-    error("bad argument #1 to 'add_" .. probe .. "_check' (a name without '/', not 'ping' or 'informers')", 3)
+    options.raise("bad argument #1 to 'add_" .. probe .. "_check' (a name without '/', not 'ping' or 'informers')")
   end
   if type(fn) ~= "function" then
-    error("bad argument #2 to 'add_" .. probe .. "_check' (function expected)", 3)
+    options.raise("bad argument #2 to 'add_" .. probe .. "_check' (function expected)")
   end
   local server = rawget(self, "_server")
   if not server or not server:port("health") then
@@ -279,7 +327,7 @@ end
 -- seconds (default 0) for the first. Returns how many ran.
 function Manager:step(timeout)
   self:_run_checks()
-  return self.env:step(timeout or 0)
+  return options.call(self.env.step, self.env, timeout or 0)
 end
 
 --- Starts (if needed), then runs until SIGINT or SIGTERM while pumping
@@ -287,6 +335,7 @@ end
 -- stops. Returns true, or nil, message, code when start failed. opts: the
 -- same as start's.
 function Manager:run(opts)
+  opts = options.check(opts, M.START_OPTIONS, "mgr:run")
   -- block the signals before any thread is made, so only this loop takes them
   self.env:wait_signal(0)
   local ok, msg, code = self:start(opts)
@@ -400,7 +449,7 @@ end
 -- manager's one recorder, shared by every Lua state; client-go's
 -- correlator). Also rec:flush([timeout]), rec:stats().
 function Manager:event_recorder(component)
-  return self.env:event_recorder(component)
+  return options.call(self.env.event_recorder, self.env, component)
 end
 
 --- The leader election's state (nil without leader_election):
@@ -415,13 +464,16 @@ end
 --- Read-only view of an informer of this manager by name ("v1/pods" or an
 -- informer's :name()), or nil, message, code.
 function Manager:lister(name)
-  return self.env:lister(name)
+  return options.call(self.env.lister, self.env, name)
 end
 
 --- Calls fn() until it returns a true value, pumping main-state handlers
 -- between calls, up to timeout seconds (default 10). Returns fn's value, or
 -- nil, "timed out", "ETIMEDOUT".
 function Manager:wait_for(fn, timeout)
+  if type(fn) ~= "function" then
+    options.raise(("bad argument #1 to mgr:wait_for (function expected, got %s)"):format(type(fn)))
+  end
   local deadline = core.monotime() + (timeout or 10)
   while true do
     local v = fn()

@@ -19,6 +19,7 @@
 -- label set exists. Label values are given as a table keyed by label name
 -- or as a list in label order; a metric without labels takes nil.
 local core = require "kinformer.core"
+local options = require "kinformer.util.options"
 
 local M = {}
 
@@ -27,13 +28,13 @@ M.default_buckets = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 }
 
 local function make(kind, opts)
   if type(opts) ~= "table" then
-    error(string.format("bad argument #1 to '%s' (table expected, got %s)", kind, type(opts)), 3)
+    options.raise(string.format("bad argument #1 to '%s' (table expected, got %s)", kind, type(opts)))
   end
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
   o.type = kind
-  local m, msg = core.metric(o)
-  if not m then error(msg, 3) end
+  local m, msg = options.call(core.metric, o)
+  if not m then options.raise(msg) end
   return m
 end
 

@@ -10,6 +10,7 @@
 -- kinformer.core so that operators in production load no HTTP server,
 -- GnuTLS or Jansson.
 local simcore = require "kinformer.simcore"
+local options = require "kinformer.util.options"
 
 local M = {}
 
@@ -25,6 +26,16 @@ Sim.__close = function(self) self:stop() end
 Sim.__tostring = function(self) return tostring(rawget(self, "_h")) end
 
 function Sim:stop() rawget(self, "_h"):stop() end
+
+Sim.FAULT_OPTIONS = { "kind", "ms", "code", "count" } -- sim:fault{...}'s keys (lsim.c): add new ones here
+
+--- sim:fault{kind =, ms =, code =, count =} (see M.start): an unknown key
+-- raises with the closest valid one.
+function Sim:fault(f)
+  if type(f) == "table" then options.check(f, Sim.FAULT_OPTIONS, "sim:fault") end
+  local h = rawget(self, "_h")
+  return options.call(h.fault, h, f)
+end
 
 --- Starts a server. opts (all optional): port (0: a free one), bind
 -- ("127.0.0.1"), token (bearer token required), tls_cert / tls_key (PEM
@@ -43,8 +54,13 @@ function Sim:stop() rawget(self, "_h"):stop() end
 -- "fail" (code = 429|500|503, count = N (1): the next N requests fail),
 -- "latency" (ms = N: every later request waits) or "compact" (history
 -- dropped: older watches and continue tokens get 410). Misuse raises.
+M.OPTIONS = { -- kinformer.sim.start{...}'s keys (lsim.c reads them): add new ones here
+  "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
+  "bookmark_interval_ms", "legacy_events",
+}
 function M.start(opts)
-  local h, msg, code = simcore.start(opts)
+  if opts ~= nil then options.check(opts, M.OPTIONS, "kinformer.sim.start") end
+  local h, msg, code = options.call(simcore.start, opts)
   if not h then return nil, msg, code end
   return setmetatable({ _h = h, url = h:url(), port = h:port(), kubeconfig = h:kubeconfig() }, Sim)
 end

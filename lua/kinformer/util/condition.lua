@@ -4,6 +4,7 @@
 -- is up to the caller. Also ctx.get_condition etc.
 local O = require "kinformer.util.object"
 
+local options = require "kinformer.util.options"
 local M = {}
 
 --- The condition of type typ in obj.status.conditions, or nil.
@@ -28,9 +29,15 @@ end
 -- last_transition_time= (default now)}. lastTransitionTime changes only
 -- when the status changes (or the condition is new); reason, message and
 -- observedGeneration are always set. Returns true when anything changed.
+-- An unknown key in cond raises (with the closest valid one).
+M.CONDITION_OPTIONS = { -- set_condition's cond keys: add new ones here
+  "type", "status", "reason", "message", "observed_generation", "observedGeneration",
+  "last_transition_time", "lastTransitionTime",
+}
 function M.set_condition(obj, cond)
   O.check(obj, "set_condition")
   if type(cond) ~= "table" then error("set_condition: cond must be a table", 2) end
+  options.check(cond, M.CONDITION_OPTIONS, "set_condition")
   if type(cond.type) ~= "string" or cond.type == "" then error("set_condition: cond.type is required", 2) end
   local status = cond.status
   if status == true then status = "True" elseif status == false then status = "False" end
