@@ -52,7 +52,7 @@ e2e-lua: e2e-deps
 	$(MAKE) --no-print-directory MODE=release $(LUA_MOD) $(SIM_MOD) fault-proxy
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/examples \
-	  spec/stall_spec.lua spec/leader_election_spec.lua spec/plan_spec.lua
+	  spec/stall_spec.lua spec/leader_election_spec.lua spec/plan_spec.lua spec/replay_spec.lua
 
 # sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
 # in its release flavour.

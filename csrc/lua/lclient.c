@@ -355,6 +355,16 @@ static int m_get(lua_State *L) {
   return push_result(L, rc, &out, "get", res);
 }
 
+/* c:server_version() -> the server's /version document ({major=, minor=,
+ * gitVersion=, ...}) | nil, msg, code, http_code */
+static int m_server_version(lua_State *L) {
+  kin_client *c = check(L);
+  kin_client_request req = {.path = "/version", .idempotent = 1};
+  kin_result out;
+  int rc = kin_client_do(c, &req, &out);
+  return push_result(L, rc, &out, "get", "/version");
+}
+
 /* c:list(res [, ns [, {label_selector=, field_selector=, limit=, continue=,
  *        resource_version=}]]) -> list table | nil, msg, code, http_code */
 static int m_list(lua_State *L) {
@@ -585,6 +595,7 @@ static const luaL_Reg methods[] = {
     {"delete", m_delete},
     {"resource", m_resource},
     {"namespace", m_namespace},
+    {"server_version", m_server_version},
     {"close", m_close},
     {NULL, NULL},
 };

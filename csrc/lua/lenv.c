@@ -87,7 +87,9 @@ static long ns_to_ms(uint64_t ns) {
 
 /* core.env{kubeconfig=, context=, url=, token=, insecure=, ca=, qps=,
  *          burst=, resync=, timeout=, in_cluster=, read_idle_timeout=,
- *          ping_timeout=, watch_idle_timeout=, events=} -> env | nil, msg, code
+ *          ping_timeout=, watch_idle_timeout=, events=, user_agent=}
+ *   -> env | nil, msg, code (user_agent: the User-Agent header, default
+ *   "kinformer/<version>")
  * (events = {instance=, queue_size=, api=}: the event recorder's options,
  * levent.c)
  * Loads the kubeconfig (opts.kubeconfig, else $KUBECONFIG, else
@@ -105,7 +107,7 @@ static int l_env(lua_State *L) {
   static const char *const known[] = {
       "kubeconfig", "context", "qps", "burst", "timeout", "resync", "in_cluster",
       "read_idle_timeout", "ping_timeout", "watch_idle_timeout", "url", "token", "ca",
-      "insecure", "events", NULL};
+      "insecure", "events", "user_agent", NULL};
   lkin_opt_check_keys(L, 1, known, "kinformer.manager");
   kin_kubeconfig_opts ko = {lkin_opt_string(L, 1, "kubeconfig"),
                             lkin_opt_string(L, 1, "context")};
@@ -113,6 +115,7 @@ static int l_env(lua_State *L) {
   co.qps = lkin_opt_number(L, 1, "qps", 0);
   co.burst = (int)lkin_opt_number(L, 1, "burst", 0);
   co.timeout_ms = (long)(lkin_opt_number(L, 1, "timeout", 0) * 1000);
+  co.user_agent = lkin_opt_string(L, 1, "user_agent");
   uint64_t resync = lkin_opt_ns(L, 1, "resync", 0);
   int in_cluster = lkin_opt_bool(L, 1, "in_cluster");
   /* Connection health (io_engine.h) and the reflectors' watch idle timeout;

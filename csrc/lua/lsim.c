@@ -146,6 +146,29 @@ static int m_compact(lua_State *L) {
   return 0;
 }
 
+/* sim:write_log_start(): from now on every API write is logged (sim.h). */
+static int m_write_log_start(lua_State *L) {
+  kin_sim_write_log_start(check(L, 1)->sim);
+  return 0;
+}
+
+/* sim:write_log_take() -> the writes logged since the last take, as a JSON
+ * array text of {method, uri, userAgent, body}; nil, msg, code when the log
+ * was not started (EINVAL) or memory ran out (ENOMEM). */
+static int m_write_log_take(lua_State *L) {
+  lsim *u = check(L, 1);
+  char *s = kin_sim_write_log_take(u->sim);
+  if (!s) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "write log not started (sim:write_log_start) or out of memory");
+    lua_pushliteral(L, "EINVAL");
+    return 3;
+  }
+  lua_pushstring(L, s);
+  free(s);
+  return 1;
+}
+
 /* Fault injection (sim.h): sim:fault{kind=..., ...} with kind one of
  *   "drop"       close every open watch abruptly
  *   "cut"        cut each open watch inside its next event
@@ -222,6 +245,8 @@ static const luaL_Reg methods[] = {
     {"resource_version", m_resource_version},
     {"compact", m_compact},
     {"fault", m_fault},
+    {"write_log_start", m_write_log_start},
+    {"write_log_take", m_write_log_take},
     {"stop", m_stop},
     {"running", m_running},
     {NULL, NULL}};

@@ -69,6 +69,8 @@ int kin__sim_apply_request_faults(kin__sim_req *req, const char *url, enum MHD_R
 /* Calls the request hook (kin_sim_set_request_hook), if any, with url and
  * the request's query. */
 void kin__sim_call_request_hook(kin__sim_req *req, const char *url);
+/* Logs req when the write log is on and req is an API write (write_log.c). */
+void kin__sim_write_log_add(kin__sim_req *req, const char *url);
 /* The admin endpoint POST /kinformer-sim/faults; 1 when it answered. */
 int kin__sim_handle_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* The admin endpoint POST /kinformer-sim/burst (burst.c); 1 when it answered. */

@@ -28,6 +28,7 @@ static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
   if (kin__sim_handle_faults(req, url, &ret)) return ret;
   if (kin__sim_handle_burst(req, url, &ret)) return ret;
   if (kin__sim_apply_request_faults(req, url, &ret)) return ret;
+  kin__sim_write_log_add(req, url);
   if (kin__sim_handle_whoami(req, url, &ret)) return ret;
   if (kin__sim_handle_discovery(req, url, &ret)) return ret;
   if (kin__sim_handle_openapi(req, url, &ret)) return ret;

@@ -102,6 +102,16 @@ void kin_sim_set_latency(kin_sim *sim, uint32_t ms);
 typedef void (*kin_sim_request_hook)(void *ud, const char *method, const char *uri);
 void kin_sim_set_request_hook(kin_sim *sim, kin_sim_request_hook fn, void *ud);
 
+/* Write log, for replay tests: after kin_sim_write_log_start every POST,
+ * PUT, PATCH and DELETE on an API path that reaches the resource handlers
+ * (past authentication and injected failures; dry runs included) is kept.
+ * kin_sim_write_log_take returns the entries since the last take as a JSON
+ * array text of {"method", "uri" (path and decoded query), "userAgent",
+ * "body"} (malloc'd, the caller frees) and keeps logging; NULL when the log
+ * was never started or on ENOMEM. Both are thread-safe. */
+void kin_sim_write_log_start(kin_sim *sim);
+char *kin_sim_write_log_take(kin_sim *sim);
+
 /* Benchmark helper (also POST /kinformer-sim/burst, see docs/sim.md):
  * makes count updates of the existing objects of resource
  * ("[group/]version/resource") in ns (NULL or "": every namespace),

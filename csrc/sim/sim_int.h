@@ -104,6 +104,7 @@ typedef struct kin__sim_store {
   int stopping;
   uint32_t bookmark_interval_ms;
   kin__sim_faults faults;
+  json_t *write_log;           /* recorded API writes (write_log.c); NULL: off */
 } kin__sim_store;
 
 /* An answer: HTTP code and a JSON body (object or Status), owned. */

@@ -48,6 +48,7 @@ static void event_clear(kin__sim_event *e) {
 void kin__sim_store_free(kin__sim_store *s) {
   for (size_t i = 0; i < s->hlen; i++) event_clear(&s->hist[(s->hstart + i) % s->hcap]);
   free(s->hist);
+  json_decref(s->write_log);
   kin__sim_registry_free(s);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cond);

@@ -45,6 +45,8 @@ M.usage = [[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
+       kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
+       kinformer replay TRACE SCRIPT [--fault N:KIND]...
        kinformer --help | --version
 
 Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
@@ -568,6 +570,10 @@ end
 
 --- Entry point: argv as `arg`. Returns the exit status.
 function M.main(argv)
+  -- record and replay parse their own arguments (kinformer.record, kinformer.replay)
+  if argv and (argv[1] == "record" or argv[1] == "replay") then
+    return require("kinformer." .. argv[1]).main(argv)
+  end
   local o, err = M.parse(argv or {})
   if not o then
     stderr("kinformer: %s\n%s", err, M.usage)

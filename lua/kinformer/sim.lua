@@ -46,7 +46,8 @@ end
 -- (period of BOOKMARK events), legacy_events (true: no events.k8s.io/v1,
 -- Events in core v1 only).
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
--- resource_version, running, fault), or nil, message, code.
+-- resource_version, running, fault, write_log_start, write_log_take), or
+-- nil, message, code.
 --
 -- Fault injection: sim:fault{kind = ...} with kind "drop" (close every open
 -- watch abruptly), "cut" (cut each watch inside its next event), "malformed"
@@ -54,6 +55,11 @@ end
 -- "fail" (code = 429|500|503, count = N (1): the next N requests fail),
 -- "latency" (ms = N: every later request waits) or "compact" (history
 -- dropped: older watches and continue tokens get 410). Misuse raises.
+--
+-- Write log (kinformer.replay): sim:write_log_start() keeps every later API
+-- write (POST, PUT, PATCH, DELETE past authentication and injected
+-- failures); sim:write_log_take() returns those since the last take as a
+-- JSON array text of {method, uri, userAgent, body}.
 M.OPTIONS = { -- kinformer.sim.start{...}'s keys (lsim.c reads them): add new ones here
   "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
   "bookmark_interval_ms", "legacy_events",

@@ -1,0 +1,414 @@
+--- kinformer.replay: feeds a trace of `kinformer record` through an operator
+-- script against kinformer.sim and returns the writes its reconcilers made.
+--
+--   local writes = require("kinformer.replay").run{
+--     trace = "trace.jsonl", script = "examples/website/operator.lua",
+--     faults = { { at = 3, fault = "drop_watches" } },
+--   }
+--   -- writes[i] = {verb=, resource=, namespace=, name=, subresource=, body=}
+--
+-- How: a kinformer.sim is seeded with the trace's CRDs and LIST items; the
+-- script registers its informers and controllers on a manager against that
+-- sim (the real reflector -> DeltaFIFO -> informer -> controller path) and
+-- the manager starts. Then each watch event of the trace is written to the
+-- sim through a client of its own (User-Agent kinformer-replay): ADDED
+-- creates, MODIFIED updates (and writes the status through /status when the
+-- update did not take it), DELETED deletes, each as an upsert so that
+-- objects the operator itself made do not conflict. The sim's write log
+-- (sim:write_log_start) keeps every API write; the replay keeps those that
+-- are not its own, dry runs, Events or Leases.
+--
+-- The clock: the recorded offsets are not waited for. After each event the
+-- replay waits until an informer of the operator on that resource received
+-- it (a watch event counted by env:sync_progress(); at most 2 s, since
+-- after a fault it may come by a relist), then until the operator is
+-- quiet: every controller's queue empty,
+-- no reconcile running, and no reconcile counted for `settle` seconds
+-- (default 0.1). A requeue_after longer than that is not waited for (time
+-- is compressed to nothing between events), so periodic requeues add no
+-- writes unless they fall within a settle window.
+--
+-- Faults: {at = N, fault = KIND} applies KIND right after the N-th watch
+-- event was written (at = 0: before the first), before waiting: KIND is
+-- "drop_watches" (every watch closed abruptly: the reflectors relist),
+-- "cut_watches", "compact" (history dropped: a resumed watch gets 410) or
+-- "fail_next" (the operator's next `count` (1) requests get `code` (500)).
+--
+-- Writes come out sorted by resource, namespace and name, in the order
+-- made per object; bodies lose their volatile fields (metadata
+-- resourceVersion, uid, creationTimestamp, generation, managedFields,
+-- deletionTimestamp,
+-- selfLink, ownerReferences' uids, DeleteOptions preconditions and every
+-- last*Time field).
+local M = {}
+
+local USER_AGENT = "kinformer-replay"
+M.USER_AGENT = USER_AGENT
+
+local VOLATILE_META = { "resourceVersion", "uid", "creationTimestamp", "generation",
+                        "managedFields", "selfLink", "deletionTimestamp" }
+
+local function core() return require "kinformer.core" end
+
+--- Reads a trace file. Returns {header =, lists = {LIST lines}, events =
+-- {watch events}} or raises with the file and line of a malformed one.
+function M.read_trace(path)
+  local f = io.open(path, "r")
+  if not f then error("replay: cannot open trace " .. tostring(path), 2) end
+  local t = { lists = {}, events = {} }
+  local n = 0
+  for l in f:lines() do
+    n = n + 1
+    if l:match("%S") then
+      local v, err = core().json_decode(l)
+      if type(v) ~= "table" then
+        f:close()
+        error(string.format("replay: %s:%d: not a JSON object (%s)", path, n, tostring(err)), 2)
+      end
+      if v.kind == "KinformerTrace" then t.header = v
+      elseif v.type == "LIST" then t.lists[#t.lists + 1] = v
+      elseif v.type == "ADDED" or v.type == "MODIFIED" or v.type == "DELETED" then t.events[#t.events + 1] = v
+      end
+    end
+  end
+  f:close()
+  if not t.header then error("replay: " .. path .. ": no KinformerTrace header line", 2) end
+  return t
+end
+
+-- A copy of obj without the server-assigned metadata (for a write).
+local function strip_for_write(obj)
+  local o = core().json_decode(core().json_encode(obj))
+  local m = o.metadata or {}
+  for _, k in ipairs(VOLATILE_META) do m[k] = nil end
+  m.deletionTimestamp, m.deletionGracePeriodSeconds = nil, nil
+  return o
+end
+
+-- Drops volatile fields of a written body, in place (see the header).
+local function normalize(v, depth)
+  if type(v) ~= "table" then return v end
+  for k, x in pairs(v) do
+    if type(k) == "string" and k:match("^last%u%w*Time$") then
+      v[k] = nil
+    else
+      normalize(x, (depth or 0) + 1)
+    end
+  end
+  local m = v.metadata
+  if (depth or 0) == 0 and type(m) == "table" then
+    for _, k in ipairs(VOLATILE_META) do m[k] = nil end
+    for _, ref in ipairs(m.ownerReferences or {}) do ref.uid = nil end
+  end
+  if (depth or 0) == 0 then v.preconditions = nil end
+  return v
+end
+
+--- Parses a write log entry ({method, uri, userAgent, body}) into a write
+-- {verb, resource, namespace, name, subresource, body}, or nil for one the
+-- replay does not keep (its own, a dry run, Events, Leases).
+function M.write_of(e)
+  if (e.userAgent or ""):sub(1, #USER_AGENT) == USER_AGENT then return nil end
+  local path, query = e.uri:match("^([^?]*)%??(.*)$")
+  if query:find("dryRun=", 1, true) then return nil end
+  local parts = {}
+  for p in path:gmatch("[^/]+") do parts[#parts + 1] = p end
+  local gv, rest
+  if parts[1] == "api" then gv, rest = parts[2], 3 else gv, rest = parts[2] .. "/" .. parts[3], 4 end
+  local ns
+  if parts[rest] == "namespaces" and parts[rest + 2] then ns, rest = parts[rest + 1], rest + 2 end
+  local res, name, sub = parts[rest], parts[rest + 1], parts[rest + 2]
+  if res == "events" or gv:match("^coordination%.k8s%.io/") then return nil end
+  local body = (e.body and e.body ~= "") and core().json_decode(e.body) or nil
+  if type(body) == "table" then normalize(body) else body = nil end
+  local verb = ({ POST = "create", PUT = "update", PATCH = "patch", DELETE = "delete" })[e.method]
+  if verb == "update" and sub == "status" then verb, sub = "update_status", nil end
+  if not name and body and body.metadata then name = body.metadata.name or body.metadata.generateName end
+  return { verb = verb, resource = gv .. "/" .. res, namespace = ns, name = name,
+           subresource = sub, body = body }
+end
+
+-- Applies one recorded watch event to the sim through c (the replay's
+-- client), as an upsert. Returns true or nil, message.
+local function apply_event(c, ev)
+  local res, obj = ev.resource, ev.object
+  local m = obj.metadata or {}
+  if ev.type == "DELETED" then
+    local _, err, code = c:delete(res, m.namespace, m.name)
+    if err and code ~= "NotFound" then return nil, err end
+    return true
+  end
+  local want = strip_for_write(obj)
+  local cur, _, gcode = c:get(res, m.namespace, m.name)
+  local got, err
+  if not cur then
+    if gcode ~= "NotFound" then return nil, "get " .. tostring(m.name) .. ": " .. tostring(gcode) end
+    local code
+    got, err, code = c:create(res, want)
+    if not got and code == "NotFound" and m.namespace then
+      -- a namespace the LIST did not bring: make it, then again
+      c:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = m.namespace } })
+      got, err = c:create(res, want)
+    end
+  else
+    want.metadata.resourceVersion = cur.metadata.resourceVersion
+    got, err = c:update(res, want)
+  end
+  if not got then return nil, err end
+  if want.status ~= nil and core().json_encode(got.status or {}) ~= core().json_encode(want.status) then
+    got.status = want.status
+    local _, serr, scode = c:update_status(res, got)
+    if serr and scode ~= "NotFound" and scode ~= "MethodNotAllowed" then return nil, serr end
+  end
+  return true
+end
+
+local FAULTS = {
+  drop_watches = function(sim) sim:fault{ kind = "drop" } end,
+  cut_watches = function(sim) sim:fault{ kind = "cut" } end,
+  compact = function(sim) sim:fault{ kind = "compact" } end,
+  fail_next = function(sim, f) sim:fault{ kind = "fail", code = f.code or 500, count = f.count or 1 } end,
+}
+
+local function controllers(mgr)
+  return mgr._controllers or {}
+end
+
+-- Steps the manager until its controllers are quiet for settle seconds
+-- (queues empty, nothing running, no new reconcile); raises after timeout.
+local function wait_quiet(mgr, settle, timeout)
+  local c = core()
+  local deadline = c.monotime() + timeout
+  local last_sig, quiet_since = nil, nil
+  while true do
+    mgr.env:step(0.01)
+    local sig, busy = {}, false
+    for _, ctl in ipairs(controllers(mgr)) do
+      local st = ctl:stats()
+      sig[#sig + 1] = tostring(st.reconcile_time_count) .. "/" .. tostring(st.active_workers)
+      if ctl:queue_len() > 0 or #ctl:busy() > 0 then busy = true end
+    end
+    local s = table.concat(sig, ",")
+    local now = c.monotime()
+    if busy or s ~= last_sig then
+      last_sig, quiet_since = s, now
+    elseif now - quiet_since >= settle then
+      return
+    end
+    if now > deadline then error("replay: the operator did not settle within " .. timeout .. " s", 0) end
+  end
+end
+
+-- The watch events the operator's informers of resource received so far,
+-- or nil when it has none (env:sync_progress()).
+local function watch_events(mgr, resource)
+  local n, found = 0, false
+  for _, p in ipairs(mgr.env:sync_progress()) do
+    if p.resource == resource then n, found = n + (p.watch_events or 0), true end
+  end
+  return found and n or nil
+end
+
+-- Steps the manager until an informer of resource received a watch event
+-- past before, or for 2 s at most (after a fault the change may come
+-- through a relist instead).
+local function wait_seen(mgr, resource, before)
+  local deadline = core().monotime() + 2
+  while (watch_events(mgr, resource) or 0) <= before and core().monotime() < deadline do
+    mgr.env:step(0.005)
+  end
+end
+
+local function stable_sort(writes)
+  for i, w in ipairs(writes) do w._i = i end
+  table.sort(writes, function(a, b)
+    local ka = a.resource .. "\0" .. (a.namespace or "") .. "\0" .. (a.name or "")
+    local kb = b.resource .. "\0" .. (b.namespace or "") .. "\0" .. (b.name or "")
+    if ka ~= kb then return ka < kb end
+    return a._i < b._i
+  end)
+  for _, w in ipairs(writes) do w._i = nil end
+  return writes
+end
+
+local function check_opts(opts)
+  if type(opts) ~= "table" then error("replay.run: a table {trace =, script =} expected", 3) end
+  local known = { trace = true, script = true, faults = true, namespace = true, settle = true,
+                  timeout = true, args = true }
+  for k in pairs(opts) do
+    if not known[k] then error("replay.run: unknown option " .. tostring(k), 3) end
+  end
+  if type(opts.trace) ~= "string" then error("replay.run: trace (a file name) expected", 3) end
+  if type(opts.script) ~= "string" then error("replay.run: script (a file name) expected", 3) end
+  for i, f in ipairs(opts.faults or {}) do
+    if type(f) ~= "table" or math.type(f.at) ~= "integer" or f.at < 0 or not FAULTS[f.fault] then
+      error("replay.run: faults[" .. i .. "] must be {at = N >= 0, fault = drop_watches|cut_watches|compact|fail_next}", 3)
+    end
+  end
+end
+
+--- Replays opts.trace through opts.script (see the header). opts: trace,
+-- script (file names), faults ({ {at =, fault =, code =, count =} }),
+-- namespace (the manager's; default: the trace's --namespace), settle (seconds of quiet after each event,
+-- default 0.1), timeout (seconds an event may take to settle, default 30),
+-- args (the script's opts.args). Returns the writes (an array); misuse
+-- raises; a failure (a script that does not load, an event the sim
+-- rejects) raises with its message.
+function M.run(opts)
+  check_opts(opts)
+  local c = core()
+  local trace = M.read_trace(opts.trace)
+  local settle, timeout = opts.settle or 0.1, opts.timeout or 30
+  local chunk, lerr = loadfile(opts.script)
+  if not chunk then error("replay: cannot load script: " .. tostring(lerr), 2) end
+
+  -- the seed: CRDs first, then every listed object
+  local seed = os.tmpname()
+  local sf = assert(io.open(seed, "w"))
+  for _, crd in ipairs(trace.header.crds or {}) do
+    local o = strip_for_write(crd)
+    o.status = nil
+    o.apiVersion, o.kind = o.apiVersion or "apiextensions.k8s.io/v1", o.kind or "CustomResourceDefinition"
+    sf:write(c.json_encode(o), "\n")
+  end
+  for _, l in ipairs(trace.lists) do
+    for _, item in ipairs(l.items or {}) do sf:write(c.json_encode(strip_for_write(item)), "\n") end
+  end
+  sf:close()
+  local sim, serr, scode = require("kinformer.sim").start{ seed = seed }
+  os.remove(seed)
+  if not sim then error("replay: cannot start kinformer.sim: " .. tostring(serr) .. " (" .. tostring(scode) .. ")", 2) end
+  sim:write_log_start()
+  local mgr, ienv
+  local ok, writes_or_err = pcall(function()
+    local merr
+    mgr, merr = require("kinformer").manager{ sim = sim, namespace = opts.namespace or trace.header.namespace }
+    if not mgr then error("replay: cannot create the manager: " .. tostring(merr), 0) end
+    local sok, serr2 = xpcall(chunk, debug.traceback, mgr, { args = opts.args or {}, sim = sim, script = opts.script })
+    if not sok then error("replay: script " .. opts.script .. " failed: " .. tostring(serr2), 0) end
+    local started, sterr = mgr:start()
+    if not started then error("replay: " .. tostring(sterr), 0) end
+    local ierr
+    ienv, ierr = c.env{ url = sim.url, user_agent = USER_AGENT }
+    if not ienv then error("replay: " .. tostring(ierr), 0) end
+    local client = ienv:client()
+    local faults_at = {}
+    for _, f in ipairs(opts.faults or {}) do
+      faults_at[f.at] = faults_at[f.at] or {}
+      table.insert(faults_at[f.at], f)
+    end
+    local function faults(n)
+      for _, f in ipairs(faults_at[n] or {}) do FAULTS[f.fault](sim, f) end
+    end
+    faults(0)
+    wait_quiet(mgr, settle, timeout)
+    for i, ev in ipairs(trace.events) do
+      local before, rv0 = watch_events(mgr, ev.resource), sim:resource_version()
+      local aok, aerr = apply_event(client, ev)
+      if not aok then
+        error(string.format("replay: event %d (%s %s %s): %s", i, ev.type, ev.resource,
+          tostring(ev.object.metadata and ev.object.metadata.name), tostring(aerr)), 0)
+      end
+      faults(i)
+      if before and sim:resource_version() ~= rv0 then wait_seen(mgr, ev.resource, before) end
+      wait_quiet(mgr, settle, timeout)
+    end
+    local log = assert(sim:write_log_take())
+    local writes = {}
+    for _, e in ipairs(c.json_decode(log)) do
+      local w = M.write_of(e)
+      if w then writes[#writes + 1] = w end
+    end
+    return stable_sort(writes)
+  end)
+  if mgr then pcall(mgr.stop, mgr) end
+  if ienv then pcall(ienv.shutdown, ienv) end
+  sim:stop()
+  if not ok then error(writes_or_err, 0) end
+  return writes_or_err
+end
+
+--- The writes as text: indented JSON with sorted keys (kinformer.dump).
+function M.format(writes)
+  local arr = setmetatable({}, core().array_mt)
+  for i, w in ipairs(writes) do arr[i] = w end
+  return (require("kinformer").dump(arr)) .. "\n"
+end
+
+--- The distinct writes of a list (a set, sorted by their text): what two
+-- replays that differ only in repeated writes share.
+function M.set(writes)
+  local seen, out = {}, {}
+  for _, w in ipairs(writes) do
+    local k = M.format({ w })
+    if not seen[k] then seen[k] = true out[#out + 1] = w end
+  end
+  table.sort(out, function(a, b) return M.format({ a }) < M.format({ b }) end)
+  return out
+end
+
+M.usage = [[
+usage: kinformer replay TRACE SCRIPT [--fault N:KIND]... [--namespace NS]
+                        [--settle S] [--set] [-q|-v] [-- ARGS...]
+
+Replays TRACE (from `kinformer record`) through SCRIPT against an
+in-process kinformer.sim at full speed and prints, as JSON, the writes
+SCRIPT's reconcilers made. --fault N:KIND applies KIND (drop_watches,
+cut_watches, compact, fail_next) right after the N-th watch event.
+--set prints each distinct write once, sorted (what the golden files of
+kinformer.testing.replay hold with set = true): an operator may repeat a
+write when its cache lags behind its own last one.
+]]
+
+--- Entry point for `kinformer replay ...` (argv as `arg`). Returns the exit status.
+function M.main(argv)
+  local o = { faults = {}, args = {} }
+  local pos = {}
+  local i = 2
+  local function usage(msg)
+    io.stderr:write("kinformer: ", msg, "\n", M.usage)
+    return 2
+  end
+  while i <= #argv do
+    local a = argv[i]
+    if a == "--" then
+      for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
+      break
+    elseif a == "--fault" or a == "--namespace" or a == "-n" or a == "--settle" then
+      local v = argv[i + 1]
+      if not v then return usage(a .. " needs a value") end
+      i = i + 1
+      if a == "--fault" then
+        local n, kind = v:match("^(%d+):([%w_]+)$")
+        if not n or not FAULTS[kind] then return usage("--fault wants N:KIND (KIND drop_watches, cut_watches, compact, fail_next), not " .. v) end
+        o.faults[#o.faults + 1] = { at = math.tointeger(tonumber(n)), fault = kind }
+      elseif a == "--settle" then
+        o.settle = tonumber(v)
+        if not o.settle or o.settle < 0 then return usage("--settle must be seconds >= 0") end
+      else
+        o.namespace = v
+      end
+    elseif a == "-h" or a == "--help" then
+      io.stdout:write(M.usage)
+      return 0
+    elseif a == "--set" then o.set = true
+    elseif a == "-v" or a == "--verbose" then o.verbose = true
+    elseif a == "-q" or a == "--quiet" then o.quiet = true
+    elseif a:sub(1, 1) == "-" then return usage("unknown option " .. a)
+    else pos[#pos + 1] = a end
+    i = i + 1
+  end
+  if #pos ~= 2 then return usage("replay needs a TRACE and a SCRIPT") end
+  core().set_log_level(o.verbose and "debug" or o.quiet and "warn" or "info")
+  local ok, writes = pcall(M.run, { trace = pos[1], script = pos[2], faults = o.faults,
+                                    namespace = o.namespace, settle = o.settle, args = o.args })
+  if not ok then
+    io.stderr:write("kinformer: ", tostring(writes), "\n")
+    return 1
+  end
+  io.stdout:write(M.format(o.set and M.set(writes) or writes))
+  io.stdout:flush()
+  return 0
+end
+
+return M

@@ -1,0 +1,210 @@
+-- kinformer record and kinformer.replay: a trace recorded from the target
+-- server (kinformer.sim, or kube-apiserver when the e2e tier sets
+-- KINFORMER_E2E_KUBECONFIG: spec/examples/helper.lua's h.target), replayed
+-- through examples/configmap-mirror against a sim, with and without faults;
+-- a committed website trace against its golden writes; the golden refresh.
+local core = require "kinformer.core"
+local replay = require "kinformer.replay"
+local golden = require "kinformer.testing.replay"
+local h = require "examples.helper"
+local proc = require "support.proc"
+local quiet = require "support.quiet"
+
+local MIRROR = "examples/configmap-mirror/operator.lua"
+local WEBSITE_TRACE = "spec/fixtures/replay/website.jsonl"
+local WEBSITE_GOLDEN = "spec/fixtures/replay/website.writes.json"
+local SECRETS = "v1/secrets"
+
+local function lines(path)
+  local out = {}
+  for l in io.lines(path) do out[#out + 1] = core.json_decode(l) end
+  return out
+end
+
+local function find(writes, verb, resource, name)
+  for _, w in ipairs(writes) do
+    if w.verb == verb and w.resource == resource and w.name == name then return w end
+  end
+  return nil
+end
+
+-- Records v1/configmaps of a fresh namespace of the target while making
+-- changes; returns the trace's path and the namespace (once per run: the
+-- replay tests reuse it).
+local recorded
+local function record()
+  if recorded then return recorded.trace, recorded.ns end
+  local t = h.target()
+  local ns = h.namespace(t, "rec")
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir))
+  local trace = dir .. "/trace.jsonl"
+  local function cm(name, labelled, data)
+    return { apiVersion = "v1", kind = "ConfigMap",
+             metadata = { name = name, namespace = ns,
+                          labels = labelled and { ["kinformer.io/mirror"] = "true" } or nil },
+             data = data }
+  end
+  assert(t.client:create(cm("pre", true, { a = "1" })))
+  assert(t.client:create(cm("plain", false, { b = "2" })))
+  -- in the background, its pid in dir/pid and its exit status in dir/rc
+  assert(os.execute(string.format(
+    "(sh -c 'echo $$ > %s/pid; exec bin/kinformer record -o %s --kubeconfig %s --namespace %s v1/configmaps' >%s/out 2>&1; echo $? > %s/rc) &",
+    dir, trace, t.kubeconfig, ns, dir, dir)))
+  h.eventually(function() return h.read(trace):find('"type":"LIST"', 1, true) end, "the LIST line")
+  assert(t.client:create(cm("a", true, { x = "1" })))
+  local a = assert(t.client:get("v1/configmaps", ns, "a"))
+  a.data.x = "2"
+  assert(t.client:update("v1/configmaps", a))
+  assert(t.client:delete("v1/configmaps", ns, "pre"))
+  h.eventually(function() return h.read(trace):find('"DELETED"', 1, true) end, "the DELETED line")
+  assert(os.execute("kill -TERM $(cat " .. dir .. "/pid)"))
+  h.eventually(function() return h.read(dir .. "/rc"):match("%d") end, "record to exit")
+  assert.equal("0", h.read(dir .. "/rc"):match("%d+"), h.read(dir .. "/out"))
+  assert.matches("recorded 3 events to", h.read(dir .. "/out"))
+  h.cleanup_namespace(t, ns, { "v1/configmaps", SECRETS })
+  t.stop()
+  recorded = { trace = trace, ns = ns }
+  return trace, ns
+end
+
+describe("kinformer record", function()
+  it("saves the LIST and the watch events, raw, with their offsets, until SIGTERM", function()
+    local trace, ns = record()
+    local l = lines(trace)
+    assert.equal(5, #l)
+    assert.equal("KinformerTrace", l[1].kind)
+    assert.same({ "v1/configmaps" }, l[1].resources)
+    assert.equal(ns, l[1].namespace)
+    assert.matches("^%d%d%d%d%-%d%d%-%d%dT", l[1].start)
+    assert.matches("^v1%.", l[1].server.gitVersion)
+    assert.equal("LIST", l[2].type)
+    assert.equal("v1/configmaps", l[2].resource)
+    local listed = {}
+    for _, o in ipairs(l[2].items) do listed[o.metadata.name] = o end
+    assert.truthy(listed.pre and listed.plain)
+    -- raw server JSON: uid and resourceVersion as the server gave them
+    assert.matches("%-", listed.pre.metadata.uid)
+    assert.truthy(tonumber(l[2].resourceVersion) >= tonumber(listed.plain.metadata.resourceVersion))
+    local got = {}
+    local last = 0
+    for i = 3, 5 do
+      got[#got + 1] = l[i].type .. " " .. l[i].object.metadata.name
+      assert.equal("v1/configmaps", l[i].resource)
+      assert.equal("integer", math.type(l[i].offsetMs))
+      assert.truthy(l[i].offsetMs >= last)
+      last = l[i].offsetMs
+    end
+    assert.same({ "ADDED a", "MODIFIED a", "DELETED pre" }, got)
+    assert.equal("2", l[4].object.data.x)
+  end)
+
+  it("rejects a usage error with status 2", function()
+    local out, rc = proc.run("bin/kinformer record v1/configmaps")
+    assert.equal(2, rc)
+    assert.matches("record needs %-o TRACE", out)
+  end)
+end)
+
+describe("the sim's write log", function()
+  it("keeps the API writes with their User-Agent and body once started", function()
+    local sim <close> = assert(require("kinformer.sim").start{})
+    local r1, m1, c1 = sim:write_log_take()
+    assert.same({ nil, "EINVAL" }, { r1, c1 })
+    assert.matches("not started", m1)
+    local env = assert(core.env{ url = sim.url, user_agent = "replay-spec/1" })
+    local c = env:client()
+    assert(c:create{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "before", namespace = "default" } })
+    sim:write_log_start()
+    assert(c:get("v1/configmaps", "default", "before"))
+    assert(c:create{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x", namespace = "default" }, data = { k = "v" } })
+    assert(c:delete("v1/configmaps", "default", "x"))
+    local log = core.json_decode(assert(sim:write_log_take()))
+    assert.equal(2, #log)
+    assert.same({ "POST", "/api/v1/namespaces/default/configmaps", "replay-spec/1" },
+      { log[1].method, log[1].uri, log[1].userAgent })
+    assert.equal("v", core.json_decode(log[1].body).data.k)
+    assert.same({ "DELETE", "/api/v1/namespaces/default/configmaps/x" }, { log[2].method, log[2].uri })
+    assert.equal(0, #core.json_decode(assert(sim:write_log_take())))
+    env:shutdown()
+  end)
+end)
+
+describe("kinformer.replay", function()
+  it("feeds the trace through the operator against a sim and returns its writes", function()
+    local trace, ns = record()
+    local writes = replay.run{ trace = trace, script = MIRROR }
+    -- the LIST's labelled ConfigMap, then the watch's
+    local pre = assert(find(writes, "create", SECRETS, "pre"), replay.format(writes))
+    assert.equal(ns, pre.namespace)
+    assert.equal("MQ==", pre.body.data.a)
+    assert.is_nil(pre.body.metadata.uid)
+    assert.truthy(find(writes, "create", SECRETS, "a"))
+    assert.truthy(find(writes, "delete", SECRETS, "pre"))
+    assert.is_nil(find(writes, "create", SECRETS, "plain"))
+    -- the update of a reached the Secret: the last write of a holds x=2
+    local last_a
+    for _, w in ipairs(writes) do
+      if w.name == "a" and w.body and w.body.data then last_a = w end
+    end
+    assert.equal("Mg==", last_a.body.data.x)
+    -- nothing the replay itself wrote
+    for _, w in ipairs(writes) do assert.are_not.equal("v1/configmaps", w.resource) end
+  end)
+
+  quiet.it(it, "gives the same writes with watches dropped, history compacted and a request failed mid-stream", {}, function()
+    local trace = record()
+    local plain = replay.set(replay.run{ trace = trace, script = MIRROR })
+    local faulted = replay.set(replay.run{ trace = trace, script = MIRROR, faults = {
+      { at = 1, fault = "drop_watches" }, { at = 2, fault = "compact" }, { at = 2, fault = "drop_watches" },
+      { at = 3, fault = "fail_next", code = 503 },
+    } })
+    assert.equal(replay.format(plain), replay.format(faulted))
+  end)
+
+  it("replays a committed website trace to its golden writes", function()
+    -- as a set: the operator may repeat a patch when its Deployment cache
+    -- lags behind its own last write
+    local writes = golden.assert_writes_match(WEBSITE_TRACE, "examples/website/operator.lua", WEBSITE_GOLDEN,
+      { set = true })
+    assert.truthy(find(writes, "create", "apps/v1/deployments", "b"))
+    assert.truthy(find(writes, "delete", "v1/services", "b"))
+  end)
+
+  it("rewrites the golden file on request and shows a diff on a mismatch", function()
+    local g = os.tmpname()
+    os.remove(g)
+    local ok, err = pcall(golden.assert_writes_match, WEBSITE_TRACE, "examples/website/operator.lua", g, { set = true })
+    assert.falsy(ok)
+    assert.matches("KINFORMER_UPDATE_GOLDEN=1", err)
+    local code = proc.paths_prologue() .. string.format(
+      "require('kinformer.core').set_log_level('warn') require('kinformer.testing.replay').assert_writes_match(%q, %q, %q, { set = true })",
+      WEBSITE_TRACE, "examples/website/operator.lua", g)
+    local out, rc = proc.run("KINFORMER_UPDATE_GOLDEN=1 lua5.4 -e " .. h.quote(code))
+    assert.equal(0, rc, out)
+    local text = proc.read(g)
+    assert.equal(proc.read(WEBSITE_GOLDEN), text)
+    proc.write(g, (text:gsub('"nginx:3"', '"nginx:4"', 1)))
+    ok, err = pcall(golden.assert_writes_match, WEBSITE_TRACE, "examples/website/operator.lua", g, { set = true })
+    assert.falsy(ok)
+    assert.matches('\n%-%s*"image": "nginx:4"', err)
+    assert.matches('\n%+%s*"image": "nginx:3"', err)
+    os.remove(g)
+  end)
+
+  it("kinformer replay prints the writes as JSON", function()
+    local out, rc = proc.run("bin/kinformer replay -q --set " .. WEBSITE_TRACE .. " examples/website/operator.lua 2>/dev/null")
+    assert.equal(0, rc, out)
+    assert.equal(proc.read(WEBSITE_GOLDEN), out)
+  end)
+
+  it("raises on misuse", function()
+    assert.has_error(function() replay.run{ trace = WEBSITE_TRACE } end, "replay.run: script (a file name) expected")
+    assert.has_error(function() replay.run{ trace = WEBSITE_TRACE, script = MIRROR, fault = {} } end,
+      "replay.run: unknown option fault")
+    assert.has_error(function()
+      replay.run{ trace = WEBSITE_TRACE, script = MIRROR, faults = { { at = 1, fault = "explode" } } }
+    end)
+  end)
+end)
