@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin.h"
 #include "kin.h"
 #include "laux.h"
 #include "lcontroller_int.h"
@@ -464,6 +465,7 @@ static void lctl_free(lctl *p) {
   if (p->c) lctl_arm_abort(p, CLOSE_GRACE_S);
   kin_metrics_remove_collector(kin_metrics_default(), p->metrics_id); /* before the free */
   kin_metrics_remove_collector(kin_metrics_default(), p->lua_metrics_id);
+  kin_admin_remove(p->admin_id); /* before the free too */
   kin_controller_free(p->c); /* joins workers and listeners: states closed */
   lctl_watchdog_stop(p);
   for (int i = 0; i < p->slots_init; i++) {
@@ -558,6 +560,7 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
   if (rc < 0) return luaL_error(L, "controller %s: %s", p->name, kin_strerror(rc));
   p->metrics_id = kin_metrics_add_controller(kin_metrics_default(), p->c);
   p->lua_metrics_id = kin_metrics_add_collector(kin_metrics_default(), collect_lctl, p, NULL);
+  p->admin_id = kin_admin_add_controller(p->c);
 
   if (lua_getfield(L, 2, "watches") != LUA_TNIL) {
     luaL_argcheck(L, lua_istable(L, -1), 2, "controller spec: watches must be a list");
@@ -710,6 +713,12 @@ static int ctl_enqueue(lua_State *L) {
   return 1;
 }
 
+/* ctl:why(key) -> the key's history (lcontroller_why.c). */
+static int ctl_why(lua_State *L) {
+  lctl *p = check_ctl(L);
+  return lctl_push_why(L, p->c, luaL_checkstring(L, 2));
+}
+
 static int ctl_name(lua_State *L) {
   lua_pushstring(L, check_ctl(L)->name);
   return 1;
@@ -751,7 +760,7 @@ static int ctl_tostring(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"start", ctl_start}, {"stop", ctl_stop},   {"stats", ctl_stats},
     {"shutdown", ctl_shutdown}, {"busy", ctl_busy},
-    {"enqueue", ctl_enqueue}, {"name", ctl_name}, {"queue_len", ctl_queue_len},
+    {"enqueue", ctl_enqueue}, {"why", ctl_why}, {"name", ctl_name}, {"queue_len", ctl_queue_len},
     {"close", ctl_close}, {"reload", ctl_reload},
     {"num_requeues", ctl_num_requeues}, {NULL, NULL}};
 

@@ -65,6 +65,7 @@ struct lctl {
   kin_controller *c;      /* owned */
   int metrics_id;         /* its collectors in kin_metrics_default() (controller-runtime's */
   int lua_metrics_id;     /* series; kinformer_reconcile_*); <= 0: none */
+  int admin_id;           /* its entry in the admin registry (admin.h); <= 0: none */
   lkin_env *env;          /* one reference */
   lkin_push_env_fn *push_env; /* pushes env's userdata in worker states */
   lkin_ws_template *tmpl; /* the reconciler; owned; mu guards it (written by
@@ -142,5 +143,11 @@ int lctl_reload(lua_State *L, lctl *p);
 int lctl_map_fn(void *ud, kin_obj *obj, kin_request_emit_fn emit, void *ectx);
 int lctl_map_start(void *ud);
 void lctl_map_stop(void *ud);
+
+/* ---- lcontroller_why.c ------------------------------------------------------ */
+
+/* ctl:why(key): pushes key's history of c as a list (see the file) and
+ * returns 1, or nil, msg, code (out of memory) and returns 3. */
+int lctl_push_why(lua_State *L, kin_controller *c, const char *key);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin.h"
 #include "kin.h"
 #include "metrics_collectors.h"
 
@@ -34,8 +35,10 @@ lkin_env *lkin_env_ref(lkin_env *e) {
 
 void lkin_env_unref(lkin_env *e) {
   if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
-  for (size_t i = 0; i < e->n; i++)
+  for (size_t i = 0; i < e->n; i++) {
     kin_metrics_remove_collector(kin_metrics_default(), e->informers[i].metrics_id);
+    kin_admin_remove(e->informers[i].admin_id);
+  }
   if (e->factory) {
     kin_informer_factory_shutdown(e->factory);
     kin_informer_factory_free(e->factory);
@@ -86,6 +89,7 @@ int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,
                           kin_informer *inf) {
   /* its metrics collector, made before e->mu (which stays a leaf) */
   int mid = kin_metrics_add_informer(kin_metrics_default(), e->factory, inf, name);
+  int aid = kin_admin_add_informer(name, inf); /* its admin entry, likewise */
   int rc = 0;
   pthread_mutex_lock(&e->mu);
   for (size_t i = 0; i < e->n; i++)
@@ -112,10 +116,13 @@ int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,
   }
   ent->metrics_id = mid;
   mid = 0; /* kept */
+  ent->admin_id = aid;
+  aid = 0;
   e->n++;
 out:
   pthread_mutex_unlock(&e->mu);
   kin_metrics_remove_collector(kin_metrics_default(), mid); /* known already, or failed */
+  kin_admin_remove(aid);
   return rc;
 }
 

@@ -40,6 +40,7 @@ typedef struct {
   kin_informer *inf;  /* owned by env->factory */
   int metrics_id;     /* its collector in kin_metrics_default() (removed before
                          the factory is freed); <= 0: none */
+  int admin_id;       /* its entry in the admin registry (admin.h); <= 0: none */
 } lkin_env_informer;
 
 struct lkin_env_cleanup; /* lenv_core.c */

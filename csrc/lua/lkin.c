@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "kin.h"
+#include "ladmin.h"
 #include "laux.h"
 #include "lclient.h"
 #include "lcontroller.h"
@@ -125,6 +126,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_json(L);
   lkin_open_result(L);
   lkin_open_metrics(L);
+  lkin_open_admin(L);
   luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

@@ -212,12 +212,13 @@ static lserver *check_server(lua_State *L) {
   return p;
 }
 
-/* core.metrics_server{metrics_bind=, health_bind=}: the server (both
- * endpoints may be disabled), or nil, message, code. */
+/* core.metrics_server{metrics_bind=, health_bind=, admin_bind=}: the
+ * server (every endpoint may be disabled), or nil, message, code. */
 static int l_server(lua_State *L) {
   int t = lua_isnoneornil(L, 1) ? 0 : (luaL_checktype(L, 1, LUA_TTABLE), 1);
   kin_metrics_server_config cfg = {.metrics_bind = lkin_opt_string(L, t, "metrics_bind"),
-                                   .health_bind = lkin_opt_string(L, t, "health_bind")};
+                                   .health_bind = lkin_opt_string(L, t, "health_bind"),
+                                   .admin_bind = lkin_opt_string(L, t, "admin_bind")};
   lserver *p = lua_newuserdatauv(L, sizeof *p, 0);
   p->s = NULL;
   lkin_setmetatable(L, &server_type);
@@ -236,9 +237,9 @@ static int l_server(lua_State *L) {
 }
 
 static const char *const probe_names[] = {"healthz", "readyz", NULL};
-static const char *const which_names[] = {"metrics", "health", NULL};
+static const char *const which_names[] = {"metrics", "health", "admin", NULL};
 
-/* srv:port("metrics"|"health"): the bound port, nil when disabled. */
+/* srv:port("metrics"|"health"|"admin"): the bound port, nil when disabled. */
 static int s_port(lua_State *L) {
   lserver *p = check_server(L);
   int port = kin_metrics_server_port(p->s, luaL_checkoption(L, 2, NULL, which_names));

@@ -32,6 +32,7 @@
 
 #include "clock.h"
 #include "controller_handlers.h"
+#include "controller_history.h"
 #include "rate_limiter.h"
 #include "reconcile.h"
 #include "shared_informer.h"
@@ -55,6 +56,10 @@ typedef struct {
                                       default controller rate limiter */
   kin_clock *clock;                /* NULL: real clock */
   uint64_t cache_sync_timeout_ns;  /* 0: KIN_CONTROLLER_CACHE_SYNC_TIMEOUT */
+  /* The per-key history (controller_history.h): entries per key (0: 32)
+   * and keys (0: 10,000); history_entries < 0 disables it. */
+  int history_entries;
+  int history_keys;
 } kin_controller_config;
 
 /* Returns a new, not yet started controller in *out (its queue exists at
@@ -99,6 +104,25 @@ int kin_controller_stopping(kin_controller *c);
 /* Adds the request (ns, name) to the queue, as a handler would. Returns 0
  * or KIN_ENOMEM. */
 int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name);
+
+/* The controller's per-key history (borrowed, lives as long as c; NULL
+ * when disabled). The controller records in it: the events its watches'
+ * handlers saw (with the predicates' verdicts), manual enqueues, each
+ * reconcile with the writes made on its worker thread during the call
+ * (kin_client_set_thread_write_observer), and the requeue or retry that
+ * followed. */
+kin_history *kin_controller_history(kin_controller *c);
+
+/* A reconcile in flight (kin_controller_inflight). */
+typedef struct {
+  int worker;             /* 0-based */
+  uint64_t start_wall_ns; /* CLOCK_REALTIME */
+  char key[256];          /* truncated */
+} kin_inflight;
+
+/* Copies up to cap of the reconciles running now into out; returns how
+ * many. Any thread. */
+int kin_controller_inflight(kin_controller *c, kin_inflight *out, int cap);
 
 /* The controller's queue (borrowed; for metrics and tests). */
 kin_workqueue *kin_controller_queue(kin_controller *c);

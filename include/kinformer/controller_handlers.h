@@ -69,6 +69,11 @@ typedef struct {
   /* Applied before the handler; NULL passes everything. The handler takes
    * ownership, also when kin_enqueue_handler_new fails. */
   kin_predicate *predicate;
+
+  /* The per-key history the handler records its events in (borrowed; it
+   * must outlive the handler), or NULL. kin_controller_watch sets it to
+   * the controller's. */
+  struct kin_history *history;
 } kin_handler_config;
 
 typedef struct kin_enqueue_handler kin_enqueue_handler;

@@ -7,7 +7,11 @@
  *                 "ok", or with ?verbose one "[+]name ok" / "[-]name
  *                 failed: reason" line per check and "<probe> check
  *                 passed|failed"; ?exclude=name skips a check), and
- *                 /healthz/<name>, /readyz/<name> for one check.
+ *                 /healthz/<name>, /readyz/<name> for one check;
+ *   admin_bind:   the admin endpoint of `kinformer inspect` (admin.h):
+ *                 /caches, /queues, /inflight, /why?key=ns/name as JSON,
+ *                 read from C state. Off by default; meant for a local
+ *                 address (127.0.0.1:PORT): it has no authentication.
  *
  * A probe answers 200 when every check passes, else 500 (as controller-
  * runtime and kube-apiserver). /healthz always has the check
@@ -37,6 +41,7 @@ typedef enum { KIN_PROBE_HEALTHZ = 0, KIN_PROBE_READYZ = 1 } kin_probe;
 typedef struct {
   const char *metrics_bind;
   const char *health_bind;
+  const char *admin_bind;
   kin_metrics_registry *registry; /* NULL: kin_metrics_default() */
 } kin_metrics_server_config;
 
@@ -50,8 +55,10 @@ int kin_metrics_server_start(const kin_metrics_server_config *cfg, kin_metrics_s
 /* Stops both endpoints (waits for requests in flight) and frees s. */
 void kin_metrics_server_free(kin_metrics_server *s);
 
-/* The port the endpoint listens on; 0 when disabled. */
-int kin_metrics_server_port(const kin_metrics_server *s, int health);
+/* The port the endpoint listens on; 0 when disabled. which: 0 metrics,
+ * 1 health, KIN_SERVER_ADMIN (2) the admin endpoint. */
+#define KIN_SERVER_ADMIN 2
+int kin_metrics_server_port(const kin_metrics_server *s, int which);
 
 /* Sets the result of check name of probe (made on first use): ok, and msg
  * (NULL: none) explaining a failure; the result counts as failed once

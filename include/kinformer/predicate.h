@@ -84,6 +84,18 @@ int kin_predicate_create(const kin_predicate *p, const kin_obj *obj);
 int kin_predicate_update(const kin_predicate *p, const kin_obj *old_obj, const kin_obj *new_obj);
 int kin_predicate_delete(const kin_predicate *p, const kin_obj *obj);
 
+/* For the per-key history (controller_history.h): evaluates p for event ev
+ * (old_obj only for updates) like the three functions above and returns
+ * the verdict, writing to buf (cap > 0; truncated, NUL-terminated) the
+ * name of the predicate that decided it: the first child of an And that
+ * dropped the event, the first child of an Or that passed it, otherwise
+ * p's own name ("generation_changed", "resource_version_changed",
+ * "labels_changed", "annotations_changed", "label_selector", "not X",
+ * "and", "or"); "" for a NULL p. Never fails. */
+typedef enum { KIN_PREDICATE_EV_CREATE, KIN_PREDICATE_EV_UPDATE, KIN_PREDICATE_EV_DELETE } kin_predicate_event;
+int kin_predicate_explain(const kin_predicate *p, kin_predicate_event ev, const kin_obj *old_obj,
+                          const kin_obj *obj, char *buf, size_t cap);
+
 /* 1 when a and b have the same labels / annotations, compared as maps
  * (absent equals empty). When the annotations cannot be compared as maps
  * (a value that is not a string, or out of memory) the raw bytes are

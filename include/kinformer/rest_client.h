@@ -305,4 +305,12 @@ int kin_client_delete(kin_client *c, const kin_resource *r, const char *ns, cons
  * (csrc/lua/lcontroller.c). */
 void kin_client_set_thread_limits(uint64_t deadline_ns, kin_io_canceler *cancel);
 
+/* Sets the calling thread's write observer (NULL: none): after each
+ * mutating call of the verbs above (any method but GET) made on this
+ * thread, fn(ud, method, path with its query string, HTTP status or 0)
+ * runs on this thread. The controller sets it around a reconcile to record
+ * the reconcile's writes in its history (controller_history.h). */
+typedef void (*kin_client_write_fn)(void *ud, const char *method, const char *path, long code);
+void kin_client_set_thread_write_observer(kin_client_write_fn fn, void *ud);
+
 #endif

@@ -110,4 +110,28 @@ typedef struct {
 void kin_workqueue_get_metrics(kin_workqueue *q, kin_workqueue_metrics *m);
 const char *kin_workqueue_name(const kin_workqueue *q);
 
+/* ---- snapshot (workqueue_snapshot.c), for kinformer inspect ----------------- */
+
+typedef enum {
+  KIN_WQ_READY = 0,  /* waiting for a worker */
+  KIN_WQ_PROCESSING, /* handed out, not done (it may be dirty again too) */
+  KIN_WQ_WAITING     /* in the delaying part: added after due_in_ns */
+} kin_wq_state;
+
+typedef struct {
+  char *key;          /* malloc'd */
+  kin_wq_state state;
+  uint64_t due_in_ns; /* WAITING: how long until it is added (queue clock); 0 else */
+  uint64_t since_ns;  /* PROCESSING: how long it has been handed out */
+  int requeues;       /* the rate limiter's count for the key (retries) */
+} kin_wq_item;
+
+/* Copies up to max items of q (ready ones in queue order, then those being
+ * processed, then the waiting ones by due time... as found) into a new
+ * array *out (free with kin_workqueue_snapshot_free) with their count in
+ * *n. Takes each lock of q in turn, so the picture is per part, not
+ * atomic across parts. Returns 0 or KIN_ENOMEM (nothing returned). */
+int kin_workqueue_snapshot(kin_workqueue *q, size_t max, kin_wq_item **out, size_t *n);
+void kin_workqueue_snapshot_free(kin_wq_item *v, size_t n);
+
 #endif

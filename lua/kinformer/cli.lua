@@ -9,7 +9,10 @@
 --                            [--leader-elect-renew-deadline S]
 --                            [--leader-elect-retry-period S]]
 --                            [--metrics-bind-address ADDR]
---                            [--health-probe-bind-address ADDR] [-v] [-- ARGS...]
+--                            [--health-probe-bind-address ADDR]
+--                            [--admin-bind-address ADDR] [-v] [-- ARGS...]
+--   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
+--                     [--controller NAME]]   (kinformer.inspect)
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
 --   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
 --                             [--namespace N] [--sim [--seed FILE]]
@@ -47,6 +50,7 @@ usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
        kinformer replay TRACE SCRIPT [--fault N:KIND]...
+       kinformer inspect [--address HOST:PORT] [caches | queues | inflight | why KEY] [--controller NAME]
        kinformer --help | --version
 
 Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
@@ -69,6 +73,10 @@ options:
                       ("host:port" or ":port"; default 0: off)
   --health-probe-bind-address ADDR  serve /healthz and /readyz at ADDR
                       (default 0: off)
+  --admin-bind-address ADDR  serve the admin endpoint `kinformer inspect`
+                      reads (caches, queues, in-flight reconciles, why) at
+                      ADDR, e.g. 127.0.0.1:9443 (default 0: off; no auth,
+                      keep it local)
   --leader-elect      run controllers only while this replica holds the
                       Lease (others stay warm: informers synced); losing
                       it exits with status 1
@@ -176,6 +184,8 @@ function M.parse(argv)
         o.metrics_bind = value(a)
       elseif a == "--health-probe-bind-address" then
         o.health_bind = value(a)
+      elseif a == "--admin-bind-address" then
+        o.admin_bind = value(a)
       elseif a == "--leader-elect" then
         o.leader_elect = true
       elseif a == "--leader-election-id" then
@@ -475,7 +485,7 @@ function M.run(o)
   local ok, mgr, msg = pcall(kinformer.manager, {
     kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace, sim = sim,
     sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
-    metrics_bind = o.metrics_bind, health_bind = o.health_bind,
+    metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,
     leader_election = leader_election,
   })
   if not ok or not mgr then
@@ -489,6 +499,9 @@ function M.run(o)
   end
   if mgr:metrics_port("health") then
     stderr("kinformer: serving health probes on port %d (/healthz, /readyz)\n", mgr:metrics_port("health"))
+  end
+  if mgr:metrics_port("admin") then
+    stderr("kinformer: serving the admin endpoint on port %d (kinformer inspect)\n", mgr:metrics_port("admin"))
   end
 
   local function cleanup()
@@ -573,6 +586,9 @@ function M.main(argv)
   -- record and replay parse their own arguments (kinformer.record, kinformer.replay)
   if argv and (argv[1] == "record" or argv[1] == "replay") then
     return require("kinformer." .. argv[1]).main(argv)
+  end
+  if argv and argv[1] == "inspect" then
+    return require("kinformer.inspect").main({ table.unpack(argv, 2) })
   end
   local o, err = M.parse(argv or {})
   if not o then

@@ -304,6 +304,27 @@ function Controller:stats() return self._ud:stats() end
 --- Adds the request (ns, name) to the queue; ns nil or "" when cluster-scoped.
 function Controller:enqueue(ns, name) return options.call(self._ud.enqueue, self._ud, ns, name) end
 
+--- Why did this run: the key's bounded history (what enqueued it, the
+-- predicates' verdicts, each reconcile with its result and writes), oldest
+-- first, as a list of tables whose tostring is one readable line per
+-- event (see csrc/lua/lcontroller_why.c for the fields). key: "ns/name",
+-- "name" (cluster-scoped), or a request/object ({namespace=, name=} or
+-- {metadata={namespace=, name=}}). opts.print: also print it.
+function Controller:why(key, opts)
+  if type(key) == "table" then
+    local m = key.metadata or key
+    local ns, name = m.namespace, m.name
+    if type(name) ~= "string" then error("why: the key table has no name", 2) end
+    key = (ns and ns ~= "") and (ns .. "/" .. name) or name
+  elseif type(key) ~= "string" then
+    error("why: key must be \"ns/name\" or a request table, got " .. type(key), 2)
+  end
+  local h, msg, code = self._ud:why(key)
+  if not h then return nil, msg, code end
+  if type(opts) == "table" and opts.print then print(tostring(h)) end
+  return h
+end
+
 function Controller:name() return self._ud:name() end
 
 --- How many times the key ("ns/name") failed in a row: its backoff grows

@@ -48,7 +48,10 @@ end
 -- over HTTP/1.1); metrics_bind (address of /metrics, "host:port" or
 -- ":port", port 0 picks a free one) and health_bind (/healthz and /readyz),
 -- both default "0": disabled (see Manager:metrics_port and the health
--- checks below); events = {instance= (reportingInstance, default the
+-- checks below); admin_bind (the admin endpoint `kinformer inspect`
+-- reads: caches, queues, in-flight reconciles and the controllers'
+-- per-key history as JSON, served from C state; default "0": disabled;
+-- unauthenticated, so bind it to 127.0.0.1); events = {instance= (reportingInstance, default the
 -- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
 -- "v1"; default: what discovery lists)}; leader_election (a table: see
 -- kinformer.leader_election; controllers then run only while this replica
@@ -60,7 +63,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
-  "leader_election",
+  "leader_election", "admin_bind",
 }
 function M.new(opts)
   opts = options.check(opts, M.OPTIONS, "kinformer.manager")
@@ -81,8 +84,9 @@ function M.new(opts)
   if not env then return nil, msg, code end
   local server
   local mbind, hbind = tostring(opts.metrics_bind or "0"), tostring(opts.health_bind or "0")
-  if mbind ~= "0" or hbind ~= "0" then
-    server, msg, code = options.call(core.metrics_server, { metrics_bind = mbind, health_bind = hbind })
+  local abind = tostring(opts.admin_bind or "0")
+  if mbind ~= "0" or hbind ~= "0" or abind ~= "0" then
+    server, msg, code = options.call(core.metrics_server, { metrics_bind = mbind, health_bind = hbind, admin_bind = abind })
     if not server then
       env:shutdown()
       return nil, msg, code
@@ -316,8 +320,8 @@ function Manager:add_healthz_check(name, fn) return add_check(self, "healthz", n
 -- the built-in "informers": caches synced). As add_healthz_check.
 function Manager:add_readyz_check(name, fn) return add_check(self, "readyz", name, fn) end
 
---- The port /metrics ("metrics", the default) or the probes ("health")
--- listen on, or nil when disabled.
+--- The port /metrics ("metrics", the default), the probes ("health") or
+-- the admin endpoint ("admin") listen on, or nil when disabled.
 function Manager:metrics_port(which)
   local server = rawget(self, "_server")
   return server and server:port(which or "metrics") or nil

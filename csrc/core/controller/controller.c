@@ -4,11 +4,14 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kin.h"
 #include "log.h"
+#include "rest_client.h"
 
 typedef struct {
   kin_informer *inf;
@@ -19,7 +22,20 @@ typedef struct {
 typedef struct {
   kin_controller *c;
   int index;
+  /* the reconcile in flight, for kin_controller_inflight (guarded by c->mu) */
+  int busy;
+  uint64_t start_wall_ns;
+  char key[256];
 } worker_arg;
+
+/* The writes of the reconcile running on this thread (a write observer's
+ * ud, on the worker's stack). */
+#define MAX_WRITES 8
+typedef struct {
+  kin_hist_entry w[MAX_WRITES];
+  int n, total;
+  uint32_t seq;
+} writes_log;
 
 enum { ST_NEW, ST_STARTING, ST_RUNNING, ST_STOPPED };
 /* The start handshake: workers wait for the verdict before reconciling,
@@ -44,7 +60,7 @@ struct kin_controller {
   watch_entry *watches;
   size_t nwatches, capwatches;
   pthread_t *threads; /* the owner thread's: written by start, read by stop */
-  worker_arg *args;
+  worker_arg *args;   /* one per worker, made by new; their in-flight fields under mu */
   int nthreads;
   int reported;       /* workers whose on_start returned */
   int start_rc;       /* the first failing on_start's result */
@@ -52,6 +68,8 @@ struct kin_controller {
   kin_controller_stats stats;
 
   atomic_int stopping;
+  atomic_uint seq;      /* reconciles started, for their numbers in the history */
+  kin_history *history; /* thread-safe itself; NULL when disabled */
 };
 
 /* ---- reconcileHandler --------------------------------------------------- */
@@ -88,6 +106,20 @@ static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
   pthread_mutex_unlock(&c->mu);
 }
 
+int kin_controller_inflight(kin_controller *c, kin_inflight *out, int cap) {
+  int n = 0;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->workers && n < cap; i++) {
+    if (!c->args[i].busy) continue;
+    out[n].worker = i;
+    out[n].start_wall_ns = c->args[i].start_wall_ns;
+    memcpy(out[n].key, c->args[i].key, sizeof(out[n].key));
+    n++;
+  }
+  pthread_mutex_unlock(&c->mu);
+  return n;
+}
+
 /* Splits key into req; the namespace goes to buf, or to *heap (the caller
  * frees it) when it does not fit. Returns 0 or KIN_ENOMEM. */
 static int request_of(const char *key, kin_request *req, char *buf, size_t cap, char **heap) {
@@ -106,18 +138,88 @@ static int request_of(const char *key, kin_request *req, char *buf, size_t cap, 
   return 0;
 }
 
+static uint64_t wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* kin_client_write_fn: keeps the first MAX_WRITES writes of the reconcile,
+ * counts all of them. */
+static void note_write(void *ud, const char *method, const char *path, long code) {
+  writes_log *wl = ud;
+  if (wl->n < MAX_WRITES) {
+    kin_hist_entry *e = &wl->w[wl->n++];
+    memset(e, 0, sizeof(*e));
+    e->type = KIN_HIST_WRITE;
+    e->seq = wl->seq;
+    e->code = code > 0 && code < 65536 ? (uint16_t)code : 0;
+    size_t plen = strcspn(path, "?");
+    int dry = path[plen] && strstr(path + plen, "dryRun=") != NULL;
+    int n = snprintf(e->text, sizeof(e->text), "%s %.*s%s", method, (int)plen, path,
+                     dry ? " (dry run)" : "");
+    e->truncated = n < 0 || (size_t)n >= sizeof(e->text);
+  }
+  wl->total++;
+}
+
+/* Records a finished reconcile, its writes and the requeue it causes. */
+static void note_reconcile(kin_controller *c, const char *item, int index, uint64_t start,
+                           uint64_t took, kin_result_kind kind, const kin_result_action *act,
+                           writes_log *wl) {
+  kin_hist_entry e[MAX_WRITES + 2];
+  size_t n = 0;
+  memset(&e[0], 0, sizeof(e[0]));
+  e[0].type = KIN_HIST_RECONCILE;
+  e[0].wall_ns = start;
+  e[0].dur_ns = took;
+  e[0].seq = wl->seq;
+  e[0].worker = (int16_t)index;
+  e[0].code = (uint16_t)wl->total;
+  e[0].cause = (uint8_t)kind;
+  int tl = snprintf(e[0].text, sizeof(e[0].text), "%s", act->message);
+  e[0].truncated = tl < 0 || (size_t)tl >= sizeof(e[0].text);
+  n = 1;
+  for (int i = 0; i < wl->n; i++) e[n++] = wl->w[i];
+  if (kind != KIN_RESULT_DONE && kind != KIN_RESULT_TERMINAL_ERROR) {
+    kin_hist_entry *q = &e[n++];
+    memset(q, 0, sizeof(*q));
+    q->type = KIN_HIST_EVENT;
+    q->seq = wl->seq;
+    q->cause = kind == KIN_RESULT_REQUEUE         ? KIN_CAUSE_REQUEUE
+               : kind == KIN_RESULT_REQUEUE_AFTER ? KIN_CAUSE_REQUEUE_AFTER
+                                                  : KIN_CAUSE_RETRY;
+    if (kind == KIN_RESULT_REQUEUE_AFTER) q->dur_ns = act->requeue_after_ns;
+    if (kind == KIN_RESULT_ERROR) {
+      int m = snprintf(q->text, sizeof(q->text), "%s", act->message[0] ? act->message : "error");
+      q->truncated = m < 0 || (size_t)m >= sizeof(q->text);
+    }
+  }
+  kin_history_record_n(c->history, item, e, n);
+}
+
 static void reconcile_handler(kin_controller *c, int index, const char *item) {
   char nsbuf[256], *heap;
   kin_request req;
   kin_result_action act = {.kind = KIN_RESULT_DONE};
+  writes_log wl;
+  wl.n = wl.total = 0;
+  wl.seq = atomic_fetch_add(&c->seq, 1) + 1;
+  uint64_t start = wall_ns();
+  worker_arg *wa = &c->args[index];
   pthread_mutex_lock(&c->mu);
   c->stats.active_workers++;
+  wa->busy = 1;
+  wa->start_wall_ns = start;
+  snprintf(wa->key, sizeof(wa->key), "%s", item);
   pthread_mutex_unlock(&c->mu);
   uint64_t t0 = kin_clock_now(c->clock);
   int rc = request_of(item, &req, nsbuf, sizeof(nsbuf), &heap);
   int panicked = 0;
   if (rc == 0) {
+    if (c->history) kin_client_set_thread_write_observer(note_write, &wl);
     rc = c->reconcile(c->ud, index, &req, &act);
+    if (c->history) kin_client_set_thread_write_observer(NULL, NULL);
     panicked = rc != 0;
   }
   uint64_t took = kin_clock_now(c->clock) - t0;
@@ -156,6 +258,14 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
     kin_workqueue_forget(c->queue, item);
     break;
   }
+  if (c->history) {
+    if (rc != 0 && !act.message[0])
+      snprintf(act.message, sizeof(act.message), "reconciler failed (%d)", rc);
+    note_reconcile(c, item, index, start, took, kind, &act, &wl);
+  }
+  pthread_mutex_lock(&c->mu);
+  wa->busy = 0;
+  pthread_mutex_unlock(&c->mu);
   count_result(c, kind, panicked, took);
 }
 
@@ -195,11 +305,9 @@ static void *worker_main(void *arg) {
  * started have been told to stop (joined by kin_controller_stop). */
 static int start_workers(kin_controller *c) {
   c->threads = calloc((size_t)c->workers, sizeof(*c->threads));
-  c->args = calloc((size_t)c->workers, sizeof(*c->args));
-  if (!c->threads || !c->args) return KIN_ENOMEM;
+  if (!c->threads) return KIN_ENOMEM;
   int rc = 0;
   for (int i = 0; i < c->workers && rc == 0; i++) {
-    c->args[i] = (worker_arg){c, i};
     int err = pthread_create(&c->threads[i], NULL, worker_main, &c->args[i]);
     if (err) rc = -err;
     else c->nthreads++;
@@ -245,6 +353,16 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
     return rc;
   }
   c->workers = cfg->workers > 0 ? cfg->workers : 1;
+  /* made here, so kin_controller_inflight may read them at any time */
+  if (!(c->args = calloc((size_t)c->workers, sizeof(*c->args)))) {
+    kin_workqueue_free(c->queue);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->mu);
+    free(c->name);
+    free(c);
+    return KIN_ENOMEM;
+  }
+  for (int i = 0; i < c->workers; i++) c->args[i] = (worker_arg){.c = c, .index = i};
   c->reconcile = cfg->reconcile;
   c->on_worker_start = cfg->on_worker_start;
   c->on_worker_stop = cfg->on_worker_stop;
@@ -254,6 +372,12 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
       cfg->cache_sync_timeout_ns ? cfg->cache_sync_timeout_ns : KIN_CONTROLLER_CACHE_SYNC_TIMEOUT;
   c->stats.max_concurrent_reconciles = c->workers;
   atomic_init(&c->stopping, 0);
+  atomic_init(&c->seq, 0);
+  if (cfg->history_entries >= 0 &&
+      kin_history_new(cfg->history_entries, cfg->history_keys, &c->history) < 0) {
+    kin_controller_free(c);
+    return KIN_ENOMEM;
+  }
   *out = c;
   return 0;
 }
@@ -278,7 +402,9 @@ int kin_controller_watch(kin_controller *c, kin_informer *inf, const kin_handler
     return KIN_ECLOSED;
   }
   kin_enqueue_handler *h;
-  int rc = kin_enqueue_handler_new(c->queue, cfg, &h);
+  kin_handler_config hc = *cfg;
+  hc.history = c->history;
+  int rc = kin_enqueue_handler_new(c->queue, &hc, &h);
   if (rc < 0) return rc;
   kin_event_handler eh = kin_enqueue_handler_callbacks(h);
   kin_listener *l;
@@ -385,6 +511,7 @@ void kin_controller_free(kin_controller *c) {
   free(c->args);
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);
+  kin_history_free(c->history);
   free(c->name);
   free(c);
 }
@@ -392,8 +519,21 @@ void kin_controller_free(kin_controller *c) {
 int kin_controller_stopping(kin_controller *c) { return atomic_load(&c->stopping); }
 
 int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name) {
+  if (c->history && name) {
+    /* recorded first: a worker may reconcile the key at once */
+    char key[384];
+    if (ns && *ns) snprintf(key, sizeof(key), "%s/%s", ns, name);
+    else snprintf(key, sizeof(key), "%s", name);
+    kin_hist_entry e;
+    memset(&e, 0, sizeof(e));
+    e.type = KIN_HIST_EVENT;
+    e.cause = KIN_CAUSE_MANUAL;
+    kin_history_record(c->history, key, &e);
+  }
   return kin_request_add(c->queue, ns, name);
 }
+
+kin_history *kin_controller_history(kin_controller *c) { return c->history; }
 
 kin_workqueue *kin_controller_queue(kin_controller *c) { return c->queue; }
 const char *kin_controller_name(const kin_controller *c) { return c->name; }

@@ -4,9 +4,11 @@
 #include "controller_handlers.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller_history.h"
 #include "json_tok.h"
 #include "kin.h"
 #include "log.h"
@@ -23,6 +25,7 @@ struct kin_enqueue_handler {
   void (*on_stop)(void *ud);
   void *ud;
   kin_predicate *predicate;
+  kin_history *history; /* borrowed; NULL: none */
 
   atomic_uint_least64_t events, filtered, requests;
 };
@@ -37,17 +40,64 @@ int kin_api_version_group(const char *api_version, char *group, size_t cap) {
   return 0;
 }
 
-static int add(kin_enqueue_handler *h, const char *ns, const char *name) {
+/* What the event being handled was, for the history (NULL hist: none). */
+typedef struct {
+  kin_enqueue_handler *h;
+  kin_hist_cause cause; /* ADD, UPDATE, DELETE or RESYNC */
+  const kin_obj *old_obj, *obj;
+  int pred;             /* kin_hist_pred */
+  const char *pred_name;
+} ev_info;
+
+/* Records the event under (ns, name): "what enqueued it". Never fails
+ * (a history out of memory loses the entry). */
+static void note(const ev_info *ev, const char *ns, const char *name) {
+  kin_history *hist = ev->h->history;
+  if (!hist) return;
+  char key[384];
+  if (ns && *ns) snprintf(key, sizeof(key), "%s/%s", ns, name);
+  else snprintf(key, sizeof(key), "%s", name);
+  kin_hist_entry e;
+  memset(&e, 0, sizeof(e));
+  e.type = KIN_HIST_EVENT;
+  e.pred = (uint8_t)ev->pred;
+  const char *rv = kin_obj_resource_version(ev->obj);
+  int n;
+  static const char *const verbs[] = {"add", "update", "delete", "resync"};
+  if (ev->h->kind == KIN_ENQUEUE_REQUEST_FOR_OBJECT) {
+    e.cause = (uint8_t)ev->cause;
+    n = ev->cause == KIN_CAUSE_UPDATE
+            ? snprintf(e.text, sizeof(e.text), "resourceVersion %s -> %s",
+                       ev->old_obj ? kin_obj_resource_version(ev->old_obj) : "?", rv)
+            : snprintf(e.text, sizeof(e.text), "resourceVersion %s", rv);
+  } else {
+    e.cause = ev->h->kind == KIN_ENQUEUE_REQUEST_FOR_OWNER ? KIN_CAUSE_OWNER : KIN_CAUSE_MAP;
+    const char *kind = kin_obj_kind_name(ev->obj);
+    n = snprintf(e.text, sizeof(e.text), "%s of %s %s", verbs[ev->cause],
+                 kind && *kind ? kind : "object", kin_obj_key(ev->obj));
+  }
+  if (ev->pred != KIN_PRED_NONE && n >= 0 && (size_t)n < sizeof(e.text))
+    n += snprintf(e.text + n, sizeof(e.text) - (size_t)n, "; predicates: %s %s", ev->pred_name,
+                  ev->pred == KIN_PRED_PASSED ? "passed" : "dropped");
+  e.truncated = n < 0 || (size_t)n >= sizeof(e.text);
+  kin_history_record(hist, key, &e);
+}
+
+static int add(const ev_info *ev, const char *ns, const char *name) {
+  kin_enqueue_handler *h = ev->h;
+  note(ev, ns, name); /* first: a worker may reconcile the key at once */
   int rc = kin_request_add(h->q, ns, name);
   if (rc == 0) atomic_fetch_add_explicit(&h->requests, 1, memory_order_relaxed);
   return rc;
 }
 
 /* Adds the owner request when the reference's group and kind match the
- * owner type. Returns 0, KIN_EINVAL for an apiVersion that does not parse
- * (the caller stops looking, as controller-runtime does), KIN_ENOMEM. */
-static int add_if_owner(kin_enqueue_handler *h, const kin_obj *o, const char *api_version,
+ * owner type (or only records the event when the predicates dropped it).
+ * Returns 0, KIN_EINVAL for an apiVersion that does not parse (the caller
+ * stops looking, as controller-runtime does), KIN_ENOMEM. */
+static int add_if_owner(const ev_info *ev, const kin_obj *o, const char *api_version,
                         const char *kind, const char *name) {
+  kin_enqueue_handler *h = ev->h;
   char group[256];
   if (kin_api_version_group(api_version, group, sizeof(group)) < 0) {
     kin_log(KIN_LOG_ERROR, "handler", "could not parse OwnerReference APIVersion %s of %s",
@@ -55,12 +105,17 @@ static int add_if_owner(kin_enqueue_handler *h, const kin_obj *o, const char *ap
     return KIN_EINVAL;
   }
   if (strcmp(kind, h->owner_kind) != 0 || strcmp(group, h->owner_group) != 0) return 0;
-  return add(h, h->owner_cluster_scoped ? NULL : kin_obj_namespace(o), name);
+  const char *ns = h->owner_cluster_scoped ? NULL : kin_obj_namespace(o);
+  if (ev->pred == KIN_PRED_DROPPED) {
+    note(ev, ns, name);
+    return 0;
+  }
+  return add(ev, ns, name);
 }
 
 /* Every ownerReference of o, in order (kin_obj keeps only the controller
  * one, so the JSON is read again; this is the rare all-owners mode). */
-static int add_all_owners(kin_enqueue_handler *h, const kin_obj *o) {
+static int add_all_owners(const ev_info *ev, const kin_obj *o) {
   size_t len = 0;
   const char *js = kin_obj_json(o, &len);
   if (!js) return 0;
@@ -75,7 +130,7 @@ static int add_all_owners(kin_enqueue_handler *h, const kin_obj *o) {
     char *kd = kin__json_strdup(&j, kin__json_get(&j, i, "kind"));
     char *nm = kin__json_strdup(&j, kin__json_get(&j, i, "name"));
     /* controller-runtime reads a missing field as "" */
-    rc = add_if_owner(h, o, av ? av : "", kd ? kd : "", nm ? nm : "");
+    rc = add_if_owner(ev, o, av ? av : "", kd ? kd : "", nm ? nm : "");
     free(av);
     free(kd);
     free(nm);
@@ -84,11 +139,11 @@ static int add_all_owners(kin_enqueue_handler *h, const kin_obj *o) {
   return rc == KIN_EINVAL ? 0 : rc;
 }
 
-static int add_owners(kin_enqueue_handler *h, const kin_obj *o) {
-  if (h->all_owners) return add_all_owners(h, o);
+static int add_owners(const ev_info *ev, const kin_obj *o) {
+  if (ev->h->all_owners) return add_all_owners(ev, o);
   const kin_owner_ref *ref = kin_obj_controller_ref(o);
   if (!ref) return 0;
-  int rc = add_if_owner(h, o, ref->api_version, ref->kind, ref->name);
+  int rc = add_if_owner(ev, o, ref->api_version, ref->kind, ref->name);
   return rc == KIN_EINVAL ? 0 : rc;
 }
 
@@ -96,14 +151,23 @@ static int emit(void *ctx, const char *ns, const char *name) {
   return name ? add(ctx, ns, name) : KIN_EINVAL;
 }
 
-static int enqueue_for(kin_enqueue_handler *h, kin_obj *o) {
+/* Enqueues for o; with the predicates' drop (ev->pred DROPPED) only
+ * records the event under the key it would have enqueued (For and Owns;
+ * a map function is not called for a dropped event). */
+static int enqueue_for(const ev_info *ev, kin_obj *o) {
+  kin_enqueue_handler *h = ev->h;
   switch (h->kind) {
   case KIN_ENQUEUE_REQUEST_FOR_OBJECT:
-    return add(h, kin_obj_namespace(o), kin_obj_name(o));
+    if (ev->pred == KIN_PRED_DROPPED) {
+      note(ev, kin_obj_namespace(o), kin_obj_name(o));
+      return 0;
+    }
+    return add(ev, kin_obj_namespace(o), kin_obj_name(o));
   case KIN_ENQUEUE_REQUEST_FOR_OWNER:
-    return add_owners(h, o);
+    return add_owners(ev, o);
   default:
-    return h->map(h->ud, o, emit, h);
+    if (ev->pred == KIN_PRED_DROPPED) return 0;
+    return h->map(h->ud, o, emit, (void *)ev);
   }
 }
 
@@ -116,27 +180,59 @@ static void count_event(kin_enqueue_handler *h) {
   atomic_fetch_add_explicit(&h->events, 1, memory_order_relaxed);
 }
 
+/* The predicates' verdict on the event; with a history, also which one
+ * decided it (ev->pred, ev->pred_name in name). */
+static int judge(ev_info *ev, kin_predicate_event pe, char *name, size_t cap) {
+  kin_enqueue_handler *h = ev->h;
+  if (!h->predicate) return 1;
+  int v;
+  if (h->history) {
+    v = kin_predicate_explain(h->predicate, pe, ev->old_obj, ev->obj, name, cap);
+    ev->pred = v ? KIN_PRED_PASSED : KIN_PRED_DROPPED;
+    ev->pred_name = name;
+  } else {
+    v = pe == KIN_PREDICATE_EV_CREATE   ? kin_predicate_create(h->predicate, ev->obj)
+        : pe == KIN_PREDICATE_EV_UPDATE ? kin_predicate_update(h->predicate, ev->old_obj, ev->obj)
+                                        : kin_predicate_delete(h->predicate, ev->obj);
+  }
+  return v;
+}
+
 static int on_add(void *ud, kin_obj *obj, int is_in_initial_list) {
   kin_enqueue_handler *h = ud;
+  char pname[48];
+  ev_info ev = {h, KIN_CAUSE_ADD, NULL, obj, KIN_PRED_NONE, ""};
   count_event(h);
-  if (!kin_predicate_create(h->predicate, obj)) return filtered(h);
-  return enqueue_for(h, obj);
+  if (!judge(&ev, KIN_PREDICATE_EV_CREATE, pname, sizeof(pname))) {
+    if (h->history) enqueue_for(&ev, obj);
+    return filtered(h);
+  }
+  return enqueue_for(&ev, obj);
 }
 
 static int on_update(void *ud, kin_obj *old_obj, kin_obj *new_obj) {
   kin_enqueue_handler *h = ud;
+  char pname[48];
+  int resync = old_obj == new_obj || (old_obj && strcmp(kin_obj_resource_version(old_obj),
+                                                        kin_obj_resource_version(new_obj)) == 0);
+  ev_info ev = {h, resync ? KIN_CAUSE_RESYNC : KIN_CAUSE_UPDATE, old_obj, new_obj, KIN_PRED_NONE,
+                ""};
   count_event(h);
-  if (!kin_predicate_update(h->predicate, old_obj, new_obj)) return filtered(h);
-  if (h->kind == KIN_ENQUEUE_REQUEST_FOR_OBJECT) return enqueue_for(h, new_obj);
+  if (!judge(&ev, KIN_PREDICATE_EV_UPDATE, pname, sizeof(pname))) {
+    if (h->history) enqueue_for(&ev, new_obj);
+    return filtered(h);
+  }
+  if (h->kind == KIN_ENQUEUE_REQUEST_FOR_OBJECT) return enqueue_for(&ev, new_obj);
   /* Owners and map results of both versions: an object that changed owner
    * must wake the old owner too. */
-  int rc = enqueue_for(h, old_obj);
-  int rc2 = enqueue_for(h, new_obj);
+  int rc = enqueue_for(&ev, old_obj);
+  int rc2 = enqueue_for(&ev, new_obj);
   return rc < 0 ? rc : rc2;
 }
 
 static int on_delete(void *ud, kin_obj *obj) {
   kin_enqueue_handler *h = ud;
+  char pname[48];
   count_event(h);
   if (kin_obj_is_tombstone(obj)) {
     kin_obj *last = kin_obj_last_state(obj);
@@ -147,8 +243,12 @@ static int on_delete(void *ud, kin_obj *obj) {
     }
     obj = last;
   }
-  if (!kin_predicate_delete(h->predicate, obj)) return filtered(h);
-  return enqueue_for(h, obj);
+  ev_info ev = {h, KIN_CAUSE_DELETE, NULL, obj, KIN_PRED_NONE, ""};
+  if (!judge(&ev, KIN_PREDICATE_EV_DELETE, pname, sizeof(pname))) {
+    if (h->history) enqueue_for(&ev, obj);
+    return filtered(h);
+  }
+  return enqueue_for(&ev, obj);
 }
 
 static int on_start(void *ud) {
@@ -194,6 +294,7 @@ int kin_enqueue_handler_new(kin_workqueue *q, const kin_handler_config *cfg,
   h->on_stop = cfg->on_stop;
   h->ud = cfg->ud;
   h->predicate = cfg->predicate;
+  h->history = cfg->history;
   atomic_init(&h->events, 0);
   atomic_init(&h->filtered, 0);
   atomic_init(&h->requests, 0);

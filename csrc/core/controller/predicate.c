@@ -2,6 +2,7 @@
  * predicate.h), and the map comparison of labels and annotations. */
 #include "predicate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,4 +234,52 @@ int kin_predicate_update(const kin_predicate *p, const kin_obj *old_obj, const k
 
 int kin_predicate_delete(const kin_predicate *p, const kin_obj *obj) {
   return eval(p, EV_DELETE, NULL, obj);
+}
+
+/* ---- explanation (the per-key history) ------------------------------------ */
+
+static const char *leaf_name(kin_predicate_kind k) {
+  switch (k) {
+  case KIN_PREDICATE_GENERATION_CHANGED: return "generation_changed";
+  case KIN_PREDICATE_RESOURCE_VERSION_CHANGED: return "resource_version_changed";
+  case KIN_PREDICATE_LABEL_CHANGED: return "labels_changed";
+  case KIN_PREDICATE_ANNOTATION_CHANGED: return "annotations_changed";
+  case KIN_PREDICATE_LABEL_SELECTOR: return "label_selector";
+  case KIN_PREDICATE_AND: return "and";
+  case KIN_PREDICATE_OR: return "or";
+  default: return "not";
+  }
+}
+
+/* The node that decided p's verdict v: the first child of an And that
+ * failed, the first child of an Or that passed, else p itself. */
+static const kin_predicate *culprit(const kin_predicate *p, event_type ev, const kin_obj *old_obj,
+                                    const kin_obj *obj, int v) {
+  /* a list of predicates is an And: name its only member */
+  if ((p->kind == KIN_PREDICATE_AND || p->kind == KIN_PREDICATE_OR) && p->n == 1)
+    return culprit(p->child[0], ev, old_obj, obj, v);
+  if (p->kind == KIN_PREDICATE_AND && !v) {
+    for (size_t i = 0; i < p->n; i++)
+      if (!eval(p->child[i], ev, old_obj, obj)) return culprit(p->child[i], ev, old_obj, obj, 0);
+  } else if (p->kind == KIN_PREDICATE_OR && v) {
+    for (size_t i = 0; i < p->n; i++)
+      if (eval(p->child[i], ev, old_obj, obj)) return culprit(p->child[i], ev, old_obj, obj, 1);
+  }
+  return p;
+}
+
+int kin_predicate_explain(const kin_predicate *p, kin_predicate_event ev, const kin_obj *old_obj,
+                          const kin_obj *obj, char *buf, size_t cap) {
+  event_type e = ev == KIN_PREDICATE_EV_CREATE ? EV_CREATE
+                 : ev == KIN_PREDICATE_EV_UPDATE ? EV_UPDATE
+                                                 : EV_DELETE;
+  int v = eval(p, e, old_obj, obj);
+  if (cap) buf[0] = 0;
+  if (!p || !cap) return v;
+  const kin_predicate *c = culprit(p, e, old_obj, obj, v);
+  if (c->kind == KIN_PREDICATE_NOT && c->child[0]->kind < KIN_PREDICATE_AND)
+    snprintf(buf, cap, "not %s", leaf_name(c->child[0]->kind));
+  else
+    snprintf(buf, cap, "%s", leaf_name(c->kind));
+  return v;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin.h"
 #include "buf.h"
 #include "clock.h"
 #include "kin.h"
@@ -27,8 +28,8 @@ typedef struct {
 
 struct kin_metrics_server {
   kin_metrics_registry *reg;
-  struct MHD_Daemon *metrics, *health;
-  int metrics_port, health_port;
+  struct MHD_Daemon *metrics, *health, *admin;
+  int metrics_port, health_port, admin_port;
   pthread_mutex_t mu; /* guards checks */
   check *checks;
   size_t nchecks, capchecks;
@@ -222,6 +223,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (kin_metrics_render(s->reg, &text, &len) != 0) return MHD_NO;
     return reply(conn, 200, KIN_METRICS_CONTENT_TYPE, text, len);
   }
+  if (d == s->admin) {
+    const char *key = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "key");
+    const char *ctl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "controller");
+    char *body = NULL;
+    size_t len = 0;
+    int status = kin_admin_render(url, key, ctl, &body, &len);
+    if (!body) return MHD_NO;
+    return reply(conn, (unsigned)status, "application/json", body, len);
+  }
   if (d == s->health) {
     for (int p = 0; p < 2; p++) {
       const char *base = p == KIN_PROBE_HEALTHZ ? "/healthz" : "/readyz";
@@ -304,6 +314,8 @@ int kin_metrics_server_start(const kin_metrics_server_config *cfg, kin_metrics_s
     rc = listen_on(s, cfg->metrics_bind, &s->metrics, &s->metrics_port, e, sizeof e);
   if (!rc && cfg && !disabled(cfg->health_bind))
     rc = listen_on(s, cfg->health_bind, &s->health, &s->health_port, e, sizeof e);
+  if (!rc && cfg && !disabled(cfg->admin_bind))
+    rc = listen_on(s, cfg->admin_bind, &s->admin, &s->admin_port, e, sizeof e);
   if (rc) {
     if (err && errlen) snprintf(err, errlen, "%s", e[0] ? e : kin_strerror(rc));
     kin_metrics_server_free(s);
@@ -317,6 +329,7 @@ void kin_metrics_server_free(kin_metrics_server *s) {
   if (!s) return;
   if (s->metrics) MHD_stop_daemon(s->metrics);
   if (s->health) MHD_stop_daemon(s->health);
+  if (s->admin) MHD_stop_daemon(s->admin);
   for (size_t i = 0; i < s->nchecks; i++) {
     free(s->checks[i].name);
     free(s->checks[i].msg);
@@ -327,5 +340,5 @@ void kin_metrics_server_free(kin_metrics_server *s) {
 }
 
 int kin_metrics_server_port(const kin_metrics_server *s, int health) {
-  return health ? s->health_port : s->metrics_port;
+  return health == KIN_SERVER_ADMIN ? s->admin_port : health ? s->health_port : s->metrics_port;
 }

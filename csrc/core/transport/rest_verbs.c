@@ -52,6 +52,14 @@ void kin_client_set_thread_limits(uint64_t deadline_ns, kin_io_canceler *cancel)
   tl_cancel = cancel;
 }
 
+static _Thread_local kin_client_write_fn tl_observer;
+static _Thread_local void *tl_observer_ud;
+
+void kin_client_set_thread_write_observer(kin_client_write_fn fn, void *ud) {
+  tl_observer = fn;
+  tl_observer_ud = ud;
+}
+
 static uint64_t mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -85,6 +93,7 @@ static int do_send(kin_client *c, const char *method, kin__buf *b, const char *c
     req.timeout_ms = left_ms < def ? left_ms : def;
   }
   int rc = kin_client_do(c, &req, out);
+  if (tl_observer && strcmp(method, "GET") != 0) tl_observer(tl_observer_ud, method, b->p, out->code);
   kin__buf_free(b);
   return rc;
 }

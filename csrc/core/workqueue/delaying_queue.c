@@ -216,3 +216,16 @@ int kin__delaying_ready_at(kin_workqueue *q, const char *item, uint64_t *ready_n
   pthread_mutex_unlock(&d->mu);
   return slot ? 0 : KIN_ENOENT;
 }
+
+void kin__delaying_each(kin_workqueue *q, void (*fn)(void *ud, const char *item, uint64_t due_in_ns),
+                        void *ud) {
+  kin__delaying *d = q->delaying;
+  if (!d) return;
+  pthread_mutex_lock(&d->mu);
+  uint64_t now = kin_clock_now(q->clock);
+  for (size_t i = 0; i < d->len; i++) {
+    const wait_for *w = d->heap[i];
+    fn(ud, w->item, w->ready_ns > now ? w->ready_ns - now : 0);
+  }
+  pthread_mutex_unlock(&d->mu);
+}

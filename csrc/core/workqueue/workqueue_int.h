@@ -61,4 +61,9 @@ void kin__delaying_free(kin__delaying *d);
 /* Test hook: the ready time of item if it is waiting (0) or KIN_ENOENT. */
 int kin__delaying_ready_at(kin_workqueue *q, const char *item, uint64_t *ready_ns);
 
+/* Calls fn(ud, item, due_in_ns) for each waiting item under the delaying
+ * part's lock (fn must not call into q). */
+void kin__delaying_each(kin_workqueue *q, void (*fn)(void *ud, const char *item, uint64_t due_in_ns),
+                        void *ud);
+
 #endif

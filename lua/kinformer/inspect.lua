@@ -1,0 +1,200 @@
+--- kinformer.inspect: `kinformer inspect`, a look into a running operator
+-- through its admin endpoint (`kinformer run --admin-bind-address
+-- 127.0.0.1:PORT`, manager option admin_bind; see include/kinformer/admin.h
+-- for the JSON it serves).
+--
+--   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
+--                     [--controller NAME]] [--json]
+--
+-- With no subcommand it prints caches, queues and in-flight reconciles.
+-- --address defaults to $KINFORMER_ADMIN_ADDRESS, else 127.0.0.1:9443.
+-- Exit status: 0, 1 when the endpoint cannot be read (or `why` knows
+-- nothing of KEY), 2 on a usage error.
+local core = require "kinformer.core"
+
+local M = {}
+
+M.usage = [=[
+usage: kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY [--controller NAME]] [--json]
+
+Reads a running operator's admin endpoint (kinformer run --admin-bind-address
+HOST:PORT) and prints:
+  caches              each informer: objects held, synced or not
+  queues              each controller's queue: keys ready, being processed or
+                      waiting (due in how long), and their retries
+  inflight            the reconciles running now (key, worker, seconds)
+  why KEY             KEY's history (ns/name): what enqueued it, the
+                      predicates' verdicts, each reconcile with its result
+                      and writes; --controller NAME limits it to one controller
+  (nothing)           caches, queues and inflight
+options:
+  --address HOST:PORT the admin endpoint (default $KINFORMER_ADMIN_ADDRESS or 127.0.0.1:9443)
+  --json              print the endpoint's JSON as is
+  --timeout S         seconds to wait for the answer (default 10)
+]=]
+
+local function stderr(fmt, ...)
+  io.stderr:write(string.format(fmt, ...))
+  io.stderr:flush()
+end
+
+--- Parses argv (the words after `inspect`). Returns {address=, what=,
+-- key=, controller=, json=, timeout=} or nil, message.
+function M.parse(argv)
+  local o = { address = os.getenv("KINFORMER_ADMIN_ADDRESS") or "127.0.0.1:9443", timeout = 10 }
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local flag, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+    local function value()
+      if inline then return inline end
+      i = i + 1
+      if argv[i] == nil then error({ usage = a .. " needs a value" }) end
+      return argv[i]
+    end
+    a = flag or a
+    local ok, err = pcall(function()
+      if a == "--address" then
+        o.address = value()
+      elseif a == "--controller" then
+        o.controller = value()
+      elseif a == "--timeout" then
+        local v = value()
+        o.timeout = tonumber(v)
+        if not o.timeout or o.timeout <= 0 then error({ usage = "--timeout must be a positive number, not " .. v }) end
+      elseif a == "--json" then
+        o.json = true
+      elseif a == "-h" or a == "--help" then
+        o.what = "help"
+      elseif a:sub(1, 1) == "-" then
+        error({ usage = "unknown option " .. a })
+      elseif o.what == nil and (a == "caches" or a == "queues" or a == "inflight" or a == "why") then
+        o.what = a
+      elseif o.what == "why" and o.key == nil then
+        o.key = a
+      else
+        error({ usage = "unexpected argument " .. a })
+      end
+    end)
+    if not ok then
+      if type(err) == "table" then return nil, err.usage end
+      error(err, 0)
+    end
+    i = i + 1
+  end
+  if o.what == "why" and not o.key then return nil, "why needs a key (namespace/name)" end
+  if o.controller and o.what ~= "why" then return nil, "--controller is an option of why" end
+  if not o.address:match("^[%w.%-%[%]:]+:%d+$") then
+    return nil, "--address wants HOST:PORT, not " .. o.address
+  end
+  o.what = o.what or "all"
+  return o
+end
+
+local function urlencode(s)
+  return (s:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+
+--- GETs path of the endpoint; returns the decoded JSON and the raw text,
+-- or nil, message.
+function M.fetch(address, path, timeout)
+  local url = "http://" .. address .. path
+  local body, status, code = core.http_get(url, timeout)
+  if not body then return nil, string.format("%s (is `kinformer run --admin-bind-address %s` running?)", status, address), code end
+  if status ~= 200 then return nil, string.format("GET %s: HTTP %d: %s", url, status, body) end
+  local ok, v = pcall(core.json_decode, body)
+  if not ok then return nil, "GET " .. url .. ": not JSON: " .. tostring(v) end
+  return v, body
+end
+
+-- ---- printing -------------------------------------------------------------
+
+local function secs(s)
+  if s >= 1 then return string.format("%.1fs", s) end
+  return string.format("%.0fms", s * 1000)
+end
+
+function M.format_caches(v)
+  local out = { "CACHES" }
+  if #v.caches == 0 then out[#out + 1] = "  (none)" end
+  table.sort(v.caches, function(a, b) return a.name < b.name end)
+  for _, c in ipairs(v.caches) do
+    out[#out + 1] = string.format("  %-40s %8d objects  %s", c.name, c.objects, c.synced and "synced" or "NOT SYNCED")
+  end
+  return table.concat(out, "\n")
+end
+
+function M.format_queues(v)
+  local out = { "QUEUES" }
+  if #v.queues == 0 then out[#out + 1] = "  (no controllers)" end
+  for _, q in ipairs(v.queues) do
+    out[#out + 1] = string.format("  controller %s: %d ready, %d items", q.controller, q.depth, #q.items)
+    for _, it in ipairs(q.items) do
+      local what = it.state
+      if it.state == "waiting" then what = "waiting, due in " .. secs(it.due_in)
+      elseif it.state == "processing" then what = "processing for " .. secs(it.processing_for) end
+      out[#out + 1] = string.format("    %-50s %s%s", it.key, what,
+        it.requeues > 0 and string.format(" (%d retries)", it.requeues) or "")
+    end
+    if q.truncated then out[#out + 1] = "    ..." end
+  end
+  return table.concat(out, "\n")
+end
+
+function M.format_inflight(v)
+  local out = { "IN FLIGHT" }
+  if #v.inflight == 0 then out[#out + 1] = "  (none)" end
+  for _, r in ipairs(v.inflight) do
+    out[#out + 1] = string.format("  controller %s: %s (worker %d, %s)", r.controller, r.key, r.worker, secs(r.seconds))
+  end
+  return table.concat(out, "\n")
+end
+
+function M.format_why(v)
+  local out = {}
+  for _, w in ipairs(v.why) do
+    out[#out + 1] = string.format("controller %s, %s:", w.controller, v.key)
+    for _, l in ipairs(w.lines) do out[#out + 1] = "  " .. l end
+  end
+  return table.concat(out, "\n")
+end
+
+--- Entry point: argv = the words after `inspect`. Returns the exit status.
+function M.main(argv)
+  local o, err = M.parse(argv or {})
+  if not o then
+    stderr("kinformer inspect: %s\n%s", err, M.usage)
+    return 2
+  end
+  if o.what == "help" then
+    io.stdout:write(M.usage)
+    return 0
+  end
+  local parts = o.what == "all" and { "caches", "queues", "inflight" } or { o.what }
+  for i, what in ipairs(parts) do
+    local path = "/" .. what
+    if what == "why" then
+      path = "/why?key=" .. urlencode(o.key) .. (o.controller and ("&controller=" .. urlencode(o.controller)) or "")
+    end
+    local v, raw = M.fetch(o.address, path, o.timeout)
+    if not v then
+      stderr("kinformer inspect: %s\n", raw)
+      return 1
+    end
+    if o.json then
+      io.stdout:write(raw)
+    else
+      if i > 1 then io.stdout:write("\n") end
+      if what == "why" and #v.why == 0 then
+        stderr("kinformer inspect: no history for %s%s\n", o.key,
+          o.controller and (" in controller " .. o.controller) or "")
+        return 1
+      end
+      io.stdout:write(M["format_" .. what](v), "\n")
+    end
+  end
+  io.stdout:flush()
+  return 0
+end
+
+return M
