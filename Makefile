@@ -66,7 +66,12 @@ LUA_MOD := $(BUILD)/kinformer/core.so
 # copy of what it takes from libkincore.a to itself.
 SIM_MOD_OBJ := $(BUILD)/lua/lsim.o
 SIM_MOD := $(BUILD)/kinformer/simcore.so
-LUA_CORE_OBJ := $(filter-out $(SIM_MOD_OBJ),$(LUA_OBJ))
+# kinformer.readline, the line editor of `kinformer repl` (lreadline.c with
+# libedit, BSD-licensed): its own module, so that kinformer.core links no
+# libedit; the REPL falls back to plain lines without it.
+RL_MOD_OBJ := $(BUILD)/lua/lreadline.o
+RL_MOD := $(BUILD)/kinformer/readline.so
+LUA_CORE_OBJ := $(filter-out $(SIM_MOD_OBJ) $(RL_MOD_OBJ),$(LUA_OBJ))
 MOD_LDFLAGS := -shared -Wl,--version-script=csrc/lua/module.map
 
 TEST_SRC := $(sort $(wildcard spec/c/test_*.c))
@@ -82,7 +87,7 @@ all: build
 deps:
 	@tools/deps.sh
 
-build: $(CORE_LIB) $(LUA_MOD) $(SIM_MOD)
+build: $(CORE_LIB) $(LUA_MOD) $(SIM_MOD) $(RL_MOD)
 
 $(BUILD)/core/%.o: csrc/core/%.c $(CORE_HDR)
 	@mkdir -p $(@D)
@@ -111,6 +116,10 @@ $(LUA_MOD): $(LUA_CORE_OBJ) $(CORE_LIB) csrc/lua/module.map
 $(SIM_MOD): $(SIM_MOD_OBJ) $(SIM_LIB) $(CORE_LIB) csrc/lua/module.map
 	@mkdir -p $(@D)
 	$(CC) $(MOD_LDFLAGS) -o $@ $(SIM_MOD_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) -lm
+
+$(RL_MOD): $(RL_MOD_OBJ) csrc/lua/module.map
+	@mkdir -p $(@D)
+	$(CC) $(MOD_LDFLAGS) -o $@ $(RL_MOD_OBJ) $(LDFLAGS_ALL) -ledit
 
 # The suite list is regenerated whenever the set of test files changes.
 $(SUITES_H): $(TEST_SRC) Makefile
@@ -147,8 +156,9 @@ $(BUILD)/spec_lua/main.o: spec/c/main.c $(wildcard spec/c/*.h) $(LUA_SUITES_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -I$(BUILD)/spec_lua -Ispec/c -c $< -o $@
 
-$(LUA_TEST_BIN): $(LUA_TEST_OBJ) $(LUA_OBJ) $(CORE_LIB) $(SIM_LIB)
-	$(CC) -o $@ $(LUA_TEST_OBJ) $(LUA_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka \
+# (every binding file but the line editor, which needs libedit)
+$(LUA_TEST_BIN): $(LUA_TEST_OBJ) $(filter-out $(RL_MOD_OBJ),$(LUA_OBJ)) $(CORE_LIB) $(SIM_LIB)
+	$(CC) -o $@ $(LUA_TEST_OBJ) $(filter-out $(RL_MOD_OBJ),$(LUA_OBJ)) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) -lcmocka \
 	  -llua5.4 $(SIM_LIBS) $(CORE_LIBS)
 
 # TSan on kernels with high mmap entropy needs ASLR off (setarch -R).
@@ -158,7 +168,7 @@ test-c: $(TEST_BIN) $(LUA_TEST_BIN)
 	$(RUNNER) ./$(TEST_BIN) $(FILTER)
 	$(RUNNER) ./$(LUA_TEST_BIN) $(FILTER)
 
-test-lua: $(LUA_MOD) $(SIM_MOD)
+test-lua: $(LUA_MOD) $(SIM_MOD) $(RL_MOD)
 	LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' LUA_CPATH='$(BUILD)/?.so;;' \
 	  $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec
 

@@ -43,6 +43,7 @@ external_dependencies = {
   MICROHTTPD = { header = "microhttpd.h", library = "microhttpd" },
   JANSSON = { header = "jansson.h", library = "jansson" },
   GNUTLS = { header = "gnutls/gnutls.h", library = "gnutls" },
+  EDIT = { header = "editline/readline.h", library = "edit" }, -- kinformer.readline (kinformer repl)
 }
 -- build.type "make": the builtin type builds Lua C modules only, and the
 -- rock also installs kinformer-sim, a C program. The project's Makefile
@@ -56,8 +57,8 @@ build = {
   build_variables = {
     ROCK_CFLAGS = "$(CFLAGS)",
     LUA_INC = "$(LUA_INCDIR)",
-    ROCK_CPPFLAGS = "-I$(LIBUV_INCDIR) -I$(YAML_INCDIR) -I$(JSMN_INCDIR) -I$(MICROHTTPD_INCDIR) -I$(JANSSON_INCDIR) -I$(GNUTLS_INCDIR)",
-    ROCK_LDFLAGS = "-L$(CURL_LIBDIR) -L$(LIBUV_LIBDIR) -L$(YAML_LIBDIR) -L$(MICROHTTPD_LIBDIR) -L$(JANSSON_LIBDIR) -L$(GNUTLS_LIBDIR)",
+    ROCK_CPPFLAGS = "-I$(LIBUV_INCDIR) -I$(YAML_INCDIR) -I$(JSMN_INCDIR) -I$(MICROHTTPD_INCDIR) -I$(JANSSON_INCDIR) -I$(GNUTLS_INCDIR) -I$(EDIT_INCDIR)",
+    ROCK_LDFLAGS = "-L$(CURL_LIBDIR) -L$(LIBUV_LIBDIR) -L$(YAML_LIBDIR) -L$(MICROHTTPD_LIBDIR) -L$(JANSSON_LIBDIR) -L$(GNUTLS_LIBDIR) -L$(EDIT_LIBDIR)",
   },
   install_target = "rock-install",
   install_variables = {

@@ -6,7 +6,7 @@ pkgs=(
   build-essential pkg-config curl zip unzip
   lua5.4 liblua5.4-dev lua-cjson lua-busted luarocks lua-yaml
   libcurl4-openssl-dev libuv1-dev libjsmn-dev libyaml-dev
-  libcmocka-dev prometheus
+  libcmocka-dev prometheus libedit-dev tmux
   libmicrohttpd-dev libjansson-dev libgnutls28-dev
   "$@"
 )

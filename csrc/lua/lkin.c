@@ -2,7 +2,8 @@
  * require "kinformer": it registers the types (one file each, see their
  * headers) and holds the module-level functions, which belong to no type:
  * core.log, core.log_enabled, core.set_log_level, core.monotime,
- * core.block_signals, core.exit_now (core.reconcile_result and
+ * core.block_signals, core.exit_now (core.log_hold and core.log_take come
+ * from lloghold.c, core.reconcile_result and
  * core.is_terminal come from lresult.c). */
 #include "lkin.h"
 
@@ -24,6 +25,7 @@
 #include "linformer.h"
 #include "ljson.h"
 #include "lmetrics.h"
+#include "lloghold.h"
 #include "lobject.h"
 #include "lresult.h"
 #include "log.h"
@@ -127,6 +129,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_result(L);
   lkin_open_metrics(L);
   lkin_open_admin(L);
+  lkin_open_loghold(L);
   luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

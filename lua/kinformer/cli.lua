@@ -17,6 +17,7 @@
 --   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
 --                             [--namespace N] [--sim [--seed FILE]]
 --                             [--sync-timeout S] [-v|-q] [-- ARGS...]
+--   kinformer repl [script.lua] [run's connection options]  (kinformer.repl)
 --   kinformer --help | --version
 --
 -- `plan` (kinformer.plan) shows what the script's controllers would change,
@@ -51,6 +52,7 @@ usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
        kinformer replay TRACE SCRIPT [--fault N:KIND]...
        kinformer inspect [--address HOST:PORT] [caches | queues | inflight | why KEY] [--controller NAME]
+       kinformer repl [SCRIPT] [options]
        kinformer --help | --version
 
 Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
@@ -96,6 +98,11 @@ options:
   -h, --help          this text
   --version           the version
 
+repl: runs SCRIPT (optional) as run does, starts the manager in the
+background and reads Lua at a prompt: values pretty-print, help() and
+help(x) list what things offer, Tab completes, Ctrl-C interrupts the
+running statement, Ctrl-D leaves. Takes run's connection options.
+
 manifests: prints the ServiceAccount, RBAC (ClusterRole, or Role with
 --namespace), ConfigMap and Deployment that run SCRIPT in a cluster (see
 docs/deploy.md); the script runs in a planning mode, no server is used.
@@ -119,7 +126,7 @@ local function stderr(fmt, ...)
 end
 
 --- Parses argv (an array of strings, as `arg`). Returns a table
--- {command = "run"|"manifests"|"plan"|"help"|"version", script =, keys =
+-- {command = "run"|"repl"|"manifests"|"plan"|"help"|"version", script =, keys =
 -- (plan's --key values), kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
 -- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
@@ -214,7 +221,10 @@ function M.parse(argv)
         o.command = "manifests"
       elseif o.command == nil and a == "plan" then
         o.command = "plan"
-      elseif (o.command == "run" or o.command == "manifests" or o.command == "plan") and o.script == nil then
+      elseif o.command == nil and a == "repl" then
+        o.command = "repl"
+      elseif (o.command == "run" or o.command == "manifests" or o.command == "plan" or o.command == "repl")
+          and o.script == nil then
         o.script = a
       else
         error({ usage = "unexpected argument " .. a })
@@ -246,8 +256,9 @@ function M.parse(argv)
       end
     end
   end
-  if o.command == "run" or o.command == "plan" then
-    if not o.script then return nil, "run needs a script" end
+  if o.command == "run" or o.command == "plan" or o.command == "repl" then
+    if not o.script and o.command ~= "repl" then return nil, "run needs a script" end
+    if o.command == "repl" and o.leader_elect then return nil, "repl takes no --leader-elect" end
     if o.seed and not o.sim then return nil, "--seed needs --sim" end
     if (o.leader_election_id or o.leader_election_namespace or o.lease_duration
         or o.renew_deadline or o.retry_period) and not o.leader_elect then
@@ -606,6 +617,7 @@ function M.main(argv)
   end
   if o.command == "manifests" then return require("kinformer.manifests").main(o) end
   if o.command == "plan" then return require("kinformer.plan").main(o) end
+  if o.command == "repl" then return require("kinformer.repl").main(o) end
   return M.run(o)
 end
 
