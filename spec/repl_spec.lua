@@ -367,6 +367,23 @@ describe("kinformer repl in a terminal (tmux)", function()
     tmux("kill-session -t term")
   end)
 
+  it("reloads a reconciler typed at the prompt; the workers run the new code", function()
+    keys("ctl = controllers.website")
+    key("Enter")
+    wait_screen(at_prompt, "a prompt")
+    keys([[ctl:reload(function(req, ctx) ctx.log:info("new code for %s", req.key) end)]])
+    key("Enter")
+    wait_for("\ntrue\n>")
+    keys([[ctl:enqueue("default", "hello")]])
+    key("Enter")
+    wait_screen(function(x) return at_prompt(x) and x:find("new code for default/hello", 1, true) end,
+      "the reloaded reconciler's log line")
+    -- a reconciler that does not compile is refused with its line; the new one stays
+    keys([[ctl:reload("no_such_module_anywhere")]])
+    key("Enter")
+    wait_screen(function(x) return at_prompt(x) and x:find("old code keeps running", 1, true) end, "the refusal")
+  end)
+
   it("leaves on Ctrl-D, stopping the manager and the sim", function()
     key("C-d")
     local deadline = os.time() + 20
