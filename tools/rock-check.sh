@@ -74,19 +74,27 @@ ex=$rockdir/examples/website
 pids+=($!)
 for _ in $(seq 1 100); do [ -s "$tree/sim.out" ] && break; sleep 0.1; done
 grep -q '^http' "$tree/sim.out" || { echo "rock-check: kinformer-sim did not start:" >&2; cat "$tree/sim.err" >&2; exit 1; }
+# run_installed LOG PATTERN ARGS...: the installed `kinformer run ARGS`
+# from / with no Lua paths, until LOG shows PATTERN (30 s), then SIGINT;
+# sets rc to its exit status.
+run_installed() {
+  local log=$1 pattern=$2 pid
+  shift 2
+  (cd / && exec env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer" run "$@") >"$log" 2>&1 &
+  pid=$!
+  pids+=($pid)
+  for _ in $(seq 1 300); do
+    grep -q -- "$pattern" "$log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -INT "$pid" 2>/dev/null || true
+  rc=0
+  wait "$pid" || rc=$?
+}
+
 log=$tree/run.log
-(cd / && exec env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer" run "$ex/operator.lua" \
-  --kubeconfig "$tree/kubeconfig" -v) >"$log" 2>&1 &
-pid=$!
-pids+=($pid)
-for _ in $(seq 1 300); do
-  grep -q 'Ready=True' "$log" && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-kill -INT "$pid" 2>/dev/null || true
-rc=0
-wait "$pid" || rc=$?
+run_installed "$log" 'Ready=True' "$ex/operator.lua" --kubeconfig "$tree/kubeconfig" -v
 if [ "$rc" -ne 0 ] || ! grep -q 'created Deployment default/hello' "$log" || ! grep -q 'Ready=True' "$log"; then
   echo "rock-check: the installed kinformer did not run the installed Website example (exit $rc):" >&2
   cat "$log" >&2
@@ -100,18 +108,8 @@ grep -E 'created (Deployment|Service)|Ready=True' "$log" | sed 's/^/  /' | head 
 # the labelled ConfigMap and releases the Lease on SIGINT.
 hello=$rockdir/examples/hello
 log=$tree/hello.log
-(cd / && exec env -u LUA_PATH -u LUA_CPATH "$t/bin/kinformer" run "$hello/operator.lua" \
-  --sim --seed "$hello/seed.json" --leader-elect --metrics-bind-address 127.0.0.1:0 -v) >"$log" 2>&1 &
-pid=$!
-pids+=($pid)
-for _ in $(seq 1 300); do
-  grep -q 'hello default/greet-me: done' "$log" && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
-kill -INT "$pid" 2>/dev/null || true
-rc=0
-wait "$pid" || rc=$?
+run_installed "$log" 'hello default/greet-me: done' "$hello/operator.lua" \
+  --sim --seed "$hello/seed.json" --leader-elect --metrics-bind-address 127.0.0.1:0 -v
 if [ "$rc" -ne 0 ] || ! grep -q 'acquired by' "$log" || ! grep -q 'serving metrics on port' "$log" \
    || ! grep -q 'hello default/greet-me: done' "$log" || ! grep -q 'released by' "$log"; then
   echo "rock-check: the installed kinformer did not run examples/hello/operator.lua (exit $rc):" >&2

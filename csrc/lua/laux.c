@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "clock.h"
@@ -212,4 +213,27 @@ void lkin_signals_block_term(void) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/* ---- callback tables (laux.h) -------------------------------------------- */
+
+void lkin_callbacks_push(lua_State *L, const char *key) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, key);
+}
+
+void lkin_callbacks_forget(lua_State *L, const char *key, lua_Integer id) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, id);
+  }
+  lua_pop(L, 1);
+}
+
+lua_Integer lkin_callbacks_new_id(void) {
+  static atomic_long next_id;
+  return (lua_Integer)atomic_fetch_add(&next_id, 1) + 1;
 }

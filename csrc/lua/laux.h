@@ -36,6 +36,16 @@ typedef struct {
  * the stack as it was. Raises only on memory errors. */
 void lkin_new_type(lua_State *L, const lkin_type *type);
 
+/* Callbacks of objects whose C threads post work to the main state
+ * (lkin_mainq_post): each object names its Lua callback(s) by an id in a
+ * table of the registry under key. lkin_callbacks_push pushes that table
+ * (made on first use); lkin_callbacks_forget sets its entry id to nil;
+ * lkin_callbacks_new_id returns a process-wide id, never 0. Main state
+ * only (the id is atomic). */
+void lkin_callbacks_push(lua_State *L, const char *key);
+void lkin_callbacks_forget(lua_State *L, const char *key, lua_Integer id);
+lua_Integer lkin_callbacks_new_id(void);
+
 /* Sets the metatable of type on the value at the top of the stack, as
  * luaL_setmetatable, registering it first in a state that has none yet (a
  * worker state given a binding value before its code required the

@@ -13,7 +13,6 @@
 #include "lfswatch.h"
 
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,19 +52,11 @@ static void event_drop(void *arg) {
   free(ev);
 }
 
-static void push_callbacks(lua_State *L) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, CALLBACKS_KEY) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, CALLBACKS_KEY);
-}
-
 /* lkin_mainq_post's call, in the main state: fn(paths). Raises what fn
  * raises (the queue logs it). */
 static int run_event(lua_State *L) {
   fw_event *ev = lua_touserdata(L, 1);
-  push_callbacks(L);
+  lkin_callbacks_push(L, CALLBACKS_KEY);
   if (lua_rawgeti(L, -1, ev->id) != LUA_TFUNCTION) return 0; /* closed */
   lua_createtable(L, (int)ev->n, 0);
   for (size_t i = 0; i < ev->n; i++) {
@@ -115,13 +106,12 @@ static int l_fs_watch(lua_State *L) {
     lua_pop(L, 1); /* still referenced by the table */
   }
   if (lkin_mainq_prepare(e) < 0) return lkin_fail(L, KIN_ENOMEM, "fs_watch");
-  static atomic_long next_id;
   lfw_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->p = NULL;
   lkin_setmetatable(L, &fswatch_type);
   lfw *p = calloc(1, sizeof(*p));
   if (!p) return lkin_fail(L, KIN_ENOMEM, "fs_watch");
-  p->id = (lua_Integer)atomic_fetch_add(&next_id, 1) + 1;
+  p->id = lkin_callbacks_new_id();
   p->e = lkin_env_ref(e);
   sigset_t old; /* the watcher's thread must not take SIGINT/SIGTERM */
   lkin_signals_block_all(&old);
@@ -133,7 +123,7 @@ static int l_fs_watch(lua_State *L) {
     return lkin_fail(L, rc, "fs_watch");
   }
   u->p = p;
-  push_callbacks(L);
+  lkin_callbacks_push(L, CALLBACKS_KEY);
   lua_pushvalue(L, 3);
   lua_rawseti(L, -2, p->id);
   lua_pop(L, 1);
@@ -148,11 +138,7 @@ static int m_close(lua_State *L) {
   u->p = NULL;
   if (!p) return 0;
   kin_fs_watch_free(p->w);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, CALLBACKS_KEY) == LUA_TTABLE) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, p->id);
-  }
-  lua_pop(L, 1);
+  lkin_callbacks_forget(L, CALLBACKS_KEY, p->id);
   lkin_env_unref(p->e);
   free(p);
   return 0;

@@ -12,7 +12,6 @@
 #include "lleader.h"
 
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,20 +58,11 @@ static void event_drop(void *arg) {
   free(ev);
 }
 
-/* Pushes the main state's callbacks table (made on first use). */
-static void push_callbacks(lua_State *L) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, CALLBACKS_KEY) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, CALLBACKS_KEY);
-}
-
 /* Runs one queued callback in the main state (lkin_mainq_post's call:
  * the event at 1). Raises what the callback raises. */
 static int run_event(lua_State *L) {
   le_event *ev = lua_touserdata(L, 1);
-  push_callbacks(L);
+  lkin_callbacks_push(L, CALLBACKS_KEY);
   if (lua_rawgeti(L, -1, ev->id) != LUA_TTABLE) return 0; /* elector closed */
   if (lua_getfield(L, -1, cb_names[ev->kind]) == LUA_TNIL) return 0;
   int nargs = 0;
@@ -160,13 +150,12 @@ static int l_leader_elector(lua_State *L) {
     lua_pop(L, 1);
   }
   if (lkin_mainq_prepare(e) < 0) return lkin_fail(L, KIN_ENOMEM, "leader_elector");
-  static atomic_long next_id;
   lle_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->p = NULL;
   lkin_setmetatable(L, &leader_type);
   lle *p = calloc(1, sizeof(*p));
   if (!p) return lkin_fail(L, KIN_ENOMEM, "leader_elector");
-  p->id = (lua_Integer)atomic_fetch_add(&next_id, 1) + 1;
+  p->id = lkin_callbacks_new_id();
   p->e = lkin_env_ref(e);
   o.on_started_leading = cb_started;
   o.on_stopped_leading = cb_stopped;
@@ -183,7 +172,7 @@ static int l_leader_elector(lua_State *L) {
   u->p = p;
   set_gauge(p, 0); /* a backup until it leads */
   /* the callbacks, by number */
-  push_callbacks(L);
+  lkin_callbacks_push(L, CALLBACKS_KEY);
   lua_createtable(L, 0, 3);
   for (int i = 0; i < 3; i++) {
     lua_getfield(L, 2, cb_names[i]);
@@ -259,11 +248,7 @@ static int m_close(lua_State *L) {
   u->p = NULL;
   if (!p) return 0;
   kin_leader_elector_free(p->le);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, CALLBACKS_KEY) == LUA_TTABLE) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, p->id);
-  }
-  lua_pop(L, 1);
+  lkin_callbacks_forget(L, CALLBACKS_KEY, p->id);
   lkin_env_unref(p->e);
   free(p);
   return 0;

@@ -335,6 +335,9 @@ function Controller:queue_len() return self._ud:queue_len() end
 
 function Controller:__tostring() return tostring(self._ud) end
 
+-- The reconcile function of a reconciler (a function, or a module name
+-- whose module is a function or has .reconcile), or nil, msg. Shared with
+-- kinformer.plan (M.resolve).
 local function resolve(r)
   if type(r) == "function" then return r end
   local m = require(r)
@@ -343,10 +346,13 @@ local function resolve(r)
   return nil, ("reconciler module '%s' returns a %s: return a function or a table with .reconcile"):format(r, type(m))
 end
 
+-- xpcall's handler for a reconcile run here: a terminal error as it is,
+-- anything else with its traceback. Shared with kinformer.plan (M.handler).
 local function handler(e)
   if core.is_terminal(e) then return e end
   return debug.traceback(tostring(e), 2)
 end
+M.resolve, M.handler = resolve, handler
 
 --- Runs the reconciler once in the calling state on {namespace=, name=}
 -- with a ctx over the manager's env. Returns true (done) or the result

@@ -14,6 +14,9 @@ local core = require "kinformer.core"
 
 local M = {}
 
+local argv_lib = require "kinformer.util.argv"
+local argv_walk, positive = argv_lib.walk, argv_lib.positive
+
 M.usage = [=[
 usage: kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY [--controller NAME]] [--json]
 
@@ -42,46 +45,28 @@ end
 -- key=, controller=, json=, timeout=} or nil, message.
 function M.parse(argv)
   local o = { address = os.getenv("KINFORMER_ADMIN_ADDRESS") or "127.0.0.1:9443", timeout = 10 }
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local flag, inline = a:match("^(%-%-[%w-]+)=(.*)$")
-    local function value()
-      if inline then return inline end
-      i = i + 1
-      if argv[i] == nil then error({ usage = a .. " needs a value" }) end
-      return argv[i]
+  local ok, err = argv_walk(argv, 1, function(a, value, usage)
+    if a == "--address" then
+      o.address = value()
+    elseif a == "--controller" then
+      o.controller = value()
+    elseif a == "--timeout" then
+      o.timeout = positive(a, value, usage)
+    elseif a == "--json" then
+      o.json = true
+    elseif a == "-h" or a == "--help" then
+      o.what = "help"
+    elseif a:sub(1, 1) == "-" then
+      usage("unknown option " .. a)
+    elseif o.what == nil and (a == "caches" or a == "queues" or a == "inflight" or a == "why") then
+      o.what = a
+    elseif o.what == "why" and o.key == nil then
+      o.key = a
+    else
+      usage("unexpected argument " .. a)
     end
-    a = flag or a
-    local ok, err = pcall(function()
-      if a == "--address" then
-        o.address = value()
-      elseif a == "--controller" then
-        o.controller = value()
-      elseif a == "--timeout" then
-        local v = value()
-        o.timeout = tonumber(v)
-        if not o.timeout or o.timeout <= 0 then error({ usage = "--timeout must be a positive number, not " .. v }) end
-      elseif a == "--json" then
-        o.json = true
-      elseif a == "-h" or a == "--help" then
-        o.what = "help"
-      elseif a:sub(1, 1) == "-" then
-        error({ usage = "unknown option " .. a })
-      elseif o.what == nil and (a == "caches" or a == "queues" or a == "inflight" or a == "why") then
-        o.what = a
-      elseif o.what == "why" and o.key == nil then
-        o.key = a
-      else
-        error({ usage = "unexpected argument " .. a })
-      end
-    end)
-    if not ok then
-      if type(err) == "table" then return nil, err.usage end
-      error(err, 0)
-    end
-    i = i + 1
-  end
+  end)
+  if not ok then return nil, err end
   if o.what == "why" and not o.key then return nil, "why needs a key (namespace/name)" end
   if o.controller and o.what ~= "why" then return nil, "--controller is an option of why" end
   if not o.address:match("^[%w.%-%[%]:]+:%d+$") then

@@ -290,17 +290,11 @@ end
 
 -- ---- running the reconciler -------------------------------------------------------
 
-local function resolve(r)
-  if type(r) == "function" then return r end
-  local m = require(r)
-  if type(m) == "function" then return m end
-  if type(m) == "table" and type(m.reconcile) == "function" then return m.reconcile end
-  return nil, ("reconciler module '%s' returns a %s: return a function or a table with .reconcile"):format(r, type(m))
-end
-
-local function handler(e)
-  if core.is_terminal(e) then return e end
-  return debug.traceback(tostring(e), 2)
+-- the controller's own rules for finding and running a reconcile function
+local resolve, handler
+do
+  local controller = require "kinformer.controller"
+  resolve, handler = controller.resolve, controller.handler
 end
 
 local function request_of(key)

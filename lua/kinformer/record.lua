@@ -17,6 +17,9 @@
 -- relist after a dropped watch shows as the events it implies.
 local M = {}
 
+local argv_lib = require "kinformer.util.argv"
+local argv_walk, positive = argv_lib.walk, argv_lib.positive
+
 M.usage = [[
 usage: kinformer record -o TRACE [--duration S] [--kubeconfig FILE] [--context NAME]
                         [--namespace NS] [-q|-v] RESOURCE...
@@ -37,40 +40,19 @@ end
 -- or nil, message (a usage error).
 function M.parse(argv)
   local o = { resources = {} }
-  local i = 2
-  while i <= #argv do
-    local a = argv[i]
-    local flag, inline = a:match("^(%-%-[%w-]+)=(.*)$")
-    local function value()
-      if inline then return inline end
-      i = i + 1
-      if argv[i] == nil then error({ usage = a .. " needs a value" }) end
-      return argv[i]
-    end
-    a = flag or a
-    local ok, err = pcall(function()
-      if a == "-o" or a == "--output" then o.output = value()
-      elseif a == "--duration" then
-        local v = value()
-        o.duration = tonumber(v)
-        if not o.duration or o.duration <= 0 then
-          error({ usage = "--duration must be a positive number of seconds, not " .. v })
-        end
-      elseif a == "--kubeconfig" then o.kubeconfig = value()
-      elseif a == "--context" then o.context = value()
-      elseif a == "--namespace" or a == "-n" then o.namespace = value()
-      elseif a == "-q" or a == "--quiet" then o.quiet = true
-      elseif a == "-v" or a == "--verbose" then o.verbose = true
-      elseif a == "-h" or a == "--help" then o.help = true
-      elseif a:sub(1, 1) == "-" then error({ usage = "unknown option " .. a })
-      else o.resources[#o.resources + 1] = a end
-    end)
-    if not ok then
-      if type(err) == "table" then return nil, err.usage end
-      error(err, 0)
-    end
-    i = i + 1
-  end
+  local ok, err = argv_walk(argv, 2, function(a, value, usage)
+    if a == "-o" or a == "--output" then o.output = value()
+    elseif a == "--duration" then o.duration = positive(a, value, usage, "number of seconds")
+    elseif a == "--kubeconfig" then o.kubeconfig = value()
+    elseif a == "--context" then o.context = value()
+    elseif a == "--namespace" or a == "-n" then o.namespace = value()
+    elseif a == "-q" or a == "--quiet" then o.quiet = true
+    elseif a == "-v" or a == "--verbose" then o.verbose = true
+    elseif a == "-h" or a == "--help" then o.help = true
+    elseif a:sub(1, 1) == "-" then usage("unknown option " .. a)
+    else o.resources[#o.resources + 1] = a end
+  end)
+  if not ok then return nil, err end
   if o.help then return o end
   if not o.output then return nil, "record needs -o TRACE" end
   if #o.resources == 0 then return nil, "record needs at least one RESOURCE" end
