@@ -8,6 +8,7 @@
 -- The tests that make the controller log errors on purpose run in a child
 -- busted whose log is captured and asserted (spec/support/quiet.lua).
 local kinformer = require "kinformer"
+local support_mgr = require "support.mgr"
 local quiet = require "support.quiet"
 
 local sim
@@ -54,25 +55,9 @@ local function count(log, line)
 end
 
 -- Polls fn (pumping the manager) until it returns a true value.
-local function eventually(mgr, fn, timeout, what)
-  local deadline = clock() + (timeout or 10)
-  while true do
-    local v = fn()
-    if v then return v end
-    if clock() > deadline then
-      error("timed out waiting for " .. (what or "condition"), 2)
-    end
-    mgr:step(0.02)
-  end
-end
+local eventually = support_mgr.eventually
 
-local nns = 0
-local function new_namespace(mgr)
-  nns = nns + 1
-  local ns = ("ctl-%d"):format(nns)
-  assert(mgr.client:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = ns } }))
-  return ns
-end
+local function new_namespace(mgr) return support_mgr.new_namespace(mgr, "ctl") end
 
 local function cm(ns, name, data, extra)
   local o = { apiVersion = "v1", kind = "ConfigMap", metadata = { namespace = ns, name = name }, data = data or {} }

@@ -5,27 +5,14 @@
 -- kinformer.sim: type, reason, note, regarding, reportingController,
 -- series count; with kubectl when it is installed.
 local kinformer = require "kinformer"
+local support_mgr = require "support.mgr"
 local ctxmod = require "kinformer.ctx"
 
 local function clock() return kinformer.core.monotime() end
 
-local function eventually(mgr, fn, timeout, what)
-  local deadline = clock() + (timeout or 10)
-  while true do
-    local v = fn()
-    if v then return v end
-    if clock() > deadline then error("timed out waiting for " .. (what or "condition"), 2) end
-    mgr:step(0.02)
-  end
-end
+local eventually = support_mgr.eventually
 
-local nns = 0
-local function new_namespace(mgr)
-  nns = nns + 1
-  local ns = ("ev-%d"):format(nns)
-  assert(mgr.client:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = ns } }))
-  return ns
-end
+local function new_namespace(mgr) return support_mgr.new_namespace(mgr, "ev") end
 
 local function cm(ns, name)
   return { apiVersion = "v1", kind = "ConfigMap", metadata = { namespace = ns, name = name }, data = { k = "v" } }

@@ -7,6 +7,7 @@
 -- checks; user metrics are registered and updated from the main state and
 -- from reconcilers (worker states).
 local kinformer = require "kinformer"
+local support_mgr = require "support.mgr"
 local metrics = require "kinformer.metrics"
 local proc = require "support.proc"
 local scrape = require "support.scrape"
@@ -16,15 +17,7 @@ local nmod = 0
 
 local function clock() return kinformer.core.monotime() end
 
-local function eventually(mgr, fn, timeout, what)
-  local deadline = clock() + (timeout or 10)
-  while true do
-    local v = fn()
-    if v then return v end
-    if clock() > deadline then error("timed out waiting for " .. (what or "condition"), 2) end
-    mgr:step(0.02)
-  end
-end
+local eventually = support_mgr.eventually
 
 local get, sample = scrape.get, scrape.sample
 
@@ -40,13 +33,7 @@ local function cm(ns, name)
   return { apiVersion = "v1", kind = "ConfigMap", metadata = { namespace = ns, name = name }, data = {} }
 end
 
-local nns = 0
-local function new_namespace(mgr)
-  nns = nns + 1
-  local ns = ("metrics-%d"):format(nns)
-  assert(mgr.client:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = ns } }))
-  return ns
-end
+local function new_namespace(mgr) return support_mgr.new_namespace(mgr, "metrics") end
 
 -- An operator: controller `name` over the configmaps of a new namespace;
 -- key "later" requeues after 60 s, the others succeed, and every

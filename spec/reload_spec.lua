@@ -10,6 +10,7 @@
 -- the annotation reload-spec/version = its VERSION; the spec rewrites the
 -- module's file.
 local kinformer = require "kinformer"
+local support_mgr = require "support.mgr"
 local proc = require "support.proc"
 local quiet = require "support.quiet"
 
@@ -53,13 +54,7 @@ local function module(version, fail)
   return name, file
 end
 
-local nns = 0
-local function new_namespace(mgr)
-  nns = nns + 1
-  local ns = ("reload-%d"):format(nns)
-  assert(mgr.client:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = ns } }))
-  return ns
-end
+local function new_namespace(mgr) return support_mgr.new_namespace(mgr, "reload") end
 
 local function cm(ns, name)
   return { apiVersion = "v1", kind = "ConfigMap", metadata = { namespace = ns, name = name }, data = { x = "1" } }
