@@ -11,6 +11,7 @@
 #include "kin_test.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,7 +302,98 @@ static void test_e2e_stall_quiet_connection_survives(void **state) {
   sfx_free(&fx);
 }
 
+/* A watch sent on a connection that froze before the watch's response
+ * headers came: the race of an informer that synced and started its watch
+ * just as the connection stalled (spec/stall_spec.lua lost it once under
+ * load in CI). curl knows a request's HTTP version only from its response,
+ * so the engine remembers per peer that it speaks HTTP/2: the connection is
+ * probed and closed all the same, and the watch fails (for the reflector to
+ * start again) instead of hanging. Without that memory nothing probes this
+ * connection and the watch waits until the 300 s watch idle timeout. */
+typedef struct {
+  pthread_mutex_t mu;
+  int done, err;
+} watch_end;
+
+static void watch_done(void *ud, kin_io_response *res) {
+  watch_end *w = ud;
+  pthread_mutex_lock(&w->mu);
+  w->done = 1;
+  w->err = res->err;
+  pthread_mutex_unlock(&w->mu);
+}
+
+static int watch_data(void *ud, const char *p, size_t n) {
+  (void)ud, (void)p, (void)n;
+  return 0;
+}
+
+static int watch_ended(watch_end *w, int *err) {
+  pthread_mutex_lock(&w->mu);
+  int d = w->done;
+  *err = w->err;
+  pthread_mutex_unlock(&w->mu);
+  return d;
+}
+
+static void test_e2e_stall_paused_before_response_headers(void **state) {
+  (void)state;
+  const char *kc = kin_test_e2e_env("KINFORMER_E2E_ADMIN_KUBECONFIG");
+  kin_kubeconfig_opts ko = {.path = kc};
+  kin_rest_config *cfg = NULL;
+  char err[512];
+  if (kin_kubeconfig_load(&ko, &cfg, err, sizeof(err))) fail_msg("kubeconfig: %s", err);
+  kin_fault_proxy *proxy;
+  assert_int_equal(kin_fault_proxy_start("127.0.0.1", url_port(cfg->host), 0, &proxy), 0);
+  char url[128];
+  snprintf(url, sizeof(url), "https://127.0.0.1:%u", (unsigned)kin_fault_proxy_port(proxy));
+  free(cfg->host);
+  cfg->host = strdup(url);
+  kin_client *c = client_for(cfg);
+  kin_rest_config_free(cfg);
+  assert_int_equal(kin_io_engine_set_health(kin_client_io(c), 1000, 1000), 0);
+
+  /* One answered request: the peer speaks HTTP/2, its connection idles. */
+  kin_client_request req = {.path = "/version"};
+  kin_result r;
+  assert_int_equal(kin_client_do(c, &req, &r), 0);
+  kin_result_free(&r);
+  char reply[256];
+  assert_int_equal(kin_fault_proxy_command(proxy, "pause", reply, sizeof(reply)), 0);
+
+  log_capture(1);
+  watch_end w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  kin_io_handle *h = NULL;
+  double t0 = mono();
+  assert_int_equal(kin_client_stream(c, "/api/v1/namespaces/default/configmaps?watch=1", NULL, 0,
+                                     0, watch_data, watch_done, &w, &h),
+                   0);
+  int rc = 0, ended = 0;
+  while (!(ended = watch_ended(&w, &rc)) && mono() - t0 < 8) kin_test_sleep_ms(20);
+  double t = mono() - t0;
+  kin_io_health_stats st;
+  kin_io_engine_health_stats(kin_client_io(c), &st);
+  if (!ended) {
+    kin_io_cancel(h);
+    KIN_EVENTUALLY(watch_ended(&w, &rc), 5000);
+  }
+  kin_io_handle_release(h);
+  if (!ended)
+    fail_msg("a watch on the frozen connection did not end within 8 s (probes %llu, "
+             "inconclusive %llu, dead connections %llu); log:\n%s",
+             (unsigned long long)st.probes, (unsigned long long)st.probes_inconclusive,
+             (unsigned long long)st.dead_connections, log_text);
+  assert_true(rc != 0);
+  assert_int_equal(st.dead_connections, 1);
+  assert_true(log_contains("no answer to a health probe within 1000 ms"));
+  log_capture(0);
+  printf("    e2e_stall_paused_before_response_headers: the watch failed over after %.2f s\n", t);
+  kin_client_free(c);
+  kin_fault_proxy_free(proxy);
+}
+
 KIN_SUITE(e2e_stall, cmocka_unit_test(test_e2e_stall_quiet_connection_survives),
+          cmocka_unit_test(test_e2e_stall_paused_before_response_headers),
           cmocka_unit_test(test_e2e_stall_short_timeouts),
           cmocka_unit_test(test_e2e_stall_default_timeouts),
           cmocka_unit_test(test_e2e_stall_blind_without_health_check))

@@ -123,6 +123,7 @@ kin_io_handle *kin__io_handle_new(kin_io_engine *e, const kin_io_request *req) {
 static void finish(kin_io_engine *e, kin_io_handle *h, int err) {
   if (h->probe && h->easy) h->probe_fd = kin__io_transfer_fd(e, h->easy);
   if (h->easy) {
+    kin__io_note_version(e, h->easy);
     curl_multi_remove_handle(e->multi, h->easy);
     curl_easy_cleanup(h->easy);
     h->easy = NULL;

@@ -84,6 +84,14 @@ struct kin_io_engine {
   kin_io_handle *running;
   uv_timer_t health;            /* periodic connection health check */
   struct io_sock *socks;        /* every socket curl asked us to watch */
+  /* Peers ("ip:port") that answered a request over HTTP/2: the connection
+   * health check probes connections to these. Known per peer, not per
+   * request, because a request learns its version only from its response
+   * headers: a watch sent on a connection that stalled before they came
+   * would otherwise never be probed. A ring of the last KIN__IO_H2_PEERS. */
+#define KIN__IO_H2_PEERS 16
+  char h2_peers[KIN__IO_H2_PEERS][80];
+  int h2_next;
 };
 
 /* One per socket curl asks us to watch; freed by the uv_close callback.
@@ -97,8 +105,8 @@ typedef struct io_sock {
   kin_io_handle *probe;         /* health probe in flight (a reference) or NULL */
   uint64_t probe_at_ms;         /* when it was sent */
   int probe_here;               /* curl put it on this socket */
-  int streams, h2;              /* at the last check: requests on it, any over HTTP/2 */
-  struct kin_io_handle *model;  /* at the last check: an HTTP/2 request on it */
+  int streams, h2;              /* at the last check: requests on it; its peer speaks HTTP/2 */
+  struct kin_io_handle *model;  /* at the last check: a request on it */
   char host[256];               /* "host:port" of the probe, for the log */
   int addr_known;               /* the four below are set */
   char lip[64], rip[64];        /* local and peer address (numeric) */
@@ -120,6 +128,9 @@ void kin__io_check_multi_info(kin_io_engine *e);
 /* io_health.c, IO thread only: the socket of the connection transfer c
  * uses, or CURL_SOCKET_BAD. */
 curl_socket_t kin__io_transfer_fd(kin_io_engine *e, CURL *c);
+/* io_health.c, IO thread only: if transfer c got an HTTP/2 response,
+ * remembers its peer as one that speaks HTTP/2 (see h2_peers). */
+void kin__io_note_version(kin_io_engine *e, CURL *c);
 /* io_health.c: the interval of the health check for these settings (ms). */
 uint64_t kin__io_health_interval(long idle_ms, long ping_ms);
 /* io_health.c: the health timer's callback (e->health); re-arms itself. */

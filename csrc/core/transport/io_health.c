@@ -67,6 +67,35 @@ curl_socket_t kin__io_transfer_fd(kin_io_engine *e, CURL *c) {
   return CURL_SOCKET_BAD;
 }
 
+/* Writes "ip:port" into buf (n bytes). */
+static void peer_name(char *buf, size_t n, const char *ip, long port) {
+  snprintf(buf, n, "%s:%ld", ip, port);
+}
+
+void kin__io_note_version(kin_io_engine *e, CURL *c) {
+  long v = 0, port = 0;
+  char *ip = NULL, name[80];
+  if (!c || curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &v) != CURLE_OK ||
+      v != CURL_HTTP_VERSION_2_0 || curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK ||
+      curl_easy_getinfo(c, CURLINFO_PRIMARY_PORT, &port) != CURLE_OK || !ip || !ip[0] || port <= 0)
+    return;
+  peer_name(name, sizeof(name), ip, port);
+  for (int i = 0; i < KIN__IO_H2_PEERS; i++)
+    if (!strcmp(e->h2_peers[i], name)) return;
+  snprintf(e->h2_peers[e->h2_next], sizeof(e->h2_peers[0]), "%s", name);
+  e->h2_next = (e->h2_next + 1) % KIN__IO_H2_PEERS;
+}
+
+/* Whether s's peer answered over HTTP/2 before (see h2_peers). */
+static int peer_h2(kin_io_engine *e, io_sock *s) {
+  char name[80];
+  if (!sock_addrs(s)) return 0;
+  peer_name(name, sizeof(name), s->rip, s->rport);
+  for (int i = 0; i < KIN__IO_H2_PEERS; i++)
+    if (!strcmp(e->h2_peers[i], name)) return 1;
+  return 0;
+}
+
 static void probe_done(void *ud, kin_io_response *res) {
   kin_io_handle *h = ud;
   kin_log(KIN_LOG_DEBUG, LOG, "health probe %s: %ld %s", h->url, res->code, res->error);
@@ -191,21 +220,18 @@ void kin__io_on_health(uv_timer_t *t) {
 
   /* Which requests are on which socket, and which sockets speak h2. */
   for (io_sock *s = e->socks; s; s = s->next) {
-    s->streams = s->h2 = 0;
+    s->streams = 0;
     s->model = NULL;
   }
   for (kin_io_handle *h = e->running; h; h = h->rnext) {
     if (h->probe) continue;
+    kin__io_note_version(e, h->easy);
     io_sock *s = sock_find(e, kin__io_transfer_fd(e, h->easy));
     if (!s) continue;
     s->streams++;
-    long v = 0;
-    if (curl_easy_getinfo(h->easy, CURLINFO_HTTP_VERSION, &v) == CURLE_OK &&
-        v == CURL_HTTP_VERSION_2_0) {
-      s->h2 = 1;
-      s->model = h;
-    }
+    if (!s->model) s->model = h;
   }
+  for (io_sock *s = e->socks; s; s = s->next) s->h2 = s->streams && peer_h2(e, s);
 
   curl_socket_t dead[16];
   int ndead = 0;
