@@ -119,6 +119,9 @@ describe("leader election (kinformer run --leader-elect)", function()
     end, "the third replica to hold the lease", 60)]
     local c_first = h.eventually(function() return span(logf, "r" .. c, t1) end, "the third replica's reconciles", 60)
     local term_takeover = c_first - t1
+    -- a released lease is taken at a follower's next try: within one retry
+    -- period of the release (plus the same 0.5 s for scheduling)
+    assert.is_true(term_takeover < RETRY + 0.5, "took over late after a release: " .. term_takeover)
     local _, b_last = span(logf, "r" .. b)
     assert.is_true(b_last < c_first, "reconciles overlapped")
     assert.equal(2, lease(t, ns).spec.leaseTransitions)
