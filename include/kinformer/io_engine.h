@@ -35,7 +35,15 @@
  * requests open a new one. A probe that curl put on another connection
  * proves nothing and is dropped. Over HTTP/1.1 no probe is sent (it could
  * not share the connection): the per-request low_speed_ms and the
- * reflector's watch idle timeout apply there. */
+ * reflector's watch idle timeout apply there.
+ *
+ * Both timeouts may also be set per request (kin_io_request.read_idle_ms,
+ * .ping_timeout_ms): each connection is checked with the smallest of each
+ * among the requests on it (a request that sets none counts with the
+ * engine's), so a watch that asks for a tighter check gets it and every
+ * other stream on its connection benefits. The check runs every eighth of
+ * the smallest setting in effect, clamped to 20 ms .. 250 ms: a dead
+ * connection is closed within read-idle + ping timeout + two periods. */
 #ifndef KIN_IO_ENGINE_H
 #define KIN_IO_ENGINE_H
 
@@ -109,6 +117,13 @@ typedef struct {
   const char *proxy_url;        /* kubeconfig proxy-url (http, https, socks5);
                                    NULL: curl's environment (HTTPS_PROXY, ...) */
   kin_io_tls tls;
+  /* Connection health while this request runs (see the header comment):
+   * the connection it is on is checked with the smallest read_idle_ms and
+   * the smallest ping_timeout_ms among the requests on it. read_idle_ms
+   * 0: the engine's; negative: this request asks for no probe (others on
+   * the connection may). ping_timeout_ms <= 0: the engine's. */
+  long read_idle_ms;
+  long ping_timeout_ms;
   kin_io_data_cb on_data;       /* NULL: the body is collected into res->body */
   kin_io_done_cb on_done;       /* may be NULL */
   void *data;                   /* passed to both callbacks */
@@ -146,6 +161,10 @@ typedef struct {
   uint64_t probes_inconclusive; /* probes curl put on another connection */
   uint64_t dead_connections;    /* connections shut down as dead */
   uint64_t failed_over;         /* requests in flight on those connections */
+  /* At the last check: the smallest read-idle (-1: none, no probing) and
+   * ping timeout in effect (the engine's and those of every request in
+   * flight, see kin_io_request), and the check's period that follows. */
+  long read_idle_ms, ping_timeout_ms, interval_ms;
 } kin_io_health_stats;
 
 /* Copies the counters (under mu). Thread-safe. */

@@ -8,6 +8,7 @@
 #include "kin_test.h"
 
 #include <curl/curl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "handler_rec.h"
 #include "informer_factory.h"
 #include "io_engine.h"
+#include "io_engine_int.h"
 #include "kin.h"
 #include "log.h"
 #include "rest_client.h"
@@ -142,6 +144,112 @@ static void test_conn_health_engine_opts(void **state) {
   kin_io_engine_free(e);
 }
 
+/* A handle of e with these per-request health settings (not submitted). */
+static kin_io_handle *health_req(kin_io_engine *e, long read_idle_ms, long ping_ms) {
+  kin_io_request r = {.url = "http://127.0.0.1:1/", .read_idle_ms = read_idle_ms,
+                      .ping_timeout_ms = ping_ms};
+  kin_io_handle *h = kin__io_handle_new(e, &r);
+  assert_non_null(h);
+  return h;
+}
+
+/* What the health check picks for a connection from the requests on it:
+ * the smallest read-idle and the smallest ping timeout, a request's unset
+ * value counting as the engine's; the period is an eighth of the smallest,
+ * 20 ms .. 250 ms. */
+static void test_conn_health_per_request_pick(void **state) {
+  (void)state;
+  kin_io_engine *e = NULL;
+  assert_int_equal(kin_io_engine_new(&e), 0);
+  kin_io_handle *a = health_req(e, 2000, 5000), *b = health_req(e, 7000, 1000),
+                *dflt = health_req(e, 0, 0), *noprobe = health_req(e, -1, 0);
+  const long EI = KIN_IO_READ_IDLE_MS, EP = KIN_IO_PING_TIMEOUT_MS;
+  long idle = -1, ping = 0;
+  kin__io_health_fold(dflt, EI, EP, &idle, &ping); /* sets nothing: the engine's */
+  assert_int_equal(idle, 30000);
+  assert_int_equal(ping, 15000);
+  assert_int_equal(kin__io_health_interval(idle, ping), 250);
+  kin__io_health_fold(a, EI, EP, &idle, &ping);
+  kin__io_health_fold(b, EI, EP, &idle, &ping);
+  assert_int_equal(idle, 2000); /* a's */
+  assert_int_equal(ping, 1000); /* b's */
+  assert_int_equal(kin__io_health_interval(idle, ping), 125);
+  /* Order does not matter. */
+  long idle2 = -1, ping2 = 0;
+  kin__io_health_fold(b, EI, EP, &idle2, &ping2);
+  kin__io_health_fold(a, EI, EP, &idle2, &ping2);
+  assert_int_equal(idle2, 2000);
+  assert_int_equal(ping2, 1000);
+  /* A request that wants no probe does not lift another's. */
+  kin__io_health_fold(noprobe, EI, EP, &idle2, &ping2);
+  assert_int_equal(idle2, 2000);
+  idle2 = -1, ping2 = 0;
+  kin__io_health_fold(noprobe, EI, EP, &idle2, &ping2);
+  assert_int_equal(idle2, -1);
+  assert_int_equal(ping2, 15000);
+  /* Probing off on the engine: only a request that asks gets a probe. */
+  idle2 = -1, ping2 = 0;
+  kin__io_health_fold(dflt, -1, EP, &idle2, &ping2);
+  assert_int_equal(idle2, -1);
+  kin__io_health_fold(a, -1, EP, &idle2, &ping2);
+  assert_int_equal(idle2, 2000);
+  assert_int_equal(ping2, 5000);
+  /* The period's clamps. */
+  assert_int_equal(kin__io_health_interval(100, 100), 20);
+  assert_int_equal(kin__io_health_interval(1600, 5000), 200);
+  assert_int_equal(kin__io_health_interval(-1, 1200), 150);
+  assert_int_equal(kin__io_health_interval(-1, LONG_MAX / 2), 250);
+  kin_io_handle_release(a);
+  kin_io_handle_release(b);
+  kin_io_handle_release(dflt);
+  kin_io_handle_release(noprobe);
+  kin_io_engine_free(e);
+}
+
+static int sink_data(void *ud, const char *p, size_t n) {
+  (void)ud, (void)p, (void)n;
+  return 0;
+}
+
+static int stats_are(kin_io_engine *e, long idle, long ping, long every) {
+  kin_io_health_stats st;
+  kin_io_engine_health_stats(e, &st);
+  return st.read_idle_ms == idle && st.ping_timeout_ms == ping && st.interval_ms == every;
+}
+
+/* The same on a running engine: two watches with their own settings (on
+ * the sim's HTTP/1.1 connections, so nothing is probed) set what the
+ * check applies, and it goes back to the engine's as they end. */
+static void test_conn_health_per_request_running(void **state) {
+  (void)state;
+  kin_sim *sim = kin_test_sim_start(0);
+  kin_io_engine *e = NULL;
+  assert_int_equal(kin_io_engine_new(&e), 0);
+  KIN_EVENTUALLY(stats_are(e, 30000, 15000, 250), 2000);
+  char url[160];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/namespaces/default/configmaps?watch=1",
+           (unsigned)kin_sim_port(sim));
+  kin_io_request ra = {.url = url, .read_idle_ms = 2000, .ping_timeout_ms = 5000,
+                       .on_data = sink_data};
+  kin_io_request rb = {.url = url, .read_idle_ms = 7000, .ping_timeout_ms = 1000,
+                       .on_data = sink_data};
+  kin_io_handle *a = NULL, *b = NULL;
+  assert_int_equal(kin_io_submit(e, &ra, &a), 0);
+  assert_int_equal(kin_io_submit(e, &rb, &b), 0);
+  KIN_EVENTUALLY(stats_are(e, 2000, 1000, 125), 3000);
+  kin_io_cancel(b);
+  KIN_EVENTUALLY(stats_are(e, 2000, 5000, 250), 3000);
+  kin_io_cancel(a);
+  KIN_EVENTUALLY(stats_are(e, 30000, 15000, 250), 3000);
+  kin_io_handle_release(a);
+  kin_io_handle_release(b);
+  kin_io_health_stats st;
+  kin_io_engine_health_stats(e, &st);
+  assert_int_equal(st.probes, 0);
+  kin_io_engine_free(e);
+  kin_sim_free(sim);
+}
+
 typedef struct {
   kin_sim *sim;
   kin_fault_proxy *proxy;
@@ -249,5 +357,7 @@ static void test_conn_health_h1_blind_by_default(void **state) {
 
 KIN_SUITE(conn_health, cmocka_unit_test(test_conn_health_proxy_faults),
           cmocka_unit_test(test_conn_health_engine_opts),
+          cmocka_unit_test(test_conn_health_per_request_pick),
+          cmocka_unit_test(test_conn_health_per_request_running),
           cmocka_unit_test(test_conn_health_h1_stall),
           cmocka_unit_test(test_conn_health_h1_blind_by_default))

@@ -109,6 +109,8 @@ kin_io_handle *kin__io_handle_new(kin_io_engine *e, const kin_io_request *req) {
   }
   h->timeout_ms = req->timeout_ms;
   h->low_speed_ms = req->low_speed_ms;
+  h->read_idle_ms = req->read_idle_ms;
+  h->ping_timeout_ms = req->ping_timeout_ms > 0 ? req->ping_timeout_ms : 0;
   h->insecure = req->tls.insecure;
   h->on_data = req->on_data;
   h->on_done = req->on_done;
@@ -501,9 +503,12 @@ int kin_io_engine_new_opts(const kin_io_engine_opts *opts, kin_io_engine **out) 
   e->timer.data = e;
   e->read_idle_ms = idle_ms;
   e->ping_timeout_ms = ping_ms;
+  e->hst.read_idle_ms = idle_ms > 0 ? idle_ms : -1;
+  e->hst.ping_timeout_ms = ping_ms;
+  e->hst.interval_ms = (long)kin__io_health_interval(idle_ms, ping_ms);
   uv_timer_init(&e->loop, &e->health);
   e->health.data = e;
-  uv_timer_start(&e->health, kin__io_on_health, kin__io_health_interval(idle_ms, ping_ms), 0);
+  uv_timer_start(&e->health, kin__io_on_health, (uint64_t)e->hst.interval_ms, 0);
   curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
   curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
   curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_timer);

@@ -32,6 +32,7 @@ struct kin_io_handle {
   int has_body;
   struct curl_slist *headers;
   long timeout_ms, low_speed_ms;
+  long read_idle_ms, ping_timeout_ms; /* as in kin_io_request */
   char *proxy_url;
   char *ca_file, *cert_file, *key_file, *server_name;
   io_blob ca, cert, key;
@@ -107,6 +108,8 @@ typedef struct io_sock {
   int probe_here;               /* curl put it on this socket */
   int streams, h2;              /* at the last check: requests on it; its peer speaks HTTP/2 */
   struct kin_io_handle *model;  /* at the last check: a request on it */
+  long idle_ms, ping_ms;        /* at the last check: the settings that apply
+                                   (kin__io_health_fold over its requests) */
   char host[256];               /* "host:port" of the probe, for the log */
   int addr_known;               /* the four below are set */
   char lip[64], rip[64];        /* local and peer address (numeric) */
@@ -131,7 +134,17 @@ curl_socket_t kin__io_transfer_fd(kin_io_engine *e, CURL *c);
 /* io_health.c, IO thread only: if transfer c got an HTTP/2 response,
  * remembers its peer as one that speaks HTTP/2 (see h2_peers). */
 void kin__io_note_version(kin_io_engine *e, CURL *c);
-/* io_health.c: the interval of the health check for these settings (ms). */
+/* io_health.c: folds request h's health settings into *idle_ms and
+ * *ping_ms, which start at -1 and 0 ("nothing yet"): afterwards they hold
+ * the smallest read-idle (-1: no request wants a probe) and the smallest
+ * ping timeout of the requests folded so far, a request's unset (0) value
+ * counting as the engine's eng_idle_ms / eng_ping_ms. Pure: reads h's
+ * immutable settings only, so any thread may call it on any handle. */
+void kin__io_health_fold(const kin_io_handle *h, long eng_idle_ms, long eng_ping_ms,
+                         long *idle_ms, long *ping_ms);
+/* io_health.c: the period of the health check (ms) for these smallest
+ * settings (idle_ms <= 0: none): an eighth of the smaller, clamped to
+ * 20 .. 250 ms. Pure. */
 uint64_t kin__io_health_interval(long idle_ms, long ping_ms);
 /* io_health.c: the health timer's callback (e->health); re-arms itself. */
 void kin__io_on_health(uv_timer_t *t);

@@ -2,7 +2,8 @@
  * HTTP/2 ReadIdleTimeout + PingTimeout, see io_engine.h): a periodic timer
  * on the IO thread probes HTTP/2 connections that received nothing for
  * read_idle_ms and shuts down those whose probe got no byte within
- * ping_timeout_ms. The per-socket state (io_sock, io_engine_int.h) is
+ * ping_timeout_ms, each connection with the smallest settings of the
+ * requests on it (kin__io_health_fold). The per-socket state (io_sock, io_engine_int.h) is
  * touched by the IO thread only; the health settings and counters are
  * guarded by kin_io_engine.mu. */
 #include "io_engine_int.h"
@@ -203,37 +204,56 @@ static void conn_kill(kin_io_engine *e, curl_socket_t fd, long ping_ms) {
   kin__io_check_multi_info(e);
 }
 
-/* The interval of the health check for these settings (ms). */
+void kin__io_health_fold(const kin_io_handle *h, long eng_idle_ms, long eng_ping_ms,
+                         long *idle_ms, long *ping_ms) {
+  long idle = h->read_idle_ms > 0 ? h->read_idle_ms : h->read_idle_ms < 0 ? -1 : eng_idle_ms;
+  long ping = h->ping_timeout_ms > 0 ? h->ping_timeout_ms : eng_ping_ms;
+  if (idle > 0 && (*idle_ms <= 0 || idle < *idle_ms)) *idle_ms = idle;
+  if (ping > 0 && (*ping_ms <= 0 || ping < *ping_ms)) *ping_ms = ping;
+}
+
 uint64_t kin__io_health_interval(long idle_ms, long ping_ms) {
-  long m = idle_ms > 0 && idle_ms < ping_ms ? idle_ms : ping_ms;
-  m /= 4;
-  return (uint64_t)(m < 20 ? 20 : m > 1000 ? 1000 : m);
+  long m = idle_ms > 0 && (ping_ms <= 0 || idle_ms < ping_ms) ? idle_ms : ping_ms;
+  m /= 8;
+  return (uint64_t)(m < 20 ? 20 : m > 250 ? 250 : m);
 }
 
 void kin__io_on_health(uv_timer_t *t) {
   kin_io_engine *e = t->data;
   if (!e->multi || e->multi_closing) return;
   pthread_mutex_lock(&e->mu);
-  long idle_ms = e->read_idle_ms, ping_ms = e->ping_timeout_ms;
+  long eng_idle = e->read_idle_ms, eng_ping = e->ping_timeout_ms;
   pthread_mutex_unlock(&e->mu);
   uint64_t now = uv_now(&e->loop);
 
-  /* Which requests are on which socket, and which sockets speak h2. */
+  /* Which requests are on which socket, the settings each socket gets from
+   * them, and which sockets speak h2. The smallest settings anywhere (the
+   * engine's included: they are those of the next request) set the
+   * period. */
+  long min_idle = eng_idle, min_ping = eng_ping;
   for (io_sock *s = e->socks; s; s = s->next) {
     s->streams = 0;
     s->model = NULL;
+    s->idle_ms = -1;
+    s->ping_ms = 0;
   }
   for (kin_io_handle *h = e->running; h; h = h->rnext) {
     if (h->probe) continue;
+    kin__io_health_fold(h, eng_idle, eng_ping, &min_idle, &min_ping);
     kin__io_note_version(e, h->easy);
     io_sock *s = sock_find(e, kin__io_transfer_fd(e, h->easy));
     if (!s) continue;
     s->streams++;
+    kin__io_health_fold(h, eng_idle, eng_ping, &s->idle_ms, &s->ping_ms);
     if (!s->model) s->model = h;
   }
-  for (io_sock *s = e->socks; s; s = s->next) s->h2 = s->streams && peer_h2(e, s);
+  for (io_sock *s = e->socks; s; s = s->next) {
+    s->h2 = s->streams && peer_h2(e, s);
+    if (!s->streams) s->idle_ms = eng_idle, s->ping_ms = eng_ping;
+  }
 
   curl_socket_t dead[16];
+  long dead_ping[16];
   int ndead = 0;
   uint64_t inconclusive = 0;
   for (io_sock *s = e->socks; s; s = s->next) {
@@ -250,30 +270,33 @@ void kin__io_on_health(uv_timer_t *t) {
         probe_drop(s);
         continue;
       }
-      if (now - s->probe_at_ms >= (uint64_t)ping_ms) {
-        if (s->probe_here && ndead < (int)(sizeof(dead) / sizeof(dead[0]))) dead[ndead++] = s->fd;
-        else if (!s->probe_here) {
+      if (now - s->probe_at_ms >= (uint64_t)s->ping_ms) {
+        if (s->probe_here && ndead < (int)(sizeof(dead) / sizeof(dead[0]))) {
+          dead_ping[ndead] = s->ping_ms;
+          dead[ndead++] = s->fd;
+        } else if (!s->probe_here) {
           inconclusive++;
           probe_drop(s);
         }
       }
       continue;
     }
-    if (idle_ms < 0 || !s->streams || !s->h2 || !s->model) continue;
-    if (now - s->last_rx_ms < (uint64_t)idle_ms) continue;
+    if (s->idle_ms < 0 || !s->streams || !s->h2 || !s->model) continue;
+    if (now - s->last_rx_ms < (uint64_t)s->idle_ms) continue;
     kin_log(KIN_LOG_DEBUG, LOG, "no byte on a connection for %llu ms: sending a health probe",
             (unsigned long long)(now - s->last_rx_ms));
     /* Curl's timeout only ends a probe that our own check did not judge. */
-    probe_start(e, s, s->model, ping_ms + 1000);
+    probe_start(e, s, s->model, s->ping_ms + 1000);
   }
-  if (inconclusive) {
-    pthread_mutex_lock(&e->mu);
-    e->hst.probes_inconclusive += inconclusive;
-    pthread_mutex_unlock(&e->mu);
-  }
-  for (int i = 0; i < ndead && e->multi; i++) conn_kill(e, dead[i], ping_ms);
-  if (!uv_is_closing((uv_handle_t *)t))
-    uv_timer_start(t, kin__io_on_health, kin__io_health_interval(idle_ms, ping_ms), 0);
+  uint64_t every = kin__io_health_interval(min_idle, min_ping);
+  pthread_mutex_lock(&e->mu);
+  e->hst.probes_inconclusive += inconclusive;
+  e->hst.read_idle_ms = min_idle > 0 ? min_idle : -1;
+  e->hst.ping_timeout_ms = min_ping;
+  e->hst.interval_ms = (long)every;
+  pthread_mutex_unlock(&e->mu);
+  for (int i = 0; i < ndead && e->multi; i++) conn_kill(e, dead[i], dead_ping[i]);
+  if (!uv_is_closing((uv_handle_t *)t)) uv_timer_start(t, kin__io_on_health, every, 0);
 }
 
 /* ---- public API ---------------------------------------------------------- */
