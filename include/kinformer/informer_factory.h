@@ -46,9 +46,16 @@ typedef struct {
   /* The reflector's watch idle timeout (a watch that delivers no byte for
    * this long is re-established; see reflector.h). 0: the factory's
    * idle_timeout_ns. Not part of the identity: the informer keeps the value
-   * of the call that created it. The connection-level health check
-   * (kin_io_engine_opts) is the engine's, shared by every informer. */
+   * of the call that created it. */
   uint64_t idle_timeout_ns;
+  /* The HTTP/2 connection health check while the informer's watch runs
+   * (kin_reflector_config.read_idle_ms / ping_timeout_ms): its connection
+   * is checked with the smallest settings of the requests on it, so a
+   * tighter setting here also guards the other watches sharing it. 0: the
+   * engine's (kin_io_engine_opts). Not part of the identity, like
+   * idle_timeout_ns. */
+  long read_idle_ms;
+  long ping_timeout_ms;
 } kin_informer_opts;
 
 /* Creates a factory. Returns 0, KIN_EINVAL without a client, KIN_ENOMEM. */

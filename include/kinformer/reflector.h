@@ -72,6 +72,14 @@ typedef struct {
   int watch_list;            /* try WatchList (sendInitialEvents) before LIST */
   long page_size;            /* 0: KIN_REFLECTOR_PAGE_SIZE; negative: no paging */
   uint64_t idle_timeout_ns;  /* 0: KIN_REFLECTOR_IDLE_TIMEOUT_NS */
+  /* The HTTP/2 connection health check while the watch runs
+   * (kin_client_stream_opts, io_engine.h): the watch's connection is
+   * probed after read_idle_ms without a byte, and closed when the probe
+   * gets none within ping_timeout_ms, or sooner when another request on it
+   * asks for less. 0: the engine's; read_idle_ms negative: no probe for
+   * this watch's sake. */
+  long read_idle_ms;
+  long ping_timeout_ms;
   uint64_t backoff_initial_ns; /* 0: the defaults above (tests shorten them) */
   uint64_t backoff_max_ns;
   /* Decoded watch events (bytes of their JSON) that may wait for the

@@ -141,18 +141,32 @@ typedef struct {
  * kin_result_free) and returns 0, KIN_ESTATUS, KIN_EIO, KIN_ETIMEDOUT. */
 int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out);
 
+/* Options of kin_client_stream; a zeroed struct (or NULL) means the
+ * defaults. */
+typedef struct {
+  const char *accept;    /* Accept header; NULL: the client's (JSON) */
+  long timeout_ms;       /* bounds the whole stream; 0: none */
+  long low_speed_ms;     /* aborts the stream (KIN_ETIMEDOUT) when no byte
+                            arrived for this long; 0: never */
+  /* The connection health check while the stream runs (kin_io_request's
+   * read_idle_ms and ping_timeout_ms, see io_engine.h): its connection is
+   * checked with the smallest settings among the requests on it. 0: the
+   * engine's; read_idle_ms negative: this stream asks for no probe. */
+  long read_idle_ms;
+  long ping_timeout_ms;
+} kin_client_stream_opts;
+
 /* Starts a streaming request (a watch) with the client's TLS and auth,
  * after waiting for the rate limiter: body bytes go to on_data and the end
- * to on_done, both on the IO thread (see io_engine.h). low_speed_ms aborts
- * the stream (KIN_ETIMEDOUT) when no byte arrived for that long; 0: never.
- * timeout_ms bounds the whole stream; 0: none. No retry: the caller (the
- * reflector) decides. On a 401 the caller should call
- * kin_client_auth_failed and start again. Returns 0 and a handle the
- * caller releases with kin_io_handle_release, or a negative error (on_done
- * is then not called). */
-int kin_client_stream(kin_client *c, const char *path, const char *accept, long timeout_ms,
-                      long low_speed_ms, kin_io_data_cb on_data, kin_io_done_cb on_done,
-                      void *ud, kin_io_handle **h);
+ * to on_done, both on the IO thread (see io_engine.h). o (NULL: defaults)
+ * is read during the call only. No retry: the caller (the reflector)
+ * decides. On a 401 the caller should call kin_client_auth_failed and
+ * start again. Returns 0 and a handle the caller releases with
+ * kin_io_handle_release, or a negative error (on_done is then not
+ * called). Thread-safe. */
+int kin_client_stream(kin_client *c, const char *path, const kin_client_stream_opts *o,
+                      kin_io_data_cb on_data, kin_io_done_cb on_done, void *ud,
+                      kin_io_handle **h);
 
 /* client-go's rest_client metrics (tools/metrics, as component-base
  * registers them): rest_client_requests_total{code,method,host} counts every

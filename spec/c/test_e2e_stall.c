@@ -77,7 +77,11 @@ static long negotiated_version(const char *url) {
   return v;
 }
 
-static void sfx_start(sfx *fx, long read_idle_ms, long ping_ms) {
+/* Starts the fixture: the proxied client's engine with read_idle_ms and
+ * ping_ms (0, 0: client-go's defaults), the first informer with its own
+ * inf_idle_ms and inf_ping_ms (0: the engine's), the second with none. */
+static void sfx_start(sfx *fx, long read_idle_ms, long ping_ms, long inf_idle_ms,
+                      long inf_ping_ms) {
   const char *kc = kin_test_e2e_env("KINFORMER_E2E_ADMIN_KUBECONFIG");
   memset(fx, 0, sizeof(*fx));
   kin_kubeconfig_opts ko = {.path = kc};
@@ -116,7 +120,8 @@ static void sfx_start(sfx *fx, long read_idle_ms, long ping_ms) {
   assert_int_equal(kin_informer_factory_new(&fc, &fx->f), 0);
   /* The default watch idle timeout (300 s): only the health check can
    * bring this informer back within the bounds below. */
-  kin_informer_opts io = {.resource = "v1/configmaps", .namespace = fx->ns};
+  kin_informer_opts io = {.resource = "v1/configmaps", .namespace = fx->ns,
+                          .read_idle_ms = inf_idle_ms, .ping_timeout_ms = inf_ping_ms};
   if (kin_informer_factory_informer(fx->f, &io, &fx->inf, err, sizeof(err)))
     fail_msg("informer: %s", err);
   kin_informer_opts io2 = {.resource = "v1/configmaps", .namespace = fx->ns,
@@ -226,7 +231,7 @@ static double stall_and_recover(sfx *fx, double limit_s, const char *label) {
 static void test_e2e_stall_short_timeouts(void **state) {
   (void)state;
   sfx fx;
-  sfx_start(&fx, 2000, 2000);
+  sfx_start(&fx, 2000, 2000, 0, 0);
   long v = negotiated_version(fx.proxied_url);
   if (v != CURL_HTTP_VERSION_2_0) fail_msg("kube-apiserver did not negotiate h2 (%ld)", v);
   log_capture(1);
@@ -238,16 +243,46 @@ static void test_e2e_stall_short_timeouts(void **state) {
   sfx_free(&fx);
 }
 
-/* client-go's defaults (read_idle 30 s, ping 15 s): back within 60 s. */
+/* The engine keeps client-go's defaults (30 s, 15 s) and one informer asks
+ * for read_idle 2 s, ping 2 s: its watch's connection, which the other
+ * informer's watch shares, is checked that often, so both are back within
+ * 10 s. */
+static void test_e2e_stall_informer_timeouts(void **state) {
+  (void)state;
+  sfx fx;
+  sfx_start(&fx, 0, 0, 2000, 2000);
+  long v = negotiated_version(fx.proxied_url);
+  if (v != CURL_HTTP_VERSION_2_0) fail_msg("kube-apiserver did not negotiate h2 (%ld)", v);
+  kin_io_health_stats st;
+  KIN_EVENTUALLY((kin_io_engine_health_stats(kin_client_io(fx.proxied), &st),
+                  st.read_idle_ms == 2000 && st.ping_timeout_ms == 2000 && st.interval_ms == 250),
+                 3000);
+  log_capture(1);
+  double t = stall_and_recover(&fx, 10, "e2e_stall_informer_timeouts (engine 30 s/15 s, "
+                                        "informer read_idle 2 s, ping 2 s)");
+  if (!log_contains("no answer to a health probe within 2000 ms")) fail_msg("log:\n%s", log_text);
+  log_capture(0);
+  assert_true(t < 10);
+  sfx_free(&fx);
+}
+
+/* client-go's defaults (read_idle 30 s, ping 15 s). The bound is
+ * read_idle 30 s + ping timeout 15 s + one backoff step (backoff_max_ns,
+ * 1 s in this fixture) + 2 s of margin (the health check's period, 250 ms,
+ * at most twice; the new connection's TLS handshake; the watch catching up;
+ * this test's 20 ms polling): 48 s. */
 static void test_e2e_stall_default_timeouts(void **state) {
   (void)state;
   sfx fx;
-  sfx_start(&fx, 0, 0);
+  sfx_start(&fx, 0, 0, 0, 0);
   log_capture(1);
-  double t = stall_and_recover(&fx, 60, "e2e_stall_default_timeouts (read_idle 30 s, ping 15 s)");
+  const double bound = 30 + 15 + 1 + 2;
+  double t =
+      stall_and_recover(&fx, bound, "e2e_stall_default_timeouts (read_idle 30 s, ping 15 s)");
   if (!log_contains("no answer to a health probe within 15000 ms")) fail_msg("log:\n%s", log_text);
   log_capture(0);
   assert_true(t >= 30); /* not sooner than read_idle: nothing else noticed */
+  assert_true(t < bound);
   sfx_free(&fx);
 }
 
@@ -257,7 +292,7 @@ static void test_e2e_stall_default_timeouts(void **state) {
 static void test_e2e_stall_blind_without_health_check(void **state) {
   (void)state;
   sfx fx;
-  sfx_start(&fx, -1, 2000);
+  sfx_start(&fx, -1, 2000, 0, 0);
   create_cm(&fx, "before");
   if (time_to_see(&fx, "before", 10) < 0) fail_msg("the informer did not see 'before'");
   char reply[256];
@@ -279,7 +314,7 @@ static void test_e2e_stall_blind_without_health_check(void **state) {
 static void test_e2e_stall_quiet_connection_survives(void **state) {
   (void)state;
   sfx fx;
-  sfx_start(&fx, 500, 1000);
+  sfx_start(&fx, 500, 1000, 0, 0);
   kin_reflector_stats before, after;
   kin_reflector_get_stats(kin_informer_factory_reflector(fx.f, fx.inf), &before);
   kin_test_sleep_ms(4000);
@@ -365,8 +400,8 @@ static void test_e2e_stall_paused_before_response_headers(void **state) {
   watch_end w = {.mu = PTHREAD_MUTEX_INITIALIZER};
   kin_io_handle *h = NULL;
   double t0 = mono();
-  assert_int_equal(kin_client_stream(c, "/api/v1/namespaces/default/configmaps?watch=1", NULL, 0,
-                                     0, watch_data, watch_done, &w, &h),
+  assert_int_equal(kin_client_stream(c, "/api/v1/namespaces/default/configmaps?watch=1", NULL,
+                                     watch_data, watch_done, &w, &h),
                    0);
   int rc = 0, ended = 0;
   while (!(ended = watch_ended(&w, &rc)) && mono() - t0 < 8) kin_test_sleep_ms(20);
@@ -395,5 +430,6 @@ static void test_e2e_stall_paused_before_response_headers(void **state) {
 KIN_SUITE(e2e_stall, cmocka_unit_test(test_e2e_stall_quiet_connection_survives),
           cmocka_unit_test(test_e2e_stall_paused_before_response_headers),
           cmocka_unit_test(test_e2e_stall_short_timeouts),
+          cmocka_unit_test(test_e2e_stall_informer_timeouts),
           cmocka_unit_test(test_e2e_stall_default_timeouts),
           cmocka_unit_test(test_e2e_stall_blind_without_health_check))

@@ -59,8 +59,8 @@ static pthread_t io_thread_of(kin_client *c) {
   pthread_mutex_init(&pr.mu, NULL);
   pthread_cond_init(&pr.cond, NULL);
   kin_io_handle *h = NULL;
-  assert_int_equal(kin_client_stream(c, "/api/v1/namespaces/" RFX_NS "/configmaps", NULL, 5000, 0,
-                                     probe_data, probe_done, &pr, &h),
+  assert_int_equal(kin_client_stream(c, "/api/v1/namespaces/" RFX_NS "/configmaps",
+                                     &(kin_client_stream_opts){.timeout_ms = 5000}, probe_data, probe_done, &pr, &h),
                    0);
   pthread_mutex_lock(&pr.mu);
   while (!pr.done) pthread_cond_wait(&pr.cond, &pr.mu);

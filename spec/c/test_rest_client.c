@@ -576,8 +576,8 @@ static void test_rest_client_StreamWatch(void **state) {
   free(create_cm(c, &cm, RT_CM("a", "", "{\"k\":\"v\"}")));
   stream_rec s = {.mu = PTHREAD_MUTEX_INITIALIZER};
   kin_io_handle *h = NULL;
-  assert_int_equal(kin_client_stream(c, "/api/v1/namespaces/default/configmaps?watch=1", NULL, 0,
-                                     0, on_data, on_done, &s, &h),
+  assert_int_equal(kin_client_stream(c, "/api/v1/namespaces/default/configmaps?watch=1", NULL,
+                                     on_data, on_done, &s, &h),
                    0);
   KIN_EVENTUALLY(rec_has(&s, "\"type\":\"ADDED\""), 5000);
   free(create_cm(c, &cm, RT_CM("b", "", "{\"k\":\"v\"}")));
@@ -591,12 +591,12 @@ static void test_rest_client_StreamWatch(void **state) {
    * seconds: 300 ms is 1 s). */
   stream_rec t = {.mu = PTHREAD_MUTEX_INITIALIZER};
   assert_int_equal(kin_client_stream(c, "/api/v1/configmaps?watch=1&labelSelector=none%3Dnone",
-                                     NULL, 0, 300, on_data, on_done, &t, &h),
+                                     &(kin_client_stream_opts){.low_speed_ms = 300}, on_data, on_done, &t, &h),
                    0);
   KIN_EVENTUALLY(rec_done(&t), 5000);
   assert_int_equal(t.err, KIN_ETIMEDOUT);
   kin_io_handle_release(h);
-  assert_int_equal(kin_client_stream(c, "no-slash", NULL, 0, 0, on_data, on_done, &t, &h),
+  assert_int_equal(kin_client_stream(c, "no-slash", NULL, on_data, on_done, &t, &h),
                    KIN_EINVAL);
 }
 

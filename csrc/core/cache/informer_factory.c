@@ -191,6 +191,8 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
       .watch_list = o->watch_list,
       .page_size = f->cfg.page_size,
       .idle_timeout_ns = o->idle_timeout_ns ? o->idle_timeout_ns : f->cfg.idle_timeout_ns,
+      .read_idle_ms = o->read_idle_ms,
+      .ping_timeout_ms = o->ping_timeout_ms,
       .backoff_initial_ns = f->cfg.backoff_initial_ns,
       .backoff_max_ns = f->cfg.backoff_max_ns,
       .fifo = kin_informer_fifo(e->inf),

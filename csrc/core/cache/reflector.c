@@ -341,6 +341,8 @@ int kin_reflector_new(const kin_reflector_config *cfg, kin_reflector **out) {
   r->watch_list = cfg->watch_list;
   r->page_size = cfg->page_size;
   r->idle_ns = cfg->idle_timeout_ns ? cfg->idle_timeout_ns : KIN_REFLECTOR_IDLE_TIMEOUT_NS;
+  r->read_idle_ms = cfg->read_idle_ms;
+  r->ping_ms = cfg->ping_timeout_ms;
   r->queue_max = cfg->queue_max_bytes ? cfg->queue_max_bytes : KIN_REFLECTOR_QUEUE_MAX_BYTES;
   kin_backoff_manager_init(
       &r->backoff, cfg->backoff_initial_ns ? cfg->backoff_initial_ns : KIN_REFLECTOR_BACKOFF_INITIAL_NS,

@@ -38,6 +38,7 @@ struct kin_reflector {
   int watch_list;
   long page_size;        /* as configured: 0 default, < 0 no paging */
   uint64_t idle_ns;
+  long read_idle_ms, ping_ms; /* the watch's health check (kin_client_stream_opts) */
   size_t queue_max;      /* bytes of queued watch events before a pause */
   kin_delta_fifo *fifo;  /* borrowed */
   kin_clock *clock;      /* borrowed */

@@ -429,8 +429,11 @@ int kin__rfl_watch_start(kin_reflector *r, const char *rv, int initial, kin__rfl
   pthread_mutex_unlock(&r->mu);
   /* The server ends the stream at timeoutSeconds; the client's own bound
    * only catches one that does not. A dead connection is the idle check's. */
-  rc = kin_client_stream(r->client, url.p, r->metadata_only ? WATCH_ACCEPT_METADATA : NULL,
-                         (timeout_s + 30) * 1000, 0, on_data, on_done, w, &w->h);
+  kin_client_stream_opts so = {.accept = r->metadata_only ? WATCH_ACCEPT_METADATA : NULL,
+                               .timeout_ms = (timeout_s + 30) * 1000,
+                               .read_idle_ms = r->read_idle_ms,
+                               .ping_timeout_ms = r->ping_ms};
+  rc = kin_client_stream(r->client, url.p, &so, on_data, on_done, w, &w->h);
   kin__buf_free(&url);
   if (rc) {
     pthread_mutex_lock(&r->mu);

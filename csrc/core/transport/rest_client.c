@@ -701,9 +701,11 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
   return rc;
 }
 
-int kin_client_stream(kin_client *c, const char *path, const char *accept, long timeout_ms,
-                      long low_speed_ms, kin_io_data_cb on_data, kin_io_done_cb on_done,
-                      void *ud, kin_io_handle **h) {
+int kin_client_stream(kin_client *c, const char *path, const kin_client_stream_opts *o,
+                      kin_io_data_cb on_data, kin_io_done_cb on_done, void *ud,
+                      kin_io_handle **h) {
+  static const kin_client_stream_opts defaults;
+  if (!o) o = &defaults;
   if (h) *h = NULL;
   if (!c || !path || path[0] != '/' || !on_data) return KIN_EINVAL;
   char *url = url_of(c, path);
@@ -716,13 +718,15 @@ int kin_client_stream(kin_client *c, const char *path, const char *accept, long 
   if (rc == 0) {
     char acc[256];
     const char *hdr[6];
-    headers_for(c, &a, accept, acc, sizeof acc, NULL, NULL, 0, hdr);
+    headers_for(c, &a, o->accept, acc, sizeof acc, NULL, NULL, 0, hdr);
     kin_io_request ioreq = {.url = url,
                             .headers = hdr,
-                            .timeout_ms = timeout_ms > 0 ? timeout_ms : 0,
-                            .low_speed_ms = low_speed_ms > 0 ? low_speed_ms : 0,
+                            .timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 0,
+                            .low_speed_ms = o->low_speed_ms > 0 ? o->low_speed_ms : 0,
                             .proxy_url = c->proxy_url,
                             .tls = tls,
+                            .read_idle_ms = o->read_idle_ms,
+                            .ping_timeout_ms = o->ping_timeout_ms,
                             .on_data = on_data,
                             .on_done = on_done,
                             .data = ud};
