@@ -261,7 +261,8 @@ static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v)
 
 /* env:informer(resource [, opts]) -> informer | nil, msg, code
  * opts: namespace, label_selector, field_selector, resync (s),
- * watch_idle_timeout (s), metadata_only, watch_list, keep_managed_fields, transform (a
+ * watch_idle_timeout (s), read_idle_timeout (s), ping_timeout (s), metadata_only,
+ * watch_list, keep_managed_fields, transform (a
  * self-contained function or module name: table in, table out),
  * transform_memory_limit. The same resource and options give the same
  * shared informer (an informer with a transform is never shared). Unknown
@@ -274,8 +275,7 @@ static int m_informer(lua_State *L) {
     lua_newtable(L);
   }
   luaL_checktype(L, 3, LUA_TTABLE);
-  /* mgr:informer's options (read_idle_timeout and ping_timeout are known
-   * only to say they are per manager); add new keys here */
+  /* mgr:informer's options; add new keys here */
   static const char *const known[] = {
       "namespace", "label_selector", "field_selector", "metadata_only", "watch_list",
       "keep_managed_fields", "resync", "watch_idle_timeout", "transform",
@@ -299,17 +299,13 @@ static int m_informer(lua_State *L) {
   o.resync_ns = lkin_opt_ns(L, 3, "resync", 0);
   if (o.resync_ns == KIN_FOREVER) o.resync_ns = 0;
   o.idle_timeout_ns = lkin_opt_ns(L, 3, "watch_idle_timeout", 0);
-  /* The health check is per connection, and every informer of a manager
-   * shares its connections. */
-  static const char *const conn_opts[] = {"read_idle_timeout", "ping_timeout"};
-  for (int i = 0; i < 2; i++) {
-    lua_getfield(L, 3, conn_opts[i]);
-    int set = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    luaL_argcheck(L, !set, 3,
-                  lua_pushfstring(L, "option '%s' is per manager (informers share its connections)",
-                                  conn_opts[i]));
-  }
+  /* The health check of the watch's connection (kin_informer_opts): the
+   * connection gets the smallest settings of the requests on it. 0 or
+   * absent: the manager's; math.huge: read-idle, no probe for this
+   * informer's sake; ping, none tighter than the others'. */
+  o.read_idle_ms = ns_to_ms(lkin_opt_ns(L, 3, "read_idle_timeout", 0));
+  o.ping_timeout_ms = ns_to_ms(lkin_opt_ns(L, 3, "ping_timeout", 0));
+  if (o.ping_timeout_ms < 0) o.ping_timeout_ms = LONG_MAX / 2;
 
   /* The transform code goes to index 4 before the name is built: a
    * luaL_Buffer owns the top of the stack while in use. */
@@ -369,6 +365,36 @@ static int m_informer(lua_State *L) {
   }
   const char *reg = lkin_env_informer_name(e, inf);
   lkin_push_informer(L, e, inf, reg ? reg : name, 0);
+  return 1;
+}
+
+/* env:connection_health() -> {probes=, probes_inconclusive=,
+ * dead_connections=, failed_over=, read_idle_timeout=, ping_timeout=,
+ * check_interval=}: the engine's health counters (kin_io_health_stats)
+ * and, as of its last check, the smallest read-idle and ping timeout in
+ * effect (the manager's and every request's in flight, e.g. an informer's
+ * watch; seconds, read_idle_timeout math.huge when nothing is probed) and
+ * the check's period (seconds). Reads the engine under its lock; any
+ * state. */
+static int m_connection_health(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  kin_io_health_stats st;
+  kin_io_engine_health_stats(e->io, &st);
+  lua_createtable(L, 0, 7);
+  lua_pushinteger(L, (lua_Integer)st.probes);
+  lua_setfield(L, -2, "probes");
+  lua_pushinteger(L, (lua_Integer)st.probes_inconclusive);
+  lua_setfield(L, -2, "probes_inconclusive");
+  lua_pushinteger(L, (lua_Integer)st.dead_connections);
+  lua_setfield(L, -2, "dead_connections");
+  lua_pushinteger(L, (lua_Integer)st.failed_over);
+  lua_setfield(L, -2, "failed_over");
+  lua_pushnumber(L, st.read_idle_ms > 0 ? st.read_idle_ms / 1000.0 : HUGE_VAL);
+  lua_setfield(L, -2, "read_idle_timeout");
+  lua_pushnumber(L, st.ping_timeout_ms / 1000.0);
+  lua_setfield(L, -2, "ping_timeout");
+  lua_pushnumber(L, st.interval_ms / 1000.0);
+  lua_setfield(L, -2, "check_interval");
   return 1;
 }
 
@@ -583,6 +609,7 @@ static const luaL_Reg methods[] = {
     {"start", m_start},
     {"wait_for_cache_sync", m_wait_for_cache_sync},
     {"sync_progress", m_sync_progress},
+    {"connection_health", m_connection_health},
     {"shutdown", m_shutdown},
     {"client", m_client},
     {"event_recorder", m_event_recorder},

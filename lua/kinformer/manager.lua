@@ -45,7 +45,8 @@ end
 -- (default 15: no answer to the probe within it closes the connection, its
 -- watches resume on a new one), watch_idle_timeout (default 300: a watch
 -- that delivered no byte for this long is re-established; the only guard
--- over HTTP/1.1); metrics_bind (address of /metrics, "host:port" or
+-- over HTTP/1.1), the first two also per informer (mgr:informer);
+-- metrics_bind (address of /metrics, "host:port" or
 -- ":port", port 0 picks a free one) and health_bind (/healthz and /readyz),
 -- both default "0": disabled (see Manager:metrics_port and the health
 -- checks below); admin_bind (the admin endpoint `kinformer inspect`
@@ -120,16 +121,22 @@ end
 --- Returns the shared informer for resource ("v1/pods", "apps/v1/deployments")
 -- and opts (namespace, label_selector, field_selector, resync, metadata_only,
 -- transform, transform_memory_limit, keep_managed_fields, watch_list,
--- watch_idle_timeout; the list is lenv.c's m_informer's); or nil,
+-- watch_idle_timeout, read_idle_timeout, ping_timeout; the list is lenv.c's
+-- m_informer's); or nil,
 -- message, code on a runtime failure (discovery failed, the server has no
 -- such resource), which also makes mgr:start fail (until a later
 -- mgr:informer of that resource succeeds): a script that ignores it does
 -- not run without its informer. Misuse raises at the caller's
 -- line: an unknown option (with the closest valid one), a singular or
 -- malformed resource name ('unknown resource "v1/configmap" (did you mean
--- "v1/configmaps"?)'). read_idle_timeout and ping_timeout are the
--- manager's only (informers share its connections). When the manager
--- was given a namespace, namespaced resources default to it.
+-- "v1/configmaps"?)'). read_idle_timeout and ping_timeout (seconds;
+-- default: the manager's) set the health check of the informer's watch:
+-- informers share connections, and each connection is checked with the
+-- smallest settings among the watches on it, so a tighter one guards its
+-- neighbours too (see Manager:connection_health). Like watch_idle_timeout
+-- they are not part of the informer's identity: a shared informer keeps
+-- the values of the call that created it. When the manager was given a
+-- namespace, namespaced resources default to it.
 function Manager:informer(resource, opts)
   if type(resource) ~= "string" then
     options.raise(("bad argument #1 to mgr:informer (resource name expected, got %s)"):format(type(resource)))
@@ -325,6 +332,17 @@ function Manager:add_readyz_check(name, fn) return add_check(self, "readyz", nam
 function Manager:metrics_port(which)
   local server = rawget(self, "_server")
   return server and server:port(which or "metrics") or nil
+end
+
+--- The connection health check's counters and settings: {probes=,
+-- probes_inconclusive=, dead_connections=, failed_over=,
+-- read_idle_timeout=, ping_timeout=, check_interval=}; the last three
+-- (seconds) as of the engine's last check: the smallest read-idle and
+-- ping timeout in effect (the manager's and those of the informers whose
+-- watches run; read_idle_timeout math.huge when nothing would be probed)
+-- and the check's period (an eighth of the smallest, 0.02 .. 0.25).
+function Manager:connection_health()
+  return options.call(self.env.connection_health, self.env)
 end
 
 --- Runs the main-state handlers' queued events, waiting up to timeout
