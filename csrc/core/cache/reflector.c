@@ -15,7 +15,6 @@
 #include "kin.h"
 #include "log.h"
 #include "reflector_int.h"
-#include "rest_client_int.h"
 
 #define LOG "reflector"
 

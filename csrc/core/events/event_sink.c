@@ -11,7 +11,7 @@
 
 #include "buf.h"
 #include "kin.h"
-#include "rest_client_int.h"
+#include "rest_client.h"
 
 /* The API server's limit on an Event's note / message (noteLengthLimit). */
 #define NOTE_MAX 1024

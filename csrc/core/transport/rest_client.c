@@ -738,35 +738,3 @@ int kin_client_stream(kin_client *c, const char *path, const kin_client_stream_o
   free(url);
   return rc;
 }
-
-/* ---- encoding helpers for the verbs and discovery -------------------------- */
-
-void kin__buf_query_escape(kin__buf *b, const char *s) {
-  static const char hex[] = "0123456789ABCDEF";
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-        ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-      kin__buf_add(b, s, 1);
-    } else {
-      char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
-      kin__buf_add(b, e, 3);
-    }
-  }
-}
-
-void kin__buf_json_str(kin__buf *b, const char *s) {
-  kin__buf_add(b, "\"", 1);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') {
-      char e[2] = {'\\', (char)ch};
-      kin__buf_add(b, e, 2);
-    } else if (ch < 0x20) {
-      kin__buf_printf(b, "\\u%04x", ch);
-    } else {
-      kin__buf_add(b, s, 1);
-    }
-  }
-  kin__buf_add(b, "\"", 1);
-}

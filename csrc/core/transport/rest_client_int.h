@@ -61,9 +61,4 @@ void kin__discovery_clear(kin_client *c);
 /* Frees the discovery cache and the interned strings (client teardown). */
 void kin__discovery_free(kin_client *c);
 
-/* Appends s to b percent-encoded for a URL query value. */
-void kin__buf_query_escape(kin__buf *b, const char *s);
-/* Appends s to b as a quoted JSON string. */
-void kin__buf_json_str(kin__buf *b, const char *s);
-
 #endif

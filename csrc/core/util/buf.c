@@ -49,6 +49,36 @@ int kin__buf_printf(kin__buf *b, const char *fmt, ...) {
   return rc;
 }
 
+void kin__buf_query_escape(kin__buf *b, const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      kin__buf_add(b, s, 1);
+    } else {
+      char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+      kin__buf_add(b, e, 3);
+    }
+  }
+}
+
+void kin__buf_json_str(kin__buf *b, const char *s) {
+  kin__buf_add(b, "\"", 1);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') {
+      char e[2] = {'\\', (char)ch};
+      kin__buf_add(b, e, 2);
+    } else if (ch < 0x20) {
+      kin__buf_printf(b, "\\u%04x", ch);
+    } else {
+      kin__buf_add(b, s, 1);
+    }
+  }
+  kin__buf_add(b, "\"", 1);
+}
+
 void kin__buf_free(kin__buf *b) {
   free(b->p);
   memset(b, 0, sizeof(*b));

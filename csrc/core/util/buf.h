@@ -21,6 +21,13 @@ int kin__buf_add(kin__buf *b, const char *s, size_t n);
 int kin__buf_puts(kin__buf *b, const char *s);
 int kin__buf_printf(kin__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Appends s percent-encoded for a URL query value (RFC 3986 unreserved
+ * bytes kept, every other byte as %XX). */
+void kin__buf_query_escape(kin__buf *b, const char *s);
+/* Appends s as a quoted JSON string: '"' and '\\' escaped, control bytes
+ * as \u00XX, every other byte (UTF-8 included) copied unchanged. */
+void kin__buf_json_str(kin__buf *b, const char *s);
+
 /* Frees the bytes and resets b to empty. */
 void kin__buf_free(kin__buf *b);
 
