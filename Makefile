@@ -63,8 +63,10 @@ LUA_MOD := $(BUILD)/kinformer/core.so
 # production, links neither GnuTLS nor Jansson (only libmicrohttpd, which
 # serves its /metrics, /healthz and /readyz: csrc/core/metrics). Both
 # modules export only luaopen_* (csrc/lua/module.map): each keeps its own
-# copy of what it takes from libkincore.a to itself.
+# copy of what it takes from libkincore.a to itself, and simcore.so its own
+# copy of the binding's laux.o (option tables, failures, metatables).
 SIM_MOD_OBJ := $(BUILD)/lua/lsim.o
+SIM_MOD_LINK := $(SIM_MOD_OBJ) $(BUILD)/lua/laux.o
 SIM_MOD := $(BUILD)/kinformer/simcore.so
 # kinformer.readline, the line editor of `kinformer repl` (lreadline.c with
 # libedit, BSD-licensed): its own module, so that kinformer.core links no
@@ -113,9 +115,9 @@ $(LUA_MOD): $(LUA_CORE_OBJ) $(CORE_LIB) csrc/lua/module.map
 	@mkdir -p $(@D)
 	$(CC) $(MOD_LDFLAGS) -o $@ $(LUA_CORE_OBJ) $(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
 
-$(SIM_MOD): $(SIM_MOD_OBJ) $(SIM_LIB) $(CORE_LIB) csrc/lua/module.map
+$(SIM_MOD): $(SIM_MOD_LINK) $(SIM_LIB) $(CORE_LIB) csrc/lua/module.map
 	@mkdir -p $(@D)
-	$(CC) $(MOD_LDFLAGS) -o $@ $(SIM_MOD_OBJ) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) -lm
+	$(CC) $(MOD_LDFLAGS) -o $@ $(SIM_MOD_LINK) $(SIM_LIB) $(CORE_LIB) $(LDFLAGS_ALL) $(SIM_LIBS) -lm
 
 $(RL_MOD): $(RL_MOD_OBJ) csrc/lua/module.map
 	@mkdir -p $(@D)

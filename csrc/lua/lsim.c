@@ -5,39 +5,22 @@
  * Its own module (build/<mode>/kinformer/simcore.so), so that the
  * production module kinformer.core links no libmicrohttpd, GnuTLS or
  * Jansson. It links libkinsim.a and the few parts of libkincore.a the sim
- * uses (buf, hmap, util, label selectors, the error table), each its own
- * copy, hidden by csrc/lua/module.map. None of them logs: the sim has no
- * copy of the log sink and level (spec/modules_spec.lua checks), so
- * core.set_log_level and kin_log_set_sink keep applying to every log line.
- * It therefore includes no laux.h (whose helpers live in kinformer.core):
- * the three it needs are the static copies below. */
+ * uses (buf, hmap, util, label selectors, the error table) and the
+ * binding's laux.c (failures, metatables, option tables, signal masks),
+ * each its own copy, hidden by csrc/lua/module.map. None of them logs: the
+ * sim has no copy of the log sink and level (spec/modules_spec.lua
+ * checks), so core.set_log_level and kin_log_set_sink keep applying to
+ * every log line. */
 #include <lauxlib.h>
 #include <lua.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kin.h"
+#include "laux.h"
 #include "sim.h"
-
-/* As lkin_fail (laux.c): nil, "<what>: <text>", "<CODE>". */
-static int sim_fail(lua_State *L, int err, const char *what) {
-  lua_pushnil(L);
-  lua_pushfstring(L, "%s: %s", what, kin_strerror(err));
-  lua_pushstring(L, kin_errname(err));
-  return 3;
-}
-
-/* As lkin_signals_block_all (laux.h): the server threads started while
- * every signal is blocked inherit that mask, so SIGINT and SIGTERM stay
- * with the script's thread. */
-static void block_all_signals(sigset_t *old) {
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, old);
-}
 
 #define SIM_MT "kinformer.sim"
 
@@ -52,50 +35,40 @@ static lsim *check(lua_State *L, int i) {
   return u;
 }
 
-static const char *opt_string(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  const char *s = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
-  lua_pop(L, 1); /* the string stays alive: it is a field of the table */
-  return s;
-}
-
-static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) {
-  lua_getfield(L, t, k);
-  lua_Integer v = lua_isnil(L, -1) ? def : luaL_checkinteger(L, -1);
-  lua_pop(L, 1);
-  return v;
-}
-
 /* start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
- *           watch_history=, bookmark_interval_ms=} -> sim | nil, msg, code */
+ *           watch_history=, bookmark_interval_ms=, legacy_events=}
+ *   -> sim | nil, msg, code */
 static int l_start(lua_State *L) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
   if (!lua_isnoneornil(L, 1)) {
     luaL_checktype(L, 1, LUA_TTABLE);
-    lua_Integer port = opt_int(L, 1, "port", 0);
+    /* kinformer.sim.start's options; add new keys here */
+    static const char *const known[] = {
+        "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
+        "bookmark_interval_ms", "legacy_events", NULL};
+    lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
+    lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
     cfg.port = (uint16_t)port;
-    const char *bind = opt_string(L, 1, "bind");
+    const char *bind = lkin_opt_string(L, 1, "bind");
     if (bind) cfg.bind_address = bind;
-    cfg.token = opt_string(L, 1, "token");
-    cfg.tls_cert_file = opt_string(L, 1, "tls_cert");
-    cfg.tls_key_file = opt_string(L, 1, "tls_key");
+    cfg.token = lkin_opt_string(L, 1, "token");
+    cfg.tls_cert_file = lkin_opt_string(L, 1, "tls_cert");
+    cfg.tls_key_file = lkin_opt_string(L, 1, "tls_key");
     luaL_argcheck(L, !cfg.tls_cert_file == !cfg.tls_key_file, 1,
                   "tls_cert and tls_key go together");
-    cfg.client_ca_file = opt_string(L, 1, "client_ca");
+    cfg.client_ca_file = lkin_opt_string(L, 1, "client_ca");
     luaL_argcheck(L, !cfg.client_ca_file || cfg.tls_cert_file, 1,
                   "client_ca needs tls_cert and tls_key");
-    cfg.seed_file = opt_string(L, 1, "seed");
-    lua_Integer wh = opt_int(L, 1, "watch_history", 0);
+    cfg.seed_file = lkin_opt_string(L, 1, "seed");
+    lua_Integer wh = lkin_opt_integer(L, 1, "watch_history", 0);
     luaL_argcheck(L, wh >= 0, 1, "watch_history must be >= 0");
     cfg.watch_history = (size_t)wh;
-    lua_Integer bi = opt_int(L, 1, "bookmark_interval_ms", 0);
+    lua_Integer bi = lkin_opt_integer(L, 1, "bookmark_interval_ms", 0);
     luaL_argcheck(L, bi >= 0 && bi <= UINT32_MAX, 1, "bookmark_interval_ms out of range");
     cfg.bookmark_interval_ms = (uint32_t)bi;
-    lua_getfield(L, 1, "legacy_events");
-    cfg.legacy_events_only = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    cfg.legacy_events_only = lkin_opt_bool(L, 1, "legacy_events");
   }
   lsim *u = lua_newuserdatauv(L, sizeof(*u), 0);
   memset(u, 0, sizeof(*u));
@@ -103,11 +76,11 @@ static int l_start(lua_State *L) {
   int rc;
   {
     sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
-    block_all_signals(&old_mask);
+    lkin_signals_block_all(&old_mask);
     rc = kin_sim_start(&cfg, &u->sim);
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    lkin_signals_restore(&old_mask);
   }
-  if (rc < 0) return sim_fail(L, rc, "start sim");
+  if (rc < 0) return lkin_fail(L, rc, "start sim");
   /* a kubeconfig pointing at this server, for clients and kubectl */
   strcpy(u->kubeconfig, "/tmp/kinformer-sim-XXXXXX");
   int fd = mkstemp(u->kubeconfig);
@@ -116,7 +89,7 @@ static int l_start(lua_State *L) {
     u->kubeconfig[0] = 0;
     kin_sim_free(u->sim);
     u->sim = NULL;
-    return sim_fail(L, KIN_EINVAL, "write sim kubeconfig");
+    return lkin_fail(L, KIN_EINVAL, "write sim kubeconfig");
   }
   return 1;
 }
@@ -181,6 +154,9 @@ static int m_write_log_take(lua_State *L) {
 static int m_fault(lua_State *L) {
   kin_sim *sim = check(L, 1)->sim;
   luaL_checktype(L, 2, LUA_TTABLE);
+  /* sim:fault's options; add new keys here */
+  static const char *const known[] = {"kind", "ms", "code", "count", NULL};
+  lkin_opt_check_keys(L, 2, known, "sim:fault");
   static const char *const kinds[] = {"drop",    "cut",     "malformed", "stall",
                                       "fail",    "latency", "compact",   NULL};
   lua_getfield(L, 2, "kind");
@@ -192,15 +168,15 @@ static int m_fault(lua_State *L) {
   case 2: kin_sim_send_malformed_line(sim); break;
   case 3:
   case 5: {
-    lua_Integer ms = opt_int(L, 2, "ms", -1);
+    lua_Integer ms = lkin_opt_integer(L, 2, "ms", -1);
     luaL_argcheck(L, ms >= 0 && ms <= UINT32_MAX, 2, "ms (0..2^32-1) required");
     if (kind == 3) kin_sim_stall_watches(sim, (uint32_t)ms);
     else kin_sim_set_latency(sim, (uint32_t)ms);
     break;
   }
   case 4: {
-    lua_Integer code = opt_int(L, 2, "code", 0);
-    lua_Integer count = opt_int(L, 2, "count", 1);
+    lua_Integer code = lkin_opt_integer(L, 2, "code", 0);
+    lua_Integer count = lkin_opt_integer(L, 2, "count", 1);
     luaL_argcheck(L, code == 429 || code == 500 || code == 503, 2, "code must be 429, 500 or 503");
     luaL_argcheck(L, count >= 0 && count <= UINT32_MAX, 2, "count out of range");
     kin_sim_fail_next(sim, (int)code, (unsigned)count);
@@ -251,20 +227,12 @@ static const luaL_Reg methods[] = {
     {"running", m_running},
     {NULL, NULL}};
 
+static const lkin_type sim_type = {SIM_MT, methods, m_stop, m_tostring};
+
 /* require "kinformer.simcore" -> { start = function(opts) } (start is the
  * former kinformer.core.sim_start; lua/kinformer/sim.lua wraps it). */
 int luaopen_kinformer_simcore(lua_State *L) {
-  luaL_newmetatable(L, SIM_MT); /* as lkin_new_type (laux.c) */
-  lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, m_stop);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, m_stop);
-  lua_setfield(L, -2, "__close");
-  lua_pushcfunction(L, m_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pop(L, 1);
+  lkin_new_type(L, &sim_type);
   lua_newtable(L);
   lua_pushliteral(L, KIN_VERSION);
   lua_setfield(L, -2, "version");

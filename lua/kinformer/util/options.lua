@@ -90,12 +90,15 @@ end
 --- Checks the options table opts of fname: nil is fine (returns {}); a
 -- non-table raises "bad argument to fname (options table expected, got T)";
 -- an unknown key raises (M.unknown). Keys are checked in sorted order so
--- the message does not depend on hashing. Returns opts.
+-- the message does not depend on hashing. known nil: only the type is
+-- checked, the C function that reads opts checks its keys
+-- (lkin_opt_check_keys). Returns opts.
 function M.check(opts, known, fname, allow_array)
   if opts == nil then return {} end
   if type(opts) ~= "table" then
     M.raise(("bad argument to %s (options table expected, got %s)"):format(fname, type(opts)))
   end
+  if not known then return opts end
   local bad = {}
   for k in pairs(opts) do
     local msg = M.unknown(k, known, fname, allow_array)
