@@ -125,6 +125,24 @@ describe("kinformer controller", function()
     assert.equal(0, st.reconcile_errors)
   end)
 
+  it("workers build the ctx with the constructor of the module the spec names", function()
+    -- the C side names no Lua module: kinformer.controller passes spec.ctx
+    local ctxmod = module [[return { for_request = function(env, controller, worker, req)
+      return { custom = true, controller = controller, worker = worker, env = env }
+    end }]]
+    local mod, log = module [[return function(req, ctx)
+      rec(("R %s %s %s %s"):format(req.key, tostring(ctx.custom), ctx.controller, type(ctx.env)))
+    end]]
+    local err = select(2, pcall(mgr.env.controller, mgr.env, { name = "no-ctx", reconciler = mod }))
+    assert.matches("ctx (a module name) required", err, 1, true)
+    local ud = mgr.env:controller { name = "own-ctx", ctx = ctxmod, reconciler = mod }
+    assert(ud:start())
+    ud:enqueue(ns, "x")
+    eventually(mgr, function() return count(log, ("R %s/x true own-ctx userdata"):format(ns)) == 1 end,
+      10, "reconciled with the spec's ctx")
+    ud:close()
+  end)
+
   it("Owns enqueues the owner of an owned object with a controller reference", function()
     local mod, log = module [[return function(req, ctx) rec("R " .. req.key) end]]
     mgr:controller { name = "owns", ["for"] = "v1/configmaps", owns = { "v1/secrets" },

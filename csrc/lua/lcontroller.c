@@ -9,8 +9,9 @@
  * lcontroller_watchdog.c; lcontroller_int.h holds the shared types.
  *
  * Calls into Lua: reconcile(req, ctx) with req = {namespace=, name=, key=}
- * and ctx = require("kinformer.ctx").new(env, {controller=, worker=
- * (1-based), request=req}); map(obj, ctx) with ctx over {controller=},
+ * and ctx = for_request(env, controller, worker (1-based), req), the
+ * constructor of the module the spec names (spec.ctx: kinformer.ctx, set by
+ * controller.lua); map(obj, ctx) with ctx over {controller=},
  * returning a list of {namespace=, name=}. Results map to kin_result_action
  * as lresult.h (the one owner of those rules) says; a raised non-terminal
  * error also counts as a panic (reconcile_panics) and is logged with its
@@ -45,6 +46,7 @@
 #define CONTROLLER_MT "kinformer.controller"
 static const lkin_type controller_type; /* at the end, with the methods */
 #define ENV_KEY "kinformer.controller.env" /* a worker state's env userdata */
+#define CTX_NEW_KEY "kinformer.controller.ctx_new" /* its ctx module's for_request */
 
 typedef struct {
   lctl *p; /* NULL once closed */
@@ -74,21 +76,22 @@ static int msgh(lua_State *L) {
   return 1;
 }
 
-/* do_call(fn, arg, controller, worker, req; upvalue env) -> fn(arg, ctx)
- * with ctx = require("kinformer.ctx").for_request(env, controller, worker,
- * req), looked up once per state (reconciles are the hot path); two
- * results. Runs under a pcall with msgh. */
+/* do_call(fn, arg, controller, worker, req; upvalues env, ctx module) ->
+ * fn(arg, ctx) with ctx = require(ctx module).for_request(env, controller,
+ * worker, req), the constructor looked up once per state (reconciles are
+ * the hot path; a state serves one controller); two results. Runs under a
+ * pcall with msgh. */
 static int do_call(lua_State *L) {
   lua_settop(L, 5);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.for_request") != LUA_TFUNCTION) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, CTX_NEW_KEY) != LUA_TFUNCTION) {
     lua_pop(L, 1);
     lua_getglobal(L, "require");
-    lua_pushliteral(L, "kinformer.ctx");
+    lua_pushvalue(L, lua_upvalueindex(2));
     lua_call(L, 1, 1);
     lua_getfield(L, -1, "for_request");
     lua_remove(L, -2);
     lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.ctx.for_request");
+    lua_setfield(L, LUA_REGISTRYINDEX, CTX_NEW_KEY);
   }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, 3);
@@ -100,6 +103,14 @@ static int do_call(lua_State *L) {
   lua_pushvalue(L, -3);
   lua_call(L, 2, 2);
   return 2;
+}
+
+/* Pushes the do_call closure of p in a worker state (its upvalues: the
+ * state's env, the name of p's ctx module). */
+static void push_do_call(lua_State *L, lctl *p) {
+  push_state_env(L, p);
+  lua_pushstring(L, p->ctx_module);
+  lua_pushcclosure(L, do_call, 2);
 }
 
 /* Pushes the worker's code as a function: the code itself, or its field
@@ -143,8 +154,7 @@ static int run_reconcile(lua_State *L) {
   /* the do_call closure over this state's env, made once per state */
   if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call") != LUA_TFUNCTION) {
     lua_pop(L, 1);
-    push_state_env(L, p);
-    lua_pushcclosure(L, do_call, 1);
+    push_do_call(L, p);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call");
   } /* 2 */
@@ -339,8 +349,7 @@ static int run_map(lua_State *L) {
   lua_settop(L, 0);
   luaL_checkstack(L, 12, NULL);
   lua_pushcfunction(L, msgh); /* 1 */
-  push_state_env(L, m->ctl);
-  lua_pushcclosure(L, do_call, 1);
+  push_do_call(L, m->ctl);
   if (push_code(L, "map", "map function") < 0) {
     mc->msg = dup_top(L, -1);
     return 0;
@@ -480,6 +489,7 @@ static void lctl_free(lctl *p) {
   free(p->ws);
   lkin_ws_template_unref(p->tmpl);
   free(p->name);
+  free(p->ctx_module);
   free(p->start_err);
   pthread_mutex_destroy(&p->mu);
   if (p->env) lkin_env_unref(p->env);
@@ -517,6 +527,9 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
   const char *name = lkin_opt_string(L, 2, "name");
   luaL_argcheck(L, name && *name, 2, "controller spec: name required");
   if (!(p->name = strdup(name))) return luaL_error(L, "not enough memory");
+  const char *ctx_module = lkin_opt_string(L, 2, "ctx");
+  luaL_argcheck(L, ctx_module && *ctx_module, 2, "controller spec: ctx (a module name) required");
+  if (!(p->ctx_module = strdup(ctx_module))) return luaL_error(L, "not enough memory");
   lua_Number workers = lkin_opt_number(L, 2, "workers", 1);
   luaL_argcheck(L, workers >= 1 && workers <= 1024, 2, "controller spec: workers must be 1..1024");
   p->workers = (int)workers;

@@ -73,6 +73,7 @@ struct lctl {
   atomic_uint gen;        /* bumped by each ctl:reload: states built at an
                              older one are rebuilt before their next call */
   char *name;
+  char *ctx_module;       /* spec.ctx: require(it).for_request builds a ctx */
   int workers;
   lkin_ws **ws;           /* ws[i] belongs to worker thread i while it runs */
   lmap **maps;            /* owned; freed after c is stopped */

@@ -43,18 +43,13 @@ local M = {}
 local Controller = {}
 Controller.__index = Controller
 
-local function env_of(mgr)
-  local env = rawget(mgr, "env") or rawget(mgr, "_env")
-  if env == nil and type(mgr.env) == "function" then env = mgr:env() end
-  if env == nil then raise("kinformer.controller: the manager has no env") end
-  return env
-end
+-- The module whose for_request(env, controller, worker, req) builds the
+-- ctx a reconciler or map function gets: the workers' states require it by
+-- this name (the spec's ctx, csrc/lua/lcontroller.c), reconcile_once here.
+local CTX_MODULE = "kinformer.ctx"
 
--- The informer userdata behind what mgr:informer returned.
-local function informer_ud(inf)
-  if type(inf) == "table" then return rawget(inf, "_inf") or rawget(inf, "inf") or rawget(inf, "_ud") end
-  return inf
-end
+--- The name ctl was registered under (for the manager's registry).
+function M.name_of(ctl) return rawget(ctl, "_name") end
 
 -- A runtime failure (discovery failed, the server has no such resource):
 -- mgr:controller catches it and returns nil, msg, code (M.RUNTIME marks it).
@@ -67,7 +62,7 @@ local function get_informer(mgr, res, opts)
   if opts ~= nil and type(opts) ~= "table" then raise("controller: informer_opts must be a table") end
   local inf, msg, code = mgr:informer(res, opts)
   if not inf then runtime(("controller: informer %s: %s"):format(res, tostring(msg)), code) end
-  return informer_ud(inf)
+  return inf -- the kinformer.informer userdata (mgr:informer's result)
 end
 
 -- Combines the controller-wide predicates with a watch's own.
@@ -103,43 +98,14 @@ end
 
 local function lower_first(kind) return (kind:lower()) end
 
--- mgr:controller's registry check (issue 15): a name registered twice
--- raises, unless cfg.replace, which stops the registered one first (it
--- leaves the registry; its userdata is closed, as is that of a controller
--- of that name stopped earlier). Raises at the user's line (raise).
-local function check_name(mgr, name, cfg)
-  local reg = type(mgr) == "table" and rawget(mgr, "_controllers")
-  if type(reg) ~= "table" then return end
-  for i = #reg, 1, -1 do
-    local old = reg[i]
-    if type(old) == "table" and rawget(old, "_name") == name then
-      if not cfg.replace then
-        raise(('controller "%s" is already registered (ctl:stop() it, or pass replace = true)')
-          :format(name))
-      end
-      old:stop()
-    end
-  end
-  -- a stopped controller of that name is freed now: its metric series
-  -- (labelled with the name) go, the new one's take their place
-  local retired = rawget(mgr, "_retired")
-  for i = #(retired or {}), 1, -1 do
-    local old = retired[i]
-    if rawget(old, "_name") == name then
-      table.remove(retired, i)
-      pcall(old._ud.close, old._ud)
-    end
-  end
-end
-
 --- Creates a controller from the user's config. Raises on a bad config
 -- at the user's line (the message names the field; an unknown key names
 -- the closest valid one). Returns the controller object. A runtime
 -- failure (a watched resource the server does not have, discovery failed)
 -- raises a value with metatable M.RUNTIME ({msg=, code=}), which
--- mgr:controller returns as nil, msg, code. With opts.register
--- (mgr:controller), a name already in the manager's registry raises
--- unless cfg.replace (see check_name).
+-- mgr:controller returns as nil, msg, code. opts.claim (mgr:controller's
+-- registry check) is called with the controller's name once the config is
+-- checked, before the controller is made; it raises when the name is taken.
 M.OPTIONS = { -- mgr:controller{...}'s keys: add new options here
   "name", "for", "owns", "watches", "predicates", "workers", "rate_limiter", "reconciler",
   "memory_limit", "reconcile_timeout", "busy_warning_after", "informer_opts", "replace",
@@ -147,7 +113,7 @@ M.OPTIONS = { -- mgr:controller{...}'s keys: add new options here
 function M.new(mgr, cfg, opts)
   if type(cfg) ~= "table" then raise("controller: config table expected") end
   options.check(cfg, M.OPTIONS, "mgr:controller")
-  local env = env_of(mgr)
+  local env = require("kinformer.manager").env_of(mgr)
   local for_res = cfg["for"]
   if for_res ~= nil and type(for_res) ~= "string" then raise("controller: 'for' must be a resource name") end
   if for_res == nil and not cfg.watches then raise("controller: 'for' or 'watches' required") end
@@ -219,11 +185,12 @@ function M.new(mgr, cfg, opts)
   local busy_after = cfg.busy_warning_after
   if busy_after == nil then busy_after = mgr_default("busy_warning_after") end
   local spec = {
-    name = name, workers = cfg.workers, reconciler = cfg.reconciler, memory_limit = cfg.memory_limit,
+    name = name, ctx = CTX_MODULE, workers = cfg.workers, reconciler = cfg.reconciler,
+    memory_limit = cfg.memory_limit,
     rate_limiter = cfg.rate_limiter, watches = watches,
     reconcile_timeout = rtimeout, busy_warning_after = busy_after,
   }
-  if opts and opts.register then check_name(mgr, name, cfg) end
+  if opts and opts.claim then opts.claim(name) end
   local ok, ud = pcall(env.controller, env, spec)
   if not ok then
     -- "bad argument #2 to 'controller' (...)": keep the reason only
@@ -376,7 +343,7 @@ function Controller:reconcile_once(req)
   end
   local ns = req.namespace or ""
   local r = { namespace = ns, name = req.name, key = ns ~= "" and (ns .. "/" .. req.name) or req.name }
-  local ctx = require("kinformer.ctx").new(self._env, { controller = self._name, worker = 0, request = r })
+  local ctx = require(CTX_MODULE).new(self._env, { controller = self._name, worker = 0, request = r })
   local ok, res, err, code = xpcall(fn, handler, r, ctx)
   if not ok then return nil, res, type(res) == "table" and rawget(res, "code") or nil end
   -- what the values mean is decided in one place, C's (csrc/lua/lresult.c),

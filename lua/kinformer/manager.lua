@@ -118,8 +118,16 @@ function M.new(opts)
   return mgr
 end
 
---- Returns the shared informer for resource ("v1/pods", "apps/v1/deployments")
--- and opts (namespace, label_selector, field_selector, resync, metadata_only,
+--- The kinformer.env userdata of mgr: modules that build on a manager
+-- (kinformer.controller) get it here, not from its fields.
+function M.env_of(mgr)
+  local env = type(mgr) == "table" and rawget(mgr, "env")
+  if not env then options.raise("kinformer.controller: the manager has no env") end
+  return env
+end
+
+--- Returns the shared informer (the kinformer.informer userdata) for
+-- resource ("v1/pods", "apps/v1/deployments") and opts (namespace, label_selector, field_selector, resync, metadata_only,
 -- transform, transform_memory_limit, keep_managed_fields, watch_list,
 -- watch_idle_timeout, read_idle_timeout, ping_timeout; the list is lenv.c's
 -- m_informer's); or nil,
@@ -173,7 +181,8 @@ end
 -- returns nil, message, code and makes mgr:start fail as mgr:informer's.
 function Manager:controller(cfg)
   local controller = require "kinformer.controller"
-  local ok, ctl = pcall(controller.new, self, cfg, { register = true })
+  local claim = function(name) self:_claim_name(name, cfg.replace) end
+  local ok, ctl = pcall(controller.new, self, cfg, { claim = claim })
   if not ok then
     if getmetatable(ctl) ~= controller.RUNTIME then error(ctl, 0) end -- misuse: already at the user's line
     local f = self._informer_failures
@@ -193,16 +202,47 @@ end
 -- nothing. Stopped controllers (ctl:stop()) are not in it.
 function Manager:controllers()
   local t = {}
+  local name_of = require("kinformer.controller").name_of
   for i, ctl in ipairs(self._controllers) do
     t[i] = ctl
-    local name = rawget(ctl, "_name")
+    local name = name_of(ctl)
     if name then t[name] = ctl end
   end
   return t
 end
 
+-- mgr:controller's registry check (issue 15), called by
+-- kinformer.controller.new before it makes the controller: a name
+-- registered twice raises, unless replace, which stops the registered one
+-- first (it leaves the registry; it is closed, as is a controller of that
+-- name stopped earlier). Raises at the user's line.
+function Manager:_claim_name(name, replace)
+  local name_of = require("kinformer.controller").name_of
+  local reg = self._controllers
+  for i = #reg, 1, -1 do
+    local old = reg[i]
+    if type(old) == "table" and name_of(old) == name then
+      if not replace then
+        options.raise(('controller "%s" is already registered (ctl:stop() it, or pass replace = true)')
+          :format(name))
+      end
+      old:stop()
+    end
+  end
+  -- a stopped controller of that name is freed now: its metric series
+  -- (labelled with the name) go, the new one's take their place
+  local retired = rawget(self, "_retired")
+  for i = #(retired or {}), 1, -1 do
+    local old = retired[i]
+    if name_of(old) == name then
+      table.remove(retired, i)
+      pcall(old.close, old)
+    end
+  end
+end
+
 -- Controller:stop's: moves ctl from the registry to _retired (closed when
--- a new controller takes its name: kinformer.controller's check_name).
+-- a new controller takes its name: Manager:_claim_name).
 function Manager:_unregister(ctl)
   local reg = self._controllers
   for i = #reg, 1, -1 do
