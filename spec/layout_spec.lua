@@ -1,9 +1,42 @@
 -- The house rules of the source tree (issue 13), checked on every
 -- `make test`: the include graph of each C folder runs one way (no cycle
--- between units or layer folders, tools/include-graph.sh), and no source
--- file is over 800 lines. The checker is shown to fail on a cycle, so a
--- green run means something.
+-- between units or layer folders, tools/include-graph.sh), no source
+-- file is over 800 lines, and ARCHITECTURE.md's map names every source
+-- file. The checkers are shown to fail, so a green run means something.
 local proc = require "spec.support.proc"
+
+-- True when text names the file `name` ("x.c", "dir/x.lua"): as its file
+-- name ("x.c", also inside a path "cache/x.c"), as "x.h/.c" (a .c or .h:
+-- the map's way of naming both), or as `x` in backquotes (the map's lists
+-- of one folder's units: `laux`, `manager`).
+local function names(text, name)
+  local base = name:match("[^/]+$")
+  local stem, ext = base:match("^(.*)(%.%w+)$")
+  local function word(w)
+    local i = 1
+    while true do
+      local a, b = text:find(w, i, true)
+      if not a then return false end
+      local before, after = text:sub(a - 1, a - 1), text:sub(b + 1, b + 1)
+      if not before:match("[%w_%.%-]") and not after:match("[%w_]") then return true end
+      i = a + 1
+    end
+  end
+  return word(base) or ((ext == ".c" or ext == ".h") and word(stem .. ".h/.c"))
+    or text:find("`" .. stem .. "`", 1, true) ~= nil
+end
+
+-- The files under csrc/ (.c, .h) and lua/ (.lua) that text does not name.
+local function unnamed(text)
+  local out = proc.run("find csrc \\( -name '*.c' -o -name '*.h' \\) -type f; find lua -name '*.lua' -type f")
+  local missing, n = {}, 0
+  for path in out:gmatch("%S+") do
+    n = n + 1
+    if not names(text, path) then missing[#missing + 1] = path end
+  end
+  table.sort(missing)
+  return missing, n
+end
 
 local function graph(dir)
   return proc.run("bash tools/include-graph.sh -q " .. dir .. " 2>&1")
@@ -41,5 +74,28 @@ describe("source layout", function()
     end
     assert.are.same({}, long)
     assert.matches("csrc/core/cache/reflector.c", out, 1, true) -- the listing did run
+  end)
+
+  it("names every file of csrc/ and lua/ in ARCHITECTURE.md", function()
+    local f = assert(io.open("ARCHITECTURE.md"))
+    local doc = f:read("a")
+    f:close()
+    local missing, n = unnamed(doc)
+    assert.is_true(n > 150, "the listing did run") -- about 190 files
+    assert.are.same({}, missing)
+  end)
+
+  it("tells a file named from one that is not", function()
+    local doc = "`cache/indexer.h/.c`, reflector.c, `util/buf.c`, `controller/controller.c`; `laux`"
+    assert.is_true(names(doc, "csrc/core/cache/indexer.c"))
+    assert.is_true(names(doc, "csrc/core/cache/indexer.h"))
+    assert.is_true(names(doc, "csrc/core/cache/reflector.c"))
+    assert.is_true(names(doc, "csrc/lua/laux.h"))
+    assert.is_false(names(doc, "csrc/core/cache/indexer_int.h"))
+    assert.is_false(names(doc, "csrc/core/cache/reflector_int.h"))
+    assert.is_false(names(doc, "csrc/lua/lcontroller.c")) -- "controller.c" is not its name
+    assert.is_false(names(doc, "csrc/core/util/uf.c"))
+    local missing = unnamed(doc)
+    assert.is_true(#missing > 150)
   end)
 end)
