@@ -129,7 +129,8 @@ typedef struct {
 /* Copies up to max items of q (ready ones in queue order, then those being
  * processed, then the waiting ones by due time... as found) into a new
  * array *out (free with kin_workqueue_snapshot_free) with their count in
- * *n. Takes each lock of q in turn, so the picture is per part, not
+ * *n. The array grows with what is found, so max may be SIZE_MAX (all).
+ * Takes each lock of q in turn, so the picture is per part, not
  * atomic across parts. Returns 0 or KIN_ENOMEM (nothing returned). */
 int kin_workqueue_snapshot(kin_workqueue *q, size_t max, kin_wq_item **out, size_t *n);
 void kin_workqueue_snapshot_free(kin_wq_item *v, size_t n);

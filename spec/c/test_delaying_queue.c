@@ -265,6 +265,40 @@ static void test_delaying_queue_RealClock(void **state) {
   kin_workqueue_free(q);
 }
 
+/* kin_workqueue_snapshot grows its array with what it finds: SIZE_MAX
+ * returns every item (more than its initial 16), max cuts the list, and a
+ * waiting item's due_in is on the queue's clock. */
+static void test_delaying_queue_SnapshotAll(void **state) {
+  kin_clock *c = kin_fake_clock_new(1000 * SEC);
+  kin_workqueue *q = new_delaying(c);
+  char key[16];
+  for (int i = 0; i < 40; i++) {
+    snprintf(key, sizeof(key), "w%d", i);
+    assert_int_equal(kin_workqueue_add_after(q, key, (uint64_t)(i + 1) * SEC), 0);
+  }
+  kin_workqueue_add(q, "ready");
+  kin_fake_clock_step(c, 500 * MS);
+  kin_wq_item *v;
+  size_t n;
+  assert_int_equal(kin_workqueue_snapshot(q, SIZE_MAX, &v, &n), 0);
+  assert_int_equal(n, 41);
+  assert_string_equal(v[0].key, "ready");
+  assert_int_equal(v[0].state, KIN_WQ_READY);
+  uint64_t min = UINT64_MAX;
+  for (size_t i = 1; i < n; i++) {
+    assert_int_equal(v[i].state, KIN_WQ_WAITING);
+    if (v[i].due_in_ns < min) min = v[i].due_in_ns;
+  }
+  assert_int_equal(min, 500 * MS);
+  kin_workqueue_snapshot_free(v, n);
+  assert_int_equal(kin_workqueue_snapshot(q, 5, &v, &n), 0);
+  assert_int_equal(n, 5);
+  kin_workqueue_snapshot_free(v, n);
+  kin_workqueue_free(q);
+  kin_fake_clock_free(c);
+  (void)state;
+}
+
 KIN_SUITE(delaying_queue, cmocka_unit_test(test_delaying_queue_SimpleQueue),
           cmocka_unit_test(test_delaying_queue_Deduping),
           cmocka_unit_test(test_delaying_queue_AddTwoFireEarly),
@@ -274,4 +308,5 @@ KIN_SUITE(delaying_queue, cmocka_unit_test(test_delaying_queue_SimpleQueue),
           cmocka_unit_test(test_delaying_queue_Heartbeat),
           cmocka_unit_test(test_delaying_queue_AddAfterZeroAddsAtOnce),
           cmocka_unit_test(test_delaying_queue_ShutdownStopsWaiting),
-          cmocka_unit_test(test_delaying_queue_RealClock))
+          cmocka_unit_test(test_delaying_queue_RealClock),
+          cmocka_unit_test(test_delaying_queue_SnapshotAll))

@@ -10,12 +10,23 @@
 
 typedef struct {
   kin_wq_item *v;
-  size_t n, max;
+  size_t n, cap, max;
   int oom;
 } acc;
 
+/* Grows as items come (max may be SIZE_MAX: everything). */
 static void push(acc *a, const char *key, kin_wq_state st, uint64_t due, uint64_t since) {
   if (a->oom || a->n >= a->max) return;
+  if (a->n == a->cap) {
+    size_t cap = a->cap * 2;
+    kin_wq_item *v = realloc(a->v, cap * sizeof(*v));
+    if (!v) {
+      a->oom = 1;
+      return;
+    }
+    a->v = v;
+    a->cap = cap;
+  }
   char *k = strdup(key);
   if (!k) {
     a->oom = 1;
@@ -32,7 +43,7 @@ static void on_waiting(void *ud, const char *item, uint64_t due_in_ns) {
 int kin_workqueue_snapshot(kin_workqueue *q, size_t max, kin_wq_item **out, size_t *n) {
   *out = NULL;
   *n = 0;
-  acc a = {calloc(max ? max : 1, sizeof(kin_wq_item)), 0, max, 0};
+  acc a = {malloc(16 * sizeof(kin_wq_item)), 0, 16, max, 0};
   if (!a.v) return KIN_ENOMEM;
   pthread_mutex_lock(&q->mu);
   uint64_t now = kin_clock_now(q->clock);
