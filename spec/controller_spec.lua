@@ -292,6 +292,50 @@ end]]
     assert.is_true(os.time() - t0 < 10)
   end)
 
+  it("on a fake clock, requeue_after and a requeue's backoff fire when mgr:clock_advance passes them", function()
+    local mod, log = module [[
+local n = {}
+return function(req, ctx)
+  n[req.key] = (n[req.key] or 0) + 1
+  rec(req.name .. " " .. n[req.key])
+  if req.name == "every" then return { requeue_after = 30 } end
+  if n[req.key] == 1 then return { requeue = true } end
+end]]
+    local fmgr <close> = assert(kinformer.manager { kubeconfig = sim.kubeconfig, clock = "fake" })
+    assert.same({ 0, "fake" }, { fmgr:clock_now() })
+    assert.equal("real", select(2, mgr:clock_now()))
+    local ctl = fmgr:controller { name = "fake-clock", ["for"] = "v1/configmaps", reconciler = mod,
+                                  rate_limiter = { base_delay = 10, max_delay = 10 },
+                                  informer_opts = { namespace = ns } }
+    assert(mgr.client:create("v1/configmaps", cm(ns, "every")))
+    assert(mgr.client:create("v1/configmaps", cm(ns, "retry")))
+    assert(fmgr:start { timeout = 30 })
+    -- both wait: the requeue 10 s (base_delay), the requeue_after 30 s
+    local due = eventually(fmgr, function()
+      local items, next_due = ctl:queue()
+      return #items == 2 and items[1].state == "waiting" and items[2].state == "waiting" and next_due
+    end, 10, "both keys waiting")
+    assert.near(10, due, 1e-6)
+    fmgr:step(0.3) -- real time passes: nothing fires
+    assert.same({ "every 1", "retry 1" }, (function() local t = lines(log) table.sort(t) return t end)())
+    assert.near(9.9, fmgr:clock_advance(9.9), 1e-9)
+    fmgr:step(0.2)
+    assert.equal(2, #lines(log))
+    fmgr:clock_advance(0.1)
+    eventually(fmgr, function() return count(log, "retry 2") == 1 end, 10, "the requeue's retry")
+    local _, next_due = ctl:queue()
+    assert.near(20, next_due, 1e-6)
+    fmgr:clock_advance(20)
+    eventually(fmgr, function() return count(log, "every 2") == 1 end, 10, "the first requeue_after")
+    fmgr:clock_advance(30)
+    eventually(fmgr, function() return count(log, "every 3") == 1 end, 10, "the second requeue_after")
+    assert.same({ "every 2", "every 3" }, { lines(log)[4], lines(log)[5] })
+    assert.near(60, fmgr:clock_now(), 1e-9)
+    assert.has_error(function() mgr:clock_advance(1) end)
+    assert.has_error(function() kinformer.manager { kubeconfig = sim.kubeconfig, clock = "slow" } end)
+    fmgr:stop()
+  end)
+
   quiet.it(it, "retries an error with backoff until it succeeds", {
     "kinformer error %[controller%] retry%-raise: Reconciler error for ctl%-%d+/raise: [^\n]*boom 3",
     "kinformer error %[controller%] retry%-ret: Reconciler error for ctl%-%d+/ret: failed 3",

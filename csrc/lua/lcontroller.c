@@ -565,7 +565,9 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
                                .on_worker_start = worker_start,
                                .on_worker_stop = worker_stop,
                                .ud = p,
-                               .rate_limiter = lctl_make_rate_limiter(L, 2)};
+                               /* the env's fake clock, if any (lenv.c: what stays real) */
+                               .clock = env->clock,
+                               .rate_limiter = lctl_make_rate_limiter(L, 2, env->clock)};
   sigset_t old_mask; /* the queue's waiting thread starts here */
   lkin_signals_block_all(&old_mask);
   int rc = kin_controller_new(&cfg, &p->c);
@@ -742,6 +744,13 @@ static int ctl_queue_len(lua_State *L) {
   return 1;
 }
 
+/* ctl:queue([max]) -> items, next_due (lcontroller_queue.c). */
+static int ctl_queue(lua_State *L) {
+  lctl *p = check_ctl(L);
+  lua_Integer max = luaL_optinteger(L, 2, -1);
+  return lctl_push_queue(L, p->c, max);
+}
+
 /* __gc / __close / ctl:close(): stops and frees. Idempotent. */
 static int ctl_close(lua_State *L) {
   lctl_ud *u = luaL_checkudata(L, 1, CONTROLLER_MT);
@@ -774,6 +783,7 @@ static const luaL_Reg methods[] = {
     {"start", ctl_start}, {"stop", ctl_stop},   {"stats", ctl_stats},
     {"shutdown", ctl_shutdown}, {"busy", ctl_busy},
     {"enqueue", ctl_enqueue}, {"why", ctl_why}, {"name", ctl_name}, {"queue_len", ctl_queue_len},
+    {"queue", ctl_queue},
     {"close", ctl_close}, {"reload", ctl_reload},
     {"num_requeues", ctl_num_requeues}, {NULL, NULL}};
 

@@ -114,9 +114,10 @@ void lctl_arm_abort(lctl *p, double after_s);
 
 /* ---- lcontroller_spec.c ----------------------------------------------------- */
 
-/* The spec's rate_limiter (the table at index spec), or NULL for the
- * default. Raises on a bad one. */
-kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec);
+/* The spec's rate_limiter (the table at index spec; its token bucket on
+ * clock, NULL: the real one), or NULL for the default. Raises on a bad
+ * one. */
+kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec, kin_clock *clock);
 /* Adds watch number wi (the table at w) to p. Raises on misuse; p owns
  * whatever was built so far, so nothing leaks. */
 void lctl_add_watch(lua_State *L, lctl *p, int w, int wi);
@@ -150,5 +151,11 @@ void lctl_map_stop(void *ud);
 /* ctl:why(key): pushes key's history of c as a list (see the file) and
  * returns 1, or nil, msg, code (out of memory) and returns 3. */
 int lctl_push_why(lua_State *L, kin_controller *c, const char *key);
+
+/* ---- lcontroller_queue.c ---------------------------------------------------- */
+
+/* ctl:queue([max]): pushes up to max (< 0: all) of c's queued items as a
+ * list and the smallest due_in of the waiting ones (or nil); returns 2. */
+int lctl_push_queue(lua_State *L, kin_controller *c, lua_Integer max);
 
 #endif

@@ -111,7 +111,7 @@ static int build_predicate(lua_State *L, int i, kin_predicate **out, char *err, 
   return rc;
 }
 
-kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec) {
+kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec, kin_clock *clock) {
   if (lua_getfield(L, spec, "rate_limiter") == LUA_TNIL) {
     lua_pop(L, 1);
     return NULL; /* the default */
@@ -132,7 +132,7 @@ kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec) {
                 "rate_limiter: want qps > 0 and burst >= 1");
   kin_rate_limiter *rl[2] = {
       kin_exponential_rate_limiter_new((uint64_t)(base * 1e9), (uint64_t)(max * 1e9)),
-      kin_bucket_rate_limiter_new((double)qps, (int)burst, NULL),
+      kin_bucket_rate_limiter_new((double)qps, (int)burst, clock),
   };
   if (!rl[0] || !rl[1]) {
     kin_rate_limiter_free(rl[0]);

@@ -87,9 +87,10 @@ static long ns_to_ms(uint64_t ns) {
 
 /* core.env{kubeconfig=, context=, url=, token=, insecure=, ca=, qps=,
  *          burst=, resync=, timeout=, in_cluster=, read_idle_timeout=,
- *          ping_timeout=, watch_idle_timeout=, events=, user_agent=}
+ *          ping_timeout=, watch_idle_timeout=, events=, user_agent=, clock=}
  *   -> env | nil, msg, code (user_agent: the User-Agent header, default
- *   "kinformer/<version>")
+ *   "kinformer/<version>"; clock: "real" (default) or "fake", the
+ *   controllers' clock, see env:clock_advance)
  * (events = {instance=, queue_size=, api=}: the event recorder's options,
  * levent.c)
  * Loads the kubeconfig (opts.kubeconfig, else $KUBECONFIG, else
@@ -107,8 +108,11 @@ static int l_env(lua_State *L) {
   static const char *const known[] = {
       "kubeconfig", "context", "qps", "burst", "timeout", "resync", "in_cluster",
       "read_idle_timeout", "ping_timeout", "watch_idle_timeout", "url", "token", "ca",
-      "insecure", "events", "user_agent", NULL};
+      "insecure", "events", "user_agent", "clock", NULL};
   lkin_opt_check_keys(L, 1, known, "kinformer.manager");
+  const char *clock = lkin_opt_string(L, 1, "clock");
+  luaL_argcheck(L, !clock || !strcmp(clock, "real") || !strcmp(clock, "fake"), 1,
+                "option 'clock' must be \"real\" or \"fake\"");
   kin_kubeconfig_opts ko = {lkin_opt_string(L, 1, "kubeconfig"),
                             lkin_opt_string(L, 1, "context")};
   kin_client_opts co = {0};
@@ -164,6 +168,10 @@ static int l_env(lua_State *L) {
   }
   e->events_opts = evo;
   e->events_opts.instance = evo.instance ? strdup(evo.instance) : NULL;
+  if (clock && !strcmp(clock, "fake") && !(e->clock = kin_fake_clock_new(0))) {
+    lkin_env_unref(e);
+    return lkin_fail(L, KIN_ENOMEM, "create manager");
+  }
   /* The engine's IO thread must not take the script's SIGINT/SIGTERM. */
   sigset_t old;
   lkin_signals_block_all(&old);
@@ -505,6 +513,45 @@ static int m_step(lua_State *L) {
   return lkin_mainq_run(L, e, timeout);
 }
 
+/* ---- the controllers' clock -------------------------------------------- */
+
+/* With clock = "fake" the env owns one fake clock (lenv_core.h) that every
+ * controller made on it afterwards runs its delaying queue and rate
+ * limiter on: requeue_after, error backoff and the token bucket only move
+ * when env:clock_advance steps it. What stays on the real clock: the
+ * informers (resync, relist backoff, timeouts), the controllers' per-key
+ * history (wall-clock times), reconcile_timeout and busy_warning_after
+ * deadlines, ctl:busy()'s seconds and the cache sync wait. The reconcile
+ * time histogram is measured on the controller's clock, so on a fake one
+ * it counts reconciles but sums to 0 unless the clock moves during one. */
+
+static kin_clock *env_clock(lkin_env *e) { return e->clock ? e->clock : kin_clock_real(); }
+
+/* env:clock_now() -> seconds, "fake"|"real": the controllers' clock; a
+ * fake one starts at 0. Any state. */
+static int m_clock_now(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  lua_pushnumber(L, (lua_Number)kin_clock_now(env_clock(e)) / 1e9);
+  lua_pushstring(L, e->clock ? "fake" : "real");
+  return 2;
+}
+
+/* env:clock_advance(seconds) -> seconds: moves the fake clock forward and
+ * wakes whatever waits on it (a delaying queue hands its items that became
+ * due to the workers); returns the new time. Raises on a real clock. Any
+ * state. */
+static int m_clock_advance(lua_State *L) {
+  lkin_env *e = lkin_check_env(L, 1);
+  lua_Number s = luaL_checknumber(L, 2);
+  luaL_argcheck(L, s >= 0 && s < 1e9, 2, "seconds must be a number >= 0");
+  if (!e->clock)
+    return luaL_error(L, "clock_advance: the manager's clock is the real one "
+                         "(kinformer.manager{clock = \"fake\"} makes a fake one)");
+  kin_fake_clock_step(e->clock, (uint64_t)llround(s * 1e9));
+  lua_pushnumber(L, (lua_Number)kin_clock_now(e->clock) / 1e9);
+  return 1;
+}
+
 /* env:lister(name) -> read-only informer | nil, msg, "ENOENT". name is a
  * registry name ("v1/pods?namespace=x") or a bare resource that has one
  * informer. Any state. */
@@ -619,6 +666,8 @@ static const luaL_Reg methods[] = {
     {"namespace", m_namespace},
     {"host", m_host},
     {"step", m_step},
+    {"clock_now", m_clock_now},
+    {"clock_advance", m_clock_advance},
     {"wait_signal", m_wait_signal},
     {"close", m_close},
     {NULL, NULL},

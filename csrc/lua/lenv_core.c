@@ -60,6 +60,7 @@ void lkin_env_unref(lkin_env *e) {
     c->fn(c->arg);
     free(c);
   }
+  if (e->clock) kin_fake_clock_free(e->clock); /* every controller on it is gone */
   pthread_mutex_destroy(&e->mu);
   free(e);
 }

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "clock.h"
 #include "event_recorder.h"
 #include "informer_factory.h"
 #include "io_engine.h"
@@ -65,6 +66,12 @@ struct lkin_env {
    * instance string is owned. */
   kin_event_recorder *events;
   kin_event_recorder_opts events_opts;
+  /* The controllers' clock (their delaying queue and rate limiter): NULL
+   * for the real one, or a fake clock owned here (the manager's option
+   * clock = "fake", advanced by env:clock_advance). Set before the env is
+   * shared; freed by the last unref, so after every Lua controller (each
+   * holds a reference) and hence every queue subscribed to it. */
+  kin_clock *clock;
 };
 
 /* Returns a new env holding one reference, with no engine, client or

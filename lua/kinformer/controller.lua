@@ -300,6 +300,12 @@ function Controller:num_requeues(key) return self._ud:num_requeues(key) end
 
 function Controller:queue_len() return self._ud:queue_len() end
 
+--- What the workqueue holds now: a list of {key =, state = "ready"|
+-- "processing"|"waiting", due_in =, processing_for =, requeues =} (at most
+-- max items, default all), and the smallest due_in (seconds on the
+-- controllers' clock) of the waiting ones, nil when none wait.
+function Controller:queue(max) return options.call(self._ud.queue, self._ud, max) end
+
 function Controller:__tostring() return tostring(self._ud) end
 
 -- The reconcile function of a reconciler (a function, or a module name

@@ -56,7 +56,12 @@ end
 -- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
 -- "v1"; default: what discovery lists)}; leader_election (a table: see
 -- kinformer.leader_election; controllers then run only while this replica
--- leads).
+-- leads); clock ("real", the default, or "fake": the controllers' delaying
+-- queues and rate limiters run on one fake clock that starts at 0 and only
+-- moves by mgr:clock_advance, so a requeue_after or a retry's backoff
+-- fires when the clock is advanced past it; the informers, the per-key
+-- history and the reconcile_timeout / busy_warning_after deadlines stay on
+-- the real clock).
 -- Returns the manager, or nil, message, code. Misuse (an unknown option,
 -- a value of the wrong type) raises at the caller's line.
 M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
@@ -64,7 +69,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
-  "leader_election", "admin_bind",
+  "leader_election", "admin_bind", "clock",
 }
 function M.new(opts)
   opts = options.check(opts, M.OPTIONS, "kinformer.manager")
@@ -80,7 +85,7 @@ function M.new(opts)
     url = url, token = url and opts.token, insecure = url and opts.insecure, ca = url and opts.ca,
     resync = opts.resync, timeout = opts.timeout, in_cluster = opts.in_cluster,
     read_idle_timeout = opts.read_idle_timeout, ping_timeout = opts.ping_timeout,
-    watch_idle_timeout = opts.watch_idle_timeout, events = opts.events,
+    watch_idle_timeout = opts.watch_idle_timeout, events = opts.events, clock = opts.clock,
   })
   if not env then return nil, msg, code end
   local server
@@ -390,6 +395,18 @@ end
 function Manager:step(timeout)
   self:_run_checks()
   return options.call(self.env.step, self.env, timeout or 0)
+end
+
+--- The controllers' clock in seconds, and "fake" or "real" (the manager's
+-- clock option): a fake clock starts at 0.
+function Manager:clock_now() return self.env:clock_now() end
+
+--- Moves the fake clock (kinformer.manager{clock = "fake"}) forward by
+-- seconds (>= 0): what waits in the controllers' queues until then
+-- (requeue_after, a retry's backoff) is handed to the workers. Returns the
+-- new time. Raises on the real clock.
+function Manager:clock_advance(seconds)
+  return options.call(self.env.clock_advance, self.env, seconds)
 end
 
 --- Starts (if needed), then runs until SIGINT or SIGTERM while pumping
