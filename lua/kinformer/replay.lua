@@ -18,15 +18,28 @@
 -- (sim:write_log_start) keeps every API write; the replay keeps those that
 -- are not its own, dry runs, Events or Leases.
 --
--- The clock: the recorded offsets are not waited for. After each event the
--- replay waits until an informer of the operator on that resource received
--- it (a watch event counted by env:sync_progress(); at most 2 s, since
--- after a fault it may come by a relist), then until the operator is
--- quiet: every controller's queue empty,
--- no reconcile running, and no reconcile counted for `settle` seconds
--- (default 0.1). A requeue_after longer than that is not waited for (time
--- is compressed to nothing between events), so periodic requeues add no
--- writes unless they fall within a settle window.
+-- The clock: the manager runs its controllers on a fake clock
+-- (kinformer.manager{clock = "fake"}: their delaying queues and rate
+-- limiters), set to the trace's first offset (the earliest offsetMs of its
+-- lines) when the script is loaded. Before each event the replay moves
+-- that clock to the event's recorded offset in steps: while a controller
+-- has a waiting item (a requeue_after, a retry's backoff; ctl:queue())
+-- due before the offset, the clock goes to that item's due time and the
+-- replay waits until the operator is quiet; then to the offset itself.
+-- After the last event it goes on the same way for `tail` seconds
+-- (default 0). So a requeue_after of 30 s between two events recorded 60 s
+-- apart runs twice, in order, and nothing waits in real time: a replay
+-- takes the time its reconciles take plus `settle` per step. A requeue or
+-- retry due after the last offset plus tail does not run. The informers
+-- (resync, relist backoff), the per-key history and the reconcile_timeout
+-- deadlines stay on the real clock.
+--
+-- Quiet: after each event the replay waits until an informer of the
+-- operator on that resource received it (a watch event counted by
+-- env:sync_progress(); at most 2 s, since after a fault it may come by a
+-- relist), then until the operator is quiet: no controller has a ready or
+-- due item, no reconcile runs, and none was counted for `settle` seconds
+-- of real time (default 0.1).
 --
 -- Faults: {at = N, fault = KIND} applies KIND right after the N-th watch
 -- event was written (at = 0: before the first), before waiting: KIND is
@@ -175,7 +188,8 @@ local function controllers(mgr)
 end
 
 -- Steps the manager until its controllers are quiet for settle seconds
--- (queues empty, nothing running, no new reconcile); raises after timeout.
+-- (nothing ready, nothing waiting that is due on the fake clock, nothing
+-- running, no new reconcile); raises after timeout.
 local function wait_quiet(mgr, settle, timeout)
   local c = core()
   local deadline = c.monotime() + timeout
@@ -187,6 +201,9 @@ local function wait_quiet(mgr, settle, timeout)
       local st = ctl:stats()
       sig[#sig + 1] = tostring(st.reconcile_time_count) .. "/" .. tostring(st.active_workers)
       if ctl:queue_len() > 0 or #ctl:busy() > 0 then busy = true end
+      -- due but not yet handed over by the queue's waiting thread
+      local _, due = ctl:queue()
+      if due and due <= 0 then busy = true end
     end
     local s = table.concat(sig, ",")
     local now = c.monotime()
@@ -196,6 +213,27 @@ local function wait_quiet(mgr, settle, timeout)
       return
     end
     if now > deadline then error("replay: the operator did not settle within " .. timeout .. " s", 0) end
+  end
+end
+
+-- Nanoseconds as an integer, from seconds (the clock API's unit).
+local function ns(seconds) return math.floor(seconds * 1e9 + 0.5) end
+
+-- Advances the manager's fake clock to target_ns, stopping at each earlier
+-- due time of a waiting item of its controllers (waiting until quiet after
+-- each step, so what fired may queue the next one before the clock moves
+-- on). Integer nanoseconds, so the steps land exactly.
+local function advance_to(mgr, target_ns, settle, timeout)
+  while true do
+    local now = ns(mgr:clock_now())
+    if now >= target_ns then return end
+    local to = target_ns
+    for _, ctl in ipairs(controllers(mgr)) do
+      local _, due = ctl:queue()
+      if due and now + ns(due) < to then to = now + ns(due) end
+    end
+    mgr:clock_advance((to - now) / 1e9)
+    wait_quiet(mgr, settle, timeout)
   end
 end
 
@@ -234,12 +272,17 @@ end
 local function check_opts(opts)
   if type(opts) ~= "table" then error("replay.run: a table {trace =, script =} expected", 3) end
   local known = { trace = true, script = true, faults = true, namespace = true, settle = true,
-                  timeout = true, args = true }
+                  timeout = true, args = true, tail = true }
   for k in pairs(opts) do
     if not known[k] then error("replay.run: unknown option " .. tostring(k), 3) end
   end
   if type(opts.trace) ~= "string" then error("replay.run: trace (a file name) expected", 3) end
   if type(opts.script) ~= "string" then error("replay.run: script (a file name) expected", 3) end
+  for _, k in ipairs({ "settle", "timeout", "tail" }) do
+    if opts[k] ~= nil and (type(opts[k]) ~= "number" or opts[k] < 0 or opts[k] ~= opts[k]) then
+      error("replay.run: " .. k .. " must be a number of seconds >= 0", 3)
+    end
+  end
   for i, f in ipairs(opts.faults or {}) do
     if type(f) ~= "table" or math.type(f.at) ~= "integer" or f.at < 0 or not FAULTS[f.fault] then
       error("replay.run: faults[" .. i .. "] must be {at = N >= 0, fault = drop_watches|cut_watches|compact|fail_next}", 3)
@@ -249,9 +292,11 @@ end
 
 --- Replays opts.trace through opts.script (see the header). opts: trace,
 -- script (file names), faults ({ {at =, fault =, code =, count =} }),
--- namespace (the manager's; default: the trace's --namespace), settle (seconds of quiet after each event,
--- default 0.1), timeout (seconds an event may take to settle, default 30),
--- args (the script's opts.args). Returns the writes (an array); misuse
+-- namespace (the manager's; default: the trace's --namespace), settle
+-- (seconds of real time without a reconcile that count as quiet, default
+-- 0.1), timeout (seconds an event or a clock step may take to settle,
+-- default 30), tail (seconds the fake clock runs on after the last event,
+-- default 0), args (the script's opts.args). Returns the writes (an array); misuse
 -- raises; a failure (a script that does not load, an event the sim
 -- rejects) raises with its message.
 function M.run(opts)
@@ -259,6 +304,18 @@ function M.run(opts)
   local c = core()
   local trace = M.read_trace(opts.trace)
   local settle, timeout = opts.settle or 0.1, opts.timeout or 30
+  -- recorded offsets in ms: the fake clock starts at the first one; an
+  -- event without one keeps the previous event's
+  local first_ms, at_ms, last = nil, {}, nil
+  for _, l in ipairs(trace.lists) do
+    if math.type(l.offsetMs) and (not first_ms or l.offsetMs < first_ms) then first_ms = l.offsetMs end
+  end
+  for i, ev in ipairs(trace.events) do
+    last = math.type(ev.offsetMs) and ev.offsetMs or last or first_ms or 0
+    at_ms[i] = last
+    if not first_ms or last < first_ms then first_ms = last end
+  end
+  first_ms = first_ms or 0
   local chunk, lerr = loadfile(opts.script)
   if not chunk then error("replay: cannot load script: " .. tostring(lerr), 2) end
 
@@ -282,8 +339,12 @@ function M.run(opts)
   local mgr, ienv
   local ok, writes_or_err = pcall(function()
     local merr
-    mgr, merr = require("kinformer").manager{ sim = sim, namespace = opts.namespace or trace.header.namespace }
+    mgr, merr = require("kinformer").manager{ sim = sim, namespace = opts.namespace or trace.header.namespace,
+                                               clock = "fake" }
     if not mgr then error("replay: cannot create the manager: " .. tostring(merr), 0) end
+    local base_ns = ns(mgr:clock_now()) -- the clock reads the first offset from here on
+    mgr:clock_advance(math.max(first_ms, 0) / 1000)
+    local function at(ms) return base_ns + math.max(ms, 0) * 1000000 end
     local sok, serr2 = xpcall(chunk, debug.traceback, mgr, { args = opts.args or {}, sim = sim, script = opts.script })
     if not sok then error("replay: script " .. opts.script .. " failed: " .. tostring(serr2), 0) end
     local started, sterr = mgr:start()
@@ -303,6 +364,7 @@ function M.run(opts)
     faults(0)
     wait_quiet(mgr, settle, timeout)
     for i, ev in ipairs(trace.events) do
+      advance_to(mgr, at(at_ms[i]), settle, timeout)
       local before, rv0 = watch_events(mgr, ev.resource), sim:resource_version()
       local aok, aerr = apply_event(client, ev)
       if not aok then
@@ -313,6 +375,7 @@ function M.run(opts)
       if before and sim:resource_version() ~= rv0 then wait_seen(mgr, ev.resource, before) end
       wait_quiet(mgr, settle, timeout)
     end
+    advance_to(mgr, at(at_ms[#at_ms] or first_ms) + ns(opts.tail or 0), settle, timeout)
     local log = assert(sim:write_log_take())
     local writes = {}
     for _, e in ipairs(c.json_decode(log)) do
@@ -349,12 +412,16 @@ end
 
 M.usage = [[
 usage: kinformer replay TRACE SCRIPT [--fault N:KIND]... [--namespace NS]
-                        [--settle S] [--set] [-q|-v] [-- ARGS...]
+                        [--settle S] [--tail S] [--set] [-q|-v] [-- ARGS...]
 
 Replays TRACE (from `kinformer record`) through SCRIPT against an
-in-process kinformer.sim at full speed and prints, as JSON, the writes
-SCRIPT's reconcilers made. --fault N:KIND applies KIND (drop_watches,
-cut_watches, compact, fail_next) right after the N-th watch event.
+in-process kinformer.sim at full speed, the controllers on a fake clock
+that follows the recorded offsets (requeue_after and retries fire in
+between), and prints, as JSON, the writes SCRIPT's reconcilers made.
+--fault N:KIND applies KIND (drop_watches, cut_watches, compact,
+fail_next) right after the N-th watch event. --tail S runs the fake
+clock S seconds past the last event (default 0). --settle S: seconds
+without a reconcile that count as quiet (default 0.1).
 --set prints each distinct write once, sorted (what the golden files of
 kinformer.testing.replay hold with set = true): an operator may repeat a
 write when its cache lags behind its own last one.
@@ -374,7 +441,7 @@ function M.main(argv)
     if a == "--" then
       for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
       break
-    elseif a == "--fault" or a == "--namespace" or a == "-n" or a == "--settle" then
+    elseif a == "--fault" or a == "--namespace" or a == "-n" or a == "--settle" or a == "--tail" then
       local v = argv[i + 1]
       if not v then return usage(a .. " needs a value") end
       i = i + 1
@@ -382,9 +449,10 @@ function M.main(argv)
         local n, kind = v:match("^(%d+):([%w_]+)$")
         if not n or not FAULTS[kind] then return usage("--fault wants N:KIND (KIND drop_watches, cut_watches, compact, fail_next), not " .. v) end
         o.faults[#o.faults + 1] = { at = math.tointeger(tonumber(n)), fault = kind }
-      elseif a == "--settle" then
-        o.settle = tonumber(v)
-        if not o.settle or o.settle < 0 then return usage("--settle must be seconds >= 0") end
+      elseif a == "--settle" or a == "--tail" then
+        local k = a:sub(3)
+        o[k] = tonumber(v)
+        if not o[k] or o[k] < 0 then return usage(a .. " must be seconds >= 0") end
       else
         o.namespace = v
       end
@@ -401,7 +469,8 @@ function M.main(argv)
   if #pos ~= 2 then return usage("replay needs a TRACE and a SCRIPT") end
   core().set_log_level(o.verbose and "debug" or o.quiet and "warn" or "info")
   local ok, writes = pcall(M.run, { trace = pos[1], script = pos[2], faults = o.faults,
-                                    namespace = o.namespace, settle = o.settle, args = o.args })
+                                    namespace = o.namespace, settle = o.settle, tail = o.tail,
+                                    args = o.args })
   if not ok then
     io.stderr:write("kinformer: ", tostring(writes), "\n")
     return 1
