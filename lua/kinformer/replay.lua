@@ -27,7 +27,8 @@
 -- due before the offset, the clock goes to that item's due time and the
 -- replay waits until the operator is quiet; then to the offset itself.
 -- After the last event it goes on the same way for `tail` seconds
--- (default 0). So a requeue_after of 30 s between two events recorded 60 s
+-- (default 1, so that the retries a failure at the last event causes,
+-- 5 ms doubling, still run). So a requeue_after of 30 s between two events recorded 60 s
 -- apart runs twice, in order, and nothing waits in real time: a replay
 -- takes the time its reconciles take plus `settle` per step. A requeue or
 -- retry due after the last offset plus tail does not run. The informers
@@ -296,7 +297,7 @@ end
 -- (seconds of real time without a reconcile that count as quiet, default
 -- 0.1), timeout (seconds an event or a clock step may take to settle,
 -- default 30), tail (seconds the fake clock runs on after the last event,
--- default 0), args (the script's opts.args). Returns the writes (an array); misuse
+-- default 1), args (the script's opts.args). Returns the writes (an array); misuse
 -- raises; a failure (a script that does not load, an event the sim
 -- rejects) raises with its message.
 function M.run(opts)
@@ -375,7 +376,7 @@ function M.run(opts)
       if before and sim:resource_version() ~= rv0 then wait_seen(mgr, ev.resource, before) end
       wait_quiet(mgr, settle, timeout)
     end
-    advance_to(mgr, at(at_ms[#at_ms] or first_ms) + ns(opts.tail or 0), settle, timeout)
+    advance_to(mgr, at(at_ms[#at_ms] or first_ms) + ns(opts.tail or 1), settle, timeout)
     local log = assert(sim:write_log_take())
     local writes = {}
     for _, e in ipairs(c.json_decode(log)) do
@@ -420,7 +421,7 @@ that follows the recorded offsets (requeue_after and retries fire in
 between), and prints, as JSON, the writes SCRIPT's reconcilers made.
 --fault N:KIND applies KIND (drop_watches, cut_watches, compact,
 fail_next) right after the N-th watch event. --tail S runs the fake
-clock S seconds past the last event (default 0). --settle S: seconds
+clock S seconds past the last event (default 1). --settle S: seconds
 without a reconcile that count as quiet (default 0.1).
 --set prints each distinct write once, sorted (what the golden files of
 kinformer.testing.replay hold with set = true): an operator may repeat a
