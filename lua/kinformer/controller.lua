@@ -51,6 +51,13 @@ local CTX_MODULE = "kinformer.ctx"
 --- The name ctl was registered under (for the manager's registry).
 function M.name_of(ctl) return rawget(ctl, "_name") end
 
+--- What kinformer.plan needs of ctl, so that it reads no private field:
+-- {name =, reconciler =, env =, mgr =, for_informer =} (a new table).
+function M.parts(ctl)
+  return { name = rawget(ctl, "_name"), reconciler = rawget(ctl, "_reconciler"),
+           env = rawget(ctl, "_env"), mgr = rawget(ctl, "_mgr"), for_informer = rawget(ctl, "_for") }
+end
+
 -- A runtime failure (discovery failed, the server has no such resource):
 -- mgr:controller catches it and returns nil, msg, code (M.RUNTIME marks it).
 M.RUNTIME = {}
@@ -222,6 +229,26 @@ end
 -- Stops without leaving the registry (the manager's shutdown, the leader
 -- election's loss of the lease).
 function Controller:_halt(timeout) return self._ud:stop(timeout) end
+
+-- For kinformer.leader_election: the lease was lost (it has called
+-- ctl:shutdown(0) on every controller first). Stops at once, stays
+-- registered, and is rebuilt by _lead() when this replica leads again.
+function Controller:_unlead()
+  pcall(self._ud.stop, self._ud, 0)
+  self._le_stopped = true
+end
+
+-- For kinformer.leader_election: this replica leads. A controller stopped
+-- by a lost lease is rebuilt from its config (a C controller does not
+-- restart); then it starts. Returns true, or nil, message, code.
+function Controller:_lead()
+  if self._le_stopped and self._cfg then
+    local fresh = M.new(self._mgr, self._cfg)
+    pcall(self._ud.close, self._ud)
+    self._ud, self._le_stopped = fresh._ud, nil
+  end
+  return self:start()
+end
 
 --- Reloads the reconciler (issue 15): with no argument, its module is
 -- required again from its file (a function reconciler is rebuilt as it

@@ -91,16 +91,9 @@ function LE:lost() return self._lost end
 -- Starts every controller of the manager; a stopped one (a previous term)
 -- is rebuilt from its config first. Logs what fails.
 local function start_controllers(mgr)
-  for _, ctl in ipairs(mgr._controllers) do
-    if ctl._le_stopped and ctl._cfg then
-      local fresh = require("kinformer.controller").new(mgr, ctl._cfg)
-      pcall(ctl._ud.close, ctl._ud)
-      ctl._ud, ctl._le_stopped = fresh._ud, nil
-    end
-    if ctl.start then
-      local ok, msg = ctl:start()
-      if ok == nil and msg then core.log("error", "manager", "leader election: " .. tostring(msg)) end
-    end
+  for _, ctl in ipairs(mgr:controllers()) do
+    local ok, msg = ctl:_lead()
+    if ok == nil and msg then core.log("error", "manager", "leader election: " .. tostring(msg)) end
   end
 end
 
@@ -116,7 +109,7 @@ function LE:_started()
   local mgr = self._mgr
   -- the elector's live view: a loss queued right behind this event must
   -- not start the controllers even briefly
-  if rawget(mgr, "_started") and not rawget(mgr, "_stopped") and self._ud:is_leader() then
+  if mgr:state() == "started" and self._ud:is_leader() then
     start_controllers(mgr)
   end
   if self._user.on_started_leading then self._user.on_started_leading() end
@@ -132,14 +125,9 @@ function LE:_stopped(lost)
       st.identity, st.namespace, st.name, st.leader,
       self.exit_on_loss and " and exiting" or " until it leads again"))
     -- controller-runtime skips the graceful shutdown when the lease is lost
-    for _, ctl in ipairs(self._mgr._controllers) do
-      if ctl.shutdown then pcall(ctl.shutdown, ctl, 0) end
-    end
-    for _, ctl in ipairs(self._mgr._controllers) do
-      local halt = ctl._halt or ctl.stop -- stays registered: rebuilt when leading again
-      if halt then pcall(halt, ctl, 0) end
-      ctl._le_stopped = true
-    end
+    local ctls = self._mgr:controllers()
+    for _, ctl in ipairs(ctls) do pcall(ctl.shutdown, ctl, 0) end
+    for _, ctl in ipairs(ctls) do ctl:_unlead() end
     if self.exit_on_loss then self._lost = true end
   end
   if was and self._user.on_stopped_leading then self._user.on_stopped_leading(lost and true or false) end

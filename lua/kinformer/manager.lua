@@ -202,6 +202,13 @@ function Manager:controller(cfg)
   return ctl
 end
 
+--- "created" (not started yet), "started" (mgr:start ran) or "stopped"
+-- (mgr:stop ran).
+function Manager:state()
+  if rawget(self, "_stopped") then return "stopped" end
+  return rawget(self, "_started") and "started" or "created"
+end
+
 --- The manager's controllers: a list in registration order, each also
 -- under its name (t[1], t.web). A fresh table: changing it changes
 -- nothing. Stopped controllers (ctl:stop()) are not in it.

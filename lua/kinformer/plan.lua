@@ -312,22 +312,26 @@ local function err_text(e)
   return tostring(e)
 end
 
+-- What the plan needs of ctl (kinformer.controller.parts: no private field
+-- read here).
+local function P(ctl) return require("kinformer.controller").parts(ctl) end
+
 --- Plans one key of ctl (a kinformer.controller object). Returns the key's
 -- entry of the report (see the module comment).
 function M.plan_key(ctl, key)
   local req = request_of(key)
   local rec = { writes = {}, events = {} }
-  local entry = { key = req.key, controller = ctl._name, writes = rec.writes, events = rec.events }
-  local fn, msg = resolve(ctl._reconciler)
+  local entry = { key = req.key, controller = P(ctl).name, writes = rec.writes, events = rec.events }
+  local fn, msg = resolve(P(ctl).reconciler)
   if not fn then
     entry.result, entry.detail, entry.changes = "error", msg, {}
     return entry
   end
-  local env = ctl._env
-  local ctx = require("kinformer.ctx").new(env, { controller = ctl._name, worker = 0, request = req })
+  local env = P(ctl).env
+  local ctx = require("kinformer.ctx").new(env, { controller = P(ctl).name, worker = 0, request = req })
   rawset(ctx, "client", M.dry_client(env:client(), rec))
   -- its lines say what it did, which it did not: they are tagged as a plan's
-  rawset(ctx, "log", require("kinformer.log").logger(tostring(ctl._name) .. " (plan, dry run)", req.key))
+  rawset(ctx, "log", require("kinformer.log").logger(tostring(P(ctl).name) .. " (plan, dry run)", req.key))
   rawset(ctx, "event", function(_, obj, etype, reason, message)
     local md = type(obj) == "table" and type(obj.metadata) == "table" and obj.metadata or {}
     rec.events[#rec.events + 1] = {
@@ -418,9 +422,11 @@ Report.__tostring = function(r) return r.text end
 -- seconds (default the manager's sync_timeout). Returns true or nil, msg,
 -- code.
 function M.sync(ctl, timeout)
-  local mgr, env = ctl._mgr, ctl._env
-  if type(mgr) == "table" and rawget(mgr, "_stopped") then return nil, "manager is stopped", "ECLOSED" end
-  local started = type(mgr) == "table" and rawget(mgr, "_started")
+  local parts = P(ctl)
+  local mgr, env = parts.mgr, parts.env
+  local state = type(mgr) == "table" and mgr:state()
+  if state == "stopped" then return nil, "manager is stopped", "ECLOSED" end
+  local started = state == "started"
   if not started then
     local ok, msg, code = env:start()
     if not ok then return nil, msg, code end
@@ -441,8 +447,8 @@ end
 -- Returns the list or nil, msg.
 function M.keys_of(ctl, keys)
   if keys == nil then
-    local inf = rawget(ctl, "_for")
-    if not inf then return nil, "controller " .. tostring(ctl._name) .. " has no 'for' informer: name the keys" end
+    local inf = P(ctl).for_informer
+    if not inf then return nil, "controller " .. tostring(P(ctl).name) .. " has no 'for' informer: name the keys" end
     return inf:keys()
   end
   if type(keys) == "string" or (type(keys) == "table" and keys.name ~= nil) then return { keys } end
@@ -465,8 +471,8 @@ function M.plan(ctl, keys, opts)
         error("plan: a key is \"ns/name\", \"name\" or {namespace=, name=}, not " .. tostring(k), 3)
       end
     end
-  elseif not rawget(ctl, "_for") then
-    error("plan: controller " .. tostring(ctl._name) .. " has no 'for' informer: name the keys", 3)
+  elseif not P(ctl).for_informer then
+    error("plan: controller " .. tostring(P(ctl).name) .. " has no 'for' informer: name the keys", 3)
   end
   local ok, msg, code = M.sync(ctl, opts.timeout)
   if not ok then return nil, msg, code end
@@ -548,7 +554,7 @@ function M.main(o)
     return fail("script %s failed: %s", o.script, tostring(serr))
   end
   local ctls = {}
-  for _, c in ipairs(rawget(mgr, "_controllers") or {}) do ctls[#ctls + 1] = c end
+  for _, c in ipairs(mgr:controllers()) do ctls[#ctls + 1] = c end
   if #ctls == 0 then
     cleanup()
     return fail("script %s registered no controller: nothing to plan", o.script)
@@ -559,7 +565,7 @@ function M.main(o)
     local pok, report, rmsg = pcall(M.plan, ctl, keys, { timeout = o.sync_timeout })
     if not pok or not report then
       cleanup()
-      return fail("plan %s: %s", tostring(ctl._name), tostring(pok and rmsg or report))
+      return fail("plan %s: %s", tostring(P(ctl).name), tostring(pok and rmsg or report))
     end
     io.stdout:write(report.text)
     changed = changed or report.changed

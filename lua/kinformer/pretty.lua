@@ -84,10 +84,12 @@ local function describe(v, kind)
     local okn, name = pcall(function() return v:name() end)
     if ok and type(st) == "table" then
       local state
+      local mgr = require("kinformer.controller").parts(v).mgr
+      local mstate = type(mgr) == "table" and type(mgr.state) == "function" and mgr:state()
       if (st.stopping or 0) ~= 0 then state = "stopping"
       elseif (st.active_workers or 0) > 0 then state = "reconciling"
-      elseif rawget(v, "_mgr") and rawget(v._mgr, "_stopped") then state = "stopped"
-      elseif rawget(v, "_mgr") and not rawget(v._mgr, "_started") then state = "not started"
+      elseif mstate == "stopped" then state = "stopped"
+      elseif mstate == "created" then state = "not started"
       else state = "running" end
       local errors = (st.reconcile_errors or 0) + (st.terminal_reconcile_errors or 0)
       return string.format('%s %q (%s, %d workers, %d active, queue %d, %d reconciles, %d errors)', kind,

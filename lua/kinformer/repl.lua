@@ -262,14 +262,14 @@ local function file_exists(p)
   return false
 end
 
--- The registered controllers by name (mgr:controllers() when it exists).
+-- The registered controllers by name (mgr:controllers()).
 local function controllers_of(mgr)
   local list
   if type(mgr.controllers) == "function" then
     local ok, l = pcall(mgr.controllers, mgr)
     if ok and type(l) == "table" then list = l end
   end
-  list = list or rawget(mgr, "_controllers") or {}
+  list = list or {}
   local byname = {}
   for k, c in pairs(list) do
     local ok, n = pcall(function() return c:name() end)

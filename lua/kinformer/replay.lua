@@ -185,7 +185,7 @@ local FAULTS = {
 }
 
 local function controllers(mgr)
-  return mgr._controllers or {}
+  return mgr:controllers()
 end
 
 -- Steps the manager until its controllers are quiet for settle seconds
