@@ -28,6 +28,7 @@ M.descriptions = {
     informer = "mgr:informer(resource, opts) -> a shared informer (cache + handlers)",
     controller = "mgr:controller{name=, ['for']=, reconciler=, ...} -> a controller",
     controllers = "mgr:controllers() -> the registered controllers",
+    state = "mgr:state() -> 'created', 'started' or 'stopped'",
     lister = "mgr:lister(resource) -> the informer's read-only cache",
     start = "mgr:start(opts) -> starts informers, waits for sync, starts controllers",
     step = "mgr:step(timeout) -> runs main-state handlers once",
