@@ -35,6 +35,14 @@ static json_t *resource_list(kin__sim_store *s, const char *group, const char *v
                           verbs_json(r->verbs));
     if (r->short_names) json_object_set(e, "shortNames", r->short_names);
     json_array_append_new(list, e);
+    if (r->has_scale) {
+      char sub[300];
+      snprintf(sub, sizeof(sub), "%s/scale", r->resource);
+      json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:o}", "name", sub,
+                                            "singularName", "", "namespaced", r->namespaced,
+                                            "group", "autoscaling", "version", "v1", "kind",
+                                            "Scale", "verbs", verbs_json(kin__sim_verbs_status)));
+    }
     if (r->has_status) {
       char sub[300];
       snprintf(sub, sizeof(sub), "%s/status", r->resource);

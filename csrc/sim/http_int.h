@@ -43,6 +43,10 @@ int kin__sim_request_info_parse(const char *url, kin__sim_request_info *ri);
 
 /* Query parameter value (decoded) or NULL. */
 const char *kin__sim_query(kin__sim_req *req, const char *name);
+/* A boolean query parameter as the server converts it
+ * (Convert_Slice_string_To_bool): absent is false; "0" and, in any case,
+ * "f", "false", "n", "no" are false; anything else ("True", "") is true. */
+int kin__sim_query_bool(const char *v);
 /* The body of a POST parsed as JSON (a new reference the caller drops), or
  * NULL for another method or a body that is not JSON. For the
  * /kinformer-sim/ admin endpoints. */
@@ -77,6 +81,20 @@ int kin__sim_handle_faults(kin__sim_req *req, const char *url, enum MHD_Result *
 int kin__sim_handle_burst(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* /openapi/v3 skeleton for kubectl; returns 1 when it answered. */
 int kin__sim_handle_openapi(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* The scale subresource (http_scale.c). kin__sim_scale_of returns the
+ * autoscaling/v1 Scale of a deployment, replicaset or statefulset (new
+ * reference); the handlers fill out with a Scale or a Status. patch is
+ * the PATCH's function from the current Scale to the patched one. */
+json_t *kin__sim_scale_of(const json_t *obj);
+/* metav1.LabelSelectorAsSelector(sel).String(); malloc'd, NULL on ENOMEM. */
+char *kin__sim_label_selector_string(const json_t *sel);
+void kin__sim_scale_get(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                        kin__sim_result *out);
+void kin__sim_scale_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                           int dry_run, kin__sim_result *out);
+void kin__sim_scale_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                          kin__sim_update_fn patch, void *patch_ud, int dry_run,
+                          kin__sim_result *out);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
 enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
                                      kin__sim_request_info *ri);

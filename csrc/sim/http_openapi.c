@@ -3,7 +3,9 @@
  * x-kubernetes-group-version-kind and the fieldValidation query parameter.
  * That is what kubectl's queryParamVerifierV3 reads to choose server-side
  * field validation, so `kubectl apply` works without --validate=false.
- * There are no schemas: the sim validates nothing beyond names. */
+ * The scale subresources get theirs (autoscaling/v1 Scale). There are no
+ * schemas: the sim validates nothing beyond names, and `kubectl explain`,
+ * which reads them, cannot work. */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +49,16 @@ static json_t *gv_doc(kin__sim_store *s, const char *group, const char *version)
                            "parameters", "name", "fieldValidation", "in", "query", "schema",
                            "type", "string", "responses");
     json_object_set_new(paths, p, json_pack("{s:o}", "patch", op));
+    if (r->has_scale) {
+      /* .../{name}/scale speaks autoscaling/v1 Scale */
+      char sp[620];
+      snprintf(sp, sizeof(sp), "%s/scale", p);
+      op = json_pack("{s:{s:s, s:s, s:s}, s:s, s:[{s:s, s:s, s:{s:s}}], s:{}}",
+                     "x-kubernetes-group-version-kind", "group", "autoscaling", "version", "v1",
+                     "kind", "Scale", "x-kubernetes-action", "patch", "parameters", "name",
+                     "fieldValidation", "in", "query", "schema", "type", "string", "responses");
+      json_object_set_new(paths, sp, json_pack("{s:o}", "patch", op));
+    }
   }
   if (!json_object_size(paths)) {
     json_decref(paths);

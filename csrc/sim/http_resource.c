@@ -244,13 +244,20 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
    * once the object exists, as the server decodes it there. */
   const char *fv = kin__sim_query(req, "fieldValidation");
   patch_ctx p = {ct, patch, r->crd_name != NULL, !(fv && !strcmp(fv, "Ignore"))};
-  kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
-                        patch_fn, &p, dry_run(req), out);
+  if (!strcmp(ri->subresource, "scale"))
+    kin__sim_scale_patch(req, r, ri, patch_fn, &p, dry_run(req), out);
+  else
+    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
+                          patch_fn, &p, dry_run(req), out);
   json_decref(patch);
 }
 
 static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                           kin__sim_result *out) {
+  if (!strcmp(ri->subresource, "scale")) {
+    kin__sim_scale_update(req, r, ri, dry_run(req), out);
+    return;
+  }
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
   const char *name = kin__sim_jstr(obj, "metadata", "name");
@@ -322,7 +329,6 @@ static int has_verb(const kin__sim_resource *r, const char *verb) {
   return 0;
 }
 
-static int is_true(const char *v) { return v && (!strcmp(v, "true") || !strcmp(v, "1")); }
 
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri) {
   kin__sim_store *s = &req->sim->store;
@@ -333,7 +339,10 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   kin__sim_resource *r = kin__sim_registry_find(s, ri->group, ri->version, ri->resource);
   pthread_mutex_unlock(&s->mu);
   const char *m = req->method;
-  if (!r || (ri->subresource[0] && (strcmp(ri->subresource, "status") || !r->has_status)) ||
+  int scale = !strcmp(ri->subresource, "scale");
+  if (!r ||
+      (ri->subresource[0] && !(!strcmp(ri->subresource, "status") && r->has_status) &&
+       !(scale && r->has_scale)) ||
       (ri->ns[0] && !r->namespaced)) {
     kin__sim_err(&out, 404, "NotFound", json_object(),
                  "the server could not find the requested resource");
@@ -346,7 +355,7 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   }
   int named = ri->name[0] != 0;
   int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
-  if (ri->watch_path || (is_get && !named && is_true(kin__sim_query(req, "watch"))))
+  if (ri->watch_path || (is_get && !named && kin__sim_query_bool(kin__sim_query(req, "watch"))))
     return is_get ? kin__sim_handle_watch(req, r, ri)
                   : (kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
                                   "the server does not allow this method on the requested "
@@ -357,7 +366,9 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
                      : !strcmp(m, "PUT")   ? "UpdateOptions"
                      : !strcmp(m, "PATCH") ? "PatchOptions"
                                            : "DeleteOptions";
-  if (is_get)
+  if (is_get && scale)
+    kin__sim_scale_get(req, r, ri, &out);
+  else if (is_get)
     kin__sim_store_get(s, r, ri->ns, ri->name, &out);
   else if (check_dry_run(req, opts, &out))
     ; /* out holds the 422 */

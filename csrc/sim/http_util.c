@@ -3,12 +3,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "http_int.h"
 #include "kin.h"
 
 const char *kin__sim_query(kin__sim_req *req, const char *name) {
   return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int kin__sim_query_bool(const char *v) {
+  if (!v) return 0;
+  return !(!strcmp(v, "0") || !strcasecmp(v, "f") || !strcasecmp(v, "false") ||
+           !strcasecmp(v, "n") || !strcasecmp(v, "no"));
 }
 
 enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,

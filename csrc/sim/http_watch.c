@@ -234,8 +234,6 @@ static void watcher_free(void *cls) {
   free(w);
 }
 
-static int is_true(const char *v) { return v && (!strcmp(v, "true") || !strcmp(v, "1")); }
-
 static void options_invalid(kin__sim_result *out, const char *field, const char *detail) {
   kin__sim_err_invalid(out, "meta.k8s.io", "ListOptions", "", field, "FieldValueForbidden",
                        detail);
@@ -249,8 +247,8 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
   const char *match = kin__sim_query(req, "resourceVersionMatch");
   const char *sie = kin__sim_query(req, "sendInitialEvents");
   const char *tq = kin__sim_query(req, "timeoutSeconds");
-  int bookmarks = is_true(kin__sim_query(req, "allowWatchBookmarks"));
-  int initial = is_true(sie);
+  int bookmarks = kin__sim_query_bool(kin__sim_query(req, "allowWatchBookmarks"));
+  int initial = kin__sim_query_bool(sie);
   if (match && !*match) match = NULL;
   if (sie && initial && (!match || strcmp(match, "NotOlderThan"))) {
     options_invalid(&out, "resourceVersionMatch",

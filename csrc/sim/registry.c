@@ -160,6 +160,11 @@ int kin__sim_registry_init_builtins(kin__sim_store *s) {
                           b->namespaced, b->has_status, sn, NULL, st);
     if (rc) return rc;
     if (!strcmp(b->resource, "namespaces")) s->res[s->nres - 1]->verbs = verbs_namespaces;
+    /* ScaleREST of the apps registries */
+    if (!strcmp(b->group, "apps") &&
+        (!strcmp(b->resource, "deployments") || !strcmp(b->resource, "replicasets") ||
+         !strcmp(b->resource, "statefulsets")))
+      s->res[s->nres - 1]->has_scale = 1;
   }
   return 0;
 }

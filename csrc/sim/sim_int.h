@@ -51,6 +51,7 @@ typedef struct kin__sim_resource {
   char *group, *version, *resource, *kind, *list_kind, *singular;
   int namespaced;
   int has_status;
+  int has_scale;        /* serves {name}/scale (autoscaling/v1 Scale) */
   const char *const *verbs;
   json_t *short_names;  /* array or NULL */
   char *crd_name;       /* the CRD that serves it, or NULL for built-ins */

@@ -1,0 +1,272 @@
+/* http_scale.c -- the scale subresource of deployments, replicasets and
+ * statefulsets (k8s.io/kubernetes pkg/registry/apps/<kind>/storage
+ * ScaleREST): GET, PUT and PATCH of .../{name}/scale speak autoscaling/v1
+ * Scale, read from and written into the parent object as one update of it
+ * (spec.replicas only; resourceVersion conflicts and generation as for any
+ * update of the parent). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+
+/* One requirement of a label selector, as labels.Requirement prints it. */
+typedef struct {
+  const char *key;
+  char *text; /* malloc'd */
+} req_text;
+
+static int cmp_req(const void *a, const void *b) {
+  return strcmp(((const req_text *)a)->key, ((const req_text *)b)->key);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "key in (a,b)" with the values sorted, as labels.NewRequirement sorts them. */
+static char *set_text(const char *key, const char *op, const json_t *values) {
+  size_t n = json_array_size(values);
+  const char **v = calloc(n ? n : 1, sizeof(*v));
+  if (!v) return NULL;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *s = json_string_value(json_array_get(values, i));
+    if (s) v[m++] = s;
+  }
+  qsort(v, m, sizeof(*v), cmp_str);
+  kin__buf b = {0};
+  kin__buf_printf(&b, "%s %s (", key, op);
+  for (size_t i = 0; i < m; i++) kin__buf_printf(&b, "%s%s", i ? "," : "", v[i]);
+  kin__buf_puts(&b, ")");
+  free(v);
+  if (b.oom) {
+    kin__buf_free(&b);
+    return NULL;
+  }
+  return b.p;
+}
+
+/* The string of metav1.LabelSelectorAsSelector(sel): requirements sorted
+ * by key and joined by ",". Returns a malloc'd string ("" for an empty or
+ * absent selector) or NULL (ENOMEM). */
+char *kin__sim_label_selector_string(const json_t *sel) {
+  const json_t *ml = json_object_get(sel, "matchLabels");
+  const json_t *me = json_object_get(sel, "matchExpressions");
+  size_t cap = json_object_size(ml) + json_array_size(me), n = 0;
+  req_text *r = calloc(cap ? cap : 1, sizeof(*r));
+  if (!r) return NULL;
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)ml, k, v) {
+    kin__buf b = {0};
+    kin__buf_printf(&b, "%s=%s", k, json_string_value(v) ? json_string_value(v) : "");
+    r[n].key = k;
+    r[n++].text = b.p;
+  }
+  size_t i;
+  json_array_foreach(me, i, v) {
+    const char *key = kin__sim_jstr(v, "key", NULL), *op = kin__sim_jstr(v, "operator", NULL);
+    if (!key || !op) continue;
+    const json_t *vals = json_object_get(v, "values");
+    char *t = NULL;
+    if (!strcmp(op, "In"))
+      t = set_text(key, "in", vals);
+    else if (!strcmp(op, "NotIn"))
+      t = set_text(key, "notin", vals);
+    else if (!strcmp(op, "Exists"))
+      t = strdup(key);
+    else if (!strcmp(op, "DoesNotExist")) {
+      kin__buf b = {0};
+      kin__buf_printf(&b, "!%s", key);
+      t = b.p;
+    }
+    if (!t) continue;
+    r[n].key = key;
+    r[n++].text = t;
+  }
+  qsort(r, n, sizeof(*r), cmp_req);
+  kin__buf out = {0};
+  kin__buf_add(&out, "", 0);
+  for (i = 0; i < n; i++) {
+    if (r[i].text) kin__buf_printf(&out, "%s%s", out.len ? "," : "", r[i].text);
+    free(r[i].text);
+  }
+  free(r);
+  if (out.oom) {
+    kin__buf_free(&out);
+    return NULL;
+  }
+  return out.p ? out.p : strdup("");
+}
+
+json_t *kin__sim_scale_of(const json_t *obj) {
+  const json_t *md = json_object_get(obj, "metadata");
+  const json_t *spec = json_object_get(obj, "spec");
+  json_t *smd = json_object();
+  static const char *const keep[] = {"name", "namespace", "uid", "resourceVersion",
+                                     "creationTimestamp", NULL};
+  for (int i = 0; keep[i]; i++) {
+    json_t *v = json_object_get(md, keep[i]);
+    if (v) json_object_set(smd, keep[i], v);
+  }
+  /* The sim does not default: an absent spec.replicas is the API's 1. */
+  json_t *rep = json_object_get(spec, "replicas");
+  json_int_t replicas = rep ? json_integer_value(rep) : 1;
+  json_t *sspec = json_object();
+  if (replicas) json_object_set_new(sspec, "replicas", json_integer(replicas));
+  json_t *sst = json_object();
+  json_object_set_new(sst, "replicas", json_integer(json_integer_value(
+                                           json_object_get(json_object_get(obj, "status"),
+                                                           "replicas"))));
+  char *sel = kin__sim_label_selector_string(json_object_get(spec, "selector"));
+  if (sel && *sel) json_object_set_new(sst, "selector", json_string(sel));
+  free(sel);
+  return json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind", "Scale", "apiVersion", "autoscaling/v1",
+                   "metadata", smd, "spec", sspec, "status", sst);
+}
+
+typedef struct {
+  kin__sim_update_fn patch; /* PATCH: applies the patch to the current Scale */
+  void *patch_ud;
+  const json_t *scale; /* PUT: the Scale sent */
+  const char *name;
+} scale_ctx;
+
+/* The parent's update: its Scale (sent, or patched), validated, written
+ * into a copy of the current object. */
+static json_t *scale_update_fn(void *ud, const json_t *cur, kin__sim_result *out) {
+  scale_ctx *c = ud;
+  json_t *scale;
+  if (c->patch) {
+    json_t *cs = kin__sim_scale_of(cur);
+    scale = c->patch(c->patch_ud, cs, out);
+    json_decref(cs);
+    if (!scale) return NULL;
+  } else {
+    scale = json_incref((json_t *)c->scale);
+  }
+  json_t *rep = json_object_get(json_object_get(scale, "spec"), "replicas");
+  json_int_t n = 0;
+  if (rep && !json_is_null(rep)) {
+    if (!json_is_integer(rep) || json_integer_value(rep) > INT32_MAX ||
+        json_integer_value(rep) < INT32_MIN) {
+      /* The patched Scale does not decode (the server words it as an
+       * invalid "patch" field holding the whole patched object). */
+      char *txt = json_dumps(scale, JSON_COMPACT);
+      char detail[1024];
+      snprintf(detail, sizeof(detail),
+               "Invalid value: \"%.700s\": json: cannot unmarshal %s into Go struct field "
+               "ScaleSpec.spec.replicas of type int32",
+               txt ? txt : "", json_is_string(rep) ? "string" : "number");
+      free(txt);
+      json_decref(scale);
+      kin__sim_err_invalid(out, "", "", "", "patch", "FieldValueInvalid", detail);
+      return NULL;
+    }
+    n = json_integer_value(rep);
+  }
+  if (n < 0) {
+    char detail[128];
+    snprintf(detail, sizeof(detail), "Invalid value: %lld: must be greater than or equal to 0",
+             (long long)n);
+    json_decref(scale);
+    kin__sim_err_invalid(out, "autoscaling", "Scale", c->name, "spec.replicas",
+                         "FieldValueInvalid", detail);
+    return NULL;
+  }
+  json_t *obj = json_deep_copy(cur);
+  json_t *spec = json_object_get(obj, "spec");
+  if (!json_is_object(spec)) {
+    spec = json_object();
+    json_object_set_new(obj, "spec", spec);
+  }
+  json_object_set_new(spec, "replicas", json_integer(n));
+  /* The Scale's resourceVersion is the parent's precondition. */
+  const char *rv = kin__sim_jstr(scale, "metadata", "resourceVersion");
+  if (rv && *rv) json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion",
+                                     json_string(rv));
+  json_decref(scale);
+  return obj;
+}
+
+/* The parent in out (a 200) becomes its Scale. */
+static void to_scale(const kin__sim_resource *r, kin__sim_result *out) {
+  const char *kind = kin__sim_jstr(out->body, "kind", NULL);
+  if (out->code != 200 || !kind || strcmp(kind, r->kind)) return;
+  json_t *scale = kin__sim_scale_of(out->body);
+  json_decref(out->body);
+  out->body = scale;
+}
+
+void kin__sim_scale_get(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                        kin__sim_result *out) {
+  kin__sim_store_get(&req->sim->store, r, ri->ns, ri->name, out);
+  to_scale(r, out);
+}
+
+void kin__sim_scale_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                          kin__sim_update_fn patch, void *patch_ud, int dry_run,
+                          kin__sim_result *out) {
+  scale_ctx c = {patch, patch_ud, NULL, ri->name};
+  kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, scale_update_fn, &c, dry_run,
+                        out);
+  to_scale(r, out);
+}
+
+/* A request body that is not JSON or no object, in the codec's words. */
+static void bad_body(kin__sim_req *req, const char *why, kin__sim_result *out) {
+  kin__buf hex = {0};
+  for (size_t i = 0; i < req->body.len && i < 64; i++)
+    kin__buf_printf(&hex, "%02x", (unsigned char)req->body.p[i]);
+  kin__sim_err_bad_request(out, "the object provided is unrecognized (must be of type Scale): "
+                                "couldn't get version/kind; json parse error: %s (%s)",
+                           why, hex.p ? hex.p : "<empty>");
+  kin__buf_free(&hex);
+}
+
+void kin__sim_scale_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                           int dry_run, kin__sim_result *out) {
+  if (!req->body.len) {
+    bad_body(req, "unexpected end of JSON input", out);
+    return;
+  }
+  json_error_t jerr;
+  json_t *scale = json_loadb(req->body.p, req->body.len, 0, &jerr);
+  if (!json_is_object(scale)) {
+    bad_body(req, scale ? "not a JSON object" : jerr.text, out);
+    json_decref(scale);
+    return;
+  }
+  const char *kind = kin__sim_jstr(scale, "kind", NULL);
+  const char *av = kin__sim_jstr(scale, "apiVersion", NULL);
+  const char *ver = av ? (strchr(av, '/') ? strchr(av, '/') + 1 : av) : "";
+  const char *name = kin__sim_jstr(scale, "metadata", "name");
+  const char *ns = kin__sim_jstr(scale, "metadata", "namespace");
+  if (kind && *kind && strcmp(kind, "Scale")) {
+    kin__sim_err_bad_request(out, "%s in version \"%s\" cannot be handled as a Scale: converting "
+                                  "(%s.%s) to (autoscaling.Scale): unknown conversion",
+                             kind, ver, ver, kind);
+  } else if (av && *av && strcmp(av, "autoscaling/v1")) {
+    kin__sim_err_bad_request(out, "Scale in version \"%s\" cannot be handled as a Scale: no kind "
+                                  "\"Scale\" is registered for version \"%s\" in scheme "
+                                  "\"pkg/runtime/scheme.go:111\"",
+                             ver, av);
+  } else if (ns && *ns && strcmp(ns, ri->ns)) {
+    kin__sim_err_bad_request(out, "the namespace of the provided object does not match the "
+                                  "namespace sent on the request");
+  } else if (!name || !*name) {
+    kin__sim_err_bad_request(out, "the name of the object (%s based on URL) was undeterminable: "
+                                  "name must be provided", ri->name);
+  } else if (strcmp(name, ri->name)) {
+    kin__sim_err_bad_request(out, "the name of the object (%s) does not match the name on the "
+                                  "URL (%s)", name, ri->name);
+  } else {
+    scale_ctx c = {NULL, NULL, scale, ri->name};
+    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, scale_update_fn, &c,
+                          dry_run, out);
+    to_scale(r, out);
+  }
+  json_decref(scale);
+}
