@@ -2,7 +2,9 @@
 # Builds, or reuses when already built, the binaries of the e2e tier:
 #   etcd, kube-apiserver, kubectl    (what = core)
 #   kinformer-ref-informer           (what = reference; bench/reference/client-go)
-# Usage: spec/e2e/build.sh [core|reference|all]     (default: all)
+#   kubectl only, when it is missing (what = kubectl; the client suites of
+#                                     make test: spec/clients)
+# Usage: spec/e2e/build.sh [core|reference|kubectl|all]     (default: all)
 #
 # kube-apiserver and kubectl come from a generated wrapper module that
 # requires k8s.io/kubernetes@$K8S_VERSION and replaces every staging module
@@ -15,7 +17,12 @@ set -euo pipefail
 e2e_goenv
 
 what=${1:-all}
-case $what in core|reference|all) ;; *) echo "usage: $0 [core|reference|all]" >&2; exit 2 ;; esac
+case $what in core|reference|kubectl|all) ;; *) echo "usage: $0 [core|reference|kubectl|all]" >&2; exit 2 ;; esac
+# kubectl already built (by any recipe): nothing to do, not even the lock.
+if [ "$what" = kubectl ] && [ -x "$E2E_BIN/kubectl" ]; then
+  echo "e2e-deps: reusing $E2E_BIN/kubectl"
+  exit 0
+fi
 
 command -v go >/dev/null || { echo "e2e-deps: go is not installed" >&2; exit 1; }
 e2e_need jq:jq
@@ -143,6 +150,25 @@ build_core() {
   fi
 }
 
+# Only kubectl, from the same wrapper module as build_core (module and
+# build caches shared), when it does not exist: the client suites need no
+# control plane. About 90 s from a cold build cache on 2 busy cores once
+# the modules are downloaded.
+build_kubectl() {
+  if [ -x "$E2E_BIN/kubectl" ]; then
+    echo "e2e-deps: reusing $E2E_BIN/kubectl"
+    return
+  fi
+  step "download k8s.io/kubernetes@$K8S_VERSION" "$LOGS/kube-meta.log" kube_meta
+  local kdir=$E2E_CACHE/src/kube
+  step "generate wrapper module" "$LOGS/kube-wrapper.log" kube_wrapper
+  step "resolve kubectl modules" "$LOGS/kubectl-resolve.log" \
+    go -C "$kdir" list -mod=mod -deps k8s.io/kubernetes/cmd/kubectl
+  step "build kubectl $K8S_VERSION" "$LOGS/kubectl-build.log" \
+    go -C "$kdir" build -mod=mod -trimpath -ldflags "$(kube_ldflags)" -o "$E2E_BIN/" \
+      k8s.io/kubernetes/cmd/kubectl
+}
+
 build_reference() {
   local rdir=$E2E_REPO/bench/reference/client-go rfp cgv
   cgv=$(go -C "$rdir" list -m -f '{{.Version}}' k8s.io/client-go 2>/dev/null || true)
@@ -164,6 +190,7 @@ t0=$SECONDS
 case $what in
   core) build_core ;;
   reference) build_reference ;;
+  kubectl) build_kubectl ;;
   all) build_core; build_reference ;;
 esac
 echo "e2e-deps: $what ready in $E2E_BIN after $((SECONDS - t0))s (cache: $E2E_CACHE)"

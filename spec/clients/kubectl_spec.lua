@@ -1,0 +1,234 @@
+-- kubectl v1.36.3 (the e2e tier's, built by spec/e2e/build.sh kubectl when
+-- missing) against kinformer.sim over HTTPS with a bearer token: get,
+-- apply (create, change, no-op), create, scale, patch (merge, json,
+-- strategic), get -w, delete, explain. Every case reads what kubectl
+-- printed (JSON parsed where kubectl can print it).
+local cjson = require "cjson"
+local proc = require "support.proc"
+local client_sim = require "support.client_sim"
+
+local function shq(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+describe("kubectl against kinformer.sim", function()
+  local sim, kc, kubectl
+
+  -- kubectl's output and exit status (30 s at most).
+  local function k(args, stdin)
+    local cmd = ("timeout 30 %s --kubeconfig %s %s"):format(kubectl, kc, args)
+    if stdin then
+      local f = proc.write_tmp(stdin)
+      cmd = cmd .. " <" .. f
+      local out, rc = proc.run(cmd)
+      os.remove(f)
+      return out, rc
+    end
+    return proc.run(cmd)
+  end
+
+  -- kubectl ... -o json (stderr kept apart), decoded.
+  local function kj(args, stdin)
+    local errf = os.tmpname()
+    local out, rc = k(args .. " -o json 2>" .. errf, stdin)
+    local err = proc.slurp(errf)
+    assert(rc == 0, ("kubectl %s: exit %s: %s%s"):format(args, tostring(rc), out, err))
+    return cjson.decode(out)
+  end
+
+  local function cm_yaml(v)
+    return ([[
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-cm, namespace: default, labels: {app: kc}}
+data: {k: "%s"}
+]]):format(v)
+  end
+  local function deploy_yaml(replicas)
+    return ([[
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kc-deploy, namespace: default}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: kc}}
+  template:
+    metadata: {labels: {app: kc}}
+    spec: {containers: [{name: c, image: busybox}]}
+]]):format(replicas)
+  end
+
+  setup(function()
+    local why
+    kubectl, why = client_sim.kubectl()
+    assert(kubectl, why)
+    sim, kc = client_sim.start()
+  end)
+  teardown(function() client_sim.stop(sim, kc) end)
+
+  it("talks HTTPS with the token, verifying the server's certificate", function()
+    local v = kj("version")
+    assert.are.equal("v1.36.3", v.clientVersion.gitVersion)
+    assert.are.equal("36", v.serverVersion.minor)
+    local ns = kj("get namespaces")
+    local names = {}
+    for _, item in ipairs(ns.items) do names[#names + 1] = item.metadata.name end
+    assert.are.same({ "default", "kube-node-lease", "kube-public", "kube-system" }, names)
+  end)
+
+  it("get: lists and reads a resource, and names a missing one", function()
+    local list = kj("get configmaps")
+    assert.are.equal("List", list.kind)
+    assert.are.equal(0, #list.items)
+    local out, rc = k("get configmap nope")
+    assert.are.equal(1, rc)
+    assert.matches('configmaps "nope" not found', out, 1, true)
+    local res = k("api-resources --api-group=apps -o name")
+    assert.matches("deployments.apps", res, 1, true)
+  end)
+
+  it("apply: creates, changes, then leaves unchanged", function()
+    local out, rc = k("apply -f -", cm_yaml("v1"))
+    assert.are.equal(0, rc, out)
+    assert.matches("configmap/kc-cm created", out, 1, true)
+    out = k("apply -f -", deploy_yaml(1))
+    assert.matches("deployment.apps/kc-deploy created", out, 1, true)
+    local cm = kj("get configmap kc-cm")
+    assert.are.equal("v1", cm.data.k)
+    -- kubectl keeps the last applied configuration for the next three-way merge
+    assert.is_string(cm.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"])
+
+    out = k("apply -f -", cm_yaml("v2"))
+    assert.matches("configmap/kc-cm configured", out, 1, true)
+    out = k("apply -f -", deploy_yaml(3))
+    assert.matches("deployment.apps/kc-deploy configured", out, 1, true)
+    cm = kj("get configmap kc-cm")
+    assert.are.equal("v2", cm.data.k)
+    local d = kj("get deployment kc-deploy")
+    assert.are.equal(3, d.spec.replicas)
+    assert.are.equal(2, d.metadata.generation)
+
+    local rv = cm.metadata.resourceVersion
+    out = k("apply -f -", cm_yaml("v2"))
+    assert.matches("configmap/kc-cm unchanged", out, 1, true)
+    assert.are.equal(rv, kj("get configmap kc-cm").metadata.resourceVersion)
+  end)
+
+  it("create -f: creates from a manifest, and refuses an existing name", function()
+    local d = kj("create -f -", [[
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-created}
+data: {a: b}
+]])
+    assert.are.equal("kc-created", d.metadata.name)
+    assert.are.equal("default", d.metadata.namespace)
+    assert.are.equal("b", d.data.a)
+    assert.is_string(d.metadata.uid)
+    local out, rc = k("create -f -", cm_yaml("v9"))
+    assert.are.equal(1, rc)
+    assert.matches('configmaps "kc-cm" already exists', out, 1, true)
+  end)
+
+  it("create configmap (a typed create)", function()
+    -- kubectl's typed creates (create configmap/deployment/secret...) send
+    -- protobuf bodies; the sim speaks JSON only and answers 415.
+    local out, rc = k("create configmap kc-typed --from-literal=a=b")
+    if rc ~= 0 and out:find("unknown format", 1, true) then
+      pending("kubectl create <kind> sends protobuf (application/vnd.kubernetes.protobuf), " ..
+        "which kinformer.sim does not decode (415); create -f sends JSON and is covered above")
+      return
+    end
+    assert.are.equal(0, rc, out)
+    assert.are.equal("b", kj("get configmap kc-typed").data.a)
+  end)
+
+  it("scale: writes the deployment's scale subresource", function()
+    local out, rc = k("scale deployment kc-deploy --replicas=5")
+    assert.are.equal(0, rc, out)
+    assert.matches("deployment.apps/kc-deploy scaled", out, 1, true)
+    local d = kj("get deployment kc-deploy")
+    assert.are.equal(5, d.spec.replicas)
+    assert.are.equal(3, d.metadata.generation)
+    local s = kj("get deployment kc-deploy --subresource=scale")
+    assert.are.equal("Scale", s.kind)
+    assert.are.equal("autoscaling/v1", s.apiVersion)
+    assert.are.equal(5, s.spec.replicas)
+    assert.are.equal("app=kc", s.status.selector)
+    -- with a precondition: --current-replicas must match
+    out, rc = k("scale deployment kc-deploy --current-replicas=2 --replicas=1")
+    assert.are_not.equal(0, rc)
+    assert.matches("Expected replicas to be 2, was 5", out, 1, true)
+    assert.are.equal(5, kj("get deployment kc-deploy").spec.replicas)
+  end)
+
+  it("patch --type merge, json and strategic", function()
+    local cm = kj("patch configmap kc-cm --type merge -p " .. shq('{"data":{"m":"1","k":null}}'))
+    assert.are.same({ m = "1" }, cm.data)
+    cm = kj("patch configmap kc-cm --type json -p " ..
+      shq('[{"op":"add","path":"/data/j","value":"2"},{"op":"test","path":"/data/m","value":"1"}]'))
+    assert.are.same({ m = "1", j = "2" }, cm.data)
+    local out, rc = k("patch configmap kc-cm --type json -p " ..
+      shq('[{"op":"test","path":"/data/m","value":"x"}]'))
+    assert.are_not.equal(0, rc)
+    assert.matches("test", out)
+    -- strategic: containers merge by name (a merge patch would replace the list)
+    local d = kj("patch deployment kc-deploy --type strategic -p " ..
+      shq('{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"nginx"}]}}}}'))
+    local names = {}
+    for _, c in ipairs(d.spec.template.spec.containers) do names[#names + 1] = c.name .. "=" .. c.image end
+    table.sort(names)
+    assert.are.same({ "c=busybox", "side=nginx" }, names)
+    d = kj("patch deployment kc-deploy -p " ..
+      shq('{"spec":{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"}]}}}}'))
+    assert.are.equal(1, #d.spec.template.spec.containers)
+    assert.are.equal("c", d.spec.template.spec.containers[1].name)
+  end)
+
+  it("get -w sees a change made while it watches", function()
+    local pid, outf = client_sim.spawn(("timeout 15 %s --kubeconfig %s get configmap kc-cm -w " ..
+      "--output-watch-events -o json --request-timeout=15s"):format(kubectl, kc))
+    -- one JSON document per event, pretty-printed, back to back
+    local function events()
+      local text, evs = proc.read(outf), {}
+      for doc in text:gmatch("(%b{})") do
+        local ok, v = pcall(cjson.decode, doc)
+        if ok and v.type then evs[#evs + 1] = v end
+      end
+      return evs
+    end
+    client_sim.wait_for(function() return #events() >= 1 end, 10)
+    kj("patch configmap kc-cm --type merge -p " .. shq('{"data":{"w":"seen"}}'))
+    client_sim.wait_for(function() return #events() >= 2 end, 10)
+    os.execute("kill " .. pid .. " 2>/dev/null")
+    local evs = events()
+    os.remove(outf)
+    assert.is_true(#evs >= 2, "events: " .. #evs)
+    assert.are.equal("ADDED", evs[1].type)
+    assert.are.equal("kc-cm", evs[1].object.metadata.name)
+    assert.is_nil(evs[1].object.data.w)
+    assert.are.equal("MODIFIED", evs[2].type)
+    assert.are.equal("seen", evs[2].object.data.w)
+  end)
+
+  it("delete: removes the objects", function()
+    local out, rc = k("delete configmap kc-cm kc-created")
+    assert.are.equal(0, rc, out)
+    assert.matches('configmap "kc-cm" deleted', out, 1, true)
+    assert.matches('configmap "kc-created" deleted', out, 1, true)
+    out = k("delete -f -", deploy_yaml(1))
+    assert.matches('deployment.apps "kc-deploy" deleted', out, 1, true)
+    assert.are.equal(0, #kj("get configmaps").items)
+    assert.are.equal(0, #kj("get deployments").items)
+  end)
+
+  it("explain", function()
+    local out, rc = k("explain deployment.spec.replicas")
+    if rc ~= 0 and out:find('"components" "schemas"', 1, true) then
+      pending("kubectl explain reads the types' schemas from /openapi/v3 " ..
+        "(components.schemas); kinformer.sim serves OpenAPI v3 without schemas " ..
+        "(csrc/sim/http_openapi.c), so kubectl fails with `index of nil pointer`")
+      return
+    end
+    assert.are.equal(0, rc, out)
+    assert.matches("replicas", out, 1, true)
+  end)
+end)
