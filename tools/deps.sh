@@ -8,6 +8,7 @@ pkgs=(
   libcurl4-openssl-dev libuv1-dev libjsmn-dev libyaml-dev
   libcmocka-dev prometheus libedit-dev tmux
   libmicrohttpd-dev libjansson-dev libgnutls28-dev
+  python3-kubernetes
   "$@"
 )
 missing=()
