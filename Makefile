@@ -170,8 +170,8 @@ test-c: $(TEST_BIN) $(LUA_TEST_BIN)
 	$(RUNNER) ./$(TEST_BIN) $(FILTER)
 	$(RUNNER) ./$(LUA_TEST_BIN) $(FILTER)
 
-# spec/clients drives kubectl (built once by the e2e tier's recipe, about
-# 90 s from a cold build cache) and Debian's python3-kubernetes (deps).
+# spec/clients drives kubectl (built once by the e2e tier's recipe, 88-153 s
+# from a cold build cache) and Debian's python3-kubernetes (deps).
 test-lua: $(LUA_MOD) $(SIM_MOD) $(RL_MOD)
 	@spec/e2e/build.sh kubectl
 	LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' LUA_CPATH='$(BUILD)/?.so;;' \
