@@ -33,3 +33,11 @@ differential-golden: $(SIM_CLI)
 	DIFF_KEEP=build/differential-golden KINFORMER_SIM=$(SIM_CLI) spec/differential/run.sh
 	rm -f spec/differential/golden/*.json
 	cp build/differential-golden/real/*.json spec/differential/golden/
+
+# Refreshes csrc/sim/openapi/ (the OpenAPI v3 documents the sim serves,
+# compiled in by http_openapi.c) from a live kube-apiserver of
+# spec/e2e/versions.env, for the group-versions $(SIM_CLI) serves (needs
+# make e2e-deps).
+.PHONY: sim-openapi
+sim-openapi: $(SIM_CLI)
+	KINFORMER_SIM=$(SIM_CLI) spec/e2e/cluster.sh run python3 spec/e2e/openapi_capture.py
