@@ -52,8 +52,12 @@ CORE_LIBS := -lyaml -lm -lcurl -luv -lmicrohttpd
 # tests and the Lua module kinformer.simcore (never into kinformer.core).
 SIM_SRC := $(sort $(wildcard csrc/sim/*.c))
 SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
+# kube-apiserver's OpenAPI v3 documents (csrc/sim/openapi/, make
+# sim-openapi), compiled in as the generated $(BUILD)/sim/openapi_data.c
+SIM_OPENAPI := $(sort $(wildcard csrc/sim/openapi/*.json.gz))
+SIM_OBJ += $(BUILD)/sim/openapi_data.o
 SIM_LIB := $(BUILD)/libkinsim.a
-SIM_LIBS := -lmicrohttpd -lgnutls -ljansson
+SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz
 
 LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
 LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
@@ -101,6 +105,13 @@ $(CORE_LIB): $(CORE_OBJ)
 
 $(BUILD)/sim/%.o: csrc/sim/%.c $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
+
+$(BUILD)/sim/openapi_data.c: $(SIM_OPENAPI) tools/embed-openapi.sh
+	@mkdir -p $(@D)
+	tools/embed-openapi.sh $@ $(SIM_OPENAPI)
+
+$(BUILD)/sim/openapi_data.o: $(BUILD)/sim/openapi_data.c $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
 $(SIM_LIB): $(SIM_OBJ)

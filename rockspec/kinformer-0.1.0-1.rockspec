@@ -30,7 +30,8 @@ dependencies = {
   "lua >= 5.4, < 5.5",
 }
 -- kinformer.core: libcurl, libuv, libyaml (and jsmn, header only);
--- kinformer.simcore and kinformer-sim: libmicrohttpd, GnuTLS, Jansson.
+-- kinformer.simcore and kinformer-sim: libmicrohttpd, GnuTLS, Jansson,
+-- zlib (the sim's compiled-in OpenAPI documents are gzip-compressed).
 -- libcurl is declared by its library only: Debian keeps curl/curl.h under
 -- the multiarch include folder, where the compiler finds it but luarocks
 -- does not look (a header check would make `luarocks install kinformer`
@@ -43,6 +44,7 @@ external_dependencies = {
   MICROHTTPD = { header = "microhttpd.h", library = "microhttpd" },
   JANSSON = { header = "jansson.h", library = "jansson" },
   GNUTLS = { header = "gnutls/gnutls.h", library = "gnutls" },
+  ZLIB = { header = "zlib.h", library = "z" },
   EDIT = { header = "editline/readline.h", library = "edit" }, -- kinformer.readline (kinformer repl)
 }
 -- build.type "make": the builtin type builds Lua C modules only, and the
@@ -57,8 +59,8 @@ build = {
   build_variables = {
     ROCK_CFLAGS = "$(CFLAGS)",
     LUA_INC = "$(LUA_INCDIR)",
-    ROCK_CPPFLAGS = "-I$(LIBUV_INCDIR) -I$(YAML_INCDIR) -I$(JSMN_INCDIR) -I$(MICROHTTPD_INCDIR) -I$(JANSSON_INCDIR) -I$(GNUTLS_INCDIR) -I$(EDIT_INCDIR)",
-    ROCK_LDFLAGS = "-L$(CURL_LIBDIR) -L$(LIBUV_LIBDIR) -L$(YAML_LIBDIR) -L$(MICROHTTPD_LIBDIR) -L$(JANSSON_LIBDIR) -L$(GNUTLS_LIBDIR) -L$(EDIT_LIBDIR)",
+    ROCK_CPPFLAGS = "-I$(LIBUV_INCDIR) -I$(YAML_INCDIR) -I$(JSMN_INCDIR) -I$(MICROHTTPD_INCDIR) -I$(JANSSON_INCDIR) -I$(GNUTLS_INCDIR) -I$(ZLIB_INCDIR) -I$(EDIT_INCDIR)",
+    ROCK_LDFLAGS = "-L$(CURL_LIBDIR) -L$(LIBUV_LIBDIR) -L$(YAML_LIBDIR) -L$(MICROHTTPD_LIBDIR) -L$(JANSSON_LIBDIR) -L$(GNUTLS_LIBDIR) -L$(ZLIB_LIBDIR) -L$(EDIT_LIBDIR)",
   },
   install_target = "rock-install",
   install_variables = {

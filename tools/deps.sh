@@ -7,7 +7,7 @@ pkgs=(
   lua5.4 liblua5.4-dev lua-cjson lua-busted luarocks lua-yaml
   libcurl4-openssl-dev libuv1-dev libjsmn-dev libyaml-dev
   libcmocka-dev prometheus libedit-dev tmux
-  libmicrohttpd-dev libjansson-dev libgnutls28-dev
+  libmicrohttpd-dev libjansson-dev libgnutls28-dev zlib1g-dev
   python3-kubernetes
   "$@"
 )

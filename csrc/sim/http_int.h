@@ -79,8 +79,18 @@ void kin__sim_write_log_add(kin__sim_req *req, const char *url);
 int kin__sim_handle_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* The admin endpoint POST /kinformer-sim/burst (burst.c); 1 when it answered. */
 int kin__sim_handle_burst(kin__sim_req *req, const char *url, enum MHD_Result *ret);
-/* /openapi/v3 skeleton for kubectl; returns 1 when it answered. */
+/* /openapi/v3 and its documents (http_openapi.c); returns 1 when it
+ * answered. */
 int kin__sim_handle_openapi(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* kube-apiserver's document of one group-version ("api/v1",
+ * "apis/apps/v1"), gzip-compressed: csrc/sim/openapi/, compiled in by
+ * tools/embed-openapi.sh as the table below, ended by a NULL gv. */
+typedef struct {
+  const char *gv;
+  const unsigned char *gz;
+  size_t len;
+} kin__sim_openapi_doc;
+extern const kin__sim_openapi_doc kin__sim_openapi_docs[];
 /* The scale subresource (http_scale.c). kin__sim_scale_of returns the
  * autoscaling/v1 Scale of a deployment, replicaset or statefulset (new
  * reference); the handlers fill out with a Scale or a Status. patch is

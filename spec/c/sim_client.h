@@ -20,6 +20,7 @@ typedef struct {
   size_t len;
   json_t *json;   /* parsed body or NULL */
   char ctype[128];
+  char etag[160], location[512], cache_control[64]; /* those headers or "" */
 } sim_resp;
 
 typedef struct {
@@ -47,16 +48,24 @@ static size_t sim_sink_write(char *ptr, size_t size, size_t nmemb, void *ud) {
   return n;
 }
 
+/* Copies the value of header line ptr (n bytes) into out when it is name. */
+static void sim_header_copy(const char *ptr, size_t n, const char *name, char *out, size_t cap) {
+  size_t k = strlen(name);
+  if (n <= k + 2 || strncasecmp(ptr, name, k) || ptr[k] != ':' || ptr[k + 1] != ' ') return;
+  size_t l = n - k - 2;
+  while (l && (ptr[k + 2 + l - 1] == '\r' || ptr[k + 2 + l - 1] == '\n')) l--;
+  if (l >= cap) l = cap - 1;
+  memcpy(out, ptr + k + 2, l);
+  out[l] = 0;
+}
+
 static size_t sim_header_cb(char *ptr, size_t size, size_t nmemb, void *ud) {
   sim_resp *r = ud;
   size_t n = size * nmemb;
-  if (n > 14 && !strncasecmp(ptr, "Content-Type: ", 14)) {
-    size_t l = n - 14;
-    while (l && (ptr[14 + l - 1] == '\r' || ptr[14 + l - 1] == '\n')) l--;
-    if (l >= sizeof(r->ctype)) l = sizeof(r->ctype) - 1;
-    memcpy(r->ctype, ptr + 14, l);
-    r->ctype[l] = 0;
-  }
+  sim_header_copy(ptr, n, "Content-Type", r->ctype, sizeof(r->ctype));
+  sim_header_copy(ptr, n, "ETag", r->etag, sizeof(r->etag));
+  sim_header_copy(ptr, n, "Location", r->location, sizeof(r->location));
+  sim_header_copy(ptr, n, "Cache-Control", r->cache_control, sizeof(r->cache_control));
   return n;
 }
 

@@ -100,28 +100,6 @@ static void test_sim_DiscoveryGroups(void **state) {
   kin_sim_free(sim);
 }
 
-/* kubectl reads the PATCH operations of /openapi/v3 to pick server-side
- * field validation (cli-runtime queryParamVerifierV3). */
-static void test_sim_OpenAPIV3FieldValidation(void **state) {
-  kin_sim *sim = sim_start(0, 0);
-  sim_resp r = sim_req(sim, "GET", "/openapi/v3", NULL);
-  assert_int_equal(r.code, 200);
-  assert_string_equal(jstr(json_object_get(json_object_get(r.json, "paths"), "apis/apps/v1"),
-                           "serverRelativeURL"),
-                      "/openapi/v3/apis/apps/v1");
-  sim_resp_free(&r);
-  r = sim_req(sim, "GET", "/openapi/v3/api/v1", NULL);
-  assert_int_equal(r.code, 200);
-  json_t *p = json_object_get(json_object_get(r.json, "paths"),
-                              "/api/v1/namespaces/{namespace}/configmaps/{name}");
-  json_t *patch = json_object_get(p, "patch");
-  assert_string_equal(jstr(patch, "x-kubernetes-group-version-kind.kind"), "ConfigMap");
-  assert_string_equal(jstr(json_array_get(json_object_get(patch, "parameters"), 0), "name"),
-                      "fieldValidation");
-  sim_resp_free(&r);
-  kin_sim_free(sim);
-}
-
-KIN_SUITE(sim_discovery, cmocka_unit_test(test_sim_OpenAPIV3FieldValidation), cmocka_unit_test(test_sim_DiscoveryVersionAndHealth),
+KIN_SUITE(sim_discovery, cmocka_unit_test(test_sim_DiscoveryVersionAndHealth),
           cmocka_unit_test(test_sim_DiscoveryCoreResources),
           cmocka_unit_test(test_sim_DiscoveryGroups))
