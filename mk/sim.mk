@@ -2,6 +2,7 @@
 #
 #   make sim         build build/<mode>/kinformer-sim
 #   make bench-sim   LIST of 100k ConfigMaps and watch fan-out (table)
+#   make sim-openapi refresh csrc/sim/openapi/ from kube-apiserver (needs make e2e-deps)
 
 .PHONY: sim bench-sim test-differential differential-golden
 
