@@ -4,6 +4,7 @@
 #define KIN_SIM_HTTP_INT_H
 
 #include <microhttpd.h>
+#include <time.h>
 
 #include "buf.h"
 
@@ -105,6 +106,29 @@ void kin__sim_scale_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_req
 void kin__sim_scale_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                           kin__sim_update_fn patch, void *patch_ud, int dry_run,
                           kin__sim_result *out);
+/* Table output (http_table.c). kin__sim_table_accept: "v1" or "v1beta1"
+ * when the Accept header's first usable media range asks for a
+ * meta.k8s.io Table, NULL for plain JSON. */
+const char *kin__sim_table_accept(const char *accept);
+/* 0 for an includeObject kube-apiserver takes ("", Metadata, Object,
+ * None), else -1 with its 400 in err. */
+int kin__sim_table_include_check(const char *include, kin__sim_result *err);
+/* The Table (new reference) of body, an object of r or (is_list) a List;
+ * headers: with columnDefinitions (else null, as later watch events);
+ * now: the time AGE cells count from. */
+json_t *kin__sim_table_convert(const kin__sim_resource *r, const json_t *body, int is_list,
+                               const char *gv, const char *include, int headers, time_t now);
+/* Rewrites the watch event lines of buf from offset from into Table
+ * events (ERROR and BOOKMARK lines unchanged); *headers_sent tells whether
+ * an earlier event carried the column definitions. */
+int kin__sim_table_watch_lines(const kin__sim_resource *r, const char *gv, const char *include,
+                               int *headers_sent, kin__buf *buf, size_t from);
+/* When req asks for a Table: answers it from body (borrowed) and returns
+ * 1 with *ret set; else 0. */
+int kin__sim_table_respond(kin__sim_req *req, const kin__sim_resource *r, const json_t *body,
+                           int is_list, enum MHD_Result *ret);
+/* duration.HumanDuration of secs into buf. */
+void kin__sim_human_duration(long long secs, char *buf, size_t cap);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
 enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
                                      kin__sim_request_info *ri);

@@ -236,5 +236,16 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
     free(b.p);
     return kin__sim_respond_result(req, &out);
   }
+  if (kin__sim_table_accept(MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"))) {
+    /* Table output: the List parsed back (kubectl's lists are small). */
+    json_error_t jerr;
+    json_t *list = json_loadb(b.p, b.len, 0, &jerr);
+    free(b.p);
+    if (!list) return MHD_NO;
+    enum MHD_Result ret;
+    kin__sim_table_respond(req, r, list, 1, &ret);
+    json_decref(list);
+    return ret;
+  }
   return kin__sim_respond_buf(req, 200, &b, "application/json");
 }

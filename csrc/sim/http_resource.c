@@ -392,5 +392,10 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
     kin__sim_api_version(r, av, sizeof(av));
     json_object_set_new(out.body, "apiVersion", json_string(av));
   }
+  enum MHD_Result ret;
+  if (is_get && !scale && out.code == 200 && kin__sim_table_respond(req, r, out.body, 0, &ret)) {
+    json_decref(out.body);
+    return ret;
+  }
   return kin__sim_respond_result(req, &out);
 }

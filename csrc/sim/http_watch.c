@@ -35,6 +35,9 @@ typedef struct {
   unsigned drop_gen, cut_gen, malformed_gen; /* fault generations seen */
   int bookmarks;
   uint64_t deadline, next_bookmark; /* CLOCK_MONOTONIC ns */
+  const char *table;   /* "v1"/"v1beta1": events carry Tables (http_table.c) */
+  char include[16];    /* includeObject of a Table watch */
+  int headers_sent;    /* the first Table event carried the columns */
 } watcher;
 
 static uint64_t now_ns(void) {
@@ -199,6 +202,8 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *out, size_t max) {
       continue;
     }
     fill(w, s);
+    if (w->table)
+      kin__sim_table_watch_lines(w->r, w->table, w->include, &w->headers_sent, &w->buf, 0);
     if (w->buf.len && w->cut_gen != s->faults.cut_gen) {
       /* Cut inside the first event of this batch. */
       w->cut_gen = s->faults.cut_gen;
@@ -281,8 +286,14 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
       return kin__sim_respond_result(req, &out);
     }
   }
+  const char *table =
+      kin__sim_table_accept(MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"));
+  const char *include = kin__sim_query(req, "includeObject");
+  if (table && kin__sim_table_include_check(include, &out)) return kin__sim_respond_result(req, &out);
   watcher *w = calloc(1, sizeof(*w));
   if (!w) return MHD_NO;
+  w->table = table;
+  if (include) snprintf(w->include, sizeof(w->include), "%s", include);
   if (kin__sim_selector_parse(req, r, &w->sel, &out)) {
     free(w);
     return kin__sim_respond_result(req, &out);
@@ -328,6 +339,8 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
   } else {
     w->pos = rv;
   }
+  if (w->table)
+    kin__sim_table_watch_lines(r, w->table, w->include, &w->headers_sent, &w->buf, 0);
   pthread_mutex_unlock(&s->mu);
   struct MHD_Response *resp =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, watch_read, w, watcher_free);

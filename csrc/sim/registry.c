@@ -100,6 +100,7 @@ static void resource_free(kin__sim_resource *r) {
   free(r->singular);
   free(r->crd_name);
   json_decref(r->short_names);
+  json_decref(r->printer_columns);
   free(r);
 }
 
@@ -228,6 +229,8 @@ int kin__sim_registry_add_crd(kin__sim_store *s, const json_t *crd) {
                           has_status, json_is_array(sn) ? json_deep_copy(sn) : NULL, crd_name,
                           st);
     if (rc) return rc;
+    json_t *pc = json_object_get(v, "additionalPrinterColumns");
+    if (json_is_array(pc)) s->res[s->nres - 1]->printer_columns = json_deep_copy(pc);
   }
   return 0;
 }

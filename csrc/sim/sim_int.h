@@ -55,6 +55,7 @@ typedef struct kin__sim_resource {
   const char *const *verbs;
   json_t *short_names;  /* array or NULL */
   char *crd_name;       /* the CRD that serves it, or NULL for built-ins */
+  json_t *printer_columns; /* the CRD version's additionalPrinterColumns or NULL */
   int removed;          /* its CRD was deleted: no longer served */
   kin__sim_storage *storage;
 } kin__sim_resource;
