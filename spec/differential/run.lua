@@ -95,11 +95,15 @@ local function decode_body(body)
   return nil
 end
 
+-- kubectl get's Accept header (a step's "accept": "table")
+local TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,"
+  .. "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+
 local function do_request(opts, step, vars, tmp)
   local url = build_url(opts.server, step, vars)
   local args = { "curl", "-sS", "-X", step.method or "GET", "-o", tmp .. ".resp",
     "-w", "%{http_code} %{content_type}", "--max-time", tostring(step.max_time or 15),
-    "-H", "Accept: application/json" }
+    "-H", "Accept: " .. (step.accept == "table" and TABLE_ACCEPT or step.accept or "application/json") }
   if opts.token then args[#args + 1] = "-H"; args[#args + 1] = "Authorization: Bearer " .. opts.token end
   if opts.cacert then args[#args + 1] = "--cacert"; args[#args + 1] = opts.cacert end
   if opts.cert then
@@ -200,8 +204,38 @@ end
 
 -- Rewrites server-specific values in place; st holds the per-scenario maps
 -- (uid and resourceVersion -> order of first appearance).
+-- Table columns whose cells are times: ages ("4s", "2y330d") and the
+-- default convertor's Created At.
+local TIME_COLUMNS = { Age = true, ["Last Seen"] = true, ["First Seen"] = true, ["Created At"] = true }
+
+-- A Table's time cells become "<age>"; a watch's later Tables carry no
+-- columnDefinitions (null), so the last ones seen in the scenario apply.
+local function normalise_table(v, st)
+  if type(v.columnDefinitions) == "table" then st.table_cols = v.columnDefinitions end
+  local cols = st.table_cols or {}
+  for _, row in ipairs(type(v.rows) == "table" and v.rows or {}) do
+    for i, c in ipairs(cols) do
+      if type(c) == "table" and (TIME_COLUMNS[c.name] or c.type == "date") and type(row.cells) == "table"
+          and type(row.cells[i]) == "string" then
+        row.cells[i] = "<age>"
+      end
+    end
+  end
+  -- a list's Table has the list's resourceVersion ("now"); one object's
+  -- Table has the object's, already labelled by its uid
+  local md = v.metadata
+  local rows = type(v.rows) == "table" and v.rows or {}
+  local one = #rows == 1 and type(rows[1].object) == "table" and type(rows[1].object.metadata) == "table"
+    and rows[1].object.metadata.resourceVersion
+  if type(md) == "table" and type(md.resourceVersion) == "string" and not st.rvlabel[md.resourceVersion]
+      and md.resourceVersion ~= one then
+    md.resourceVersion = "<list-rv>"
+  end
+end
+
 local function normalise(v, st)
   if type(v) ~= "table" then return v end
+  if v.kind == "Table" then normalise_table(v, st) end
   if type(v.resourceVersion) == "string" and v.resourceVersion ~= "" and v.resourceVersion ~= "0"
       and type(v.uid) == "string" and v.uid ~= "" then
     v.resourceVersion = map_rv(st, v.resourceVersion, v.uid)
