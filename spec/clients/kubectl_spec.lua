@@ -128,6 +128,43 @@ data: {a: b}
     assert.matches('configmaps "kc-cm" already exists', out, 1, true)
   end)
 
+  it("get prints the server's Table columns (pods, deployments -o wide, configmaps)", function()
+    local out, rc = k("create -f -", [[
+apiVersion: v1
+kind: Pod
+metadata: {name: kc-pod}
+spec: {containers: [{name: c, image: busybox}, {name: d, image: nginx}]}
+]])
+    assert.are.equal(0, rc, out)
+    -- header and row as kubectl lays them out (columns padded by 3 spaces)
+    local function lines(s)
+      local t = {}
+      for l in s:gmatch("[^\n]+") do t[#t + 1] = l:gsub("%s+$", "") end
+      return t
+    end
+    local function age_free(l) return (l:gsub("%d+s$", "<age>")) end
+    out, rc = k("get pods")
+    assert.are.equal(0, rc, out)
+    local l = lines(out)
+    assert.are.equal("NAME     READY   STATUS    RESTARTS   AGE", l[1])
+    assert.are.equal("kc-pod   0/2     Pending   0          <age>", age_free(l[2]))
+    assert.are.equal(2, #l)
+
+    out, rc = k("get deployments -o wide")
+    assert.are.equal(0, rc, out)
+    l = lines(out)
+    assert.matches("^NAME%s+READY%s+UP%-TO%-DATE%s+AVAILABLE%s+AGE%s+CONTAINERS%s+IMAGES%s+SELECTOR$", l[1])
+    assert.matches("^kc%-deploy%s+0/3%s+0%s+0%s+%d+s%s+c%s+busybox%s+app=kc$", l[2])
+
+    out, rc = k("get configmaps")
+    assert.are.equal(0, rc, out)
+    l = lines(out)
+    assert.matches("^NAME%s+DATA%s+AGE$", l[1])
+    assert.matches("^kc%-cm%s+1%s+%d+s$", l[2])
+    assert.matches("^kc%-created%s+1%s+%d+s$", l[3])
+    assert.are.equal(0, select(2, k("delete pod kc-pod --wait=false")))
+  end)
+
   it("create configmap (a typed create)", function()
     -- kubectl's typed creates (create configmap/deployment/secret...) send
     -- protobuf bodies; the sim speaks JSON only and answers 415.
