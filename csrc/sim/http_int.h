@@ -106,6 +106,27 @@ void kin__sim_scale_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_req
 void kin__sim_scale_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                           kin__sim_update_fn patch, void *patch_ud, int dry_run,
                           kin__sim_result *out);
+/* One column of a Table (http_table_columns.c: kube-apiserver's). */
+typedef struct {
+  const char *name, *type, *format, *description;
+  int priority;
+} kin__sim_table_col;
+/* Each list ends with a NULL name. */
+extern const kin__sim_table_col kin__sim_table_pod_cols[];
+extern const kin__sim_table_col kin__sim_table_configmap_cols[];
+extern const kin__sim_table_col kin__sim_table_secret_cols[];
+extern const kin__sim_table_col kin__sim_table_service_cols[];
+extern const kin__sim_table_col kin__sim_table_serviceaccount_cols[];
+extern const kin__sim_table_col kin__sim_table_deployment_cols[];
+extern const kin__sim_table_col kin__sim_table_replicaset_cols[];
+extern const kin__sim_table_col kin__sim_table_statefulset_cols[];
+extern const kin__sim_table_col kin__sim_table_daemonset_cols[];
+extern const kin__sim_table_col kin__sim_table_lease_cols[];
+extern const kin__sim_table_col kin__sim_table_event_cols[];
+extern const kin__sim_table_col kin__sim_table_namespace_cols[];
+extern const kin__sim_table_col kin__sim_table_node_cols[];
+extern const kin__sim_table_col kin__sim_table_dflt_cols[];
+extern const char *const kin__sim_table_desc_name, *const kin__sim_table_desc_age;
 /* Table output (http_table.c). kin__sim_table_accept: "v1" or "v1beta1"
  * when the Accept header's first usable media range asks for a
  * meta.k8s.io Table, NULL for plain JSON. */
