@@ -150,6 +150,8 @@ static int m_write_log_take(lua_State *L) {
  *   "fail"       code=429|500|503, count=N (default 1): the next N requests fail
  *   "latency"    ms=N: every later request waits N ms (0: none)
  *   "compact"    drop the watch history (older watches and continue tokens: 410)
+ *   "restart"    ms=N (default 0): stop serving (every connection closed), wait
+ *                N ms, serve again on the same port with the same store
  * Misuse (unknown kind, missing or out-of-range field) raises. */
 static int m_fault(lua_State *L) {
   kin_sim *sim = check(L, 1)->sim;
@@ -158,7 +160,7 @@ static int m_fault(lua_State *L) {
   static const char *const known[] = {"kind", "ms", "code", "count", NULL};
   lkin_opt_check_keys(L, 2, known, "sim:fault");
   static const char *const kinds[] = {"drop",    "cut",     "malformed", "stall",
-                                      "fail",    "latency", "compact",   NULL};
+                                      "fail",    "latency", "compact",   "restart", NULL};
   lua_getfield(L, 2, "kind");
   int kind = luaL_checkoption(L, -1, NULL, kinds);
   lua_pop(L, 1);
@@ -182,7 +184,14 @@ static int m_fault(lua_State *L) {
     kin_sim_fail_next(sim, (int)code, (unsigned)count);
     break;
   }
-  default: kin_sim_compact(sim); break;
+  case 6: kin_sim_compact(sim); break;
+  default: {
+    lua_Integer ms = lkin_opt_integer(L, 2, "ms", 0);
+    luaL_argcheck(L, ms >= 0 && ms <= 60000, 2, "ms (0..60000) expected");
+    int rc = kin_sim_restart(sim, (uint32_t)ms);
+    if (rc) return luaL_error(L, "sim:fault{kind = \"restart\"}: %s", rc == KIN_EBUSY ? "the port could not be bound again" : "the server is stopped");
+    break;
+  }
   }
   return 0;
 }

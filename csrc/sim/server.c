@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "http_int.h"
 #include "kin.h"
@@ -53,6 +54,26 @@ static int create_namespace(kin__sim_store *s, const char *name) {
   return out.code == 201 ? 0 : KIN_ENOMEM;
 }
 
+/* Starts the MHD daemon on sim->sa at port (0: a free one). Returns 0 or
+ * KIN_EBUSY. */
+static int start_daemon(kin_sim *sim, uint16_t port) {
+  /* poll(), not select(): no FD_SETSIZE cap on connections. */
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+  if (sim->tls) flags |= MHD_USE_TLS;
+  sim->sa.sin_port = htons(port);
+  sim->daemon = MHD_start_daemon(
+      flags, port, NULL, NULL, kin__sim_on_request, sim, MHD_OPTION_SOCK_ADDR, &sim->sa,
+      MHD_OPTION_NOTIFY_COMPLETED, kin__sim_on_completed, sim,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_HTTPS_MEM_KEY,
+      sim->tls ? sim->tls_key : NULL, MHD_OPTION_HTTPS_MEM_CERT, sim->tls ? sim->tls_cert : NULL,
+      /* With a trust list MHD asks for (but does not require) a client
+       * certificate, as Go's tls.RequestClientCert in kube-apiserver;
+       * http_auth.c verifies it per request. */
+      sim->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, sim->client_ca,
+      MHD_OPTION_END);
+  return sim->daemon ? 0 : KIN_EBUSY;
+}
+
 int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   kin_sim_config cfg;
   if (cfg_in)
@@ -84,30 +105,11 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   /* Client certificates only exist over TLS. */
   if (!rc && cfg.client_ca_file)
     rc = sim->tls && (sim->client_ca = read_file(cfg.client_ca_file)) ? kin__sim_client_ca_check(sim->client_ca) : KIN_EINVAL;
-  struct sockaddr_in sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(cfg.port);
+  sim->sa.sin_family = AF_INET;
+  sim->sa.sin_port = htons(cfg.port);
   const char *bind_addr = cfg.bind_address ? cfg.bind_address : "127.0.0.1";
-  if (!rc && inet_pton(AF_INET, bind_addr, &sa.sin_addr) != 1) rc = KIN_EINVAL;
-  if (!rc) {
-    /* poll(), not select(): no FD_SETSIZE cap on connections. */
-    unsigned flags =
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
-    if (sim->tls) flags |= MHD_USE_TLS;
-    sim->daemon = MHD_start_daemon(
-        flags, cfg.port, NULL, NULL, kin__sim_on_request, sim, MHD_OPTION_SOCK_ADDR, &sa,
-        MHD_OPTION_NOTIFY_COMPLETED, kin__sim_on_completed, sim,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_HTTPS_MEM_KEY,
-        sim->tls ? sim->tls_key : NULL, MHD_OPTION_HTTPS_MEM_CERT,
-        sim->tls ? sim->tls_cert : NULL,
-        /* With a trust list MHD asks for (but does not require) a client
-         * certificate, as Go's tls.RequestClientCert in kube-apiserver;
-         * http_auth.c verifies it per request. */
-        sim->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, sim->client_ca,
-        MHD_OPTION_END);
-    if (!sim->daemon) rc = KIN_EBUSY;
-  }
+  if (!rc && inet_pton(AF_INET, bind_addr, &sim->sa.sin_addr) != 1) rc = KIN_EINVAL;
+  if (!rc) rc = start_daemon(sim, cfg.port);
   if (rc) {
     kin_sim_free(sim);
     return rc;
@@ -138,6 +140,42 @@ void kin_sim_stop(kin_sim *sim) {
     sim->stopped = 1;
   }
   pthread_mutex_unlock(&sim->stop_mu);
+}
+
+/* Stops serving as kin_sim_stop does (every connection closed, the
+ * threads joined), waits down_ms, and serves again on the same port with
+ * the same store: resourceVersions, objects and watch history survive, as
+ * a kube-apiserver restarted over the same etcd. */
+int kin_sim_restart(kin_sim *sim, uint32_t down_ms) {
+  pthread_mutex_lock(&sim->stop_mu);
+  if (sim->stopped) {
+    pthread_mutex_unlock(&sim->stop_mu);
+    return KIN_EINVAL;
+  }
+  pthread_mutex_lock(&sim->store.mu);
+  sim->store.stopping = 1;
+  pthread_cond_broadcast(&sim->store.cond);
+  pthread_mutex_unlock(&sim->store.mu);
+  MHD_stop_daemon(sim->daemon);
+  sim->daemon = NULL;
+  if (down_ms) {
+    struct timespec ts = {down_ms / 1000, (long)(down_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  pthread_mutex_lock(&sim->store.mu);
+  sim->store.stopping = 0;
+  pthread_mutex_unlock(&sim->store.mu);
+  int rc = KIN_EBUSY;
+  for (int i = 0; i < 100 && rc == KIN_EBUSY; i++) { /* the port may linger briefly */
+    rc = start_daemon(sim, sim->port);
+    if (rc == KIN_EBUSY) {
+      struct timespec ts = {0, 50 * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+  if (rc) sim->stopped = 1;
+  pthread_mutex_unlock(&sim->stop_mu);
+  return rc;
 }
 
 void kin_sim_free(kin_sim *sim) {

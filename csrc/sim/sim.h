@@ -64,6 +64,14 @@ int kin_sim_write_kubeconfig(const kin_sim *sim, const char *path);
  * connection thread has returned. */
 void kin_sim_stop(kin_sim *sim);
 
+/* A restart: closes every connection and stops serving as kin_sim_stop,
+ * waits down_ms, then serves again on the same port with the same store
+ * (objects, resourceVersions and watch history kept, as kube-apiserver
+ * restarted over the same etcd). Returns 0, KIN_EINVAL when stopped, or
+ * KIN_EBUSY when the port could not be bound again within 5 s (the server
+ * then stays stopped). */
+int kin_sim_restart(kin_sim *sim, uint32_t down_ms);
+
 /* Stops the server if needed and frees everything. NULL is a no-op. */
 void kin_sim_free(kin_sim *sim);
 

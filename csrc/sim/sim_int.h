@@ -10,6 +10,7 @@
 #define KIN_SIM_INT_H
 
 #include <jansson.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -127,6 +128,7 @@ struct kin_sim {
   char *client_ca;          /* PEM contents of the client CA bundle or NULL */
   pthread_mutex_t stop_mu;  /* serializes kin_sim_stop */
   int stopped;              /* guarded by stop_mu */
+  struct sockaddr_in sa;    /* bound address (kin_sim_restart binds it again) */
 };
 
 /* ---- util.c ---- */

@@ -51,8 +51,10 @@ end
 -- watch abruptly), "cut" (cut each watch inside its next event), "malformed"
 -- (send each watch a non-JSON line), "stall" (ms = N: watches go silent),
 -- "fail" (code = 429|500|503, count = N (1): the next N requests fail),
--- "latency" (ms = N: every later request waits) or "compact" (history
--- dropped: older watches and continue tokens get 410). Misuse raises.
+-- "latency" (ms = N: every later request waits), "compact" (history
+-- dropped: older watches and continue tokens get 410) or "restart" (ms = N,
+-- default 0: every connection closed, nothing served for N ms, then the
+-- same store served again on the same port). Misuse raises.
 --
 -- Write log (kinformer.replay): sim:write_log_start() keeps every later API
 -- write (POST, PUT, PATCH, DELETE past authentication and injected

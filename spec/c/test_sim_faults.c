@@ -1,7 +1,7 @@
 /* test_sim_faults.c -- kinformer.sim fault injection (issue 4 item 3):
  * watches dropped, cut mid-event, sent a malformed line, stalled; the next
  * requests failed with 429 (Retry-After) / 500 / 503; added latency; the
- * admin endpoint. Waits use KIN_EVENTUALLY; time checks are lower bounds
+ * admin endpoint; a restart on the same port and store. Waits use KIN_EVENTUALLY; time checks are lower bounds
  * the sim guarantees, never speed measurements. */
 #include "kin_test.h"
 
@@ -144,9 +144,42 @@ static void test_sim_FaultLatencyAndAdminEndpoint(void **state) {
   kin_sim_free(sim);
 }
 
+/* A restart closes every watch, refuses connections while down and then
+ * serves the same store on the same port: the object and the
+ * resourceVersion survive, and a watch resumes from before the restart. */
+static void test_sim_FaultRestartKeepsStore(void **state) {
+  kin_sim *sim = sim_start(0, 20);
+  long long rv = sim_put_cm(sim, "default", "kept", NULL, "1");
+  uint16_t port = kin_sim_port(sim);
+  bg_watch w;
+  bg_start(&w, sim, LIVE_WATCH);
+  KIN_EVENTUALLY(bg_lines(&w) >= 1, 5000);
+  assert_int_equal(kin_sim_restart(sim, 100), 0);
+  KIN_EVENTUALLY(bg_finished(&w), 5000);
+  bg_join(&w);
+  assert_int_equal(kin_sim_port(sim), port);
+  sim_resp r = sim_req(sim, "GET", "/api/v1/namespaces/default/configmaps/kept", NULL);
+  assert_int_equal(r.code, 200);
+  assert_int_equal(atoll(jstr(r.json, "metadata.resourceVersion")), rv);
+  sim_resp_free(&r);
+  assert_true(kin_sim_resource_version(sim) == (uint64_t)rv);
+  /* a watch from the version before the create replays it */
+  char path[256];
+  snprintf(path, sizeof(path),
+           "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%lld&timeoutSeconds=1", rv - 1);
+  r = sim_req(sim, "GET", path, NULL);
+  assert_int_equal(r.code, 200);
+  assert_non_null(strstr(r.body, "\"kept\""));
+  sim_resp_free(&r);
+  kin_sim_stop(sim);
+  assert_int_equal(kin_sim_restart(sim, 0), KIN_EINVAL);
+  kin_sim_free(sim);
+}
+
 KIN_SUITE(sim_faults, cmocka_unit_test(test_sim_FaultDropWatches),
           cmocka_unit_test(test_sim_FaultCutWatchMidEvent),
           cmocka_unit_test(test_sim_FaultMalformedLine),
           cmocka_unit_test(test_sim_FaultStallWatches),
           cmocka_unit_test(test_sim_FaultFailNextRequests),
-          cmocka_unit_test(test_sim_FaultLatencyAndAdminEndpoint))
+          cmocka_unit_test(test_sim_FaultLatencyAndAdminEndpoint),
+          cmocka_unit_test(test_sim_FaultRestartKeepsStore))
