@@ -152,6 +152,21 @@ describe("kinformer.sim", function()
       sim:stop()
     end)
 
+    it("restart keeps the store and the port", function()
+      local sim = assert(simmod.start())
+      local code, body = http("POST", sim.url .. "/api/v1/namespaces/default/configmaps",
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kept"}}')
+      assert.are.equal(201, code)
+      local rv = cjson.decode(body).metadata.resourceVersion
+      sim:fault{ kind = "restart", ms = 50 }
+      code, body = http("GET", sim.url .. "/api/v1/namespaces/default/configmaps/kept")
+      assert.are.equal(200, code)
+      assert.are.equal(rv, cjson.decode(body).metadata.resourceVersion)
+      assert.has_error(function() sim:fault{ kind = "restart", ms = -1 } end)
+      sim:stop()
+      assert.has_error(function() sim:fault{ kind = "restart" } end)
+    end)
+
     it("raises on misuse", function()
       local sim = assert(simmod.start())
       assert.has_error(function() sim:fault{ kind = "nope" } end)
