@@ -6,6 +6,7 @@
 -- and the fault proxy's (pause then resume, cut), the proxy sitting
 -- between the manager and the server. Once the writers stop and the faults
 -- clear it checks, until they hold or 60 s pass:
+-- (M.CONVERGE_TIMEOUT):
 --   * the informer's cache equals a fresh LIST (keys and resourceVersions),
 --   * so does the state the handlers built from on_add/on_update/on_delete,
 --     and every object deleted on the server (and not re-created) whose
@@ -37,7 +38,11 @@ local M = {}
 
 M.NAMES = 300         -- objects per run, over the namespaces
 M.NAMESPACES = 3
-M.CONVERGE_TIMEOUT = 60
+-- After a burst of failures the reflector waits as client-go's does
+-- (800 ms doubling to a 30 s cap, jitter up to 100 %, reset after 2 min
+-- without a failure): up to 60 s before its next round. So a correct
+-- informer may take that long to catch up once the faults clear.
+M.CONVERGE_TIMEOUT = 90
 M.FAULT_EVERY = 120   -- one fault per this many writes on average
 
 --- A xorshift32 generator: r(n) is in 0..n-1.
