@@ -5,8 +5,7 @@
 -- malformed line, stall, 410 by compaction + drop, 429/500/503, restart)
 -- and the fault proxy's (pause then resume, cut), the proxy sitting
 -- between the manager and the server. Once the writers stop and the faults
--- clear it checks, until they hold or 60 s pass:
--- (M.CONVERGE_TIMEOUT):
+-- clear it checks, until they hold or M.CONVERGE_TIMEOUT (90 s) passes:
 --   * the informer's cache equals a fresh LIST (keys and resourceVersions),
 --   * so does the state the handlers built from on_add/on_update/on_delete,
 --     and every object deleted on the server (and not re-created) whose
