@@ -14,13 +14,13 @@ local SEEDS = { 1, 42, 20260517 }
 local SECONDS = tonumber(os.getenv("KINFORMER_CHAOS_SPEC_SECONDS") or "") or 10
 
 -- What the faults may make the manager log: the reflector's warnings about
--- broken, cut, stalled or refused watches and lists and their retries, and
+-- broken, cut, stalled or refused watches and lists, the IO engine's about
+-- dead connections (the proxy's pauses over HTTP/2), and
 -- the driver's note on a slow convergence. Anything else (an error from a
 -- handler or a reconciler, a Lua traceback) fails the run.
 local ALLOWED = {
   "^kinformer warn %[reflector%] ",
-  "^kinformer warn %[io%] ",
-  "^kinformer warn %[conn%] ",
+  "^kinformer warn %[io_engine%] ",
   "^chaos: slow convergence ",
 }
 
