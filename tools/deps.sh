@@ -9,6 +9,7 @@ pkgs=(
   libcmocka-dev prometheus libedit-dev tmux
   libmicrohttpd-dev libjansson-dev libgnutls28-dev zlib1g-dev
   python3-kubernetes
+  clang libclang-rt-14-dev llvm-14
   "$@"
 )
 missing=()
