@@ -122,6 +122,12 @@ typedef struct kin_exec_credential {
 
 void kin_exec_credential_clear(kin_exec_credential *c);
 
+/* Parses an ExecCredential (the plugin's stdout, len bytes) into *cred;
+ * internal, used by the provider and the fuzz harness. 0, KIN_EINVAL with
+ * err naming cmd and the field, or KIN_ENOMEM. */
+int kin__exec_credential_parse(const char *cmd, const char *want_version, const char *js,
+                               size_t len, kin_exec_credential *cred, char *err, size_t errlen);
+
 /* A new provider for cfg (deep-copied; cluster may be NULL and is only read
  * for provideClusterInfo). clock may be NULL (wall clock); a fake clock's
  * now() is taken as nanoseconds since the Unix epoch. The caller frees it. */

@@ -242,8 +242,12 @@ static int parse_rfc3339(const char *s, int64_t *out) {
   return 0;
 }
 
-static int parse_credential(const char *cmd, const char *want_version, const char *js,
-                            size_t len, kin_exec_credential *cred, char *err, size_t errlen) {
+/* Parses a plugin's output (js, len bytes, not NUL-terminated) into *cred
+ * (zeroed first; on failure left cleared). want_version is the apiVersion
+ * the config asks for; cmd names the plugin in err. Internal: the exec
+ * provider and spec/fuzz/fuzz_exec_credential.c call it. */
+int kin__exec_credential_parse(const char *cmd, const char *want_version, const char *js,
+                               size_t len, kin_exec_credential *cred, char *err, size_t errlen) {
   memset(cred, 0, sizeof *cred);
   kin__json j;
   int rc = kin__json_parse(&j, js, len);
@@ -575,7 +579,8 @@ int kin_exec_provider_get(kin_exec_provider *p, kin_exec_credential *out, char *
     p->runs++;
     rc = run_plugin(p, &buf, &n, err, errlen);
     if (!rc) {
-      rc = parse_credential(p->cfg.command, p->cfg.api_version, buf, n, &p->cached, err, errlen);
+      rc = kin__exec_credential_parse(p->cfg.command, p->cfg.api_version, buf, n, &p->cached, err,
+                                      errlen);
       kin__wipe_free(buf);
       p->have = rc == 0;
     }
