@@ -109,8 +109,10 @@ json_t *kin__smp_fail(cx *c, const char *fmt, ...) {
       continue;
     }
     p++;
-    if (*p == 's')
-      kin__buf_puts(&b, va_arg(ap, const char *));
+    if (*p == 's') {
+      const char *arg = va_arg(ap, const char *);
+      kin__buf_puts(&b, arg ? arg : "");
+    }
     else if (*p == 'v')
       go_v(&b, va_arg(ap, const json_t *));
     else
@@ -421,6 +423,9 @@ static int sort_by_order(vec *v, size_t n, const vec *order, const char *mk, int
  * every item of both lists needs the merge key, and the "$patch: delete"
  * items go last, unsorted. */
 static int normalize_slice_order(cx *c, vec *to_sort, const vec *order, const char *mk, int kind) {
+  /* No schema entry (an unknown kind): Go looks the maps up by the merge
+   * key "", and so fails on them as below. */
+  if (!mk) mk = "";
   if (kind != K_MAP) {
     if (sort_by_order(to_sort, to_sort->n, order, mk, kind) < 0) {
       kin__smp_oom(c);

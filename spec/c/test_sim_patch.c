@@ -570,6 +570,16 @@ static void test_sim_patch_SMP_Errors(void **state) {
   assert_int_equal(kin_sim_strategic_merge_patch_status("strategic merge patch format is not supported"), 400);
 }
 
+/* Found by spec/fuzz/fuzz_patch.c (spec/fuzz/regressions/patch/): a kind
+ * without a schema has no merge key, and $setElementOrder on its list of
+ * maps fails as Go's does (merge key ""), instead of formatting NULL. */
+static void test_sim_patch_SMP_SetElementOrderUnknownKind(void **state) {
+  (void)state;
+  smp_err("{\"kind\":\"Frob\",\"spec\":{\"c\":[{\"name\":\"a\"}]}}",
+          "{\"spec\":{\"$setElementOrder/c\":[{\"name\":\"b\"}],\"c\":[{\"name\":\"b\"}]}}",
+          "map: map[name:b] does not contain declared merge key: ", 500);
+}
+
 KIN_SUITE(sim_patch,
           cmocka_unit_test(test_sim_patch_MergePatch_RFC7386AppendixA),
           cmocka_unit_test(test_sim_patch_MergePatch_Object),
@@ -588,4 +598,5 @@ KIN_SUITE(sim_patch,
           cmocka_unit_test(test_sim_patch_SMP_MergeKeysByKind),
           cmocka_unit_test(test_sim_patch_SMP_SetElementOrder),
           cmocka_unit_test(test_sim_patch_SMP_RetainKeys),
-          cmocka_unit_test(test_sim_patch_SMP_Errors))
+          cmocka_unit_test(test_sim_patch_SMP_Errors),
+          cmocka_unit_test(test_sim_patch_SMP_SetElementOrderUnknownKind))
