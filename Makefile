@@ -1,7 +1,8 @@
 # kinformer -- build, test, run, bench.
 #
 #   make test        install missing Debian packages, build, run the C tests
-#                    (cmocka) and the Lua specs (busted)
+#                    (cmocka), the Lua specs (busted) and each fuzz harness
+#                    for 10 s (make fuzz-short, mk/fuzz.mk)
 #   make run         build and run the main job: the Website operator against
 #                    kinformer.sim (or $KUBECONFIG's cluster), see README
 #   make test-asan   C tests under AddressSanitizer + UBSan
@@ -10,7 +11,9 @@
 #   make bench-informer  kinformer vs client-go informers against kinformer-sim (table;
 #                    BENCH_ARGS=--quick for CI; mk/bench.mk)
 #
-# Build outputs go to build/<mode>/ (mode: release, asan, tsan).
+#   make fuzz        libFuzzer harnesses (spec/fuzz, mk/fuzz.mk), FUZZ_SECONDS each
+#
+# Build outputs go to build/<mode>/ (mode: release, asan, tsan, fuzz).
 
 MODE ?= release
 BUILD := build/$(MODE)
@@ -37,6 +40,9 @@ else ifeq ($(MODE),asan)
   MODE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 else ifeq ($(MODE),tsan)
   MODE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+else ifeq ($(MODE),fuzz)
+  # libFuzzer harnesses (mk/fuzz.mk, CC=clang): coverage for libFuzzer, ASan + UBSan
+  MODE_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 else
   $(error unknown MODE $(MODE))
 endif
@@ -192,6 +198,7 @@ test: deps
 	$(MAKE) --no-print-directory MODE=release test-c
 	$(MAKE) --no-print-directory MODE=release test-differential
 	$(MAKE) --no-print-directory MODE=release test-lua
+	$(MAKE) --no-print-directory fuzz-short
 
 test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
