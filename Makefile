@@ -197,8 +197,8 @@ test-lua: $(LUA_MOD) $(SIM_MOD) $(RL_MOD)
 test: deps
 	$(MAKE) --no-print-directory MODE=release test-c
 	$(MAKE) --no-print-directory MODE=release test-differential
-	$(MAKE) --no-print-directory MODE=release test-lua
 	$(MAKE) --no-print-directory fuzz-short
+	$(MAKE) --no-print-directory MODE=release test-lua
 
 test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
