@@ -30,7 +30,7 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz_%)
 $(BUILD)/fuzz_sim_request: spec/fuzz/fuzz_sim_request.c spec/fuzz/fake_mhd.c $(SIM_LIB) $(CORE_LIB) \
                            $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ spec/fuzz/fuzz_sim_request.c spec/fuzz/fake_mhd.c \
-	  $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) -lgnutls -ljansson -lm
+	  $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(filter-out -lmicrohttpd,$(SIM_LIBS)) -lm
 
 $(BUILD)/fuzz_patch: spec/fuzz/fuzz_patch.c $(SIM_LIB) $(CORE_LIB) $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ $< $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(SIM_LIBS) -lm
