@@ -34,22 +34,7 @@ void kin__sim_table_default_row(json_t *cells, json_t *row, const json_t *obj, t
 
 /* ---- helpers ---- */
 
-static __attribute__((unused)) const char *str_at(const json_t *o, const char *path) {
-  /* path: dot-separated keys */
-  char key[128];
-  const json_t *cur = o;
-  while (cur && *path) {
-    const char *dot = strchr(path, '.');
-    size_t n = dot ? (size_t)(dot - path) : strlen(path);
-    if (n >= sizeof(key)) return NULL;
-    memcpy(key, path, n);
-    key[n] = 0;
-    cur = json_object_get(cur, key);
-    path += n + (dot ? 1 : 0);
-  }
-  return json_is_string(cur) ? json_string_value(cur) : NULL;
-}
-
+/* The value at path (dot-separated keys) in o, or NULL. */
 static __attribute__((unused)) const json_t *at(const json_t *o, const char *path) {
   char key[128];
   const json_t *cur = o;
@@ -63,6 +48,12 @@ static __attribute__((unused)) const json_t *at(const json_t *o, const char *pat
     path += n + (dot ? 1 : 0);
   }
   return cur;
+}
+
+/* The string at path in o, or NULL when absent or not a string. */
+static __attribute__((unused)) const char *str_at(const json_t *o, const char *path) {
+  const json_t *v = at(o, path);
+  return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
 static __attribute__((unused)) long long int_at(const json_t *o, const char *path) {
