@@ -15,15 +15,6 @@
 local h = require "examples.helper"
 local proc = require "support.proc"
 
--- build/<mode>/ of the kinformer.core that LUA_CPATH names
-local function build_dir()
-  for p in package.cpath:gmatch("[^;]+") do
-    local d = p:match("^(.-build/[^/]+/)%?%.so$")
-    if d then return d end
-  end
-  return "build/release/"
-end
-
 local run = proc.run
 
 -- The child: proxy, manager through it, pause, create directly, wait.
@@ -94,7 +85,7 @@ os.remove(out); os.remove(proxied)
 -- short timeouts set on where ("manager" or "informer"); asserts and
 -- prints the recovery time.
 local function stall_case(where)
-  local proxy_bin = build_dir() .. "kin-fault-proxy"
+  local proxy_bin = proc.build_dir() .. "kin-fault-proxy"
   assert.is_true(io.open(proxy_bin) ~= nil, proxy_bin .. " is missing: make fault-proxy")
   local t = h.target()
   local ns = t.real and h.namespace(t, "stall") or "default"

@@ -110,13 +110,7 @@ local function key_of(obj)
 end
 
 -- build/<mode>/ of the kinformer.core that package.cpath names
-function M.build_dir()
-  for p in package.cpath:gmatch("[^;]+") do
-    local d = p:match("^(.-build/[^/]+/)%?%.so$")
-    if d then return d end
-  end
-  return "build/release/"
-end
+M.build_dir = require("support.proc").build_dir
 
 -- The fault proxy in front of the server of kubeconfig kc: returns
 -- {cmd = fn(line), stop = fn(), kubeconfig = path through it}.

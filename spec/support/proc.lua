@@ -74,4 +74,14 @@ function M.run_lua(code, opts)
   return M.slurp(outf), M.slurp(errf), rc
 end
 
+-- build/<mode>/ of the kinformer.core that package.cpath (LUA_CPATH) names,
+-- where the test programs (kin-fault-proxy, ...) of that build are.
+function M.build_dir()
+  for p in package.cpath:gmatch("[^;]+") do
+    local d = p:match("^(.-build/[^/]+/)%?%.so$")
+    if d then return d end
+  end
+  return "build/release/"
+end
+
 return M
