@@ -18,15 +18,35 @@
  *                      events after sync up to -min-events, and the handler
  *                      time from the first of them to the one reaching
  *                      -min-events (both 0 without such events)
+ *   watch_end_unix_ms  wall clock of the one reaching -min-events, so the
+ *                      driver can time from the moment it asked for them
  *   events, adds, updates, deletes, objects, rss_end_kib  at exit
+ *   protocol           "list" or "watchlist" (-watch-list): how the initial
+ *                      state was fetched
+ *   cpu_sync_s         user+system CPU seconds of the process at sync
+ *   base_rss_kib       VmRSS before the factory starts (the cache's share of
+ *                      rss_kib is the difference)
+ *   rss_gc_kib         = rss_kib (C has no collector; Go's program reports
+ *                      its RSS after runtime.GC and debug.FreeOSMemory here)
+ *   heap_live_kib      bytes in use in malloc at sync (mallinfo2: arena
+ *                      uordblks + mmapped blocks), Go's HeapAlloc beside it
+ *   relist_*           with -relist-ready-file F: after the watch phase the
+ *                      program creates F and waits until the handler has had
+ *                      every cached object once more (a relist, forced by
+ *                      the driver, replays them as updates); relist_hwm_kib
+ *                      is VmHWM then (the driver resets it through
+ *                      /proc/PID/clear_refs before forcing the relist),
+ *                      relist_rss_kib VmRSS and relist_ms the time taken
  * Exits 1 with an "error" field when not synced (or -min-events not
  * reached) within -timeout, which counts from the factory start. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "informer_factory.h"
@@ -47,7 +67,8 @@ typedef struct {
   atomic_llong adds, updates, deletes, total;
   atomic_llong sync_count; /* -1 until synced */
   atomic_ullong first_at, last_at; /* mono ns of the first event after sync / of min_events */
-  long long min_events;
+  atomic_ullong last_real_us;      /* wall clock (µs since the epoch) of min_events */
+  atomic_llong min_events;         /* raised by main for the relist phase */
   pthread_mutex_t mu;
   pthread_cond_t cond;
 } counter;
@@ -61,7 +82,11 @@ static void mark(counter *c) {
     unsigned long long zero = 0;
     atomic_compare_exchange_strong(&c->first_at, &zero, mono_ns());
   }
-  if (n == c->min_events) {
+  if (n == atomic_load(&c->min_events) && !atomic_load(&c->last_at)) {
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    atomic_store(&c->last_real_us, (unsigned long long)rt.tv_sec * 1000000ull +
+                                       (unsigned long long)rt.tv_nsec / 1000);
     atomic_store(&c->last_at, mono_ns());
     pthread_mutex_lock(&c->mu);
     pthread_cond_broadcast(&c->cond);
@@ -105,6 +130,26 @@ static long long proc_status(const char *field) {
   }
   fclose(f);
   return v;
+}
+
+/* User+system CPU seconds of this process so far. */
+static double cpu_seconds(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru)) return 0;
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* KiB in use in malloc: the arenas' allocated bytes and the mmapped blocks. */
+static long long heap_live_kib(void) {
+  struct mallinfo2 mi = mallinfo2();
+  return (long long)((mi.uordblks + mi.hblkhd) / 1024);
+}
+
+/* Creates an empty file; 0 or -1. */
+static int touch(const char *path) {
+  FILE *f = fopen(path, "w");
+  return f && !fclose(f) ? 0 : -1;
 }
 
 /* Parses a Go duration ("1m30s", "250ms", "60s", "0") into ns; -1 when
@@ -154,9 +199,12 @@ static void json_str(FILE *f, const char *s) {
 typedef struct {
   const char *resource, *namespace;
   int drop_managed;
-  double synced_ms, process_synced_ms, watch_ms;
+  double synced_ms, process_synced_ms, watch_ms, watch_end_unix_ms;
   long long events_at_sync, events, adds, updates, deletes, objects, watch_events;
   long long rss_kib, hwm_kib, rss_end_kib;
+  const char *protocol;
+  double cpu_sync_s, relist_ms;
+  long long base_rss_kib, heap_live_kib, relist_hwm_kib, relist_rss_kib, relist_events;
   char error[512];
 } result;
 
@@ -172,6 +220,11 @@ static void emit(const result *r) {
          r->drop_managed ? "true" : "false", r->synced_ms, r->process_synced_ms,
          r->events_at_sync, r->events, r->adds, r->updates, r->deletes, r->objects, r->rss_kib,
          r->hwm_kib, r->rss_end_kib, r->watch_events, r->watch_ms);
+  printf(",\"protocol\":\"%s\",\"cpu_sync_s\":%.3f,\"base_rss_kib\":%lld,\"rss_gc_kib\":%lld,"
+         "\"heap_live_kib\":%lld,\"relist_hwm_kib\":%lld,\"relist_rss_kib\":%lld,"
+         "\"relist_events\":%lld,\"relist_ms\":%.3f,\"watch_end_unix_ms\":%.3f",
+         r->protocol, r->cpu_sync_s, r->base_rss_kib, r->rss_kib, r->heap_live_kib,
+         r->relist_hwm_kib, r->relist_rss_kib, r->relist_events, r->relist_ms, r->watch_end_unix_ms);
   if (r->error[0]) {
     printf(",\"error\":");
     json_str(stdout, r->error);
@@ -183,11 +236,12 @@ static void emit(const result *r) {
 static void usage(FILE *f) {
   fprintf(f, "usage: bench-informer -kubeconfig K -resource [group/]version/resource\n"
              "       [-namespace NS] [-min-events N] [-watch D] [-timeout D]\n"
-             "       [-ready-file F] [-keep-managed-fields] [-watch-list]\n");
+             "       [-ready-file F] [-keep-managed-fields] [-watch-list]\n"
+             "       [-relist-ready-file F]\n");
 }
 
 typedef struct {
-  const char *kubeconfig, *resource, *namespace, *ready_file;
+  const char *kubeconfig, *resource, *namespace, *ready_file, *relist_ready_file;
   long long min_events;
   long long watch_ns, timeout_ns;
   int keep_managed, watch_list;
@@ -230,6 +284,8 @@ static int parse_flags(int argc, char **argv, flags *fl) {
       fl->namespace = val;
     else if (!strcmp(name, "ready-file"))
       fl->ready_file = val;
+    else if (!strcmp(name, "relist-ready-file"))
+      fl->relist_ready_file = val;
     else if (!strcmp(name, "client"))
       ; /* one informer kind here */
     else if (!strcmp(name, "min-events"))
@@ -264,7 +320,7 @@ static void sleep_ns(uint64_t d) {
 static int wait_events(counter *c, uint64_t deadline) {
   int rc = 0;
   pthread_mutex_lock(&c->mu);
-  while (atomic_load(&c->total) < c->min_events) {
+  while (atomic_load(&c->total) < atomic_load(&c->min_events)) {
     uint64_t now = mono_ns();
     if (now >= deadline) {
       rc = KIN_ETIMEDOUT;
@@ -292,7 +348,9 @@ int main(int argc, char **argv) {
 
   result res = {.resource = fl.resource, .namespace = fl.namespace,
                 .drop_managed = !fl.keep_managed};
-  counter cnt = {.min_events = fl.min_events};
+  res.protocol = fl.watch_list ? "watchlist" : "list";
+  counter cnt = {0};
+  atomic_init(&cnt.min_events, fl.min_events);
   atomic_init(&cnt.sync_count, -1);
   pthread_mutex_init(&cnt.mu, NULL);
   pthread_condattr_t ca;
@@ -339,6 +397,7 @@ int main(int argc, char **argv) {
     goto out;
   }
 
+  res.base_rss_kib = proc_status("VmRSS");
   uint64_t t0 = mono_ns(), deadline = t0 + (uint64_t)fl.timeout_ns;
   if ((rc = kin_informer_factory_start(factory))) {
     snprintf(res.error, sizeof(res.error), "start: %s", kin_strerror(rc));
@@ -366,11 +425,12 @@ int main(int argc, char **argv) {
   res.process_synced_ms = (double)(t1 - process_start) / 1e6;
   res.events_at_sync = atomic_load(&cnt.total);
   atomic_store(&cnt.sync_count, res.events_at_sync);
+  res.cpu_sync_s = cpu_seconds();
   res.rss_kib = proc_status("VmRSS");
   res.hwm_kib = proc_status("VmHWM");
+  res.heap_live_kib = heap_live_kib();
   if (fl.ready_file) {
-    FILE *rf = fopen(fl.ready_file, "w");
-    if (!rf || fclose(rf)) {
+    if (touch(fl.ready_file)) {
       snprintf(res.error, sizeof(res.error), "cannot create %s", fl.ready_file);
       goto fill;
     }
@@ -385,6 +445,27 @@ int main(int argc, char **argv) {
   if (fl.min_events > res.events_at_sync && fa && la >= fa) {
     res.watch_events = fl.min_events - res.events_at_sync;
     res.watch_ms = (double)(la - fa) / 1e6;
+    res.watch_end_unix_ms = (double)atomic_load(&cnt.last_real_us) / 1e3;
+  }
+  if (fl.relist_ready_file) {
+    /* A relist replays every cached object to the handler as an update. */
+    long long objects = (long long)kin_indexer_len(kin_informer_indexer(inf));
+    long long from = atomic_load(&cnt.total);
+    atomic_store(&cnt.min_events, from + objects);
+    uint64_t r0 = mono_ns();
+    if (touch(fl.relist_ready_file)) {
+      snprintf(res.error, sizeof(res.error), "cannot create %s", fl.relist_ready_file);
+      goto fill;
+    }
+    if (wait_events(&cnt, r0 + (uint64_t)fl.timeout_ns)) {
+      snprintf(res.error, sizeof(res.error), "relist: %lld of %lld objects replayed within %.0f s",
+               (long long)atomic_load(&cnt.total) - from, objects, (double)fl.timeout_ns / 1e9);
+      goto fill;
+    }
+    res.relist_ms = (double)(mono_ns() - r0) / 1e6;
+    res.relist_events = atomic_load(&cnt.total) - from;
+    res.relist_hwm_kib = proc_status("VmHWM");
+    res.relist_rss_kib = proc_status("VmRSS");
   }
   if (fl.watch_ns > 0) sleep_ns((uint64_t)fl.watch_ns);
 

@@ -13,7 +13,7 @@
 #   alternate R ITEMS   ITEMS one a line, reversed on even repeats R
 #   bench_header        the lines naming client-go and the load
 #   BENCH_JQ            jq definitions for the tables: median, fixed($v; $d),
-#                       ratio($a; $b), pad($n), lpad($n)
+#                       ratio($a; $b), pad($n), lpad($n), target(...)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/spec/e2e/lib.sh"
@@ -105,4 +105,11 @@ BENCH_JQ='
   def ratio($a; $b): if $a == null or $b == null or $b == 0 then "n/a" else fixed($a / $b; 2) + "x" end;
   def pad($n): tostring | if length >= $n then . else . + (" " * ($n - length)) end;
   def lpad($n): tostring | if length >= $n then . else (" " * ($n - length)) + . end;
+  # target($name; $now; $goal; "<=" or ">="; $unit): the line
+  # "target: NAME now=VALUE goal=VALUE met=yes|no" (met=no when not measured)
+  def target($name; $now; $goal; $op; $unit):
+    "target: \($name) now=" + (if $now == null then "n/a" else fixed($now; 2) + $unit end) +
+    " goal=\($op)\($goal)\($unit) met=" +
+    (if $now == null then "no" elif $op == "<=" then (if $now <= $goal then "yes" else "no" end)
+     else (if $now >= $goal then "yes" else "no" end) end);
 '

@@ -208,6 +208,15 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS
      "|" + ("-" * 56) + "|" + ("-" * 11) + "|" + ("-" * 11) + "|" + ("-" * 8) + "|",
      ([1, 2][] as $w | "reconcile-\($w)" as $wl
       | med($wl; "kinformer-metrics"; .keys / .ms * 1000) as $m | med($wl; "kinformer"; .keys / .ms * 1000) as $k
-      | row(["reconcile, trivial, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($m), fmt($k), ratio($m; $k)]))
+      | row(["reconcile, trivial, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($m), fmt($k), ratio($m; $k)])),
+     "",
+     "targets (issue 16; handler rates from the burst committed, end to end):",
+     (med("handler"; "kinformer"; .eps_committed) as $k | med("handler"; "client-go"; .eps_committed) as $c
+      | target("lua_on_update_one_field_per_s"; (if $k == null then null else $k / 1000 end); 300; ">="; "k"),
+        target("lua_on_update_vs_client_go"; (if $k == null or $c == null or $c == 0 then null else $k / $c end); 8; ">="; "x")),
+     ([1, 2][] as $w | "reconcile-\($w)" as $wl
+      | med($wl; "kinformer"; .keys / .ms * 1000) as $k | med($wl; "client-go"; .keys / .ms * 1000) as $c
+      | target("reconcile_trivial_\($w)_worker\(if $w > 1 then "s" else "" end)_vs_client_go";
+               (if $k == null or $c == null or $c == 0 then null else $k / $c end); 1.5; ">="; "x"))
     ] | .[]
 ' "$RESULTS"

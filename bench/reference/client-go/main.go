@@ -21,6 +21,20 @@
 // is the wall-clock time of that last one (so a driver can time from the
 // moment it started the updates: make bench-lua).
 //
+// -relist-ready-file F: after the watch phase the program creates F and
+// waits until the handler has had every cached object once more (a relist,
+// forced by the driver, replays them as updates), then reports VmHWM as
+// relist_hwm_kib (the driver resets the peak through /proc/PID/clear_refs
+// before forcing the relist), VmRSS and the time taken.
+//
+// Memory is reported three ways at sync: rss_kib (VmRSS as it stands),
+// rss_gc_kib (VmRSS after runtime.GC and debug.FreeOSMemory, the fair
+// figure to set beside a C program's) and heap_live_kib (HeapAlloc after
+// that GC). cpu_sync_s is the process's user+system CPU time at sync, and
+// protocol says how the initial state came: "watchlist" when client-go's
+// WatchListClient feature is on (its default in v0.36; the driver turns it
+// off with KUBE_FEATURE_WatchListClient=false), else "list".
+//
 // -read-field makes the update handler read the new object's
 // metadata.resourceVersion, as the Lua handler of make bench-lua does.
 //
@@ -36,10 +50,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +63,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -76,6 +93,15 @@ type result struct {
 	WatchEndUnixMs  float64 `json:"watch_end_unix_ms,omitempty"` // wall clock of the one reaching -min-events
 	ReadField       bool    `json:"read_field,omitempty"`
 	FieldBytes      int64   `json:"field_bytes,omitempty"` // -read-field: bytes of resourceVersion read
+	Protocol        string  `json:"protocol"`                // "list" or "watchlist"
+	CPUSyncS        float64 `json:"cpu_sync_s"`              // user+system CPU seconds at sync
+	BaseRSSKiB      int64   `json:"base_rss_kib"`            // VmRSS before the informer starts
+	RSSGCKiB        int64   `json:"rss_gc_kib"`              // VmRSS at sync after runtime.GC + FreeOSMemory
+	HeapLiveKiB     int64   `json:"heap_live_kib"`           // HeapAlloc after that GC
+	RelistHWMKiB    int64   `json:"relist_hwm_kib"`          // VmHWM once a forced relist was replayed
+	RelistRSSKiB    int64   `json:"relist_rss_kib"`
+	RelistEvents    int64   `json:"relist_events"`
+	RelistMs        float64 `json:"relist_ms"`
 	Error           string  `json:"error,omitempty"`
 }
 
@@ -92,6 +118,7 @@ func main() {
 	dropManaged := flag.Bool("drop-managed-fields", false, "clear metadata.managedFields before caching (SetTransform)")
 	readyFile := flag.String("ready-file", "", "create this file once synced")
 	readField := flag.Bool("read-field", false, "the update handler reads the new object's metadata.resourceVersion")
+	relistReady := flag.String("relist-ready-file", "", "after the watch phase, create this file and wait for a relist's replay")
 	reconcileKeys := flag.Int("reconcile-keys", 0, "reconcile mode: time this many trivial reconciles (no API server)")
 	reconcileWorkers := flag.Int("reconcile-workers", 1, "reconcile mode: worker goroutines")
 	flag.Parse()
@@ -113,7 +140,7 @@ func main() {
 
 	res := result{Client: "client-go", ClientGoVersion: clientGoVersion(), Resource: *resource,
 		Namespace: *namespace, DropManaged: *dropManaged, ReadField: *readField}
-	if err := run(&res, *kubeconfig, *mode, *minEvents, *watchFor, *timeout, *readyFile); err != nil {
+	if err := run(&res, *kubeconfig, *mode, *minEvents, *watchFor, *timeout, *readyFile, *relistReady); err != nil {
 		res.Error = err.Error()
 		emit(&res)
 		os.Exit(1)
@@ -121,7 +148,7 @@ func main() {
 	emit(&res)
 }
 
-func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeout time.Duration, readyFile string) error {
+func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeout time.Duration, readyFile, relistReady string) error {
 	gvr, err := parseGVR(res.Resource)
 	if err != nil {
 		return err
@@ -180,7 +207,7 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 		if s := syncCount.Load(); s >= 0 && n > s && firstAt.Load() == 0 {
 			firstAt.CompareAndSwap(0, int64(time.Since(processStart)))
 		}
-		if n == minEvents {
+		if n == minEvents && lastAt.Load() == 0 {
 			lastAt.Store(int64(time.Since(processStart)))
 		}
 	}
@@ -214,6 +241,12 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 		res.FieldBytes = fieldBytes.Load()
 	}
 
+	if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
+		res.Protocol = "watchlist"
+	} else {
+		res.Protocol = "list"
+	}
+	res.BaseRSSKiB, _ = procStatus("VmRSS")
 	t0 := time.Now()
 	start()
 	syncCtx, syncCancel := context.WithTimeout(ctx, timeout)
@@ -232,8 +265,15 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 	res.ProcessSyncedMs = ms(time.Since(processStart))
 	res.EventsAtSync = count()
 	syncCount.Store(res.EventsAtSync)
+	res.CPUSyncS = cpuSeconds()
 	res.RSSKiB, _ = procStatus("VmRSS")
 	res.HWMKiB, _ = procStatus("VmHWM")
+	runtime.GC()
+	debug.FreeOSMemory()
+	res.RSSGCKiB, _ = procStatus("VmRSS")
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	res.HeapLiveKiB = int64(ms0.HeapAlloc / 1024)
 	if readyFile != "" {
 		if err := os.WriteFile(readyFile, nil, 0o644); err != nil {
 			return err
@@ -252,11 +292,39 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 		res.WatchMs = ms(time.Duration(l - f))
 		res.WatchEndUnixMs = float64(processStart.Add(time.Duration(l)).UnixMicro()) / 1000
 	}
+	if relistReady != "" {
+		// A relist replays every cached object to the handler as an update.
+		from, objects := count(), int64(len(inf.GetStore().ListKeys()))
+		r0 := time.Now()
+		if err := os.WriteFile(relistReady, nil, 0o644); err != nil {
+			return err
+		}
+		for count() < from+objects {
+			if time.Since(r0) > timeout {
+				fill()
+				return fmt.Errorf("relist: %d of %d objects replayed within %s", count()-from, objects, timeout)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		res.RelistMs = ms(time.Since(r0))
+		res.RelistEvents = count() - from
+		res.RelistHWMKiB, _ = procStatus("VmHWM")
+		res.RelistRSSKiB, _ = procStatus("VmRSS")
+	}
 	if watchFor > 0 {
 		time.Sleep(watchFor)
 	}
 	fill()
 	return nil
+}
+
+// cpuSeconds returns the process's user+system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 // parseGVR reads [group/]version/resource.
