@@ -50,6 +50,10 @@ static int scan_literal(const unsigned char *s, size_t n, size_t *p, const char 
 }
 
 int kin__json_check(const char *str, size_t n, size_t *err_off) {
+  return kin__json_scan(str, n, err_off, NULL);
+}
+
+int kin__json_scan(const char *str, size_t n, size_t *err_off, kin__json_visitor *v) {
   const unsigned char *s = (const unsigned char *)str;
   uint8_t stack[(KIN_JSON_MAX_DEPTH + 7) / 8]; /* bit set: 1 = object */
   size_t depth = 0, p = 0;
@@ -68,9 +72,11 @@ int kin__json_check(const char *str, size_t n, size_t *err_off) {
     if (p >= n) FAIL();
     unsigned char c = s[p];
     switch (st) {
-    case VALUE:
+    case VALUE: {
+      size_t start = p;
       if (c == '{' || c == '[') {
         if (depth >= KIN_JSON_MAX_DEPTH) FAIL();
+        if (v && v->open) v->open(v, depth, (char)c, start);
         if (c == '{') stack[depth >> 3] |= (uint8_t)(1u << (depth & 7));
         else stack[depth >> 3] &= (uint8_t)~(1u << (depth & 7));
         depth++;
@@ -79,30 +85,38 @@ int kin__json_check(const char *str, size_t n, size_t *err_off) {
         if (p < n && s[p] == (c == '{' ? '}' : ']')) {
           depth--;
           p++;
+          if (v && v->close) v->close(v, depth, p);
           st = AFTER;
         } else {
           st = c == '{' ? KEY : VALUE;
         }
       } else if (c == '"') {
         if (scan_string(s, n, &p)) FAIL();
+        if (v && v->scalar) v->scalar(v, depth, '"', start + 1, p - 1);
         st = AFTER;
       } else if (c == '-' || is_digit(c)) {
         if (scan_number(s, n, &p)) FAIL();
+        if (v && v->scalar) v->scalar(v, depth, '0', start, p);
         st = AFTER;
       } else if (c == 't' || c == 'f' || c == 'n') {
         if (scan_literal(s, n, &p, c == 't' ? "true" : c == 'f' ? "false" : "null")) FAIL();
+        if (v && v->scalar) v->scalar(v, depth, (char)c, start, p);
         st = AFTER;
       } else {
         FAIL();
       }
       break;
-    case KEY:
+    }
+    case KEY: {
+      size_t start = p;
       if (c != '"' || scan_string(s, n, &p)) FAIL();
+      if (v && v->key) v->key(v, depth, start + 1, p - 1);
       SKIP_WS();
       if (p >= n || s[p] != ':') FAIL();
       p++;
       st = VALUE;
       break;
+    }
     case AFTER:
       if (c == ',') {
         p++;
@@ -110,6 +124,7 @@ int kin__json_check(const char *str, size_t n, size_t *err_off) {
       } else if ((c == '}' && TOP_IS_OBJ()) || (c == ']' && !TOP_IS_OBJ())) {
         p++;
         depth--;
+        if (v && v->close) v->close(v, depth, p);
       } else {
         FAIL();
       }

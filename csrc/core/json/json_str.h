@@ -31,6 +31,9 @@
 
 #include <stddef.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "kin.h"
 
@@ -56,6 +59,24 @@ static inline int kin__json_is_hex4(const unsigned char *h) {
   return 1;
 }
 
+/* Returns the index in s[i..n) of the first quote, backslash or control
+ * character (n when there is none): 16 bytes at a time with SSE2. */
+static inline size_t kin__json_str_plain(const unsigned char *u, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+    /* max(v, 0x1f) == 0x1f exactly when v <= 0x1f, unsigned */
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)),
+                               _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+    unsigned m = (unsigned)_mm_movemask_epi8(hit);
+    if (m) return i + (size_t)__builtin_ctz(m);
+  }
+#endif
+  while (i < n && u[i] != '"' && u[i] != '\\' && u[i] >= 0x20) i++;
+  return i;
+}
+
 /* Finds the end of the JSON string whose opening quote is s[*p], in the
  * text s[0..n). Checks what JSON requires of a string's bytes: no raw
  * control character (below 0x20), and after a backslash one of
@@ -72,7 +93,7 @@ static inline int kin__json_str_end(const char *s, size_t n, size_t *p, int *esc
   size_t i = *p + 1;
   int esc = 0;
   for (;;) {
-    while (i < n && u[i] != '"' && u[i] != '\\' && u[i] >= 0x20) i++;
+    i = kin__json_str_plain(u, i, n);
     if (i < n && u[i] == '"') {
       *p = i + 1;
       if (escaped) *escaped = esc;

@@ -1,15 +1,12 @@
 /* kobj.c -- parsing a Kubernetes object into an immutable kin_obj.
  *
- * Parse in three steps: a strict syntax check (json_check.c), jsmn
- * tokenisation into a per-thread token buffer, then a walk over the
- * top-level and metadata members that records spans. Only after the walk,
- * when every size is known, is the single block allocated: header, label
+ * One pass over the bytes: the strict syntax check (kin__json_scan,
+ * json_check.c) reports members, scalars and containers to a visitor here
+ * that keeps the spans of the fields kin_obj exposes (apiVersion, kind,
+ * metadata's names, labels, owner references; the spans of labels,
+ * annotations, finalizers, spec and status). Only after the pass, when
+ * every size is known, is the single block allocated: header, label
  * pointer table, JSON copy, then the unescaped strings. */
-#define JSMN_STATIC
-#define JSMN_PARENT_LINKS
-#define JSMN_STRICT
-#include <jsmn.h>
-
 #include "kobj.h"
 #include "json_check.h"
 #include "json_str.h"
@@ -37,138 +34,289 @@ struct kin_obj {
   char data[];
 };
 
-/* ---- per-thread token buffer -------------------------------------------
- * Tokenising needs a token array proportional to the input. Keeping one per
- * thread makes parsing allocation-free in steady state; a pthread key frees
- * it when the thread exits. Buffers grown past 1M tokens are released after
- * use so one huge object does not pin memory forever. */
-static pthread_key_t tok_key;
-static pthread_once_t tok_once = PTHREAD_ONCE_INIT;
-static __thread jsmntok_t *tl_toks;
-static __thread unsigned tl_cap;
-#define TOK_KEEP_MAX (1u << 20)
+/* ---- the visitor ------------------------------------------------------
+ * A span is a byte range of the input, end exclusive; s < 0: absent. For a
+ * string it is the body (still escaped), for anything else the raw text. */
+typedef struct {
+  int32_t s, e;
+} span;
+static const span NO_SPAN = {-1, -1};
 
-static void tok_free(void *p) { free(p); }
-static void tok_init(void) { pthread_key_create(&tok_key, tok_free); }
+/* One label whose value is a string: the key's and the value's bodies. */
+typedef struct {
+  span k, v;
+} label_span;
 
-static jsmntok_t *tok_reserve(unsigned want) {
-  if (want <= tl_cap) return tl_toks;
-  jsmntok_t *t = realloc(tl_toks, (size_t)want * sizeof(*t));
-  if (!t) return NULL;
-  pthread_once(&tok_once, tok_init);
-  tl_toks = t;
-  tl_cap = want;
-  pthread_setspecific(tok_key, t);
-  return t;
-}
+/* The labels of the object being parsed live in a per-thread array (kept
+ * between parses, so steady state allocates nothing; released by a pthread
+ * key when the thread exits, and after use when grown past 64k labels). */
+static pthread_key_t lab_key;
+static pthread_once_t lab_once = PTHREAD_ONCE_INIT;
+static __thread label_span *tl_labs;
+static __thread size_t tl_labcap;
+#define LAB_KEEP_MAX ((size_t)1 << 16)
 
-static void tok_trim(void) {
-  if (tl_cap > TOK_KEEP_MAX) {
-    free(tl_toks);
-    tl_toks = NULL;
-    tl_cap = 0;
-    pthread_setspecific(tok_key, NULL);
+static void lab_free(void *p) { free(p); }
+static void lab_init(void) { pthread_key_create(&lab_key, lab_free); }
+
+static void lab_trim(void) {
+  if (tl_labcap > LAB_KEEP_MAX) {
+    free(tl_labs);
+    tl_labs = NULL;
+    tl_labcap = 0;
+    pthread_setspecific(lab_key, NULL);
   }
 }
 
-/* ---- token helpers ------------------------------------------------------ */
+/* What a container is, for the fields found in it. */
+enum { C_OTHER, C_TOP, C_META, C_LABELS, C_OWNERS, C_OWNER, C_SPAN };
 
-/* Byte offset just past token i's own text (strings: past the quote). */
-static int raw_end(const jsmntok_t *t) { return t->end + (t->type == JSMN_STRING); }
+/* The member names that matter, by the container they are found in. */
+enum {
+  K_OTHER, K_API_VERSION, K_KIND, K_METADATA, K_SPEC, K_STATUS, K_NAME, K_NAMESPACE, K_UID,
+  K_RV, K_GENERATION, K_DTS, K_LABELS, K_ANNOTATIONS, K_FINALIZERS, K_OWNER_REFS,
+  K_CONTROLLER, K_LABEL
+};
 
-/* Index of the token after i and everything nested under it (for an object
- * key: after its value). */
-static int next_sibling(const jsmntok_t *t, int n, int i) {
-  int e = (t[i].type == JSMN_STRING && t[i].size == 1 && i + 1 < n) ? raw_end(&t[i + 1])
-                                                                     : raw_end(&t[i]);
-  int j = i + 1;
-  while (j < n && t[j].start < e) j++;
-  return j;
-}
-
-static int key_is(const char *js, const jsmntok_t *k, const char *name, size_t len) {
-  return k->type == JSMN_STRING && (size_t)(k->end - k->start) == len &&
-         memcmp(js + k->start, name, len) == 0;
-}
-#define KEY_IS(js, k, lit) key_is(js, k, lit, sizeof(lit) - 1)
-
-/* A string field found during the walk: its token, or -1. */
-typedef struct {
-  int tok;
-} sfield;
+/* Depths tracked: top object 0, metadata 1, labels and ownerReferences 2,
+ * an owner reference 3, its members 4. Deeper containers are all C_OTHER. */
+#define TRACK 6
 
 typedef struct {
-  sfield name, ns, uid, rv, api_version, kind, dts;
-  sfield own_api_version, own_kind, own_name, own_uid;
+  kin__json_visitor vis; /* first: the callbacks get &vis */
+  const char *js;
+  int ctype[TRACK];      /* what the container at each depth is */
+  int key[TRACK];        /* the member being read at each depth (K_*) */
+  span *span_at[TRACK];  /* C_SPAN: the span its close completes */
+  int top_ok, md_bad, bad;
+  span api_version, kind, spec, status;
+  span name, ns, uid, rv, gen, dts, labels, annotations, finalizers;
+  span cur_av, cur_kind, cur_name, cur_uid; /* the owner reference being read */
+  int cur_ctl;
   int has_controller;
-  int gen_tok;
-  int labels_tok, annotations_tok, finalizers_tok, spec_tok, status_tok;
-  int nlabels;
-} walk;
+  span own_av, own_kind, own_name, own_uid;
+  span label_key;        /* the label whose value comes next */
+  size_t nlabels;
+} scan;
 
-static int value_string(const jsmntok_t *t, int v) {
-  return t[v].type == JSMN_STRING ? v : -1;
-}
+#define KEY_EQ(js, sp, lit) \
+  ((size_t)((sp).e - (sp).s) == sizeof(lit) - 1 && memcmp((js) + (sp).s, lit, sizeof(lit) - 1) == 0)
 
-static void walk_owner_refs(const char *js, const jsmntok_t *t, int n, int arr, walk *w) {
-  int i = arr + 1;
-  for (int k = 0; k < t[arr].size && i < n; k++) {
-    int ref = i;
-    i = next_sibling(t, n, ref);
-    if (t[ref].type != JSMN_OBJECT) continue;
-    int is_ctl = 0;
-    sfield av = {-1}, kd = {-1}, nm = {-1}, ud = {-1};
-    int j = ref + 1;
-    for (int m = 0; m < t[ref].size && j < n; m++) {
-      int v = j + 1;
-      if (KEY_IS(js, &t[j], "controller"))
-        is_ctl = t[v].type == JSMN_PRIMITIVE && js[t[v].start] == 't';
-      else if (KEY_IS(js, &t[j], "apiVersion")) av.tok = value_string(t, v);
-      else if (KEY_IS(js, &t[j], "kind")) kd.tok = value_string(t, v);
-      else if (KEY_IS(js, &t[j], "name")) nm.tok = value_string(t, v);
-      else if (KEY_IS(js, &t[j], "uid")) ud.tok = value_string(t, v);
-      j = next_sibling(t, n, j);
-    }
-    if (is_ctl && !w->has_controller) {
-      w->has_controller = 1;
-      w->own_api_version = av;
-      w->own_kind = kd;
-      w->own_name = nm;
-      w->own_uid = ud;
-    }
+/* Which member a name is, in a container of type ct. Names are compared
+ * as written (escaped), as kube-apiserver's own output always is. */
+static int classify(const char *js, int ct, span k) {
+  switch (ct) {
+  case C_TOP:
+    if (KEY_EQ(js, k, "metadata")) return K_METADATA;
+    if (KEY_EQ(js, k, "apiVersion")) return K_API_VERSION;
+    if (KEY_EQ(js, k, "kind")) return K_KIND;
+    if (KEY_EQ(js, k, "spec")) return K_SPEC;
+    if (KEY_EQ(js, k, "status")) return K_STATUS;
+    return K_OTHER;
+  case C_META:
+    if (KEY_EQ(js, k, "name")) return K_NAME;
+    if (KEY_EQ(js, k, "namespace")) return K_NAMESPACE;
+    if (KEY_EQ(js, k, "uid")) return K_UID;
+    if (KEY_EQ(js, k, "resourceVersion")) return K_RV;
+    if (KEY_EQ(js, k, "generation")) return K_GENERATION;
+    if (KEY_EQ(js, k, "deletionTimestamp")) return K_DTS;
+    if (KEY_EQ(js, k, "labels")) return K_LABELS;
+    if (KEY_EQ(js, k, "annotations")) return K_ANNOTATIONS;
+    if (KEY_EQ(js, k, "finalizers")) return K_FINALIZERS;
+    if (KEY_EQ(js, k, "ownerReferences")) return K_OWNER_REFS;
+    return K_OTHER;
+  case C_OWNER:
+    if (KEY_EQ(js, k, "controller")) return K_CONTROLLER;
+    if (KEY_EQ(js, k, "apiVersion")) return K_API_VERSION;
+    if (KEY_EQ(js, k, "kind")) return K_KIND;
+    if (KEY_EQ(js, k, "name")) return K_NAME;
+    if (KEY_EQ(js, k, "uid")) return K_UID;
+    return K_OTHER;
+  case C_LABELS: return K_LABEL;
+  default: return K_OTHER;
   }
 }
 
-static void walk_metadata(const char *js, const jsmntok_t *t, int n, int md, walk *w) {
-  int j = md + 1;
-  for (int m = 0; m < t[md].size && j < n; m++) {
-    int v = j + 1;
-    const jsmntok_t *k = &t[j];
-    if (KEY_IS(js, k, "name")) w->name.tok = value_string(t, v);
-    else if (KEY_IS(js, k, "namespace")) w->ns.tok = value_string(t, v);
-    else if (KEY_IS(js, k, "uid")) w->uid.tok = value_string(t, v);
-    else if (KEY_IS(js, k, "resourceVersion")) w->rv.tok = value_string(t, v);
-    else if (KEY_IS(js, k, "generation")) w->gen_tok = t[v].type == JSMN_PRIMITIVE ? v : -1;
-    else if (KEY_IS(js, k, "deletionTimestamp")) w->dts.tok = value_string(t, v);
-    else if (KEY_IS(js, k, "labels")) w->labels_tok = t[v].type == JSMN_OBJECT ? v : -1;
-    else if (KEY_IS(js, k, "annotations")) w->annotations_tok = t[v].type == JSMN_OBJECT ? v : -1;
-    else if (KEY_IS(js, k, "finalizers")) w->finalizers_tok = t[v].type == JSMN_ARRAY ? v : -1;
-    else if (KEY_IS(js, k, "ownerReferences") && t[v].type == JSMN_ARRAY)
-      walk_owner_refs(js, t, n, v, w);
-    j = next_sibling(t, n, j);
+/* A new metadata object replaces everything an earlier one gave (the last
+ * of duplicate members wins, as in Go's decoder). */
+static void reset_metadata(scan *sc) {
+  sc->name = sc->ns = sc->uid = sc->rv = sc->gen = sc->dts = NO_SPAN;
+  sc->labels = sc->annotations = sc->finalizers = NO_SPAN;
+  sc->own_av = sc->own_kind = sc->own_name = sc->own_uid = NO_SPAN;
+  sc->has_controller = 0;
+  sc->nlabels = 0;
+}
+
+/* The slot a member's value goes to when it is a string (NULL: none). */
+static span *string_slot(scan *sc, int ct, int k) {
+  if (ct == C_TOP) return k == K_API_VERSION ? &sc->api_version : k == K_KIND ? &sc->kind : NULL;
+  if (ct == C_META) {
+    switch (k) {
+    case K_NAME: return &sc->name;
+    case K_NAMESPACE: return &sc->ns;
+    case K_UID: return &sc->uid;
+    case K_RV: return &sc->rv;
+    case K_DTS: return &sc->dts;
+    default: return NULL;
+    }
+  }
+  if (ct == C_OWNER) {
+    switch (k) {
+    case K_API_VERSION: return &sc->cur_av;
+    case K_KIND: return &sc->cur_kind;
+    case K_NAME: return &sc->cur_name;
+    case K_UID: return &sc->cur_uid;
+    default: return NULL;
+    }
+  }
+  return NULL;
+}
+
+/* A value at depth d (d >= 1, d < TRACK) of any type: clears what only a
+ * value of another type may set. Returns the member's K_* (K_OTHER in an
+ * array or an untracked container). */
+static int value_seen(scan *sc, size_t d, int is_string) {
+  int ct = sc->ctype[d - 1], k = sc->key[d];
+  if (ct == C_OWNERS || ct == C_OTHER || ct == C_SPAN) return K_OTHER;
+  span *slot = string_slot(sc, ct, k);
+  if (slot && !is_string) *slot = NO_SPAN;
+  if (ct == C_META) {
+    if (k == K_LABELS) sc->labels = NO_SPAN, sc->nlabels = 0;
+    else if (k == K_ANNOTATIONS) sc->annotations = NO_SPAN;
+    else if (k == K_FINALIZERS) sc->finalizers = NO_SPAN;
+    else if (k == K_GENERATION) sc->gen = NO_SPAN;
+  } else if (ct == C_OWNER && k == K_CONTROLLER) {
+    sc->cur_ctl = 0;
+  }
+  return k;
+}
+
+static void on_key(kin__json_visitor *v, size_t d, size_t s, size_t e) {
+  scan *sc = (scan *)v;
+  if (d >= TRACK) return;
+  span k = {(int32_t)s, (int32_t)e};
+  sc->key[d] = classify(sc->js, sc->ctype[d - 1], k);
+  if (sc->key[d] == K_LABEL) sc->label_key = k;
+}
+
+static void on_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_t e) {
+  scan *sc = (scan *)v;
+  if (d == 0) {
+    sc->bad = 1; /* not an object */
+    return;
+  }
+  if (d >= TRACK) return;
+  span val = {(int32_t)s, (int32_t)e};
+  int ct = sc->ctype[d - 1];
+  int k = value_seen(sc, d, type == '"');
+  if (k == K_OTHER) return;
+  span *slot = string_slot(sc, ct, k);
+  if (slot) {
+    if (type == '"') *slot = val;
+    return;
+  }
+  switch (ct) {
+  case C_TOP:
+    if (k == K_METADATA) sc->md_bad = 1;
+    else if (k == K_SPEC) sc->spec = val;
+    else if (k == K_STATUS) sc->status = val;
+    break;
+  case C_META:
+    if (k == K_GENERATION && type != '"') sc->gen = val;
+    break;
+  case C_OWNER:
+    if (k == K_CONTROLLER) sc->cur_ctl = type == 't';
+    break;
+  case C_LABELS:
+    if (type == '"') {
+      if (sc->nlabels == tl_labcap) {
+        size_t cap = tl_labcap ? tl_labcap * 2 : 64;
+        label_span *n = realloc(tl_labs, cap * sizeof(*n));
+        if (!n) {
+          sc->bad = KIN_ENOMEM;
+          return;
+        }
+        pthread_once(&lab_once, lab_init);
+        tl_labs = n;
+        tl_labcap = cap;
+        pthread_setspecific(lab_key, n);
+      }
+      tl_labs[sc->nlabels++] = (label_span){sc->label_key, val};
+    }
+    break;
   }
 }
 
-/* Copies string token i (unescaped by kin__json_unescape, NUL-terminated)
- * at *cursor and returns it; "" when i < 0. Unescaping never grows the
- * text, so the raw length bounds the output. A \u0000 ends the C string
- * there (json_str.h). A bad escape cannot happen (kin__json_check accepted
- * the document); should it, the raw text is kept. */
-static const char *put_str(const char *js, const jsmntok_t *t, int i, char **cursor) {
-  if (i < 0) return "";
+static void on_open(kin__json_visitor *v, size_t d, char type, size_t s) {
+  scan *sc = (scan *)v;
+  if (d == 0) {
+    if (type != '{') sc->bad = 1;
+    sc->ctype[0] = C_TOP;
+    return;
+  }
+  if (d >= TRACK) return;
+  int ct = sc->ctype[d - 1];
+  int k = value_seen(sc, d, 0);
+  int nt = C_OTHER;
+  span *whole = NULL; /* the member's span runs from here to the close */
+  if (ct == C_TOP) {
+    if (k == K_METADATA) {
+      if (type == '{') {
+        reset_metadata(sc);
+        sc->md_bad = 0;
+        nt = C_META;
+      } else {
+        sc->md_bad = 1;
+      }
+    } else if (k == K_SPEC) {
+      whole = &sc->spec;
+    } else if (k == K_STATUS) {
+      whole = &sc->status;
+    }
+  } else if (ct == C_META) {
+    if (k == K_LABELS && type == '{') nt = C_LABELS, whole = &sc->labels;
+    else if (k == K_ANNOTATIONS && type == '{') whole = &sc->annotations;
+    else if (k == K_FINALIZERS && type == '[') whole = &sc->finalizers;
+    else if (k == K_OWNER_REFS && type == '[') nt = C_OWNERS;
+  } else if (ct == C_OWNERS && type == '{') {
+    sc->cur_av = sc->cur_kind = sc->cur_name = sc->cur_uid = NO_SPAN;
+    sc->cur_ctl = 0;
+    nt = C_OWNER;
+  }
+  if (whole) {
+    whole->s = (int32_t)s;
+    whole->e = -1;
+    if (nt == C_OTHER) nt = C_SPAN;
+  }
+  sc->ctype[d] = nt;
+  sc->span_at[d] = whole;
+}
+
+static void on_close(kin__json_visitor *v, size_t d, size_t e) {
+  scan *sc = (scan *)v;
+  if (d >= TRACK) return;
+  if (sc->span_at[d]) sc->span_at[d]->e = (int32_t)e;
+  if (sc->ctype[d] == C_OWNER && sc->cur_ctl && !sc->has_controller) {
+    sc->has_controller = 1;
+    sc->own_av = sc->cur_av;
+    sc->own_kind = sc->cur_kind;
+    sc->own_name = sc->cur_name;
+    sc->own_uid = sc->cur_uid;
+  }
+}
+
+/* ---- building the object ------------------------------------------------ */
+
+/* Copies the string with body span sp (unescaped by kin__json_unescape,
+ * NUL-terminated) at *cursor and returns it; "" when absent. Unescaping
+ * never grows the text, so the raw length bounds the output. A \u0000 ends
+ * the C string there (json_str.h). A bad escape cannot happen (the scan
+ * accepted the document); should it, the raw text is kept. */
+static const char *put_str(const char *js, span sp, char **cursor) {
+  if (sp.s < 0) return "";
   char *d = *cursor;
-  const char *src = js + t[i].start;
-  size_t n = (size_t)(t[i].end - t[i].start), o = n;
+  const char *src = js + sp.s;
+  size_t n = (size_t)(sp.e - sp.s), o = n;
   /* most fields have no escape: one memchr, no call (the hot path) */
   if (!memchr(src, '\\', n) || kin__json_unescape(src, n, d, &o) < 0) {
     memcpy(d, src, n);
@@ -179,13 +327,11 @@ static const char *put_str(const char *js, const jsmntok_t *t, int i, char **cur
   return d;
 }
 
-static size_t tok_len(const jsmntok_t *t, int i) {
-  return i < 0 ? 0 : (size_t)(t[i].end - t[i].start) + 1;
-}
+static size_t str_len(span sp) { return sp.s < 0 ? 0 : (size_t)(sp.e - sp.s) + 1; }
 
-static kin_span span_of(const jsmntok_t *t, int i) {
-  if (i < 0) return (kin_span){0, 0};
-  return (kin_span){(uint32_t)t[i].start, (uint32_t)(t[i].end - t[i].start)};
+static kin_span span_of(span sp) {
+  if (sp.s < 0 || sp.e < sp.s) return (kin_span){0, 0};
+  return (kin_span){(uint32_t)sp.s, (uint32_t)(sp.e - sp.s)};
 }
 
 static int64_t parse_int(const char *s, size_t n) {
@@ -204,94 +350,55 @@ static int64_t parse_int(const char *s, size_t n) {
 static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
   *out = NULL;
   if (!json || len == 0 || len > INT32_MAX) return KIN_EINVAL;
-  if (kin__json_check(json, len, NULL) < 0) return KIN_EINVAL;
-
-  unsigned want = (unsigned)(len / 6 + 64);
-  jsmntok_t *t = tok_reserve(want > tl_cap ? want : tl_cap);
-  if (!t) return KIN_ENOMEM;
-  jsmn_parser p;
-  jsmn_init(&p);
-  int n = jsmn_parse(&p, json, len, t, tl_cap);
-  if (n == JSMN_ERROR_NOMEM) {
-    /* every token takes at least two bytes of input, so this is enough */
-    t = tok_reserve((unsigned)(len / 2 + 64));
-    if (!t) return KIN_ENOMEM;
-    jsmn_init(&p);
-    n = jsmn_parse(&p, json, len, t, tl_cap);
-  }
-  if (n < 1 || t[0].type != JSMN_OBJECT) {
-    tok_trim();
-    return KIN_EINVAL;
-  }
-
-  walk w;
-  memset(&w, 0xff, sizeof(w)); /* every token index -1 */
-  w.has_controller = 0;
-  w.nlabels = 0;
-  int md = -1;
-  int j = 1;
-  for (int m = 0; m < t[0].size && j < n; m++) {
-    int v = j + 1;
-    if (KEY_IS(json, &t[j], "metadata")) md = v;
-    else if (KEY_IS(json, &t[j], "apiVersion")) w.api_version.tok = value_string(t, v);
-    else if (KEY_IS(json, &t[j], "kind")) w.kind.tok = value_string(t, v);
-    else if (KEY_IS(json, &t[j], "spec")) w.spec_tok = v;
-    else if (KEY_IS(json, &t[j], "status")) w.status_tok = v;
-    j = next_sibling(t, n, j);
-  }
-  if (md >= 0) {
-    if (t[md].type != JSMN_OBJECT) {
-      tok_trim();
-      return KIN_EINVAL;
-    }
-    walk_metadata(json, t, n, md, &w);
-  }
-  if (need_name && (w.name.tok < 0 || t[w.name.tok].end == t[w.name.tok].start)) {
-    tok_trim();
-    return KIN_EINVAL;
+  scan sc;
+  memset(&sc, 0, sizeof(sc));
+  sc.vis.key = on_key;
+  sc.vis.scalar = on_scalar;
+  sc.vis.open = on_open;
+  sc.vis.close = on_close;
+  sc.js = json;
+  sc.api_version = sc.kind = sc.spec = sc.status = NO_SPAN;
+  reset_metadata(&sc);
+  int r = kin__json_scan(json, len, NULL, &sc.vis);
+  if (r == 0 && sc.bad) r = sc.bad < 0 ? sc.bad : KIN_EINVAL;
+  if (r == 0 && sc.md_bad) r = KIN_EINVAL;
+  if (r == 0 && need_name && (sc.name.s < 0 || sc.name.e == sc.name.s)) r = KIN_EINVAL;
+  if (r < 0) {
+    lab_trim();
+    return r;
   }
 
   /* Size the block. */
-  size_t strbytes = tok_len(t, w.name.tok) + tok_len(t, w.ns.tok) + tok_len(t, w.uid.tok) +
-                    tok_len(t, w.rv.tok) + tok_len(t, w.api_version.tok) +
-                    tok_len(t, w.kind.tok) + tok_len(t, w.own_api_version.tok) +
-                    tok_len(t, w.own_kind.tok) + tok_len(t, w.own_name.tok) +
-                    tok_len(t, w.own_uid.tok);
-  strbytes += tok_len(t, w.ns.tok) + tok_len(t, w.name.tok) + 1; /* the key */
-  int lt = w.labels_tok;
-  if (lt >= 0) {
-    int k = lt + 1;
-    for (int m = 0; m < t[lt].size && k < n; m++) {
-      if (t[k + 1].type == JSMN_STRING) {
-        w.nlabels++;
-        strbytes += tok_len(t, k) + tok_len(t, k + 1);
-      }
-      k = next_sibling(t, n, k);
-    }
-  }
-  size_t total = sizeof(kin_obj) + (size_t)w.nlabels * 2 * sizeof(char *) + len + 1 + strbytes;
+  size_t strbytes = str_len(sc.name) + str_len(sc.ns) + str_len(sc.uid) + str_len(sc.rv) +
+                    str_len(sc.api_version) + str_len(sc.kind);
+  if (sc.has_controller)
+    strbytes += str_len(sc.own_av) + str_len(sc.own_kind) + str_len(sc.own_name) +
+                str_len(sc.own_uid);
+  strbytes += str_len(sc.ns) + str_len(sc.name) + 1; /* the key */
+  for (size_t i = 0; i < sc.nlabels; i++) strbytes += str_len(tl_labs[i].k) + str_len(tl_labs[i].v);
+  size_t total = sizeof(kin_obj) + sc.nlabels * 2 * sizeof(char *) + len + 1 + strbytes;
   kin_obj *o = malloc(total);
   if (!o) {
-    tok_trim();
+    lab_trim();
     return KIN_ENOMEM;
   }
   memset(o, 0, sizeof(*o));
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_OBJECT;
   o->labels = (const char **)(void *)o->data;
-  char *jcopy = o->data + (size_t)w.nlabels * 2 * sizeof(char *);
+  char *jcopy = o->data + sc.nlabels * 2 * sizeof(char *);
   memcpy(jcopy, json, len);
   jcopy[len] = 0;
   o->json = jcopy;
   o->json_len = len;
   char *cur = jcopy + len + 1;
 
-  o->name = put_str(json, t, w.name.tok, &cur);
-  o->ns = put_str(json, t, w.ns.tok, &cur);
-  o->uid = put_str(json, t, w.uid.tok, &cur);
-  o->rv = put_str(json, t, w.rv.tok, &cur);
-  o->api_version = put_str(json, t, w.api_version.tok, &cur);
-  o->kind_name = put_str(json, t, w.kind.tok, &cur);
+  o->name = put_str(json, sc.name, &cur);
+  o->ns = put_str(json, sc.ns, &cur);
+  o->uid = put_str(json, sc.uid, &cur);
+  o->rv = put_str(json, sc.rv, &cur);
+  o->api_version = put_str(json, sc.api_version, &cur);
+  o->kind_name = put_str(json, sc.kind, &cur);
   if (*o->ns) {
     char *k = cur;
     size_t a = strlen(o->ns), b = strlen(o->name);
@@ -303,35 +410,26 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
   } else {
     o->key = o->name;
   }
-  if (w.gen_tok >= 0)
-    o->generation = parse_int(json + t[w.gen_tok].start, (size_t)(t[w.gen_tok].end - t[w.gen_tok].start));
-  o->being_deleted = w.dts.tok >= 0;
-  if (w.has_controller) {
+  if (sc.gen.s >= 0) o->generation = parse_int(json + sc.gen.s, (size_t)(sc.gen.e - sc.gen.s));
+  o->being_deleted = sc.dts.s >= 0;
+  if (sc.has_controller) {
     o->has_controller = 1;
-    o->controller.api_version = put_str(json, t, w.own_api_version.tok, &cur);
-    o->controller.kind = put_str(json, t, w.own_kind.tok, &cur);
-    o->controller.name = put_str(json, t, w.own_name.tok, &cur);
-    o->controller.uid = put_str(json, t, w.own_uid.tok, &cur);
+    o->controller.api_version = put_str(json, sc.own_av, &cur);
+    o->controller.kind = put_str(json, sc.own_kind, &cur);
+    o->controller.name = put_str(json, sc.own_name, &cur);
+    o->controller.uid = put_str(json, sc.own_uid, &cur);
   }
-  if (lt >= 0) {
-    int k = lt + 1;
-    uint32_t li = 0;
-    for (int m = 0; m < t[lt].size && k < n; m++) {
-      if (t[k + 1].type == JSMN_STRING) {
-        o->labels[2 * li] = put_str(json, t, k, &cur);
-        o->labels[2 * li + 1] = put_str(json, t, k + 1, &cur);
-        li++;
-      }
-      k = next_sibling(t, n, k);
-    }
-    o->nlabels = li;
+  for (size_t i = 0; i < sc.nlabels; i++) {
+    o->labels[2 * i] = put_str(json, tl_labs[i].k, &cur);
+    o->labels[2 * i + 1] = put_str(json, tl_labs[i].v, &cur);
   }
-  o->labels_span = span_of(t, w.labels_tok);
-  o->annotations_span = span_of(t, w.annotations_tok);
-  o->finalizers_span = span_of(t, w.finalizers_tok);
-  o->spec_span = span_of(t, w.spec_tok);
-  o->status_span = span_of(t, w.status_tok);
-  tok_trim();
+  o->nlabels = (uint32_t)sc.nlabels;
+  o->labels_span = span_of(sc.labels);
+  o->annotations_span = span_of(sc.annotations);
+  o->finalizers_span = span_of(sc.finalizers);
+  o->spec_span = span_of(sc.spec);
+  o->status_span = span_of(sc.status);
+  lab_trim();
   *out = o;
   return 0;
 }
