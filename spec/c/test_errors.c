@@ -443,6 +443,17 @@ static void test_errors_ListLogNamesHTMLBody(void **state) {
                  "(text/html: \"502 Bad Gateway\")");
 }
 
+/* A list page whose second item is no object: the page fails, and the log
+ * says which item (one strict pass finds the items, kin_obj_parse reads
+ * each). */
+#define LIST_BAD_ITEM_BODY                                                                     \
+  "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"1\"},"        \
+  "\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"d\"}},\"not an object\"]}"
+static void test_errors_ListItemNotAnObject(void **state) {
+  reflector_logs(resp(2, "200 OK", "application/json", LIST_BAD_ITEM_BODY), NULL,
+                 "cannot be read", "configmaps: item 1 of a list page cannot be read");
+}
+
 /* ---- exec plugin stderr ---------------------------------------------------- */
 
 /* client-go: exec: executable /p/plugin.sh failed with exit code 1 (the
@@ -516,5 +527,6 @@ KIN_SUITE(errors, cmocka_unit_test(test_errors_TLSUnknownAuthorityNamesCA),
           cmocka_unit_test(test_errors_NonStatusBodies),
           cmocka_unit_test(test_errors_WatchLogNamesHTMLBody),
           cmocka_unit_test(test_errors_ListLogNamesHTMLBody),
+          cmocka_unit_test(test_errors_ListItemNotAnObject),
           cmocka_unit_test(test_errors_ExecPluginStderr),
           cmocka_unit_test(test_errors_NamesFromOneTable))

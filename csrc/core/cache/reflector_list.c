@@ -3,16 +3,16 @@
  * collected before one Replace, as the pager does; a continue token that
  * expired falls back to one full list at the original resourceVersion.
  *
- * A page is split without a DOM: jsmn finds metadata.resourceVersion,
- * metadata.continue and the span of each item, and each span becomes a
- * kin_obj. Items of typed lists carry no kind/apiVersion (the server
+ * A page is split without a DOM: one strict pass (kin__json_scan with a
+ * visitor) finds metadata.resourceVersion, metadata.continue and the span
+ * of each item, and each span becomes a kin_obj. Items of typed lists carry no kind/apiVersion (the server
  * omits them); they get the list's, as the dynamic client's
  * UnstructuredList does, so every cached object says what it is. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_span.h"
+#include "json_check.h"
 #include "kin.h"
 #include "log.h"
 #include "reflector_int.h"
@@ -52,24 +52,166 @@ typedef struct {
   char *cont;
 } page_meta;
 
-static char *dup_string(const char *js, const jsmntok_t *t, int i) {
-  if (i < 0 || t[i].type != JSMN_STRING) return strdup("");
-  return strndup(js + t[i].start, (size_t)(t[i].end - t[i].start));
+/* A byte range of the page, end exclusive; s < 0: absent. */
+typedef struct {
+  long s, e;
+} pspan;
+
+/* One item of the page: its span (braces included), whether it has a
+ * top-level "kind" member and any member at all. */
+typedef struct {
+  pspan sp;
+  int has_kind, has_members;
+} item_span;
+
+/* What the page scan keeps. As for the jsmn lookups this replaces, the
+ * first of duplicate members counts. */
+typedef struct {
+  kin__json_visitor vis; /* first: the callbacks get &vis */
+  const char *js;
+  int bad;               /* 1: not a list; KIN_ENOMEM */
+  int key1, key2;        /* the member being read at depth 1 / in metadata */
+  int in_md, in_items;   /* inside the (first) metadata object / items array */
+  int md_done, items_done, kind_done, av_done; /* the first seen */
+  pspan rv, cont, rem, kind, av;
+  int rv_str, cont_str, rem_num, kind_str, av_str;
+  item_span *items;
+  size_t nitems, cap;
+  int item_open;
+} page_scan;
+
+enum { P_OTHER, P_METADATA, P_KIND, P_API_VERSION, P_ITEMS, P_RV, P_CONTINUE, P_REMAINING };
+
+#define PKEY(js, s, e, lit) ((e) - (s) == sizeof(lit) - 1 && !memcmp((js) + (s), lit, sizeof(lit) - 1))
+
+static void pg_key(kin__json_visitor *v, size_t d, size_t s, size_t e) {
+  page_scan *ps = (page_scan *)v;
+  const char *js = ps->js;
+  if (d == 1) {
+    ps->key1 = PKEY(js, s, e, "metadata") ? P_METADATA : PKEY(js, s, e, "kind") ? P_KIND
+             : PKEY(js, s, e, "apiVersion") ? P_API_VERSION : PKEY(js, s, e, "items") ? P_ITEMS
+             : P_OTHER;
+  } else if (d == 2 && ps->in_md) {
+    ps->key2 = PKEY(js, s, e, "resourceVersion") ? P_RV : PKEY(js, s, e, "continue") ? P_CONTINUE
+             : PKEY(js, s, e, "remainingItemCount") ? P_REMAINING : P_OTHER;
+  } else if (d == 3 && ps->item_open) {
+    ps->items[ps->nitems].has_members = 1;
+    if (PKEY(js, s, e, "kind")) ps->items[ps->nitems].has_kind = 1;
+  }
 }
 
-/* Parses item i of the page into *out, giving it the list's kind and
+/* Records the first value of a member: *done guards the first, *sp takes
+ * the span, *is_type whether it had the wanted type. */
+static void first(int *done, pspan *sp, int *is_type, int ok, size_t s, size_t e) {
+  if (*done) return;
+  *done = 1;
+  sp->s = (long)s;
+  sp->e = (long)e;
+  *is_type = ok;
+}
+
+/* Appends an item slot; sp.s < 0 marks an item that is no object. */
+static item_span *push_item(page_scan *ps, long start) {
+  if (ps->nitems == ps->cap) {
+    size_t cap = ps->cap ? ps->cap * 2 : 256;
+    item_span *n = realloc(ps->items, cap * sizeof(*n));
+    if (!n) {
+      ps->bad = KIN_ENOMEM;
+      return NULL;
+    }
+    ps->items = n;
+    ps->cap = cap;
+  }
+  item_span *it = &ps->items[ps->nitems];
+  *it = (item_span){{start, -1}, 0, 0};
+  return it;
+}
+
+/* Records the first value of a member of the metadata: its span and
+ * whether it had the wanted type (ok). */
+static void md_first(pspan *sp, int *is_type, int ok, size_t s, size_t e) {
+  if (sp->s >= 0) return;
+  *sp = (pspan){(long)s, (long)e};
+  *is_type = ok;
+}
+
+static void pg_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_t e) {
+  page_scan *ps = (page_scan *)v;
+  if (d == 0) {
+    ps->bad = 1;
+  } else if (d == 1) {
+    if (ps->key1 == P_KIND) first(&ps->kind_done, &ps->kind, &ps->kind_str, type == '"', s, e);
+    else if (ps->key1 == P_API_VERSION) first(&ps->av_done, &ps->av, &ps->av_str, type == '"', s, e);
+    else if (ps->key1 == P_METADATA) ps->md_done = 1;
+    else if (ps->key1 == P_ITEMS && !ps->items_done) ps->bad = 1, ps->items_done = 1;
+  } else if (d == 2 && ps->in_md) {
+    if (ps->key2 == P_RV) md_first(&ps->rv, &ps->rv_str, type == '"', s, e);
+    else if (ps->key2 == P_CONTINUE) md_first(&ps->cont, &ps->cont_str, type == '"', s, e);
+    else if (ps->key2 == P_REMAINING) md_first(&ps->rem, &ps->rem_num, type == '0', s, e);
+  } else if (d == 2 && ps->in_items) {
+    if (push_item(ps, -1)) ps->nitems++; /* no object: reported when read */
+  }
+}
+
+static void pg_open(kin__json_visitor *v, size_t d, char type, size_t s) {
+  page_scan *ps = (page_scan *)v;
+  if (d == 0) {
+    if (type != '{') ps->bad = 1;
+  } else if (d == 1) {
+    if (ps->key1 == P_METADATA && !ps->md_done) {
+      ps->md_done = 1;
+      ps->in_md = type == '{';
+      ps->key2 = P_OTHER;
+    } else if (ps->key1 == P_ITEMS && !ps->items_done) {
+      ps->items_done = 1;
+      if (type == '[') ps->in_items = 1;
+      else ps->bad = 1;
+    } else if (ps->key1 == P_KIND) {
+      first(&ps->kind_done, &ps->kind, &ps->kind_str, 0, s, s);
+    } else if (ps->key1 == P_API_VERSION) {
+      first(&ps->av_done, &ps->av, &ps->av_str, 0, s, s);
+    }
+  } else if (d == 2 && ps->in_md) {
+    /* a container where a scalar belongs: present, of the wrong type */
+    if (ps->key2 == P_RV) md_first(&ps->rv, &ps->rv_str, 0, s, s);
+    else if (ps->key2 == P_CONTINUE) md_first(&ps->cont, &ps->cont_str, 0, s, s);
+    else if (ps->key2 == P_REMAINING) md_first(&ps->rem, &ps->rem_num, 0, s, s);
+  } else if (d == 2 && ps->in_items) {
+    if (!push_item(ps, type == '{' ? (long)s : -1)) return;
+    if (type == '{') ps->item_open = 1;
+    else ps->nitems++; /* no object: reported when read */
+  }
+}
+
+static void pg_close(kin__json_visitor *v, size_t d, size_t e) {
+  page_scan *ps = (page_scan *)v;
+  if (d == 1) {
+    ps->in_md = 0;
+    ps->in_items = 0;
+  } else if (d == 2 && ps->item_open) {
+    ps->items[ps->nitems++].sp.e = (long)e;
+    ps->item_open = 0;
+  }
+}
+
+static char *dup_span(const char *js, pspan sp, int ok) {
+  if (sp.s < 0 || !ok) return strdup("");
+  return strndup(js + sp.s, (size_t)(sp.e - sp.s));
+}
+
+/* Parses one item of the page into *out, giving it the list's kind and
  * apiVersion when it has none. */
-static int parse_item(const char *js, const jsmntok_t *t, int n, int i, const char *kind,
-                      size_t kind_len, const char *api_version, size_t av_len, kin_obj **out) {
-  const char *p = js + t[i].start;
-  size_t len = (size_t)(t[i].end - t[i].start);
-  if (t[i].type != JSMN_OBJECT) return KIN_EINVAL;
-  if (!kind_len || kin__span_get(js, t, n, i, "kind") >= 0) return kin_obj_parse(p, len, out);
+static int parse_item(const char *js, const item_span *it, const char *kind, size_t kind_len,
+                      const char *api_version, size_t av_len, kin_obj **out) {
+  if (it->sp.s < 0) return KIN_EINVAL; /* not an object */
+  const char *p = js + it->sp.s;
+  size_t len = (size_t)(it->sp.e - it->sp.s);
+  if (!kind_len || it->has_kind) return kin_obj_parse(p, len, out);
   size_t extra = kind_len + av_len + 32;
   char *buf = malloc(len + extra);
   if (!buf) return KIN_ENOMEM;
   int k = snprintf(buf, extra, "{\"kind\":\"%.*s\",\"apiVersion\":\"%.*s\"%s", (int)kind_len, kind,
-                   (int)av_len, api_version, t[i].size ? "," : "");
+                   (int)av_len, api_version, it->has_members ? "," : "");
   memcpy(buf + k, p + 1, len - 1);
   int rc = kin_obj_parse(buf, (size_t)k + len - 1, out);
   free(buf);
@@ -78,14 +220,19 @@ static int parse_item(const char *js, const jsmntok_t *t, int n, int i, const ch
 
 /* Splits one list body into items appended to o and its metadata. */
 static int parse_page(kin_reflector *r, const char *js, size_t len, objs *o, page_meta *pm) {
-  jsmntok_t *t;
-  int n = kin__span_tokenize(js, len, &t);
-  if (n < 0) return n;
-  int rc = KIN_EINVAL;
-  if (t[0].type != JSMN_OBJECT) goto out;
-  int md = kin__span_get(js, t, n, 0, "metadata");
-  pm->rv = dup_string(js, t, kin__span_get(js, t, n, md, "resourceVersion"));
-  pm->cont = dup_string(js, t, kin__span_get(js, t, n, md, "continue"));
+  page_scan ps;
+  memset(&ps, 0, sizeof(ps));
+  ps.vis.key = pg_key;
+  ps.vis.scalar = pg_scalar;
+  ps.vis.open = pg_open;
+  ps.vis.close = pg_close;
+  ps.js = js;
+  ps.rv = ps.cont = ps.rem = ps.kind = ps.av = (pspan){-1, -1};
+  int rc = js && len ? kin__json_scan(js, len, NULL, &ps.vis) : KIN_EINVAL;
+  if (rc == 0 && ps.bad) rc = ps.bad < 0 ? ps.bad : KIN_EINVAL;
+  if (rc) goto out;
+  pm->rv = dup_span(js, ps.rv, ps.rv_str);
+  pm->cont = dup_span(js, ps.cont, ps.cont_str);
   if (!pm->rv || !pm->cont) {
     rc = KIN_ENOMEM;
     goto out;
@@ -93,43 +240,35 @@ static int parse_page(kin_reflector *r, const char *js, size_t len, objs *o, pag
   /* "PodList" -> "Pod" for the items that lack a kind. */
   const char *kind = "", *av = "";
   size_t kind_len = 0, av_len = 0;
-  int kt = kin__span_get(js, t, n, 0, "kind"), at = kin__span_get(js, t, n, 0, "apiVersion");
-  if (kt >= 0 && at >= 0 && t[kt].type == JSMN_STRING && t[at].type == JSMN_STRING &&
-      t[kt].end - t[kt].start > 4 && !memcmp(js + t[kt].end - 4, "List", 4) &&
-      !memchr(js + t[kt].start, '\\', (size_t)(t[kt].end - t[kt].start)) &&
-      !memchr(js + t[at].start, '\\', (size_t)(t[at].end - t[at].start))) {
-    kind = js + t[kt].start;
-    kind_len = (size_t)(t[kt].end - t[kt].start) - 4;
-    av = js + t[at].start;
-    av_len = (size_t)(t[at].end - t[at].start);
+  if (ps.kind_str && ps.av_str && ps.kind.e - ps.kind.s > 4 && !memcmp(js + ps.kind.e - 4, "List", 4) &&
+      !memchr(js + ps.kind.s, '\\', (size_t)(ps.kind.e - ps.kind.s)) &&
+      !memchr(js + ps.av.s, '\\', (size_t)(ps.av.e - ps.av.s))) {
+    kind = js + ps.kind.s;
+    kind_len = (size_t)(ps.kind.e - ps.kind.s) - 4;
+    av = js + ps.av.s;
+    av_len = (size_t)(ps.av.e - ps.av.s);
   }
-  int items = kin__span_get(js, t, n, 0, "items");
-  if (items >= 0 && t[items].type != JSMN_ARRAY) goto out;
-  int count = items >= 0 ? t[items].size : 0;
-  int i = items + 1;
-  for (int k = 0; k < count; k++) {
+  for (size_t k = 0; k < ps.nitems; k++) {
     kin_obj *obj = NULL;
-    rc = parse_item(js, t, n, i, kind, kind_len, av, av_len, &obj);
+    rc = parse_item(js, &ps.items[k], kind, kind_len, av, av_len, &obj);
     if (rc == 0 && (rc = objs_push(o, obj))) kin_obj_unref(obj);
     if (rc) {
-      kin_log(KIN_LOG_WARN, LOG, "%s: item %d of a list page cannot be read: %s", r->name, k,
+      kin_log(KIN_LOG_WARN, LOG, "%s: item %zu of a list page cannot be read: %s", r->name, k,
               kin_strerror(rc));
       goto out;
     }
-    i = kin__span_skip(t, n, i);
   }
   /* remainingItemCount is an estimate the server may omit (it does with
    * selectors); the last page makes the count exact. */
-  int remt = kin__span_get(js, t, n, md, "remainingItemCount");
-  long long remaining = remt >= 0 && t[remt].type == JSMN_PRIMITIVE ? strtoll(js + t[remt].start, NULL, 10) : -1;
+  long long remaining = ps.rem.s >= 0 && ps.rem_num ? strtoll(js + ps.rem.s, NULL, 10) : -1;
   pthread_mutex_lock(&r->mu);
-  r->st.listed_items += (uint64_t)count;
+  r->st.listed_items += (uint64_t)ps.nitems;
   if (!pm->cont[0]) r->st.expected_items = r->st.listed_items;
   else if (remaining >= 0) r->st.expected_items = r->st.listed_items + (uint64_t)remaining;
   pthread_mutex_unlock(&r->mu);
   rc = 0;
 out:
-  free(t);
+  free(ps.items);
   return rc;
 }
 
