@@ -8,6 +8,7 @@
  * every size is known, is the single block allocated: header, label
  * pointer table, JSON copy, then the unescaped strings. */
 #include "kobj.h"
+#include "kobj_int.h"
 #include "json_check.h"
 #include "json_str.h"
 #include "kin.h"
@@ -31,6 +32,7 @@ struct kin_obj {
   const char **labels;       /* 2 * nlabels: key, value, key, value... */
   kin_owner_ref controller;
   kin_span labels_span, annotations_span, finalizers_span, spec_span, status_span;
+  kin_span mf_cut; /* kobj_int.h: bytes to cut to drop metadata.managedFields */
   char data[];
 };
 
@@ -75,7 +77,7 @@ enum { C_OTHER, C_TOP, C_META, C_LABELS, C_OWNERS, C_OWNER, C_SPAN };
 enum {
   K_OTHER, K_API_VERSION, K_KIND, K_METADATA, K_SPEC, K_STATUS, K_NAME, K_NAMESPACE, K_UID,
   K_RV, K_GENERATION, K_DTS, K_LABELS, K_ANNOTATIONS, K_FINALIZERS, K_OWNER_REFS,
-  K_CONTROLLER, K_LABEL
+  K_CONTROLLER, K_LABEL, K_MANAGED_FIELDS
 };
 
 /* Depths tracked: top object 0, metadata 1, labels and ownerReferences 2,
@@ -97,6 +99,11 @@ typedef struct {
   span own_av, own_kind, own_name, own_uid;
   span label_key;        /* the label whose value comes next */
   size_t nlabels;
+  /* In the first metadata object: the end of its last member's value
+   * (quote included), and for its first managedFields member the key's
+   * opening quote, the value's end and the next key's opening quote. */
+  int md_count;
+  int32_t md_val_end, mf_key, mf_end, mf_next;
 } scan;
 
 #define KEY_EQ(js, sp, lit) \
@@ -124,6 +131,7 @@ static int classify(const char *js, int ct, span k) {
     if (KEY_EQ(js, k, "annotations")) return K_ANNOTATIONS;
     if (KEY_EQ(js, k, "finalizers")) return K_FINALIZERS;
     if (KEY_EQ(js, k, "ownerReferences")) return K_OWNER_REFS;
+    if (KEY_EQ(js, k, "managedFields")) return K_MANAGED_FIELDS;
     return K_OTHER;
   case C_OWNER:
     if (KEY_EQ(js, k, "controller")) return K_CONTROLLER;
@@ -197,6 +205,18 @@ static void on_key(kin__json_visitor *v, size_t d, size_t s, size_t e) {
   span k = {(int32_t)s, (int32_t)e};
   sc->key[d] = classify(sc->js, sc->ctype[d - 1], k);
   if (sc->key[d] == K_LABEL) sc->label_key = k;
+  if (d == 2 && sc->ctype[1] == C_META && sc->md_count == 1) {
+    if (sc->mf_key >= 0 && sc->mf_next < 0 && sc->mf_end >= 0) sc->mf_next = (int32_t)s - 1;
+    if (sc->key[d] == K_MANAGED_FIELDS && sc->mf_key < 0) sc->mf_key = (int32_t)s - 1;
+  }
+}
+
+/* A member of the first metadata object ended at e (exclusive, closing
+ * quote or bracket included). */
+static void md_value_end(scan *sc, size_t d, size_t e) {
+  if (d != 2 || sc->ctype[1] != C_META || sc->md_count != 1) return;
+  if (sc->key[2] == K_MANAGED_FIELDS && sc->mf_end < 0 && sc->mf_key >= 0) sc->mf_end = (int32_t)e;
+  else if (sc->mf_key < 0) sc->md_val_end = (int32_t)e;
 }
 
 static void on_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_t e) {
@@ -206,6 +226,7 @@ static void on_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_
     return;
   }
   if (d >= TRACK) return;
+  md_value_end(sc, d, type == '"' ? e + 1 : e);
   span val = {(int32_t)s, (int32_t)e};
   int ct = sc->ctype[d - 1];
   int k = value_seen(sc, d, type == '"');
@@ -217,7 +238,7 @@ static void on_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_
   }
   switch (ct) {
   case C_TOP:
-    if (k == K_METADATA) sc->md_bad = 1;
+    if (k == K_METADATA) sc->md_bad = 1, sc->md_count++;
     else if (k == K_SPEC) sc->spec = val;
     else if (k == K_STATUS) sc->status = val;
     break;
@@ -264,9 +285,11 @@ static void on_open(kin__json_visitor *v, size_t d, char type, size_t s) {
       if (type == '{') {
         reset_metadata(sc);
         sc->md_bad = 0;
+        sc->md_count++;
         nt = C_META;
       } else {
         sc->md_bad = 1;
+        sc->md_count++;
       }
     } else if (k == K_SPEC) {
       whole = &sc->spec;
@@ -295,6 +318,7 @@ static void on_open(kin__json_visitor *v, size_t d, char type, size_t s) {
 static void on_close(kin__json_visitor *v, size_t d, size_t e) {
   scan *sc = (scan *)v;
   if (d >= TRACK) return;
+  md_value_end(sc, d, e);
   if (sc->span_at[d]) sc->span_at[d]->e = (int32_t)e;
   if (sc->ctype[d] == C_OWNER && sc->cur_ctl && !sc->has_controller) {
     sc->has_controller = 1;
@@ -358,6 +382,7 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
   sc.vis.close = on_close;
   sc.js = json;
   sc.api_version = sc.kind = sc.spec = sc.status = NO_SPAN;
+  sc.md_val_end = sc.mf_key = sc.mf_end = sc.mf_next = -1;
   reset_metadata(&sc);
   int r = kin__json_scan(json, len, NULL, &sc.vis);
   if (r == 0 && sc.bad) r = sc.bad < 0 ? sc.bad : KIN_EINVAL;
@@ -429,9 +454,21 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
   o->finalizers_span = span_of(sc.finalizers);
   o->spec_span = span_of(sc.spec);
   o->status_span = span_of(sc.status);
+  if (sc.mf_key >= 0 && sc.mf_end >= 0) {
+    /* Not last: up to the next key, which takes the comma along; last:
+     * from the end of the previous value, comma included. */
+    int32_t from = sc.mf_key, to = sc.mf_end;
+    if (sc.mf_next >= 0) to = sc.mf_next;
+    else if (sc.md_val_end >= 0) from = sc.md_val_end;
+    o->mf_cut = (kin_span){(uint32_t)from, (uint32_t)(to - from)};
+  }
   lab_trim();
   *out = o;
   return 0;
+}
+
+kin_span kin__obj_managed_fields_cut(const kin_obj *o) {
+  return o->kind == KIN_OBJ_OBJECT ? o->mf_cut : (kin_span){0, 0};
 }
 
 int kin_obj_parse(const char *json, size_t len, kin_obj **out) {
