@@ -2,8 +2,9 @@
  * metadata.managedFields, which is large and useless to controllers, before
  * an object is cached (client-go users do this with a TransformFunc). The
  * member is cut out of the raw JSON bytes with its separating comma (the
- * parse found where: kin__obj_managed_fields_cut); the rest of the
- * document stays byte for byte. */
+ * parse found where: kin__obj_managed_fields_cut; kin__obj_cut makes the
+ * new object without parsing again); the rest of the document stays byte
+ * for byte. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,14 +26,5 @@ int kin_transform_drop_managed_fields(void *ud, kin_obj *in, kin_obj **out) {
     *out = kin_obj_ref(in);
     return 0;
   }
-  size_t from = c.off, to = (size_t)c.off + c.len;
-  char *cut = malloc(len - (to - from) + 1);
-  if (!cut) return KIN_ENOMEM;
-  memcpy(cut, js, from);
-  memcpy(cut + from, js + to, len - to);
-  size_t n = len - (to - from);
-  cut[n] = 0;
-  int rc = kin_obj_parse_any(cut, n, out);
-  free(cut);
-  return rc;
+  return kin__obj_cut(in, c, out);
 }

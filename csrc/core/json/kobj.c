@@ -24,6 +24,7 @@ struct kin_obj {
   uint8_t being_deleted;
   uint8_t has_controller;
   uint32_t nlabels;
+  uint32_t str_bytes;        /* bytes of the strings after the JSON copy */
   int64_t generation;
   kin_obj *last;             /* tombstone: last known state, may be NULL */
   const char *json;
@@ -408,6 +409,7 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
     return KIN_ENOMEM;
   }
   memset(o, 0, sizeof(*o));
+  o->str_bytes = (uint32_t)strbytes;
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_OBJECT;
   o->labels = (const char **)(void *)o->data;
@@ -469,6 +471,65 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
 
 kin_span kin__obj_managed_fields_cut(const kin_obj *o) {
   return o->kind == KIN_OBJ_OBJECT ? o->mf_cut : (kin_span){0, 0};
+}
+
+/* p moved with the strings block: from old_str to new_str when it lies in
+ * the old one (absent fields point to a static ""). */
+static const char *moved(const char *p, const char *old_str, size_t n, char *new_str) {
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)old_str;
+  return a >= b && a < b + n ? new_str + (a - b) : p;
+}
+
+/* A span of the JSON after the bytes [c.off, c.off + c.len) were cut out:
+ * spans lie wholly before or after a cut member. */
+static kin_span shifted(kin_span s, kin_span c) {
+  if (s.len && s.off >= c.off + c.len) s.off -= c.len;
+  return s;
+}
+
+int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out) {
+  *out = NULL;
+  if (o->kind != KIN_OBJ_OBJECT || !c.len || (size_t)c.off + c.len > o->json_len) return KIN_EINVAL;
+  size_t ptrs = (size_t)o->nlabels * 2 * sizeof(char *);
+  size_t len = o->json_len - c.len;
+  kin_obj *n = malloc(sizeof(kin_obj) + ptrs + len + 1 + o->str_bytes);
+  if (!n) return KIN_ENOMEM;
+  *n = *o;
+  atomic_init(&n->refs, 1);
+  n->last = NULL;
+  n->labels = (const char **)(void *)n->data;
+  char *jcopy = n->data + ptrs;
+  memcpy(jcopy, o->json, c.off);
+  memcpy(jcopy + c.off, o->json + c.off + c.len, o->json_len - c.off - c.len);
+  jcopy[len] = 0;
+  n->json = jcopy;
+  n->json_len = len;
+  const char *old_str = o->json + o->json_len + 1;
+  char *new_str = jcopy + len + 1;
+  size_t sb = o->str_bytes;
+  memcpy(new_str, old_str, sb);
+#define MOVE(f) n->f = moved(o->f, old_str, sb, new_str)
+  MOVE(key);
+  MOVE(ns);
+  MOVE(name);
+  MOVE(uid);
+  MOVE(rv);
+  MOVE(api_version);
+  MOVE(kind_name);
+  MOVE(controller.api_version);
+  MOVE(controller.kind);
+  MOVE(controller.name);
+  MOVE(controller.uid);
+#undef MOVE
+  for (size_t i = 0; i < 2 * (size_t)o->nlabels; i++) n->labels[i] = moved(o->labels[i], old_str, sb, new_str);
+  n->labels_span = shifted(o->labels_span, c);
+  n->annotations_span = shifted(o->annotations_span, c);
+  n->finalizers_span = shifted(o->finalizers_span, c);
+  n->spec_span = shifted(o->spec_span, c);
+  n->status_span = shifted(o->status_span, c);
+  n->mf_cut = (kin_span){0, 0};
+  *out = n;
+  return 0;
 }
 
 int kin_obj_parse(const char *json, size_t len, kin_obj **out) {
