@@ -222,7 +222,8 @@ static int encode_special(ectx *c, const kin__sim_pb_msg *m, const json_t *v, ki
       char num[64];
       const char *s = "0";
       if (json_is_string(v)) {
-        s = json_string_value(v);
+        /* the length, not strlen: a JSON string may hold NUL */
+        return kin__sim_pb_put_bytes(out, 1, json_string_value(v), json_string_length(v));
       } else if (json_is_integer(v)) {
         snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
         s = num;
