@@ -77,6 +77,7 @@ static const char *short_name(const kin__sim_pb_msg *m) {
   return dot ? dot + 1 : m->name;
 }
 
+/* The wire type a field of kind is written with. */
 static int wire_type_of(int kind) {
   switch (kind) {
     case KIN__PB_DOUBLE: return 1;
@@ -157,6 +158,7 @@ static json_t *zero_scalar(int kind) {
   }
 }
 
+/* 1 when v is the zero value of its scalar type (omitempty drops it). */
 static int is_zero(const json_t *v) {
   return (json_is_string(v) && !json_string_length(v)) || json_is_false(v) ||
          (json_is_integer(v) && !json_integer_value(v)) ||
@@ -309,7 +311,8 @@ static int put_field(dctx *c, json_t *obj, const kin__sim_pb_field *f, json_t *v
   return json_object_set_new(obj, f->json, out);
 }
 
-/* Appends the map entry e ([key, value]'s message) to the object acc. */
+/* Sets acc[key] = value from a decoded map entry (an object of the entry
+ * message's two fields; a later duplicate key wins, as in Go); 0 or -1. */
 static int map_put(dctx *c, json_t *acc, const kin__sim_pb_field *f, json_t *entry) {
   const kin__sim_pb_msg *em = &kin__sim_pb_msgs[f->msg];
   json_t *k = json_object_get(entry, em->fields[0].json);
@@ -318,6 +321,10 @@ static int map_put(dctx *c, json_t *acc, const kin__sim_pb_field *f, json_t *ent
   return json_object_set(acc, ks, v ? v : json_null());
 }
 
+/* Decodes the n bytes at p (NULL: none, the zero message) as message msg:
+ * a new reference in the message's JSON shape, or NULL with c->err set
+ * (truncated data, a wrong wire type, nesting past MAX_DEPTH, ENOMEM).
+ * Unknown fields are skipped; a repeated scalar may come packed. */
 static json_t *decode_msg(dctx *c, int msg, const uint8_t *p, size_t n) {
   if (msg < 0 || msg >= kin__sim_pb_nmsgs) return fail(c, "proto: no message %d", msg);
   if (++c->depth > MAX_DEPTH) {

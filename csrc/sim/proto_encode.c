@@ -132,6 +132,7 @@ static int put_value(ectx *c, const kin__sim_pb_field *f, const json_t *v, kin__
   return put_scalar(c, f, v, out);
 }
 
+/* qsort order of map keys: bytewise, as Go sorts strings. */
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -331,6 +332,9 @@ static int encode_fields(ectx *c, const kin__sim_pb_msg *m, const json_t *v, kin
   return 0;
 }
 
+/* Appends message msg of JSON value v (NULL: the zero message) to out;
+ * 0, KIN_ENOMEM, or KIN_EINVAL with c->err (a value of the wrong type,
+ * nesting past MAX_DEPTH). */
 static int encode_msg(ectx *c, int msg, const json_t *v, kin__buf *out) {
   if (msg < 0 || msg >= kin__sim_pb_nmsgs) return fail(c, "proto: no message %d", msg);
   if (++c->depth > MAX_DEPTH) {
