@@ -355,6 +355,26 @@ static void test_sim_ProtoWatch(void **state) {
   assert_string_equal(jstr(ev, "object.metadata.name"), "s1");
   json_decref(evs);
 
+  /* WatchList in protobuf: the initial ADDED, then the BOOKMARK that ends
+   * them, its object a Secret carrying only metadata */
+  r = sim_req(sim, "POST", "/api/v1/namespaces/default/secrets",
+              "{\"metadata\":{\"name\":\"s2\"},\"type\":\"Opaque\"}");
+  assert_int_equal(r.code, 201);
+  sim_resp_free(&r);
+  evs = pb_watch(sim, "/api/v1/namespaces/default/secrets?watch=1&sendInitialEvents=true&"
+                      "resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&"
+                      "timeoutSeconds=1");
+  assert_true(json_array_size(evs) >= 2);
+  assert_string_equal(jstr(json_array_get(evs, 0), "type"), "ADDED");
+  assert_string_equal(jstr(json_array_get(evs, 0), "object.type"), "Opaque");
+  ev = json_array_get(evs, 1);
+  assert_string_equal(jstr(ev, "type"), "BOOKMARK");
+  assert_string_equal(jstr(ev, "object.kind"), "Secret");
+  json_t *ann = json_object_get(json_object_get(json_object_get(ev, "object"), "metadata"),
+                                "annotations");
+  assert_string_equal(json_string_value(json_object_get(ann, "k8s.io/initial-events-end")), "true");
+  json_decref(evs);
+
   /* a watch error (too old) is an ERROR frame with a Status */
   kin_sim_compact(sim);
   evs = pb_watch(sim, path);
