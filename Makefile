@@ -62,6 +62,9 @@ SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
 # sim-openapi), compiled in as the generated $(BUILD)/sim/openapi_data.c
 SIM_OPENAPI := $(sort $(wildcard csrc/sim/openapi/*.json.gz))
 SIM_OBJ += $(BUILD)/sim/openapi_data.o
+# The protobuf schema of the built-in types (csrc/sim/proto/schema.txt,
+# make sim-proto), compiled in as the generated $(BUILD)/sim/proto_schema.c
+SIM_OBJ += $(BUILD)/sim/proto_schema.o
 SIM_LIB := $(BUILD)/libkinsim.a
 SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz
 
@@ -118,6 +121,13 @@ $(BUILD)/sim/openapi_data.c: $(SIM_OPENAPI) tools/embed-openapi.sh
 	tools/embed-openapi.sh $@ $(SIM_OPENAPI)
 
 $(BUILD)/sim/openapi_data.o: $(BUILD)/sim/openapi_data.c $(wildcard csrc/sim/*.h) $(CORE_HDR)
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
+
+$(BUILD)/sim/proto_schema.c: csrc/sim/proto/schema.txt tools/embed-proto.sh
+	@mkdir -p $(@D)
+	tools/embed-proto.sh $@ csrc/sim/proto/schema.txt
+
+$(BUILD)/sim/proto_schema.o: $(BUILD)/sim/proto_schema.c csrc/sim/proto_int.h $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
 $(SIM_LIB): $(SIM_OBJ)

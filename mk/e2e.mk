@@ -23,7 +23,9 @@
 #   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
 #                       replay spec/differential/scenarios against both and
 #                       compare (spec/differential/run.sh), then kubectl
-#                       against the sim (spec/differential/kubectl_sim.sh)
+#                       and client-go's informer in protobuf (the reference
+#                       informer, -protobuf) against the sim
+#                       (spec/differential/kubectl_sim.sh)
 #
 # Binaries and Go caches: $(KINFORMER_E2E_CACHE)/<k8s-version>/, default
 # ~/.cache/kinformer-e2e/. See spec/e2e/README.md.
@@ -59,6 +61,6 @@ e2e-lua: e2e-deps
 
 # sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
 # in its release flavour.
-e2e-differential: e2e-deps sim
+e2e-differential: e2e-deps e2e-reference sim
 	env -u KINFORMER_E2E_DIR KINFORMER_SIM=$(abspath $(SIM_CLI)) spec/e2e/cluster.sh run spec/differential/run.sh
 	KINFORMER_SIM=$(abspath $(SIM_CLI)) spec/differential/kubectl_sim.sh

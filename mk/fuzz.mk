@@ -17,7 +17,7 @@
 
 .PHONY: fuzz fuzz-short fuzz-build fuzz-bins
 
-FUZZ_ALL := watch_decoder kobj label_selector kubeconfig exec_credential patch sim_request
+FUZZ_ALL := watch_decoder kobj label_selector kubeconfig exec_credential patch sim_request proto
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 600
 FUZZ_SHORT_SECONDS ?= 10
@@ -31,6 +31,9 @@ $(BUILD)/fuzz_sim_request: spec/fuzz/fuzz_sim_request.c spec/fuzz/fake_mhd.c $(S
                            $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ spec/fuzz/fuzz_sim_request.c spec/fuzz/fake_mhd.c \
 	  $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(filter-out -lmicrohttpd,$(SIM_LIBS)) -lm
+
+$(BUILD)/fuzz_proto: spec/fuzz/fuzz_proto.c $(SIM_LIB) $(CORE_LIB) $(wildcard csrc/sim/*.h) $(CORE_HDR)
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ $< $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(filter-out -lmicrohttpd,$(SIM_LIBS)) -lm
 
 $(BUILD)/fuzz_patch: spec/fuzz/fuzz_patch.c $(SIM_LIB) $(CORE_LIB) $(wildcard csrc/sim/*.h) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ $< $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(SIM_LIBS) -lm

@@ -25,6 +25,7 @@ typedef struct {
   const char *method;
   kin__buf body;
   int too_large;
+  int proto; /* answer in protobuf (http_proto.c negotiated it) */
   char user[256]; /* authenticated user name ("" when none) */
   char groups[KIN__SIM_MAX_GROUPS][128];
   int ngroups;
@@ -150,6 +151,24 @@ int kin__sim_table_respond(kin__sim_req *req, const kin__sim_resource *r, const 
                            int is_list, enum MHD_Result *ret);
 /* duration.HumanDuration of secs into buf. */
 void kin__sim_human_duration(long long secs, char *buf, size_t cap);
+/* Protobuf (http_proto.c). kin__sim_proto_is: 1 when the media type ct
+ * is application/vnd.kubernetes.protobuf. kin__sim_proto_negotiate: the
+ * server's Accept negotiation for resource r (NULL: a built-in): 1 for
+ * protobuf, 0 for JSON, -1 with a 406 in out when nothing acceptable is
+ * served (custom resources have no protobuf). kin__sim_proto_body: the
+ * protobuf body of req as the JSON object of kind (that message when the
+ * envelope names no served kind: api_version's), a new reference, or NULL with the
+ * server's 400 in out. kin__sim_proto_respond: answers the JSON bytes of
+ * json (taken) in protobuf, a 500 Status when they have no protobuf form.
+ * kin__sim_proto_watch_frames: rewrites the JSON event lines of buf from
+ * from into length-prefixed protobuf WatchEvent frames. */
+int kin__sim_proto_is(const char *ct);
+int kin__sim_proto_negotiate(kin__sim_req *req, const kin__sim_resource *r, int collection,
+                             kin__sim_result *out);
+json_t *kin__sim_proto_body(kin__sim_req *req, const char *api_version, const char *kind,
+                            kin__sim_result *out);
+enum MHD_Result kin__sim_proto_respond(kin__sim_req *req, int code, kin__buf *json);
+int kin__sim_proto_watch_frames(kin__buf *buf, size_t from);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
 enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
                                      kin__sim_request_info *ri);

@@ -22,28 +22,36 @@ static int media_is(const char *ct, const char *mt) {
   return !strncasecmp(ct, mt, n) && (ct[n] == 0 || ct[n] == ';' || ct[n] == ' ');
 }
 
-static void err_media_type(kin__sim_result *out) {
+/* 415 for a body the resource's serializers do not read (no protobuf for
+ * custom resources). */
+static void err_media_type(kin__sim_result *out, int crd) {
   kin__sim_err(out, 415, "UnsupportedMediaType", NULL,
                "the body of the request was in an unknown format - accepted media types "
-               "include: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+               "include: application/json, application/yaml%s",
+               crd ? "" : ", application/vnd.kubernetes.protobuf");
 }
 
 /* Decodes the body as an object of r: returns a new value, or NULL with a
  * 400 in out (the messages of the server's codec). */
 static json_t *decode_object(kin__sim_req *req, kin__sim_resource *r, kin__sim_result *out) {
   const char *ct = content_type(req);
-  if (*ct && !media_is(ct, "application/json")) {
-    err_media_type(out);
+  int pb = kin__sim_proto_is(ct);
+  if ((*ct && !media_is(ct, "application/json") && !pb) || (pb && r->crd_name)) {
+    err_media_type(out, r->crd_name != NULL);
     return NULL;
   }
   const char *prefix = "the object provided is unrecognized (must be of type";
-  if (!req->body.len) {
+  json_t *obj = NULL;
+  char want[320];
+  kin__sim_api_version(r, want, sizeof(want));
+  if (pb && !(obj = kin__sim_proto_body(req, want, r->kind, out))) return NULL;
+  if (!pb && !req->body.len) {
     kin__sim_err_bad_request(out, "%s %s): couldn't get version/kind; json parse error: "
                              "unexpected end of JSON input (<empty>)", prefix, r->kind);
     return NULL;
   }
   json_error_t jerr;
-  json_t *obj = json_loadb(req->body.p, req->body.len, 0, &jerr);
+  if (!pb) obj = json_loadb(req->body.p, req->body.len, 0, &jerr);
   if (!obj || !json_is_object(obj)) {
     char preview[40];
     if (req->body.len > 30)
@@ -57,8 +65,6 @@ static json_t *decode_object(kin__sim_req *req, kin__sim_resource *r, kin__sim_r
   }
   const char *kind = kin__sim_jstr(obj, "kind", NULL);
   const char *av = kin__sim_jstr(obj, "apiVersion", NULL);
-  char want[320];
-  kin__sim_api_version(r, want, sizeof(want));
   if (r->crd_name) {
     /* Custom resources decode as unstructured: kind and apiVersion are
      * required, and a wrong kind is a validation error. */
@@ -295,7 +301,9 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
 static void handle_delete(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                           kin__sim_result *out) {
   json_t *opts = NULL;
-  if (req->body.len) {
+  if (req->body.len && kin__sim_proto_is(content_type(req))) {
+    if (!(opts = kin__sim_proto_body(req, "v1", "DeleteOptions", out))) return;
+  } else if (req->body.len) {
     json_error_t jerr;
     opts = json_loadb(req->body.p, req->body.len, 0, &jerr);
     if (!json_is_object(opts)) {
@@ -340,6 +348,18 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   pthread_mutex_unlock(&s->mu);
   const char *m = req->method;
   int scale = !strcmp(ri->subresource, "scale");
+  int pb = kin__sim_proto_negotiate(
+      req, r, (!strcmp(m, "GET") || !strcmp(m, "HEAD")) && !ri->name[0], &out);
+  if (pb < 0 && r) return kin__sim_respond_result(req, &out);
+  if (pb < 0) { /* no resource: the 404 below, in JSON */
+    json_decref(out.body);
+    out.body = NULL;
+    out.code = 0;
+    pb = 0;
+  }
+  /* Table output stays JSON (metav1.Table has no protobuf form). */
+  req->proto = pb && !kin__sim_table_accept(
+                         MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"));
   if (!r ||
       (ri->subresource[0] && !(!strcmp(ri->subresource, "status") && r->has_status) &&
        !(scale && r->has_scale)) ||

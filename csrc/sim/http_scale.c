@@ -233,7 +233,14 @@ void kin__sim_scale_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_req
     return;
   }
   json_error_t jerr;
-  json_t *scale = json_loadb(req->body.p, req->body.len, 0, &jerr);
+  const char *ct = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Content-Type");
+  json_t *scale;
+  if (kin__sim_proto_is(ct)) {
+    if (!(scale = kin__sim_proto_body(req, "autoscaling/v1", "Scale", out))) return;
+  } else if (!(scale = json_loadb(req->body.p, req->body.len, 0, &jerr))) {
+    bad_body(req, jerr.text, out);
+    return;
+  }
   if (!json_is_object(scale)) {
     bad_body(req, scale ? "not a JSON object" : jerr.text, out);
     json_decref(scale);

@@ -20,6 +20,10 @@ int kin__sim_query_bool(const char *v) {
 
 enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
                                      const char *content_type) {
+  if (req->proto && !strcmp(content_type, "application/json")) {
+    req->proto = 0; /* once: its fallbacks answer in JSON */
+    return kin__sim_proto_respond(req, code, buf);
+  }
   struct MHD_Response *resp =
       MHD_create_response_from_buffer(buf->len, buf->p ? buf->p : (char *)"", buf->p ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
   buf->p = NULL;

@@ -36,6 +36,7 @@ typedef struct {
   int bookmarks;
   uint64_t deadline, next_bookmark; /* CLOCK_MONOTONIC ns */
   const char *table;   /* "v1"/"v1beta1": events carry Tables (http_table.c) */
+  int proto;           /* events are protobuf frames (http_proto.c) */
   char include[16];    /* includeObject of a Table watch */
   int headers_sent;    /* the first Table event carried the columns */
 } watcher;
@@ -204,6 +205,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *out, size_t max) {
     fill(w, s);
     if (w->table)
       kin__sim_table_watch_lines(w->r, w->table, w->include, &w->headers_sent, &w->buf, 0);
+    if (w->proto) kin__sim_proto_watch_frames(&w->buf, 0);
     if (w->buf.len && w->cut_gen != s->faults.cut_gen) {
       /* Cut inside the first event of this batch. */
       w->cut_gen = s->faults.cut_gen;
@@ -293,6 +295,7 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
   watcher *w = calloc(1, sizeof(*w));
   if (!w) return MHD_NO;
   w->table = table;
+  w->proto = req->proto;
   if (include) snprintf(w->include, sizeof(w->include), "%s", include);
   if (kin__sim_selector_parse(req, r, &w->sel, &out)) {
     free(w);
@@ -341,6 +344,7 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
   }
   if (w->table)
     kin__sim_table_watch_lines(r, w->table, w->include, &w->headers_sent, &w->buf, 0);
+  if (w->proto) kin__sim_proto_watch_frames(&w->buf, 0);
   pthread_mutex_unlock(&s->mu);
   struct MHD_Response *resp =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, watch_read, w, watcher_free);
@@ -348,7 +352,9 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
     watcher_free(w);
     return MHD_NO;
   }
-  MHD_add_response_header(resp, "Content-Type", "application/json");
+  MHD_add_response_header(resp, "Content-Type",
+                          w->proto ? "application/vnd.kubernetes.protobuf;stream=watch"
+                                   : "application/json");
   MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
   enum MHD_Result ret = MHD_queue_response(req->conn, MHD_HTTP_OK, resp);
   MHD_destroy_response(resp);

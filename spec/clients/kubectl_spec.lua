@@ -165,17 +165,56 @@ spec: {containers: [{name: c, image: busybox}, {name: d, image: nginx}]}
     assert.are.equal(0, select(2, k("delete pod kc-pod --wait=false")))
   end)
 
-  it("create configmap (a typed create)", function()
-    -- kubectl's typed creates (create configmap/deployment/secret...) send
-    -- protobuf bodies; the sim speaks JSON only and answers 415.
-    local out, rc = k("create configmap kc-typed --from-literal=a=b")
-    if rc ~= 0 and out:find("unknown format", 1, true) then
-      pending("kubectl create <kind> sends protobuf (application/vnd.kubernetes.protobuf), " ..
-        "which kinformer.sim does not decode (415); create -f sends JSON and is covered above")
-      return
-    end
+  -- kubectl's typed creates (create configmap/secret/deployment/namespace)
+  -- send protobuf bodies and accept protobuf first: the sim decodes them
+  -- and answers in protobuf (kubectl prints "<kind>/<name> created" from
+  -- the decoded answer); get -o yaml/json reads what was stored.
+  it("create configmap (protobuf body)", function()
+    local out, rc = k("create configmap kc-typed --from-literal=a=b --from-literal=e= -v=8 2>&1")
     assert.are.equal(0, rc, out)
-    assert.are.equal("b", kj("get configmap kc-typed").data.a)
+    assert.matches("configmap/kc%-typed created", out)
+    -- request and response both protobuf
+    assert.matches("Content%-Type: application/vnd%.kubernetes%.protobuf", out)
+    assert.matches("Response Body.-00000000  6b 38 73 00", out)
+    local cm = kj("get configmap kc-typed")
+    assert.are.same({a = "b", e = ""}, cm.data)
+    assert.is_string(cm.metadata.uid)
+    local y = k("get configmap kc-typed -o yaml")
+    assert.matches("\n  a: b\n", y)
+    assert.are.equal(0, select(2, k("delete configmap kc-typed")))
+  end)
+
+  it("create secret generic (bytes through protobuf)", function()
+    local out, rc = k("create secret generic kc-secret --from-literal=pw=hunter2 " ..
+      "--type=kinformer.dev/test")
+    assert.are.equal(0, rc, out)
+    local s = kj("get secret kc-secret")
+    assert.are.equal("aHVudGVyMg==", s.data.pw) -- base64 of hunter2
+    assert.are.equal("kinformer.dev/test", s.type)
+  end)
+
+  it("create deployment (nested messages, a pointer's zero)", function()
+    local out, rc = k("create deployment kc-typed-deploy --image=busybox --replicas=0 --port=8080")
+    assert.are.equal(0, rc, out)
+    local d = kj("get deployment kc-typed-deploy")
+    assert.are.equal(0, d.spec.replicas) -- *int32 0: kept, not defaulted to 1
+    assert.are.same({app = "kc-typed-deploy"}, d.spec.selector.matchLabels)
+    local c = d.spec.template.spec.containers[1]
+    assert.are.equal("busybox", c.image)
+    assert.are.equal(8080, c.ports[1].containerPort)
+    -- Go's omitzero: a zero creationTimestamp is left out of the template
+    assert.is_nil(d.spec.template.metadata.creationTimestamp)
+    local y = k("get deployment kc-typed-deploy -o yaml")
+    assert.matches("replicas: 0", y)
+    assert.are.equal(0, select(2, k("delete deployment kc-typed-deploy")))
+  end)
+
+  it("create namespace", function()
+    local out, rc = k("create namespace kc-typed-ns")
+    assert.are.equal(0, rc, out)
+    local ns = kj("get namespace kc-typed-ns")
+    assert.are.equal("Active", ns.status.phase)
+    assert.are.equal("kc-typed-ns", ns.metadata.labels["kubernetes.io/metadata.name"])
   end)
 
   it("scale: writes the deployment's scale subresource", function()

@@ -3,11 +3,13 @@
 # through the sim's kubeconfig (plain HTTP, no auth: client-go sends no
 # bearer token over http): api-resources, apply -f
 # (create, then re-apply a change) of a ConfigMap and a Deployment,
-# get -o json, get -w seeing a change, delete. Each step is asserted.
+# get -o json, get -w seeing a change, delete; then client-go's typed
+# informer in protobuf only (list and watch). Each step is asserted.
 # Last line: `N passed, M failed`; exit 1 when a step failed.
 #
 #   KINFORMER_E2E_KUBECTL  kubectl (default: the e2e cache's)
 #   KINFORMER_SIM          the sim binary (default build/release/kinformer-sim)
+#   KINFORMER_E2E_REF      the reference informer (default: the e2e cache's)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -78,6 +80,30 @@ check get-w-change "$(cat "$TMP/watch.out")" "v3"
 check delete-cm "$(kc delete -f "$TMP/cm.yaml")" 'configmap "kc-cm" deleted'
 check delete-deploy "$(kc delete deployment kc-deploy)" 'deployment.apps "kc-deploy" deleted'
 check get-after-delete "$(kc get configmap kc-cm)" 'configmaps "kc-cm" not found'
+
+# client-go's typed informer speaking protobuf only (the e2e tier's
+# reference informer, -protobuf: ContentType and Accept protobuf, no JSON
+# fallback): it lists three ConfigMaps kubectl created (protobuf bodies),
+# then sees an add, an update and a delete through a protobuf watch.
+REF=${KINFORMER_E2E_REF:-$E2E_BIN/kinformer-ref-informer}
+if [ -x "$REF" ]; then
+  for i in 1 2 3; do kc create configmap pb-$i --from-literal=a=$i >/dev/null; done
+  "$REF" -kubeconfig "$TMP/kc.yaml" -resource v1/configmaps -namespace default -client typed \
+    -protobuf -min-events 6 -timeout 20s -ready-file "$TMP/ref.ready" >"$TMP/ref.out" 2>&1 &
+  RPID=$!
+  for _ in $(seq 1 100); do [ -e "$TMP/ref.ready" ] && break; sleep 0.1; done
+  kc create configmap pb-4 --from-literal=a=4 >/dev/null
+  kc patch configmap pb-1 -p '{"data":{"a":"x"}}' >/dev/null
+  kc delete configmap pb-2 >/dev/null
+  wait "$RPID"
+  out=$(cat "$TMP/ref.out")
+  check client-go-protobuf-list "$out" '"events_at_sync":3,'
+  check client-go-protobuf-watch "$out" '"adds":4,"updates":1,"deletes":1,"objects":3,'
+  check client-go-protobuf-only "$out" '"protobuf":true'
+  check client-go-protobuf-no-error "$(grep -c '"error"' <<<"$out")" 0
+else
+  FAIL=$((FAIL + 1)); echo "FAIL client-go-protobuf: $REF missing (make e2e-reference)"
+fi
 
 echo "kubectl against kinformer-sim: $PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -95,6 +95,22 @@ local function decode_body(body)
   return nil
 end
 
+-- The bytes of standard base64 s (padding optional).
+local function unbase64(s)
+  local A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+  local bits, nbits, out = 0, 0, {}
+  for c in s:gsub("=", ""):gmatch(".") do
+    local v = A:find(c, 1, true)
+    if not v then die("bad base64 character " .. c) end
+    bits = (bits << 6) | (v - 1); nbits = nbits + 6
+    if nbits >= 8 then
+      nbits = nbits - 8
+      out[#out + 1] = string.char((bits >> nbits) & 0xff)
+    end
+  end
+  return table.concat(out)
+end
+
 -- kubectl get's Accept header (a step's "accept": "table")
 local TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,"
   .. "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
@@ -110,9 +126,11 @@ local function do_request(opts, step, vars, tmp)
     args[#args + 1] = "--cert"; args[#args + 1] = opts.cert
     args[#args + 1] = "--key"; args[#args + 1] = opts.key
   end
-  if step.body ~= nil then
-    local body = type(step.body) == "string" and step.body or cjson.encode(step.body)
-    write_file(tmp .. ".req", subst(body, vars))
+  if step.body ~= nil or step.body_base64 ~= nil then
+    -- body_base64: binary bytes (protobuf), sent as they are
+    local body = step.body_base64 and unbase64(step.body_base64)
+      or subst(type(step.body) == "string" and step.body or cjson.encode(step.body), vars)
+    write_file(tmp .. ".req", body)
     args[#args + 1] = "-H"; args[#args + 1] = "Content-Type: " .. (step.content_type or "application/json")
     args[#args + 1] = "--data-binary"; args[#args + 1] = "@" .. tmp .. ".req"
   end

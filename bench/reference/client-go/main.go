@@ -38,6 +38,10 @@
 // -read-field makes the update handler read the new object's
 // metadata.resourceVersion, as the Lua handler of make bench-lua does.
 //
+// -protobuf makes the typed client send and accept only
+// application/vnd.kubernetes.protobuf (spec/differential/kubectl_sim.sh
+// runs it against kinformer.sim).
+//
 // -reconcile-keys M switches to the reconcile mode (reconcile.go): no API
 // server; a controller-runtime-style worker loop over client-go's
 // rate-limited workqueue, N workers, M trivial reconciles; one JSON line.
@@ -92,6 +96,7 @@ type result struct {
 	WatchMs         float64 `json:"watch_ms"`                    // first of them -> the one reaching -min-events
 	WatchEndUnixMs  float64 `json:"watch_end_unix_ms,omitempty"` // wall clock of the one reaching -min-events
 	ReadField       bool    `json:"read_field,omitempty"`
+	Protobuf        bool    `json:"protobuf,omitempty"`    // -protobuf: ContentType and Accept protobuf only
 	FieldBytes      int64   `json:"field_bytes,omitempty"` // -read-field: bytes of resourceVersion read
 	Protocol        string  `json:"protocol"`                // "list" or "watchlist"
 	CPUSyncS        float64 `json:"cpu_sync_s"`              // user+system CPU seconds at sync
@@ -119,6 +124,7 @@ func main() {
 	readyFile := flag.String("ready-file", "", "create this file once synced")
 	readField := flag.Bool("read-field", false, "the update handler reads the new object's metadata.resourceVersion")
 	relistReady := flag.String("relist-ready-file", "", "after the watch phase, create this file and wait for a relist's replay")
+	protobuf := flag.Bool("protobuf", false, "typed client speaks application/vnd.kubernetes.protobuf only (no JSON fallback)")
 	reconcileKeys := flag.Int("reconcile-keys", 0, "reconcile mode: time this many trivial reconciles (no API server)")
 	reconcileWorkers := flag.Int("reconcile-workers", 1, "reconcile mode: worker goroutines")
 	flag.Parse()
@@ -139,7 +145,7 @@ func main() {
 	}
 
 	res := result{Client: "client-go", ClientGoVersion: clientGoVersion(), Resource: *resource,
-		Namespace: *namespace, DropManaged: *dropManaged, ReadField: *readField}
+		Namespace: *namespace, DropManaged: *dropManaged, ReadField: *readField, Protobuf: *protobuf}
 	if err := run(&res, *kubeconfig, *mode, *minEvents, *watchFor, *timeout, *readyFile, *relistReady); err != nil {
 		res.Error = err.Error()
 		emit(&res)
@@ -156,6 +162,10 @@ func run(res *result, kubeconfig, mode string, minEvents int64, watchFor, timeou
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	if res.Protobuf {
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
