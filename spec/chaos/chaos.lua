@@ -385,12 +385,12 @@ function M.run(o)
   table.sort(kinds_txt)
   local sum = {
     seed = seed, target = real and "kube-apiserver" or "sim", seconds = seconds, writes = st.writes,
-    creates = st.creates, updates = st.updates, deletes = st.deletes, write_errors = st.errors,
+    creates = st.creates, updates = st.updates, deletes = st.deletes, writes_refused = st.errors,
     faults = st.faults, fault_kinds = table.concat(kinds_txt, ","), relists = relists,
     converge = took, reconciles = reconciles, watch_list = watch_list,
   }
   sum.line = string.format("chaos seed=%d target=%s seconds=%g watch_list=%s writes=%d creates=%d updates=%d "
-    .. "deletes=%d write_errors=%d faults=%d [%s] relists=%d reconciles=%d (%.2f ms avg) converged_in=%.2fs",
+    .. "deletes=%d writes_refused=%d faults=%d [%s] relists=%d reconciles=%d (%.2f ms avg) converged_in=%.2fs",
     seed, sum.target, seconds, tostring(watch_list), st.writes, st.creates, st.updates, st.deletes, st.errors,
     st.faults, sum.fault_kinds, relists, reconciles, avg_ms, took)
   local errs = {}
