@@ -63,7 +63,7 @@ SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
 SIM_OPENAPI := $(sort $(wildcard csrc/sim/openapi/*.json.gz))
 SIM_OBJ += $(BUILD)/sim/openapi_data.o
 SIM_LIB := $(BUILD)/libkinsim.a
-SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz
+SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz -lyaml
 
 LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
 LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
