@@ -14,8 +14,14 @@ static int is_map_kind(kin__ssa_kind k) {
 
 static int is_list_kind(kin__ssa_kind k) { return k == KIN__SSA_SET || k == KIN__SSA_LIST_MAP; }
 
+static void free_elements(char **els, size_t n) {
+  for (size_t i = 0; els && i < n; i++) free(els[i]);
+  free(els);
+}
+
 /* Path elements of list's items (new strings in a new array, caller frees
- * both with free_elements) and, in *index, element -> item (borrowed). */
+ * both with free_elements) and, in *index, element -> item; NULL when out
+ * of memory. */
 static char **elements(const kin__ssa_schema *s, const json_t *node, const json_t *list,
                        json_t **index) {
   size_t n = json_array_size(list);
@@ -33,15 +39,13 @@ static char **elements(const kin__ssa_schema *s, const json_t *node, const json_
       if (els[i]) sprintf(els[i], "?:%s", t ? t : "");
       free(t);
     }
-    if (els[i] && !json_object_get(*index, els[i]))
-      json_object_set(*index, els[i], (json_t *)item);
+    if (!els[i]) {
+      free_elements(els, n);
+      return NULL;
+    }
+    if (!json_object_get(*index, els[i])) json_object_set(*index, els[i], (json_t *)item);
   }
   return els;
-}
-
-static void free_elements(char **els, size_t n) {
-  for (size_t i = 0; els && i < n; i++) free(els[i]);
-  free(els);
 }
 
 static json_t *merge(const kin__ssa_schema *s, const json_t *node, const json_t *live,

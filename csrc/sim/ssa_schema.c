@@ -134,7 +134,8 @@ char *kin__ssa_item_element(const kin__ssa_schema *s, const json_t *node, const 
       json_decref(key);
       return NULL;
     }
-    json_object_set(key, keys[i], (json_t *)v);
+    /* a copy: the schema is shared by every request's thread */
+    json_object_set_new(key, keys[i], json_deep_copy(v));
   }
   char *k = key ? json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
   json_decref(key);
