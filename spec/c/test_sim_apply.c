@@ -192,6 +192,36 @@ static void test_sim_apply_DeploymentContainersMergeByName(void **state) {
   kin_sim_free(sim);
 }
 
+static void test_sim_apply_StatusSubresourceEntries(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  const char *path = "/apis/apps/v1/namespaces/default/deployments/d";
+  sim_resp r = apply(sim, path, "fieldManager=op",
+                     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+                     "  replicas: 1\n");
+  assert_int_equal(r.code, 201);
+  sim_resp_free(&r);
+  char p[256];
+  snprintf(p, sizeof(p), "%s/status?fieldManager=ctrl", path);
+  r = sim_do(sim, "PATCH", p, "application/merge-patch+json",
+             "{\"status\":{\"replicas\":1},\"spec\":{\"replicas\":9}}", NULL);
+  assert_int_equal(r.code, 200);
+  assert_int_equal(jint(r.json, "spec.replicas"), 1);
+  const json_t *e = mf(&r, "ctrl", "Update");
+  assert_string_equal(json_string_value(json_object_get(e, "subresource")), "status");
+  assert_fields(e, "{\"f:status\":{\".\":{},\"f:replicas\":{}}}");
+  assert_fields(mf(&r, "op", "Apply"), "{\"f:spec\":{\"f:replicas\":{}}}");
+  sim_resp_free(&r);
+  snprintf(p, sizeof(p), "%s/status", path);
+  r = apply(sim, p, "fieldManager=ctrl2",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nstatus:\n"
+            "  observedGeneration: 3\n");
+  assert_int_equal(r.code, 200);
+  assert_int_equal(jint(r.json, "status.observedGeneration"), 3);
+  assert_fields(mf(&r, "ctrl2", "Apply"), "{\"f:status\":{\"f:observedGeneration\":{}}}");
+  sim_resp_free(&r);
+  kin_sim_free(sim);
+}
+
 static void test_sim_apply_CustomResourceUsesCrdSchema(void **state) {
   kin_sim *sim = sim_start(0, 0);
   sim_resp r = sim_req(
@@ -266,5 +296,6 @@ KIN_SUITE(sim_apply,
           cmocka_unit_test(test_sim_apply_CreateReapplyConflictForce),
           cmocka_unit_test(test_sim_apply_UpdatesRecordManagers),
           cmocka_unit_test(test_sim_apply_DeploymentContainersMergeByName),
+          cmocka_unit_test(test_sim_apply_StatusSubresourceEntries),
           cmocka_unit_test(test_sim_apply_CustomResourceUsesCrdSchema),
           cmocka_unit_test(test_sim_apply_Errors))
