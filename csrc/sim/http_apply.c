@@ -186,6 +186,7 @@ static json_t *zero_object(const kin__sim_resource *r) {
   return json_pack("{s:{}}", "metadata");
 }
 
+/* r's apiVersion ("v1", "apps/v1") into out. */
 static void api_version_of(const kin__sim_resource *r, char *out, size_t cap) {
   if (*r->group)
     snprintf(out, cap, "%s/%s", r->group, r->version);
@@ -203,6 +204,8 @@ typedef struct {
   char manager[256], api_version[320], now[32];
 } op_buf;
 
+/* Fills b for a write of req on r (subresource sub); the schema is left
+ * to schema_for. */
 static void op_init(op_buf *b, kin__sim_req *req, kin__sim_resource *r, const char *sub,
                     int force) {
   memset(b, 0, sizeof(*b));
@@ -217,6 +220,7 @@ static void op_init(op_buf *b, kin__sim_req *req, kin__sim_resource *r, const ch
   b->op.force = force;
 }
 
+/* Releases what b holds (not b). */
 static void op_free(op_buf *b) {
   json_decref(b->hold);
   json_decref(b->ignore);

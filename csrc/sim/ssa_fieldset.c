@@ -155,6 +155,7 @@ static void print_element(char *buf, size_t cap, const char *e) {
   }
 }
 
+/* qsort order of path elements: byte order of their strings. */
 static int cmp_keys(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

@@ -53,6 +53,8 @@ static json_t *decode(const json_t *list) {
   return out;
 }
 
+/* qsort order of managedFields entries (sortEncodedManagedFields; RFC
+ * 3339 UTC times sort as strings, a missing time first). */
 static int entry_cmp(const void *pa, const void *pb) {
   const json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
   static const char *const keys[] = {"operation", "time", "manager", "apiVersion", "subresource"};
@@ -110,6 +112,8 @@ static json_t *without_managed(const json_t *obj) {
   return c;
 }
 
+/* Removes the operation's reset fields (and what is below them) from
+ * each set given (NULL skipped). */
 static void drop_ignored(const kin__ssa_op *op, json_t *a, json_t *b, json_t *c) {
   if (!op->ignore) return;
   if (a) kin__ssa_set_recursive_difference(a, op->ignore);
@@ -202,6 +206,7 @@ typedef struct {
   size_t cap;
 } conflict_acc;
 
+/* kin__ssa_set_paths callback: one cause and one "- path" line; 0. */
 static int add_conflict(void *ud, const char *path) {
   conflict_acc *a = ud;
   char m[1200];
@@ -213,6 +218,7 @@ static int add_conflict(void *ud, const char *path) {
   return 0;
 }
 
+/* qsort order of strings. */
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

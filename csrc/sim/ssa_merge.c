@@ -8,12 +8,15 @@
 
 #include "ssa.h"
 
+/* 1 for the kinds whose objects merge key by key. */
 static int is_map_kind(kin__ssa_kind k) {
   return k == KIN__SSA_STRUCT || k == KIN__SSA_MAP || k == KIN__SSA_DEDUCED;
 }
 
+/* 1 for the kinds whose lists merge item by item. */
 static int is_list_kind(kin__ssa_kind k) { return k == KIN__SSA_SET || k == KIN__SSA_LIST_MAP; }
 
+/* Frees what elements returned (NULL allowed). */
 static void free_elements(char **els, size_t n) {
   for (size_t i = 0; els && i < n; i++) free(els[i]);
   free(els);
@@ -121,6 +124,8 @@ done:
   return out;
 }
 
+/* live merged with config under schema node: a new value, or NULL when
+ * out of memory. Below 128 levels the configuration wins whole. */
 static json_t *merge(const kin__ssa_schema *s, const json_t *node, const json_t *live,
                      const json_t *config, int depth) {
   if (!config) return json_deep_copy(live);
@@ -152,6 +157,8 @@ json_t *kin__ssa_merge(const kin__ssa_schema *s, const json_t *live, const json_
   return merge(s, s->root, live, config, 0);
 }
 
+/* kin__ssa_prune below schema node: v modified in place; out of memory
+ * leaves a list as it is. */
 static void prune(const kin__ssa_schema *s, const json_t *node, json_t *v, const json_t *last,
                   const json_t *owned, int depth) {
   if (depth > 128) return;

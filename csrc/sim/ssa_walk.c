@@ -120,6 +120,8 @@ typedef struct {
   size_t depth;
 } cmp;
 
+/* Inserts the current path into set (the root path is never a member);
+ * out of memory leaves the set short of it. */
 static void mark(cmp *c, json_t *set) {
   if (c->depth) kin__ssa_set_insert(set, c->path, c->depth);
 }

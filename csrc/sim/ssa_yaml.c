@@ -25,6 +25,7 @@ typedef struct {
   size_t errlen;
 } conv;
 
+/* 1 when s is one of the NULL-ended set. */
 static int is_one_of(const char *s, const char *const *set) {
   for (; *set; set++)
     if (!strcmp(s, *set)) return 1;
@@ -101,6 +102,9 @@ static json_t *plain_scalar(const char *s) {
   return json_string(s);
 }
 
+/* The value of a document node: a new reference, or NULL with c->err set
+ * (too deep or too many values through aliases, a non-scalar map key, out
+ * of memory). */
 static json_t *node_value(conv *c, yaml_node_t *node, int depth) {
   if (!node) return json_null();
   if (depth > MAX_DEPTH || ++c->values > MAX_VALUES) {
