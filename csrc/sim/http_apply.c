@@ -297,6 +297,23 @@ typedef struct {
   int force;
 } apply_ctx;
 
+/* Removes from obj (modified) what only the zero object put there: the
+ * values of zero's fields the configuration does not set, as Go's JSON
+ * would omit them. */
+static void drop_zero_leftovers(json_t *obj, const json_t *zero, const json_t *config) {
+  const char *k;
+  json_t *zv;
+  json_object_foreach((json_t *)zero, k, zv) {
+    json_t *ov = json_object_get(obj, k);
+    const json_t *cv = json_object_get(config, k);
+    if (!ov || !strcmp(k, "metadata")) continue;
+    if (!cv && json_equal(ov, zv))
+      json_object_del(obj, k);
+    else if (json_is_object(ov) && json_is_object(zv))
+      drop_zero_leftovers(ov, zv, json_is_object(cv) ? cv : NULL);
+  }
+}
+
 /* The update function of an apply: live merged with the configuration by
  * the field manager; NULL with the 409/500 in out. */
 static json_t *apply_fn(void *ud, const json_t *cur, kin__sim_result *out) {
@@ -315,6 +332,7 @@ static json_t *apply_fn(void *ud, const json_t *cur, kin__sim_result *out) {
   json_t *live = cur ? NULL : zero_object(a->r);
   json_t *obj = kin__ssa_apply(&b.op, cur ? cur : live, a->config, &code, &causes, err,
                                sizeof(err));
+  if (obj && live) drop_zero_leftovers(obj, live, a->config);
   json_decref(live);
   if (!obj && code == 409)
     kin__sim_err(out, 409, "Conflict", json_pack("{s:o}", "causes", causes), "%s", err);
@@ -384,6 +402,11 @@ void kin__sim_handle_apply(kin__sim_req *req, kin__sim_resource *r, kin__sim_req
   if (!config) {
     kin__sim_err_bad_request(out, "error decoding YAML: %s", err);
     return;
+  }
+  if (json_is_null(config)) {
+    /* an empty document is an empty object, refused for its type below */
+    json_decref(config);
+    config = json_object();
   }
   if (!json_is_object(config)) {
     kin__sim_err_bad_request(out, "error decoding YAML: error unmarshaling JSON: while "

@@ -146,7 +146,20 @@ static json_t *node_value(conv *c, yaml_node_t *node, int depth) {
       json_decref(obj);
       return NULL;
     }
-    json_object_set_new(obj, (const char *)k->data.scalar.value, v);
+    /* sigs.k8s.io/yaml turns a plain key that resolves to a bool or an
+     * integer into its JSON text: "y" is "true", "0x10" is "16" */
+    const char *key = (const char *)k->data.scalar.value;
+    char kbuf[32];
+    if (k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+      json_t *kv = plain_scalar(key);
+      if (json_is_boolean(kv))
+        key = json_is_true(kv) ? "true" : "false";
+      else if (json_is_integer(kv) &&
+               snprintf(kbuf, sizeof(kbuf), "%" JSON_INTEGER_FORMAT, json_integer_value(kv)) > 0)
+        key = kbuf;
+      json_decref(kv);
+    }
+    json_object_set_new(obj, key, v);
   }
   return obj;
 }

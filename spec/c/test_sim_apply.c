@@ -159,6 +159,8 @@ static void test_sim_apply_DeploymentContainersMergeByName(void **state) {
                     "      - name: a\n        image: ia\n";
   sim_resp r = apply(sim, path, "fieldManager=op", cfg);
   assert_int_equal(r.code, 201);
+  /* the Go zero value the create starts from leaves nothing behind */
+  assert_null(json_object_get(json_object_get(r.json, "spec"), "strategy"));
   assert_fields(mf(&r, "op", "Apply"),
                 "{\"f:spec\":{\"f:replicas\":{},\"f:selector\":{},\"f:template\":{\"f:metadata\":"
                 "{\"f:labels\":{\"f:app\":{}}},\"f:spec\":{\"f:containers\":{"

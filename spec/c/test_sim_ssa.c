@@ -368,6 +368,12 @@ static void test_sim_ssa_YamlScalarsAsGoYamlV2(void **state) {
   assert_json(v, "{\"a\":true,\"b\":\"yes\",\"c\":31,\"d\":8,\"e\":1.5,\"f\":null,"
                  "\"g\":[\"x\",\"y\"],\"h\":{\"i\":1},\"j\":1000}");
   json_decref(v);
+  /* plain keys resolve too: sigs.k8s.io/yaml writes a bool or an
+   * integer key as its JSON text */
+  const char *keys = "y: 1\n0x10: a\n'n': b\n";
+  v = kin__ssa_yaml_parse(keys, strlen(keys), err, sizeof(err));
+  assert_json(v, "{\"true\":1,\"16\":\"a\",\"n\":\"b\"}");
+  json_decref(v);
   const char *bad = "a: b: c\n";
   assert_null(kin__ssa_yaml_parse(bad, strlen(bad), err, sizeof(err)));
   assert_string_equal(err, "error converting YAML to JSON: yaml: mapping values are not "
