@@ -121,7 +121,8 @@ typedef struct {
 /* Update operation (create, PUT, non-apply PATCH): sets new_'s
  * metadata.managedFields (new_ modified) from live's (NULL on create) and
  * what changed. A managedFields list sent in new_ replaces live's when it
- * decodes and is not empty; an empty list resets it. On an internal error
+ * decodes and is not empty; an empty list resets it. Beyond 10 Update
+ * entries the oldest merge into "ancient-changes". On an internal error
  * the field is removed, as UpdateNoErrors does. */
 void kin__ssa_update(const kin__ssa_op *op, const json_t *live, json_t *new_);
 

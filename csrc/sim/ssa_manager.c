@@ -121,6 +121,75 @@ static void drop_ignored(const kin__ssa_op *op, json_t *a, json_t *b, json_t *c)
   if (c) kin__ssa_set_recursive_difference(c, op->ignore);
 }
 
+/* How many Update entries an object keeps (DefaultMaxUpdateManagers). */
+#define MAX_UPDATERS 10
+
+typedef struct {
+  char *id;
+  char time[40];
+} updater;
+
+/* qsort order of updaters: oldest first, then by identity. */
+static int updater_cmp(const void *pa, const void *pb) {
+  const updater *a = pa, *b = pb;
+  int c = strcmp(a->time, b->time);
+  return c ? c : strcmp(a->id, b->id);
+}
+
+/* Caps the Update entries of managers (modified) at MAX_UPDATERS as
+ * capmanagers.go does: from the oldest on, the entries of an apiVersion
+ * after its first are merged into one "ancient-changes" entry of that
+ * apiVersion (the first moves into it), which takes the merged one's
+ * time. Out of memory leaves managers as they are. */
+static void cap_updaters(json_t *managers) {
+  size_t n = 0, cap = json_object_size(managers);
+  updater *u = calloc(cap ? cap : 1, sizeof(*u));
+  json_t *first = json_object(); /* apiVersion -> id of its first updater */
+  const char *id;
+  json_t *e;
+  json_object_foreach(managers, id, e) {
+    const char *op = json_string_value(json_object_get(e, "operation"));
+    if (!u || !op || strcmp(op, "Update")) continue;
+    u[n].id = strdup(id);
+    const char *t = json_string_value(json_object_get(e, "time"));
+    snprintf(u[n].time, sizeof(u[n].time), "%s", t ? t : "");
+    if (u[n].id) n++;
+  }
+  if (!u || !first || n <= MAX_UPDATERS) goto done;
+  qsort(u, n, sizeof(*u), updater_cmp);
+  for (size_t i = 0, length = n; i < n && length > MAX_UPDATERS; i++) {
+    json_t *m = json_object_get(managers, u[i].id);
+    const char *av = json_string_value(json_object_get(m, "apiVersion"));
+    if (!av) av = "";
+    const char *f = json_string_value(json_object_get(first, av));
+    if (!f) {
+      json_object_set_new(first, av, json_string(u[i].id));
+      continue;
+    }
+    char bucket[1024];
+    ident(bucket, sizeof(bucket), "ancient-changes", "Update", "", av);
+    json_t *b = json_object_get(managers, bucket);
+    if (!b) {
+      b = json_incref(json_object_get(managers, f));
+      json_object_del(managers, f);
+      json_object_set_new(b, "manager", json_string("ancient-changes"));
+      json_object_del(b, "subresource");
+      json_object_set_new(managers, bucket, b);
+    }
+    kin__ssa_set_union(json_object_get(b, "fieldsV1"), json_object_get(m, "fieldsV1"));
+    if (u[i].time[0])
+      json_object_set_new(b, "time", json_string(u[i].time));
+    else
+      json_object_del(b, "time");
+    json_object_del(managers, u[i].id);
+    length--;
+  }
+done:
+  for (size_t i = 0; i < n; i++) free(u[i].id);
+  free(u);
+  json_decref(first);
+}
+
 void kin__ssa_update(const kin__ssa_op *op, const json_t *live, json_t *new_) {
   json_t *md = json_object_get(new_, "metadata");
   const json_t *sent = json_object_get(md, "managedFields");
@@ -173,6 +242,7 @@ void kin__ssa_update(const kin__ssa_op *op, const json_t *live, json_t *new_) {
       json_object_set_new(managers, me, ne);
     }
   }
+  cap_updaters(managers);
   encode(new_, managers);
 done:
   json_decref(managers);

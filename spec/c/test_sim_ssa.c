@@ -270,6 +270,38 @@ static void test_sim_ssa_UpdateTakesChangedFields(void **state) {
   json_decref(f.defs);
 }
 
+/* capmanagers.go: an 11th Update manager merges the two oldest into
+ * "ancient-changes", which takes the later one's time. */
+static void test_sim_ssa_UpdateManagersCappedAtTen(void **state) {
+  (void)state;
+  fixture f = fx_new();
+  json_t *obj = J("{\"metadata\":{\"name\":\"d\",\"labels\":{}}}");
+  for (int i = 0; i < 11; i++) {
+    char mgr[16], now[32];
+    snprintf(mgr, sizeof(mgr), "m%02d", i);
+    snprintf(now, sizeof(now), "2026-01-01T00:00:%02dZ", i);
+    kin__ssa_op op = {&f.s, mgr, "apps/v1", "", now, NULL, 0};
+    json_t *next = json_deep_copy(obj);
+    json_object_set_new(json_object_get(json_object_get(next, "metadata"), "labels"), mgr,
+                        json_string("x"));
+    kin__ssa_update(&op, obj, next);
+    json_decref(obj);
+    obj = next;
+  }
+  const json_t *mfs = json_object_get(json_object_get(obj, "metadata"), "managedFields");
+  assert_int_equal(json_array_size(mfs), 10);
+  const json_t *old = entry_of(obj, "ancient-changes");
+  assert_non_null(old);
+  assert_null(entry_of(obj, "m00"));
+  assert_null(entry_of(obj, "m01"));
+  assert_string_equal(json_string_value(json_object_get(old, "time")), "2026-01-01T00:00:01Z");
+  assert_json(json_object_get(old, "fieldsV1"),
+              "{\"f:metadata\":{\"f:labels\":{\"f:m00\":{},\"f:m01\":{}}}}");
+  assert_non_null(entry_of(obj, "m10"));
+  json_decref(obj);
+  json_decref(f.defs);
+}
+
 static void test_sim_ssa_ApplyConflictsForceAndPrune(void **state) {
   (void)state;
   fixture f = fx_new();
@@ -390,6 +422,7 @@ KIN_SUITE(sim_ssa,
           cmocka_unit_test(test_sim_ssa_CompareAddsModifiesRemoves),
           cmocka_unit_test(test_sim_ssa_MergeListMapsAndAtomics),
           cmocka_unit_test(test_sim_ssa_UpdateTakesChangedFields),
+          cmocka_unit_test(test_sim_ssa_UpdateManagersCappedAtTen),
           cmocka_unit_test(test_sim_ssa_ApplyConflictsForceAndPrune),
           cmocka_unit_test(test_sim_ssa_ApplyAfterUpdateConflictsWithUsing),
           cmocka_unit_test(test_sim_ssa_YamlScalarsAsGoYamlV2))
