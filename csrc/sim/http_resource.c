@@ -384,7 +384,8 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
     kin__sim_scale_get(req, r, ri, &out);
   else if (is_get)
     kin__sim_store_get(s, r, ri->ns, ri->name, &out);
-  else if (check_dry_run(req, opts, &out) || kin__sim_check_field_manager(req, opts, &out))
+  else if (check_dry_run(req, opts, &out) ||
+           (strcmp(opts, "DeleteOptions") && kin__sim_check_field_manager(req, opts, &out)))
     ; /* out holds the 422 */
   else if (!strcmp(m, "POST") && !named && !ri->subresource[0])
     handle_create(req, r, ri, &out);
