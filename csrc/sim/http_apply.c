@@ -133,24 +133,40 @@ static void manager_of(kin__sim_req *req, char *out, size_t cap) {
   out[n] = 0;
 }
 
-/* The fields a write does not own, as the strategies' GetResetFields: the
- * status of a resource with a status subresource; for /status everything
- * but status (the top-level fields of a and b). New set or NULL. */
-static json_t *reset_fields(const kin__sim_resource *r, const char *sub, const json_t *a,
-                            const json_t *b) {
-  if (!*sub) return r->has_status ? json_pack("{s:{}}", "f:status") : NULL;
-  json_t *set = json_object();
+/* Adds to set f:<key> for every key of a and b but keep. */
+static void others(json_t *set, const json_t *a, const json_t *b, const char *keep) {
   const json_t *sides[2] = {a, b};
   for (int i = 0; i < 2; i++) {
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)sides[i], k, v) {
-      if (!strcmp(k, "status")) continue;
+      if (!strcmp(k, keep)) continue;
       char el[300];
       snprintf(el, sizeof(el), "f:%s", k);
       json_object_set_new(set, el, json_object());
     }
   }
+}
+
+/* The fields a write does not own, as the strategies' GetResetFields: the
+ * status of a resource with a status subresource; for /status everything
+ * but status, for /scale everything but spec.replicas (the fields of a
+ * and b). New set or NULL. */
+static json_t *reset_fields(const kin__sim_resource *r, const char *sub, const json_t *a,
+                            const json_t *b) {
+  if (!*sub) return r->has_status ? json_pack("{s:{}}", "f:status") : NULL;
+  json_t *set = json_object();
+  if (strcmp(sub, "scale")) {
+    others(set, a, b, "status");
+    return set;
+  }
+  others(set, a, b, "spec");
+  json_t *spec = json_object();
+  others(spec, json_object_get(a, "spec"), json_object_get(b, "spec"), "replicas");
+  if (json_object_size(spec))
+    json_object_set_new(set, "f:spec", spec);
+  else
+    json_decref(spec);
   return set;
 }
 
@@ -284,6 +300,16 @@ json_t *kin__sim_managed_update_fn(void *ud, const json_t *cur, kin__sim_result 
   b.ignore = reset_fields(m->r, m->subresource, cur, obj);
   b.op.ignore = b.ignore;
   kin__ssa_update(&b.op, cur, obj);
+  if (!strcmp(m->subresource, "scale")) {
+    /* the scale handler's entries come back to the parent without a
+     * time (managedfields.ScaleHandler.ToParent) */
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "managedFields"), i, e) {
+      const char *sub = json_string_value(json_object_get(e, "subresource"));
+      if (sub && !strcmp(sub, "scale")) json_object_del(e, "time");
+    }
+  }
   op_free(&b);
   return obj;
 }

@@ -224,6 +224,41 @@ static void test_sim_apply_StatusSubresourceEntries(void **state) {
   kin_sim_free(sim);
 }
 
+/* An autoscaler writing /scale owns spec.replicas (an Update entry with
+ * subresource scale and, as the real server's, no time); the operator's
+ * apply of another count conflicts with it. */
+static void test_sim_apply_ScaleWritesOwnReplicas(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  const char *path = "/apis/apps/v1/namespaces/default/deployments/d";
+  const char *cfg = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+                    "  replicas: %d\n";
+  char body[256];
+  snprintf(body, sizeof(body), cfg, 1);
+  sim_resp r = apply(sim, path, "fieldManager=op", body);
+  assert_int_equal(r.code, 201);
+  sim_resp_free(&r);
+  r = sim_do(sim, "PATCH", "/apis/apps/v1/namespaces/default/deployments/d/scale?fieldManager=hpa",
+             "application/merge-patch+json", "{\"spec\":{\"replicas\":3}}", NULL);
+  assert_int_equal(r.code, 200);
+  assert_string_equal(jstr(r.json, "kind"), "Scale");
+  sim_resp_free(&r);
+  r = sim_req(sim, "GET", path, NULL);
+  const json_t *e = mf(&r, "hpa", "Update");
+  assert_fields(e, "{\"f:spec\":{\"f:replicas\":{}}}");
+  assert_string_equal(json_string_value(json_object_get(e, "subresource")), "scale");
+  assert_null(json_object_get(e, "time"));
+  assert_null(mf(&r, "op", "Apply")); /* op owned only replicas */
+  sim_resp_free(&r);
+  snprintf(body, sizeof(body), cfg, 2);
+  r = apply(sim, path, "fieldManager=op", body);
+  assert_int_equal(r.code, 409);
+  assert_string_equal(jstr(r.json, "message"),
+                      "Apply failed with 1 conflict: conflict with \"hpa\" with subresource "
+                      "\"scale\" using apps/v1: .spec.replicas");
+  sim_resp_free(&r);
+  kin_sim_free(sim);
+}
+
 static void test_sim_apply_CustomResourceUsesCrdSchema(void **state) {
   kin_sim *sim = sim_start(0, 0);
   sim_resp r = sim_req(
@@ -299,5 +334,6 @@ KIN_SUITE(sim_apply,
           cmocka_unit_test(test_sim_apply_UpdatesRecordManagers),
           cmocka_unit_test(test_sim_apply_DeploymentContainersMergeByName),
           cmocka_unit_test(test_sim_apply_StatusSubresourceEntries),
+          cmocka_unit_test(test_sim_apply_ScaleWritesOwnReplicas),
           cmocka_unit_test(test_sim_apply_CustomResourceUsesCrdSchema),
           cmocka_unit_test(test_sim_apply_Errors))
