@@ -299,17 +299,10 @@ json_t *kin__sim_managed_update_fn(void *ud, const json_t *cur, kin__sim_result 
   schema_for(&m->req->sim->store, m->r, &b.schema, &b.hold); /* the store lock is held */
   b.ignore = reset_fields(m->r, m->subresource, cur, obj);
   b.op.ignore = b.ignore;
+  /* the scale handler's entries come back to the parent without a time
+   * (managedfields.ScaleHandler.ToParent) */
+  b.op.untimed = !strcmp(m->subresource, "scale");
   kin__ssa_update(&b.op, cur, obj);
-  if (!strcmp(m->subresource, "scale")) {
-    /* the scale handler's entries come back to the parent without a
-     * time (managedfields.ScaleHandler.ToParent) */
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "managedFields"), i, e) {
-      const char *sub = json_string_value(json_object_get(e, "subresource"));
-      if (sub && !strcmp(sub, "scale")) json_object_del(e, "time");
-    }
-  }
   op_free(&b);
   return obj;
 }

@@ -116,6 +116,7 @@ typedef struct {
   const char *now;         /* RFC 3339 time of the write */
   const json_t *ignore;    /* set of fields reset by the strategy (status...) or NULL */
   int force;
+  int untimed;             /* the entry gets no time (the scale handler's) */
 } kin__ssa_op;
 
 /* Update operation (create, PUT, non-apply PATCH): sets new_'s

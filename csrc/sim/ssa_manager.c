@@ -233,14 +233,16 @@ void kin__ssa_update(const kin__ssa_op *op, const json_t *live, json_t *new_) {
     char me[1024];
     ident(me, sizeof(me), op->manager, "Update", op->subresource, op->api_version);
     json_t *prev = json_object_get(managers, me);
+    json_t *e2 = prev;
     if (prev) {
       kin__ssa_set_union(json_object_get(prev, "fieldsV1"), changed);
       json_object_set_new(prev, "time", json_string(op->now));
     } else {
-      json_t *ne = new_entry(op, "Update");
-      json_object_set(ne, "fieldsV1", changed);
-      json_object_set_new(managers, me, ne);
+      e2 = new_entry(op, "Update");
+      json_object_set(e2, "fieldsV1", changed);
+      json_object_set_new(managers, me, e2);
     }
+    if (op->untimed) json_object_del(e2, "time");
   }
   cap_updaters(managers);
   encode(new_, managers);

@@ -241,6 +241,14 @@ static void test_sim_apply_ScaleWritesOwnReplicas(void **state) {
              "application/merge-patch+json", "{\"spec\":{\"replicas\":3}}", NULL);
   assert_int_equal(r.code, 200);
   assert_string_equal(jstr(r.json, "kind"), "Scale");
+  char rv[32];
+  snprintf(rv, sizeof(rv), "%s", jstr(r.json, "metadata.resourceVersion"));
+  sim_resp_free(&r);
+  /* the same count again is a no-op: the untimed entry stays as it was */
+  r = sim_do(sim, "PATCH", "/apis/apps/v1/namespaces/default/deployments/d/scale?fieldManager=hpa",
+             "application/merge-patch+json", "{\"spec\":{\"replicas\":3}}", NULL);
+  assert_int_equal(r.code, 200);
+  assert_string_equal(jstr(r.json, "metadata.resourceVersion"), rv);
   sim_resp_free(&r);
   r = sim_req(sim, "GET", path, NULL);
   const json_t *e = mf(&r, "hpa", "Update");

@@ -212,7 +212,7 @@ static void test_sim_ssa_MergeListMapsAndAtomics(void **state) {
 }
 
 static kin__ssa_op op_for(const kin__ssa_schema *s, const char *manager) {
-  kin__ssa_op op = {s, manager, "apps/v1", "", "2026-01-01T00:00:00Z", NULL, 0};
+  kin__ssa_op op = {s, manager, "apps/v1", "", "2026-01-01T00:00:00Z", NULL, 0, 0};
   return op;
 }
 
@@ -280,7 +280,7 @@ static void test_sim_ssa_UpdateManagersCappedAtTen(void **state) {
     char mgr[16], now[32];
     snprintf(mgr, sizeof(mgr), "m%02d", i);
     snprintf(now, sizeof(now), "2026-01-01T00:00:%02dZ", i);
-    kin__ssa_op op = {&f.s, mgr, "apps/v1", "", now, NULL, 0};
+    kin__ssa_op op = {&f.s, mgr, "apps/v1", "", now, NULL, 0, 0};
     json_t *next = json_deep_copy(obj);
     json_object_set_new(json_object_get(json_object_get(next, "metadata"), "labels"), mgr,
                         json_string("x"));

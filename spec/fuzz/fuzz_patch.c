@@ -56,7 +56,7 @@ static void apply_mode(const json_t *target, const char *body, size_t n) {
     sink += strlen(err);
     return;
   }
-  kin__ssa_op op = {&sc, "a", "v1", "", "2026-01-01T00:00:00Z", NULL, 0};
+  kin__ssa_op op = {&sc, "a", "v1", "", "2026-01-01T00:00:00Z", NULL, 0, 0};
   int code;
   json_t *causes = NULL;
   const json_t *live = json_is_object(target) ? target : NULL;
