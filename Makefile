@@ -66,7 +66,7 @@ SIM_OBJ += $(BUILD)/sim/openapi_data.o
 # make sim-proto), compiled in as the generated $(BUILD)/sim/proto_schema.c
 SIM_OBJ += $(BUILD)/sim/proto_schema.o
 SIM_LIB := $(BUILD)/libkinsim.a
-SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz
+SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz -lyaml
 
 LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
 LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))

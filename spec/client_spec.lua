@@ -307,21 +307,32 @@ describe("kinformer.client", function()
   end)
 
   describe("apply", function()
-    -- kinformer.sim refuses server-side apply with 415 and a message naming
-    -- the apply media type: that shows the request was an apply patch (the
-    -- real API server is exercised by the e2e tier).
+    -- kinformer.sim answers server-side apply as kube-apiserver does
+    -- (spec/differential/scenarios/13_apply.json compares them); the
+    -- managedFields entry shows the request was an apply under the manager.
+    local function entry(obj, manager)
+      for _, e in ipairs(obj.metadata.managedFields or {}) do
+        if e.manager == manager then return e end
+      end
+    end
+
     it("sends an apply patch for the object's resource, named by the object", function()
-      local r, msg, code, http = c:apply(cm("ap"), { field_manager = "spec-manager", force = true })
-      assert.is_nil(r)
-      assert.are.equal("UnsupportedMediaType", code)
-      assert.are.equal(415, http)
-      assert.matches("apply-patch+yaml", msg, 1, true)
-      assert.matches("apply v1/ConfigMap", msg, 1, true)
-      r, msg, code = c:apply("v1/configmaps", cm("ap"))
-      assert.are.equal("UnsupportedMediaType", code)
+      local r = assert(c:apply(cm("ap"), { field_manager = "spec-manager", force = true }))
+      assert.are.equal("Apply", entry(r, "spec-manager").operation)
+      assert.are.equal("v1", entry(r, "spec-manager").apiVersion)
+      -- without field_manager the client applies as "kinformer"
+      r = assert(c:apply("v1/configmaps", cm("ap")))
+      assert.are.equal("Apply", entry(r, "kinformer").operation)
+      r = assert(c:patch("v1/configmaps", "default", "ap", cm("ap"), { type = "apply", field_manager = "m" }))
+      assert.are.equal("Apply", entry(r, "m").operation)
+      -- the server's errors carry the apply's label
+      local bad = cm("ap")
+      bad.apiVersion = "apps/v1"
+      local _, msg, code, http = c:apply("v1/configmaps", bad)
+      assert.are.equal("BadRequest", code)
+      assert.are.equal(400, http)
       assert.matches("apply v1/configmaps", msg, 1, true)
-      assert.are.equal("UnsupportedMediaType", select(3, c:patch("v1/configmaps", "default", "ap", cm("ap"),
-        { type = "apply", field_manager = "m" })))
+      assert.matches("invalid object type: apps/v1, Kind=ConfigMap", msg, 1, true)
     end)
 
     it("raises for an object without name or kind", function()

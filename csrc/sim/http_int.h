@@ -93,6 +93,32 @@ typedef struct {
   size_t len;
 } kin__sim_openapi_doc;
 extern const kin__sim_openapi_doc kin__sim_openapi_docs[];
+/* Server-side apply and managedFields (http_apply.c). A write's update
+ * function wrapped so that the field manager records it (an Update
+ * operation of ?fieldManager or the User-Agent's prefix): fn and ud are
+ * the write's own. Runs under the store lock, as every update function. */
+typedef struct {
+  kin__sim_update_fn fn;
+  void *ud;
+  kin__sim_req *req;
+  kin__sim_resource *r;
+  const char *subresource; /* "" or "status" */
+} kin__sim_managed_update;
+json_t *kin__sim_managed_update_fn(void *ud, const json_t *cur, kin__sim_result *err);
+/* Sets obj's managedFields for a create by req (obj modified); takes the
+ * store lock itself. */
+void kin__sim_managed_create(kin__sim_req *req, kin__sim_resource *r, json_t *obj);
+/* ?fieldManager: 0 when absent or valid, else -1 with the server's 422
+ * for options_kind (too long, non-printable). */
+int kin__sim_check_field_manager(kin__sim_req *req, const char *options_kind,
+                                 kin__sim_result *out);
+/* PATCH with application/apply-patch+yaml: creates or merges; fills out
+ * with the object (201/200) or a Status (400, 404, 409, 422, 500). */
+void kin__sim_handle_apply(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                           int dry_run, kin__sim_result *out);
+/* The inflated document of a built-in group-version ("api/v1"), borrowed
+ * until exit, and its length; NULL when none. */
+const char *kin__sim_openapi_builtin(const char *gv, size_t *len);
 /* The scale subresource (http_scale.c). kin__sim_scale_of returns the
  * autoscaling/v1 Scale of a deployment, replicaset or statefulset (new
  * reference); the handlers fill out with a Scale or a Status. patch is

@@ -105,6 +105,14 @@ static const doc *builtin_find(const char *gv) {
   return NULL;
 }
 
+const char *kin__sim_openapi_builtin(const char *gv, size_t *len) {
+  pthread_once(&builtin_once, builtin_load);
+  const doc *d = builtin_find(gv);
+  if (!d) return NULL;
+  *len = d->len;
+  return d->json;
+}
+
 static void gv_key(const kin__sim_resource *r, char *key, size_t cap) {
   if (*r->group)
     snprintf(key, cap, "apis/%s/%s", r->group, r->version);

@@ -219,11 +219,20 @@ static json_t *patch_fn(void *ud, const json_t *cur, kin__sim_result *out) {
 static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                          kin__sim_result *out) {
   const char *ct = content_type(req);
-  if (media_is(ct, "application/apply-patch+yaml")) {
+  int apply = media_is(ct, "application/apply-patch+yaml");
+  if (apply && !strcmp(ri->subresource, "scale")) {
     kin__sim_err(out, 415, "UnsupportedMediaType", NULL,
-                 "server-side apply (application/apply-patch+yaml) is not supported by "
-                 "kinformer.sim: use application/merge-patch+json, "
-                 "application/strategic-merge-patch+json or application/json-patch+json");
+                 "server-side apply of the scale subresource is not supported by "
+                 "kinformer.sim: use application/merge-patch+json");
+    return;
+  }
+  if (apply) {
+    kin__sim_handle_apply(req, r, ri, dry_run(req), out);
+    return;
+  }
+  if (kin__sim_query(req, "force")) {
+    kin__sim_err_invalid(out, "meta.k8s.io", "PatchOptions", "", "force", "FieldValueForbidden",
+                         "Forbidden: may not be specified for non-apply patch");
     return;
   }
   int strategic = media_is(ct, "application/strategic-merge-patch+json");
@@ -250,11 +259,12 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
    * once the object exists, as the server decodes it there. */
   const char *fv = kin__sim_query(req, "fieldValidation");
   patch_ctx p = {ct, patch, r->crd_name != NULL, !(fv && !strcmp(fv, "Ignore"))};
+  kin__sim_managed_update m = {patch_fn, &p, req, r, ri->subresource};
   if (!strcmp(ri->subresource, "scale"))
     kin__sim_scale_patch(req, r, ri, patch_fn, &p, dry_run(req), out);
   else
     kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
-                          patch_fn, &p, dry_run(req), out);
+                          kin__sim_managed_update_fn, &m, dry_run(req), out);
   json_decref(patch);
 }
 
@@ -273,8 +283,9 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
     kin__sim_err_bad_request(out, "the name of the object (%s) does not match the name on the "
                                   "URL (%s)", name ? name : "", ri->name);
   } else {
+    kin__sim_managed_update m = {replace_fn, obj, req, r, ri->subresource};
     kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
-                          replace_fn, obj, dry_run(req), out);
+                          kin__sim_managed_update_fn, &m, dry_run(req), out);
     /* Leases and events allow create on update (their strategies'
      * AllowCreateOnUpdate), so a PUT of a missing one creates it. */
     if (out->code == 404 && !ri->subresource[0] && !r->crd_name &&
@@ -283,6 +294,7 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
           !strcmp(r->resource, "events")))) {
       json_t *md = json_object_get(obj, "metadata");
       if (md) json_object_del(md, "resourceVersion");
+      kin__sim_managed_create(req, r, obj);
       kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
     }
   }
@@ -293,8 +305,10 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
-  if (!check_namespace(r, obj, ri->ns, out))
+  if (!check_namespace(r, obj, ri->ns, out)) {
+    kin__sim_managed_create(req, r, obj);
     kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
+  }
   json_decref(obj);
 }
 
@@ -390,7 +404,8 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
     kin__sim_scale_get(req, r, ri, &out);
   else if (is_get)
     kin__sim_store_get(s, r, ri->ns, ri->name, &out);
-  else if (check_dry_run(req, opts, &out))
+  else if (check_dry_run(req, opts, &out) ||
+           (strcmp(opts, "DeleteOptions") && kin__sim_check_field_manager(req, opts, &out)))
     ; /* out holds the 422 */
   else if (!strcmp(m, "POST") && !named && !ri->subresource[0])
     handle_create(req, r, ri, &out);

@@ -210,8 +210,9 @@ void kin__sim_scale_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_update_fn patch, void *patch_ud, int dry_run,
                           kin__sim_result *out) {
   scale_ctx c = {patch, patch_ud, NULL, ri->name};
-  kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, scale_update_fn, &c, dry_run,
-                        out);
+  kin__sim_managed_update m = {scale_update_fn, &c, req, r, "scale"};
+  kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, kin__sim_managed_update_fn, &m,
+                        dry_run, out);
   to_scale(r, out);
 }
 
@@ -271,8 +272,9 @@ void kin__sim_scale_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_req
                                   "URL (%s)", name, ri->name);
   } else {
     scale_ctx c = {NULL, NULL, scale, ri->name};
-    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, scale_update_fn, &c,
-                          dry_run, out);
+    kin__sim_managed_update m = {scale_update_fn, &c, req, r, "scale"};
+    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, kin__sim_managed_update_fn,
+                          &m, dry_run, out);
     to_scale(r, out);
   }
   json_decref(scale);

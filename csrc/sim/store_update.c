@@ -65,6 +65,13 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
       json_object_set(obj, "status", stv);
     else
       json_object_del(obj, "status");
+    /* the field manager's record of the write (http_apply.c) */
+    json_t *mf = json_object_get(json_object_get(in, "metadata"), "managedFields");
+    json_t *md = json_object_get(obj, "metadata");
+    if (mf && json_is_object(md))
+      json_object_set(md, "managedFields", mf);
+    else if (json_is_object(md))
+      json_object_del(md, "managedFields");
   } else {
     obj = json_deep_copy(in);
     json_t *md = json_object_get(obj, "metadata");

@@ -216,8 +216,10 @@ static void test_rest_client_PatchTypes(void **state) {
       KIN_ESTATUS);
   assert_true(r.code == 422 || r.code == 500);
   kin_result_free(&r);
-  /* Apply needs a field manager; the sim answers apply with its 415, which
-   * proves the apply content type was sent. */
+  /* Apply needs a field manager; a configuration without apiVersion and
+   * kind gets the server's 400, which proves the apply content type was
+   * sent; a whole one with force takes data.m from the merge patch's
+   * manager. */
   assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_APPLY, merge,
                                     strlen(merge), NULL, &r),
                    KIN_EINVAL);
@@ -226,8 +228,16 @@ static void test_rest_client_PatchTypes(void **state) {
   assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_APPLY, merge,
                                     strlen(merge), &wo, &r),
                    KIN_ESTATUS);
-  assert_int_equal(r.code, 415);
-  assert_string_equal(r.reason, "UnsupportedMediaType");
+  assert_int_equal(r.code, 400);
+  assert_string_equal(r.message, "invalid object type: /, Kind=");
+  kin_result_free(&r);
+  const char *cfg = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                    "\"a\"},\"data\":{\"m\":\"9\"}}";
+  assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_APPLY, cfg, strlen(cfg),
+                                    &wo, &r),
+                   0);
+  assert_true(rt_body_has(&r, "\"m\":\"9\""));
+  assert_true(rt_body_has(&r, "\"manager\":\"kinformer-test\",\"operation\":\"Apply\""));
   kin_result_free(&r);
 }
 

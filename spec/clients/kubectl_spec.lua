@@ -1,6 +1,6 @@
 -- kubectl v1.36.3 (the e2e tier's, built by spec/e2e/build.sh kubectl when
 -- missing) against kinformer.sim over HTTPS with a bearer token: get,
--- apply (create, change, no-op), create, scale, patch (merge, json,
+-- apply (create, change, no-op; server-side with a conflict and force), create, scale, patch (merge, json,
 -- strategic), get -w, delete, explain. Every case reads what kubectl
 -- printed (JSON parsed where kubectl can print it).
 local cjson = require "cjson"
@@ -110,6 +110,32 @@ spec:
     out = k("apply -f -", cm_yaml("v2"))
     assert.matches("configmap/kc-cm unchanged", out, 1, true)
     assert.are.equal(rv, kj("get configmap kc-cm").metadata.resourceVersion)
+  end)
+
+  it("apply --server-side: creates, conflicts with another manager, force-conflicts takes over", function()
+    local yaml = [[
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-ssa}
+data: {k: %s}
+]]
+    local out, rc = k("apply --server-side -f -", yaml:format("a"))
+    assert.are.equal(0, rc, out)
+    assert.matches("configmap/kc-ssa serverside-applied", out, 1, true)
+    local cm = kj("get configmap kc-ssa --show-managed-fields")
+    assert.are.equal("a", cm.data.k)
+    assert.are.equal("kubectl", cm.metadata.managedFields[1].manager)
+    assert.are.equal("Apply", cm.metadata.managedFields[1].operation)
+    out, rc = k("apply --server-side --field-manager=other -f -", yaml:format("b"))
+    assert.are.equal(1, rc, out)
+    assert.matches('conflict with "kubectl": .data.k', out, 1, true)
+    out, rc = k("apply --server-side --field-manager=other --force-conflicts -f -", yaml:format("b"))
+    assert.are.equal(0, rc, out)
+    cm = kj("get configmap kc-ssa --show-managed-fields")
+    assert.are.equal("b", cm.data.k)
+    assert.are.equal("other", cm.metadata.managedFields[1].manager)
+    out, rc = k("delete configmap kc-ssa")
+    assert.are.equal(0, rc, out)
   end)
 
   it("create -f: creates from a manifest, and refuses an existing name", function()

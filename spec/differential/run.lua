@@ -174,7 +174,8 @@ local function record(opts, files)
       results[#results + 1] = r
     end
     local name = sc.name or file:match("([^/]+)%.json$")
-    write_file(opts.out .. "/" .. name .. ".json", cjson.encode({ name = name, file = file, steps = results }))
+    write_file(opts.out .. "/" .. name .. ".json", cjson.encode({ name = name, file = file, steps = results,
+      managed_fields = sc.managed_fields }))
     io.write(string.format("recorded %-28s %d steps\n", name, #results))
   end
   os.remove(tmp)
@@ -251,6 +252,24 @@ local function normalise_table(v, st)
   end
 end
 
+-- A scenario with "managed_fields": true compares metadata.managedFields:
+-- each entry's time becomes "<time>" and the entries are sorted by manager,
+-- operation, subresource and apiVersion (the servers sort by time first,
+-- which a second's tick can reorder).
+local function normalise_managed(list)
+  if type(list) ~= "table" then return list end
+  for _, e in ipairs(list) do
+    if type(e) == "table" and type(e.time) == "string" then e.time = "<time>" end
+  end
+  local function key(e)
+    if type(e) ~= "table" then return "" end
+    return table.concat({ tostring(e.manager), tostring(e.operation), tostring(e.subresource),
+      tostring(e.apiVersion) }, "\0")
+  end
+  table.sort(list, function(a, b) return key(a) < key(b) end)
+  return list
+end
+
 local function normalise(v, st)
   if type(v) ~= "table" then return v end
   if v.kind == "Table" then normalise_table(v, st) end
@@ -267,7 +286,9 @@ local function normalise(v, st)
   end
   local list = type(v.kind) == "string" and v.kind:match("List$") and type(v.metadata) == "table"
   for k, x in pairs(v) do
-    if DROP_KEYS[k] then
+    if k == "managedFields" and st.keep_managed then
+      v[k] = normalise_managed(x)
+    elseif DROP_KEYS[k] then
       v[k] = nil
     elseif TIME_KEYS[k] and type(x) == "string" then
       v[k] = "<time>"
@@ -389,8 +410,9 @@ local function compare(opts, refdir, candir)
       goto next_scenario
     end
     do
-      local sta = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {} }
-      local stb = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {} }
+      local keep_managed = ra.managed_fields or nil
+      local sta = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {}, keep_managed = keep_managed }
+      local stb = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {}, keep_managed = keep_managed }
       for i, sa in ipairs(ra.steps) do
         local sb = rb.steps[i] or { status = 0, body = "" }
         local stepname = sa.name
