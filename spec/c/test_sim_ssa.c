@@ -12,26 +12,7 @@
 
 #include "ssa.h"
 
-static json_t *J(const char *s) {
-  json_error_t e;
-  json_t *v = json_loads(s, JSON_DECODE_ANY, &e);
-  if (!v) fail_msg("bad test JSON (%s): %s", e.text, s);
-  return v;
-}
-
-static void assert_json(const json_t *got, const char *want) {
-  json_t *w = J(want);
-  if (!json_equal(got, w)) {
-    char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    char *ws = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    fprintf(stderr, "got  %s\nwant %s\n", g, ws);
-    free(g);
-    free(ws);
-    json_decref(w);
-    fail();
-  }
-  json_decref(w);
-}
+#include "json_assert.h"
 
 /* A Deployment-like schema: containers a list-map by name, ports by
  * containerPort+protocol (protocol defaults to TCP), finalizers a set,
