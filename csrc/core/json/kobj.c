@@ -14,6 +14,7 @@
 #include "kin.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,7 +495,9 @@ int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out) {
   size_t len = o->json_len - c.len;
   kin_obj *n = malloc(sizeof(kin_obj) + ptrs + len + 1 + o->str_bytes);
   if (!n) return KIN_ENOMEM;
-  *n = *o;
+  /* everything but the count, which other threads may be changing */
+  memcpy((char *)n + offsetof(kin_obj, kind), (const char *)o + offsetof(kin_obj, kind),
+         sizeof(kin_obj) - offsetof(kin_obj, kind));
   atomic_init(&n->refs, 1);
   n->last = NULL;
   n->labels = (const char **)(void *)n->data;
