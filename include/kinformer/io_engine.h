@@ -125,6 +125,8 @@ typedef struct {
   long read_idle_ms;
   long ping_timeout_ms;
   kin_io_data_cb on_data;       /* NULL: the body is collected into res->body */
+  int on_data_2xx_only;         /* on_data gets a 2xx body only; any other
+                                   (an error Status) is collected */
   kin_io_done_cb on_done;       /* may be NULL */
   void *data;                   /* passed to both callbacks */
 } kin_io_request;
@@ -223,6 +225,17 @@ int kin_io_canceler_fired(kin_io_canceler *cx);
  * may be NULL. */
 int kin_io_do_cancelable(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
                          kin_io_canceler *cx);
+
+/* kin_io_do_cancelable whose 2xx body is not collected but handed to
+ * on_body in pieces, on the calling thread, as it arrives (a LIST of tens
+ * of MB is parsed while it downloads instead of being held whole). The IO
+ * thread keeps at most about 1 MiB waiting and pauses the transfer beyond
+ * that, so a slow consumer holds the server back, not memory. A body with
+ * another status is collected into res->body as usual. on_body returns 0
+ * to go on, or an error that ends the request and is returned. cx may be
+ * NULL. */
+int kin_io_do_streamed(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
+                       kin_io_canceler *cx, kin_io_data_cb on_body, void *ud);
 
 /* Frees the owned fields of res (not res itself) and zeroes it. */
 void kin_io_response_free(kin_io_response *res);

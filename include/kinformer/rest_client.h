@@ -133,6 +133,13 @@ typedef struct {
                                leader elector's few requests, which client-go
                                sends through a client of their own so that
                                busy controllers never delay a renewal */
+  /* NULL, or a 2xx body goes to on_body(body_ud, piece, len) on the calling
+   * thread as it arrives instead of into the result (kin_io_do_streamed);
+   * an error body is still collected and parsed. on_body returns 0, or an
+   * error that ends the request. Retries happen only on a status, before
+   * any 2xx byte, so on_body never sees two attempts. */
+  kin_io_data_cb on_body;
+  void *body_ud;
 } kin_client_request;
 
 /* Sends req and waits for the answer, with auth, rate limiting, retries and

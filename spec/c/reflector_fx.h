@@ -37,6 +37,8 @@ struct rfx {
   void (*on_request)(rfx *fx, const char *method, const char *uri);
   char **reqs;        /* "GET /api/v1/...?..." in arrival order */
   size_t nreqs, capreqs;
+  kin_transform_fn transform; /* the informer's, set before rfx_start (NULL: none) */
+  void *transform_ud;
 };
 
 static void rfx_hook(void *ud, const char *method, const char *uri) {
@@ -104,7 +106,8 @@ static __attribute__((unused)) kin_client *rfx_client_for(const char *url) {
  * fixture's: configmaps of "default", short backoffs, fx's clock. */
 static __attribute__((unused)) void rfx_start(rfx *fx, kin_reflector_config *cfg) {
   if (!fx->client) fx->client = rfx_client_for(kin_sim_url(fx->sim));
-  kin_informer_config ic = {.clock = fx->fake, .name = "v1/configmaps"};
+  kin_informer_config ic = {.clock = fx->fake, .name = "v1/configmaps",
+                            .transform = fx->transform, .transform_ud = fx->transform_ud};
   assert_int_equal(kin_informer_new(&ic, &fx->inf), 0);
   kin_event_handler h = handler_for(fx->events);
   assert_int_equal(kin_informer_add_handler(fx->inf, &h, 0, NULL), 0);

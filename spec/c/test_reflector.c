@@ -357,6 +357,83 @@ static void test_reflector_ReflectorResyncWithResourceVersion(void **state) {
   rfx_free(&fx);
 }
 
+/* Counts the transform's calls; passes every object through. */
+static atomic_int transform_calls;
+static int count_transform(void *ud, kin_obj *in, kin_obj **out) {
+  (void)ud;
+  atomic_fetch_add(&transform_calls, 1);
+  *out = kin_obj_ref(in);
+  return 0;
+}
+
+/* The relist after a compacted watch (one unpaged LIST of some 3.5 MB,
+ * read as it downloads, held back by the 1 MiB the IO thread may keep
+ * waiting) keeps the cached object of every item listed at the same uid
+ * and resourceVersion: the cache holds one copy, and the transform runs
+ * only for what changed. A recreated object (same name, new uid) is new. */
+static void test_reflector_RelistKeepsUnchangedObjects(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  char path[] = "/tmp/kin_reflector_relistXXXXXX", big[1001];
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  memset(big, 'x', 1000);
+  big[1000] = 0;
+  for (int i = 0; i < N; i++)
+    fprintf(f, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"r%05d\","
+               "\"namespace\":\"default\"},\"data\":{\"v\":\"%s\"}}\n", i, big);
+  fclose(f);
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  cfg.seed_file = path;
+  cfg.watch_cache_lists = 1; /* both lists unpaged */
+  rfx fx;
+  rfx_init(&fx, &cfg);
+  unlink(path);
+  atomic_store(&transform_calls, 0);
+  fx.transform = count_transform;
+  rfx_start(&fx, NULL);
+  wait_synced(&fx);
+  rfx_expect_converged(&fx, 8000);
+  assert_int_equal(atomic_load(&transform_calls), N);
+  kin_indexer *idx = kin_informer_indexer(fx.inf);
+  kin_obj *same = kin_indexer_get(idx, "default/r00010");
+  kin_obj *changed = kin_indexer_get(idx, "default/r00020");
+  kin_obj *recreated = kin_indexer_get(idx, "default/r00030");
+  assert_non_null(same);
+  assert_non_null(changed);
+  assert_non_null(recreated);
+
+  kin_sim_stall_watches(fx.sim, 1200);
+  rfx_update(&fx, "r00020", "2");
+  rfx_delete(&fx, "r00030");
+  rfx_create(&fx, "r00030");
+  kin_sim_compact(fx.sim);
+  KIN_EVENTUALLY(rfx_stats(&fx).lists == 2, 8000);
+  rfx_expect_converged(&fx, 8000);
+  assert_int_equal(rfx_stats(&fx).listed_items, N);
+  assert_int_equal(rfx_stats(&fx).pages, 2);
+
+  kin_obj *same2 = kin_indexer_get(idx, "default/r00010");
+  kin_obj *changed2 = kin_indexer_get(idx, "default/r00020");
+  kin_obj *recreated2 = kin_indexer_get(idx, "default/r00030");
+  assert_ptr_equal(same2, same);
+  assert_ptr_not_equal(changed2, changed);
+  assert_ptr_not_equal(recreated2, recreated);
+  assert_string_not_equal(kin_obj_uid(recreated2), kin_obj_uid(recreated));
+  /* the first list, then the changed and the recreated object */
+  assert_int_equal(atomic_load(&transform_calls), N + 2);
+  kin_obj_unref(same);
+  kin_obj_unref(changed);
+  kin_obj_unref(recreated);
+  kin_obj_unref(same2);
+  kin_obj_unref(changed2);
+  kin_obj_unref(recreated2);
+  rfx_free(&fx);
+}
+
 /* On the server restarted behind the client, fails its first watch from
  * the old RV (the sim, as the watch cache, would wait for that RV). */
 static atomic_int restarted_watch_failed;
@@ -692,6 +769,7 @@ KIN_SUITE(reflector, cmocka_unit_test(test_reflector_ListAtZeroThenWatchFromList
           cmocka_unit_test(test_reflector_ReflectorWatchListPageSize),
           cmocka_unit_test(test_reflector_ReflectorFullListIfExpired),
           cmocka_unit_test(test_reflector_ReflectorResyncWithResourceVersion),
+          cmocka_unit_test(test_reflector_RelistKeepsUnchangedObjects),
           cmocka_unit_test(test_reflector_ReflectorFullListIfTooLarge),
           cmocka_unit_test(test_reflector_NoRelistOnConnectionRefused),
           cmocka_unit_test(test_reflector_ReflectorResourceVersionUpdate),

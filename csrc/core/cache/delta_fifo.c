@@ -5,6 +5,7 @@
  * and only then queue anything, so a transform error leaves the FIFO as it
  * was. Only an allocation failure can leave one of them half applied. */
 #include "delta_fifo.h"
+#include "delta_fifo_int.h"
 #include "hmap.h"
 #include "kin.h"
 #include "strq.h"
@@ -297,10 +298,11 @@ static int queue_tombstone_locked(kin_delta_fifo *f, const char *key, kin_obj *l
  * tombstones. listed collects the listed keys; xf the transformed objects
  * (entries set to NULL once queued); the caller releases both. */
 static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin__hmap *listed,
-                          kin_obj **xf) {
+                          kin_obj **xf, int prepared) {
   int rc;
   for (size_t i = 0; i < n; i++) {
-    if ((rc = transform_locked(f, objs[i], &xf[i])) < 0) return rc;
+    if (prepared) xf[i] = kin_obj_ref(objs[i]);
+    else if ((rc = transform_locked(f, objs[i], &xf[i])) < 0) return rc;
     if ((rc = kin__hmap_put(listed, kin_obj_key(objs[i]), NULL, NULL)) < 0) return rc;
   }
   for (size_t i = 0; i < n; i++) {
@@ -347,9 +349,9 @@ static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin
   return 0;
 }
 
-/* objs are borrowed. */
-int kin_delta_fifo_replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
-                           const char *resource_version) {
+/* objs are borrowed; prepared: they came from kin__delta_fifo_prepare. */
+static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char *resource_version,
+                   int prepared) {
   (void)resource_version;
   if (!f || (n > 0 && !objs)) return KIN_EINVAL;
   for (size_t i = 0; i < n; i++)
@@ -360,12 +362,54 @@ int kin_delta_fifo_replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
   kin__hmap_init(&listed);
 
   pthread_mutex_lock(&f->mu);
-  int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf);
+  int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf, prepared);
   pthread_mutex_unlock(&f->mu);
 
   for (size_t i = 0; i < n; i++) kin_obj_unref(xf[i]);
   free(xf);
   kin__hmap_free(&listed);
+  return rc < 0 ? rc : 0;
+}
+
+int kin_delta_fifo_replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
+                           const char *resource_version) {
+  return replace(f, objs, n, resource_version, 0);
+}
+
+int kin__delta_fifo_replace_prepared(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
+                                     const char *resource_version) {
+  return replace(f, objs, n, resource_version, 1);
+}
+
+/* The stored object when it is the same state as listed (same uid and
+ * resourceVersion; a new reference), else NULL. The uid tells a deleted
+ * and recreated object apart; an empty resourceVersion never matches. */
+static kin_obj *known_same_locked(kin_delta_fifo *f, kin_obj *listed) {
+  const char *rv = kin_obj_resource_version(listed);
+  if (!has_known(f) || !f->cfg.known_objects.get || !*rv) return NULL;
+  kin_obj *k = f->cfg.known_objects.get(f->cfg.known_objects.ud, kin_obj_key(listed));
+  if (k && (kin_obj_is_tombstone(k) || strcmp(kin_obj_resource_version(k), rv) ||
+            strcmp(kin_obj_uid(k), kin_obj_uid(listed)))) {
+    kin_obj_unref(k);
+    k = NULL;
+  }
+  return k;
+}
+
+int kin__delta_fifo_prepare(kin_delta_fifo *f, kin_obj **objs, size_t n) {
+  int rc = 0;
+  pthread_mutex_lock(&f->mu);
+  for (size_t i = 0; i < n && rc >= 0; i++) {
+    if (!valid_obj(objs[i])) {
+      rc = KIN_EINVAL;
+      break;
+    }
+    kin_obj *p = known_same_locked(f, objs[i]);
+    if (!p && (rc = transform_locked(f, objs[i], &p)) < 0) break;
+    kin_obj_unref(objs[i]);
+    objs[i] = p;
+  }
+  pthread_mutex_unlock(&f->mu);
   return rc < 0 ? rc : 0;
 }
 

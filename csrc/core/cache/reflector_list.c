@@ -3,10 +3,15 @@
  * collected before one Replace, as the pager does; a continue token that
  * expired falls back to one full list at the original resourceVersion.
  *
- * A page is split without a DOM: one strict pass (kin__json_scan with a
- * visitor) finds metadata.resourceVersion, metadata.continue and the span
- * of each item, and each span becomes a kin_obj. Items of typed lists carry no kind/apiVersion (the server
- * omits them); they get the list's, as the dynamic client's
+ * A page is split as it downloads (list_stream.h, kin_io_do_streamed):
+ * each item is parsed into a kin_obj as soon as its bytes are in and
+ * handed to the FIFO's prepare in small batches, so neither the body nor,
+ * in a relist, a second copy of the unchanged objects is ever held whole.
+ * The envelope (everything but the items) is then checked by one strict
+ * pass (kin__json_scan with a visitor) that finds metadata.resourceVersion,
+ * metadata.continue and remainingItemCount. Items of typed lists carry no
+ * kind/apiVersion (the server omits them); they get the list's, as the
+ * dynamic client's
  * UnstructuredList does, so every cached object says what it is. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +19,9 @@
 
 #include "json_check.h"
 #include "kin.h"
+#include "list_stream.h"
 #include "log.h"
+#include "delta_fifo_int.h"
 #include "reflector_int.h"
 
 #define LOG "reflector"
@@ -57,15 +64,7 @@ typedef struct {
   long s, e;
 } pspan;
 
-/* One item of the page: its span (braces included), whether it has a
- * top-level "kind" member and any member at all. */
-typedef struct {
-  pspan sp;
-  int has_kind, has_members;
-} item_span;
-
-/* What the page scan keeps. As for the jsmn lookups this replaces, the
- * first of duplicate members counts. */
+/* What the envelope scan keeps. The first of duplicate members counts. */
 typedef struct {
   kin__json_visitor vis; /* first: the callbacks get &vis */
   const char *js;
@@ -75,9 +74,6 @@ typedef struct {
   int md_done, items_done, kind_done, av_done; /* the first seen */
   pspan rv, cont, rem, kind, av;
   int rv_str, cont_str, rem_num, kind_str, av_str;
-  item_span *items;
-  size_t nitems, cap;
-  int item_open;
 } page_scan;
 
 enum { P_OTHER, P_METADATA, P_KIND, P_API_VERSION, P_ITEMS, P_RV, P_CONTINUE, P_REMAINING };
@@ -94,9 +90,6 @@ static void pg_key(kin__json_visitor *v, size_t d, size_t s, size_t e) {
   } else if (d == 2 && ps->in_md) {
     ps->key2 = PKEY(js, s, e, "resourceVersion") ? P_RV : PKEY(js, s, e, "continue") ? P_CONTINUE
              : PKEY(js, s, e, "remainingItemCount") ? P_REMAINING : P_OTHER;
-  } else if (d == 3 && ps->item_open) {
-    ps->items[ps->nitems].has_members = 1;
-    if (PKEY(js, s, e, "kind")) ps->items[ps->nitems].has_kind = 1;
   }
 }
 
@@ -108,23 +101,6 @@ static void first(int *done, pspan *sp, int *is_type, int ok, size_t s, size_t e
   sp->s = (long)s;
   sp->e = (long)e;
   *is_type = ok;
-}
-
-/* Appends an item slot; sp.s < 0 marks an item that is no object. */
-static item_span *push_item(page_scan *ps, long start) {
-  if (ps->nitems == ps->cap) {
-    size_t cap = ps->cap ? ps->cap * 2 : 256;
-    item_span *n = realloc(ps->items, cap * sizeof(*n));
-    if (!n) {
-      ps->bad = KIN_ENOMEM;
-      return NULL;
-    }
-    ps->items = n;
-    ps->cap = cap;
-  }
-  item_span *it = &ps->items[ps->nitems];
-  *it = (item_span){{start, -1}, 0, 0};
-  return it;
 }
 
 /* Records the first value of a member of the metadata: its span and
@@ -149,7 +125,7 @@ static void pg_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_
     else if (ps->key2 == P_CONTINUE) md_first(&ps->cont, &ps->cont_str, type == '"', s, e);
     else if (ps->key2 == P_REMAINING) md_first(&ps->rem, &ps->rem_num, type == '0', s, e);
   } else if (d == 2 && ps->in_items) {
-    if (push_item(ps, -1)) ps->nitems++; /* no object: reported when read */
+    ps->bad = 1; /* the items were split out: the envelope holds none */
   }
 }
 
@@ -177,20 +153,16 @@ static void pg_open(kin__json_visitor *v, size_t d, char type, size_t s) {
     else if (ps->key2 == P_CONTINUE) md_first(&ps->cont, &ps->cont_str, 0, s, s);
     else if (ps->key2 == P_REMAINING) md_first(&ps->rem, &ps->rem_num, 0, s, s);
   } else if (d == 2 && ps->in_items) {
-    if (!push_item(ps, type == '{' ? (long)s : -1)) return;
-    if (type == '{') ps->item_open = 1;
-    else ps->nitems++; /* no object: reported when read */
+    ps->bad = 1; /* the items were split out: the envelope holds none */
   }
 }
 
 static void pg_close(kin__json_visitor *v, size_t d, size_t e) {
   page_scan *ps = (page_scan *)v;
+  (void)e;
   if (d == 1) {
     ps->in_md = 0;
     ps->in_items = 0;
-  } else if (d == 2 && ps->item_open) {
-    ps->items[ps->nitems++].sp.e = (long)e;
-    ps->item_open = 0;
   }
 }
 
@@ -199,77 +171,117 @@ static char *dup_span(const char *js, pspan sp, int ok) {
   return strndup(js + sp.s, (size_t)(sp.e - sp.s));
 }
 
-/* Parses one item of the page into *out, giving it the list's kind and
- * apiVersion when it has none. */
-static int parse_item(const char *js, const item_span *it, const char *kind, size_t kind_len,
-                      const char *api_version, size_t av_len, kin_obj **out) {
-  if (it->sp.s < 0) return KIN_EINVAL; /* not an object */
-  const char *p = js + it->sp.s;
-  size_t len = (size_t)(it->sp.e - it->sp.s);
-  if (!kind_len || it->has_kind) return kin_obj_parse(p, len, out);
+/* Parses one item (len bytes at p) into *out, giving it the list's kind
+ * and apiVersion (kind_len 0: none known) when it has no kind. */
+static int parse_item(const char *p, size_t len, int has_kind, int has_members, const char *kind,
+                      size_t kind_len, const char *api_version, size_t av_len, kin_obj **out) {
+  if (!kind_len || has_kind) return kin_obj_parse(p, len, out);
   size_t extra = kind_len + av_len + 32;
   char *buf = malloc(len + extra);
   if (!buf) return KIN_ENOMEM;
   int k = snprintf(buf, extra, "{\"kind\":\"%.*s\",\"apiVersion\":\"%.*s\"%s", (int)kind_len, kind,
-                   (int)av_len, api_version, it->has_members ? "," : "");
+                   (int)av_len, api_version, has_members ? "," : "");
   memcpy(buf + k, p + 1, len - 1);
   int rc = kin_obj_parse(buf, (size_t)k + len - 1, out);
   free(buf);
   return rc;
 }
 
-/* Splits one list body into items appended to o and its metadata. */
-static int parse_page(kin_reflector *r, const char *js, size_t len, objs *o, page_meta *pm) {
+/* Listed objects go to kin__delta_fifo_prepare this many at a time, so an
+ * unchanged object's second copy, or an object's state before the
+ * transform, lives only until its batch is prepared (delta_fifo_int.h). */
+#define PREPARE_BATCH 64
+
+/* One page being read: the splitter and where its items go. */
+typedef struct {
+  kin_reflector *r;
+  objs *o;
+  size_t from;    /* the first object of o not yet prepared */
+  size_t nitems;  /* items of this page */
+  int failed;     /* an item could not be read or prepared (logged) */
+  kin__list_stream ls;
+} page_sink;
+
+/* Prepares the objects of o from s->from on. Returns 0 or the transform's
+ * error, logged. */
+static int prepare(page_sink *s) {
+  kin_reflector *r = s->r;
+  size_t n = s->o->len - s->from;
+  int rc = n ? kin__delta_fifo_prepare(r->fifo, s->o->v + s->from, n) : 0;
+  if (rc) {
+    kin_log(KIN_LOG_WARN, LOG, "%s: unable to sync list result: %s", r->name, kin_strerror(rc));
+    s->failed = 1;
+    return rc;
+  }
+  s->from = s->o->len;
+  pthread_mutex_lock(&r->mu);
+  r->st.listed_items += (uint64_t)n;
+  pthread_mutex_unlock(&r->mu);
+  return 0;
+}
+
+/* list_stream callback: parses one item into the page's objects. */
+static int sink_item(void *ud, const char *p, size_t len, size_t index, int has_kind,
+                     int has_members) {
+  page_sink *s = ud;
+  const kin__list_stream *ls = &s->ls;
+  int usable = ls->kind_len && ls->av_len;
+  kin_obj *obj = NULL;
+  int rc = parse_item(p, len, has_kind, has_members, ls->kind, usable ? ls->kind_len : 0,
+                      ls->api_version, ls->av_len, &obj);
+  if (rc == 0 && (rc = objs_push(s->o, obj))) kin_obj_unref(obj);
+  if (rc) {
+    kin_log(KIN_LOG_WARN, LOG, "%s: item %zu of a list page cannot be read: %s", s->r->name, index,
+            kin_strerror(rc));
+    s->failed = 1;
+    return rc;
+  }
+  s->nitems++;
+  return s->o->len - s->from >= PREPARE_BATCH ? prepare(s) : 0;
+}
+
+/* kin_client_request.on_body: the next piece of a 2xx list body. */
+static int sink_body(void *ud, const char *p, size_t n) {
+  page_sink *s = ud;
+  int rc = kin__list_stream_feed(&s->ls, p, n);
+  if (rc && !s->failed) {
+    s->failed = 1;
+    if (s->ls.bad_item)
+      kin_log(KIN_LOG_WARN, LOG, "%s: item %zu of a list page cannot be read: not an object",
+              s->r->name, s->ls.bad_item - 1);
+  }
+  return rc;
+}
+
+/* The page's body has ended: checks the envelope, reads its metadata into
+ * *pm and prepares the last objects. */
+static int finish_page(page_sink *s, page_meta *pm) {
+  kin_reflector *r = s->r;
+  int rc = kin__list_stream_finish(&s->ls);
   page_scan ps;
   memset(&ps, 0, sizeof(ps));
   ps.vis.key = pg_key;
   ps.vis.scalar = pg_scalar;
   ps.vis.open = pg_open;
   ps.vis.close = pg_close;
-  ps.js = js;
+  ps.js = s->ls.env;
   ps.rv = ps.cont = ps.rem = ps.kind = ps.av = (pspan){-1, -1};
-  int rc = js && len ? kin__json_scan(js, len, NULL, &ps.vis) : KIN_EINVAL;
+  if (rc == 0) rc = kin__json_scan(s->ls.env, s->ls.env_len, NULL, &ps.vis);
   if (rc == 0 && ps.bad) rc = ps.bad < 0 ? ps.bad : KIN_EINVAL;
-  if (rc) goto out;
+  if (rc) return rc;
+  if ((rc = prepare(s))) return rc;
+  const char *js = s->ls.env;
   pm->rv = dup_span(js, ps.rv, ps.rv_str);
   pm->cont = dup_span(js, ps.cont, ps.cont_str);
-  if (!pm->rv || !pm->cont) {
-    rc = KIN_ENOMEM;
-    goto out;
-  }
-  /* "PodList" -> "Pod" for the items that lack a kind. */
-  const char *kind = "", *av = "";
-  size_t kind_len = 0, av_len = 0;
-  if (ps.kind_str && ps.av_str && ps.kind.e - ps.kind.s > 4 && !memcmp(js + ps.kind.e - 4, "List", 4) &&
-      !memchr(js + ps.kind.s, '\\', (size_t)(ps.kind.e - ps.kind.s)) &&
-      !memchr(js + ps.av.s, '\\', (size_t)(ps.av.e - ps.av.s))) {
-    kind = js + ps.kind.s;
-    kind_len = (size_t)(ps.kind.e - ps.kind.s) - 4;
-    av = js + ps.av.s;
-    av_len = (size_t)(ps.av.e - ps.av.s);
-  }
-  for (size_t k = 0; k < ps.nitems; k++) {
-    kin_obj *obj = NULL;
-    rc = parse_item(js, &ps.items[k], kind, kind_len, av, av_len, &obj);
-    if (rc == 0 && (rc = objs_push(o, obj))) kin_obj_unref(obj);
-    if (rc) {
-      kin_log(KIN_LOG_WARN, LOG, "%s: item %zu of a list page cannot be read: %s", r->name, k,
-              kin_strerror(rc));
-      goto out;
-    }
-  }
+  if (!pm->rv || !pm->cont) return KIN_ENOMEM;
   /* remainingItemCount is an estimate the server may omit (it does with
    * selectors); the last page makes the count exact. */
   long long remaining = ps.rem.s >= 0 && ps.rem_num ? strtoll(js + ps.rem.s, NULL, 10) : -1;
   pthread_mutex_lock(&r->mu);
-  r->st.listed_items += (uint64_t)ps.nitems;
   if (!pm->cont[0]) r->st.expected_items = r->st.listed_items;
   else if (remaining >= 0) r->st.expected_items = r->st.listed_items + (uint64_t)remaining;
   pthread_mutex_unlock(&r->mu);
-  rc = 0;
-out:
-  free(ps.items);
-  return rc;
+  return 0;
 }
 
 /* Sends one LIST request; fills *st when it fails. */
@@ -288,9 +300,12 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
     kin__buf_free(&url);
     return KIN_ENOMEM;
   }
+  page_sink sink = {.r = r, .o = o, .from = o->len};
+  kin__list_stream_init(&sink.ls, sink_item, &sink);
   kin_client_request req = {.method = "GET", .path = url.p, .idempotent = 1,
                             .cancel = &r->list_cancel,
-                            .accept = r->metadata_only ? LIST_ACCEPT_METADATA : NULL};
+                            .accept = r->metadata_only ? LIST_ACCEPT_METADATA : NULL,
+                            .on_body = sink_body, .body_ud = &sink};
   kin_result res;
   memset(&res, 0, sizeof(res));
   pthread_mutex_lock(&r->mu);
@@ -298,8 +313,8 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   pthread_mutex_unlock(&r->mu);
   int rc = kin_client_do(r->client, &req, &res);
   kin__buf_free(&url);
-  if (rc == 0) {
-    rc = parse_page(r, res.body ? res.body : "", res.body_len, o, pm);
+  if (rc == 0 || sink.ls.err) {
+    if (rc == 0) rc = finish_page(&sink, pm);
     if (rc) snprintf(st->message, sizeof(st->message), "unable to understand list result");
   } else {
     st->err = rc;
@@ -309,6 +324,7 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
     if (res.code) kin__rfl_parse_status(res.body, res.body_len, st);
   }
   kin_result_free(&res);
+  kin__list_stream_free(&sink.ls);
   return rc;
 }
 
@@ -428,7 +444,7 @@ int kin__rfl_list(kin_reflector *r) {
   pthread_mutex_lock(&r->mu);
   r->rv_unavailable = 0;
   pthread_mutex_unlock(&r->mu);
-  rc = kin_delta_fifo_replace(r->fifo, o.v, o.len, list_rv);
+  rc = kin__delta_fifo_replace_prepared(r->fifo, o.v, o.len, list_rv);
   if (rc)
     kin_log(KIN_LOG_WARN, LOG, "%s: unable to sync list result: %s", r->name, kin_strerror(rc));
   pthread_mutex_lock(&r->mu);

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "kin.h"
+#include "delta_fifo_int.h"
 #include "log.h"
 #include "reflector_int.h"
 
@@ -102,9 +103,19 @@ static int temp_apply(kin__rfl_watch *w, const rfl_ev *ev) {
     if (kin__hmap_del(&w->temp, key, &old) == 1) kin_obj_unref(old);
     return 0;
   }
-  int rc = kin__hmap_put(&w->temp, key, kin_obj_ref(ev->obj), &old);
+  /* Prepared now (delta_fifo_int.h): an unchanged object is not held
+   * twice until the initial-events-end bookmark. */
+  kin_obj *obj = kin_obj_ref(ev->obj);
+  int rc = kin__delta_fifo_prepare(w->r->fifo, &obj, 1);
   if (rc < 0) {
-    kin_obj_unref(ev->obj);
+    kin_log(KIN_LOG_WARN, LOG, "%s: unable to sync watch-list result: %s", w->r->name,
+            kin_strerror(rc));
+    kin_obj_unref(obj);
+    return rc;
+  }
+  rc = kin__hmap_put(&w->temp, key, obj, &old);
+  if (rc < 0) {
+    kin_obj_unref(obj);
     return rc;
   }
   if (rc == 0) kin_obj_unref(old);
@@ -130,7 +141,7 @@ static int initial_events_end(kin__rfl_watch *w, const char *rv) {
   if (v) {
     kin__hmap_entry *e;
     while ((e = kin__hmap_next(&w->temp, &pos))) v[i++] = e->val;
-    rc = kin_delta_fifo_replace(r->fifo, v, n, rv);
+    rc = kin__delta_fifo_replace_prepared(r->fifo, v, n, rv);
     free(v);
   }
   temp_clear(w);

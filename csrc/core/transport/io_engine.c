@@ -113,6 +113,7 @@ kin_io_handle *kin__io_handle_new(kin_io_engine *e, const kin_io_request *req) {
   h->ping_timeout_ms = req->ping_timeout_ms > 0 ? req->ping_timeout_ms : 0;
   h->insecure = req->tls.insecure;
   h->on_data = req->on_data;
+  h->on_data_2xx_only = req->on_data_2xx_only;
   h->on_done = req->on_done;
   h->ud = req->data;
   return h;
@@ -174,7 +175,10 @@ void kin__io_check_multi_info(kin_io_engine *e) {
 static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
   kin_io_handle *h = ud;
   size_t n = size * nmemb;
-  if (h->on_data) {
+  long code = 0;
+  if (h->on_data && h->on_data_2xx_only)
+    curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
+  if (h->on_data && (!h->on_data_2xx_only || (code >= 200 && code < 300))) {
     int rc = h->on_data(h->ud, p, n);
     if (rc == KIN_IO_PAUSE) return CURL_WRITEFUNC_PAUSE; /* curl keeps the chunk */
     if (rc) {
@@ -595,12 +599,50 @@ void kin_io_resume(kin_io_handle *h) {
   pthread_mutex_unlock(&e->mu);
 }
 
+/* The pieces of a streamed body (kin_io_do_streamed) waiting for the
+ * calling thread. */
+#define STREAM_PENDING_MAX ((size_t)1 << 20)
+
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int done; /* guarded by mu */
+  /* Guarded by mu. */
+  int done;
   kin_io_response *res;
+  char *pending;        /* streamed body bytes not yet taken (malloc'd) */
+  size_t pending_len, pending_cap;
+  int paused;           /* the IO thread refused a piece: resume after taking */
+  int stop;             /* the consumer failed: refuse everything */
 } io_waiter;
+
+/* IO thread: keeps a piece of a 2xx body for the calling thread, or
+ * pauses the transfer when enough is waiting. */
+static int stream_data(void *ud, const char *p, size_t n) {
+  io_waiter *w = ud;
+  int rc = 0;
+  pthread_mutex_lock(&w->mu);
+  if (w->stop) {
+    rc = KIN_ECANCELED;
+  } else if (w->pending_len && w->pending_len + n > STREAM_PENDING_MAX) {
+    w->paused = 1;
+    rc = KIN_IO_PAUSE;
+  } else {
+    if (w->pending_len + n > w->pending_cap) {
+      size_t cap = w->pending_cap ? w->pending_cap : 16384;
+      while (cap < w->pending_len + n) cap *= 2;
+      char *np = realloc(w->pending, cap);
+      if (!np) rc = KIN_ENOMEM;
+      else w->pending = np, w->pending_cap = cap;
+    }
+    if (rc == 0) {
+      memcpy(w->pending + w->pending_len, p, n);
+      if (!w->pending_len) pthread_cond_signal(&w->cv);
+      w->pending_len += n;
+    }
+  }
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
 
 static void do_done(void *ud, kin_io_response *r) {
   io_waiter *w = ud;
@@ -616,8 +658,59 @@ int kin_io_do(kin_io_engine *e, const kin_io_request *req, kin_io_response *res)
   return kin_io_do_cancelable(e, req, res, NULL);
 }
 
+/* Calling thread of a streamed request: hands each batch of pending bytes
+ * to on_body (outside the lock) until the request is done. Returns 0 or
+ * on_body's error (the request is then cancelled). */
+static int stream_consume(io_waiter *w, kin_io_handle *h, kin_io_data_cb on_body, void *ud) {
+  int rc = 0;
+  char *spare = NULL;
+  size_t spare_cap = 0;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    while (!w->done && !w->pending_len) pthread_cond_wait(&w->cv, &w->mu);
+    if (!w->pending_len) break; /* done, everything taken */
+    /* Swap buffers, so the IO thread fills one while this one is read. */
+    char *p = w->pending;
+    size_t n = w->pending_len, cap = w->pending_cap;
+    w->pending = spare;
+    w->pending_cap = spare_cap;
+    w->pending_len = 0;
+    int resume = w->paused;
+    w->paused = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (rc == 0 && (rc = on_body(ud, p, n)) != 0) {
+      pthread_mutex_lock(&w->mu);
+      w->stop = 1;
+      pthread_mutex_unlock(&w->mu);
+      kin_io_cancel(h);
+    }
+    if (resume && rc == 0) kin_io_resume(h);
+    spare = p;
+    spare_cap = cap;
+    pthread_mutex_lock(&w->mu);
+  }
+  pthread_mutex_unlock(&w->mu);
+  free(spare);
+  return rc;
+}
+
+static int do_request(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
+                      kin_io_canceler *cx, kin_io_data_cb on_body, void *ud);
+
 int kin_io_do_cancelable(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
                          kin_io_canceler *cx) {
+  return do_request(e, req, res, cx, NULL, NULL);
+}
+
+int kin_io_do_streamed(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
+                       kin_io_canceler *cx, kin_io_data_cb on_body, void *ud) {
+  if (!on_body) return KIN_EINVAL;
+  return do_request(e, req, res, cx, on_body, ud);
+}
+
+/* kin_io_do_cancelable, streaming a 2xx body to on_body when it is set. */
+static int do_request(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
+                      kin_io_canceler *cx, kin_io_data_cb on_body, void *ud) {
   memset(res, 0, sizeof(*res));
   if (e && pthread_equal(pthread_self(), e->thread)) return KIN_EBUSY;
   io_waiter w = {.res = res};
@@ -627,7 +720,8 @@ int kin_io_do_cancelable(kin_io_engine *e, const kin_io_request *req, kin_io_res
     return KIN_ENOMEM;
   }
   kin_io_request r = *req;
-  r.on_data = NULL;
+  r.on_data = on_body ? stream_data : NULL;
+  r.on_data_2xx_only = on_body != NULL;
   r.on_done = do_done;
   r.data = &w;
   int rc;
@@ -641,18 +735,23 @@ int kin_io_do_cancelable(kin_io_engine *e, const kin_io_request *req, kin_io_res
     pthread_mutex_unlock(&cx->mu);
     if (rc == KIN_ECANCELED) snprintf(res->error, sizeof(res->error), "request cancelled");
   } else {
-    rc = kin_io_submit(e, &r, NULL);
+    rc = kin_io_submit(e, &r, on_body ? &h : NULL);
   }
   if (rc == 0) {
+    int brc = on_body ? stream_consume(&w, h, on_body, ud) : 0;
     pthread_mutex_lock(&w.mu);
     while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
     pthread_mutex_unlock(&w.mu);
-    rc = res->err;
+    rc = brc ? brc : res->err;
+    if (brc) res->err = brc;
   }
+  free(w.pending);
   if (h) {
-    pthread_mutex_lock(&cx->mu);
-    cx->h = NULL;
-    pthread_mutex_unlock(&cx->mu);
+    if (cx) {
+      pthread_mutex_lock(&cx->mu);
+      cx->h = NULL;
+      pthread_mutex_unlock(&cx->mu);
+    }
     kin_io_handle_release(h);
   }
   pthread_cond_destroy(&w.cv);

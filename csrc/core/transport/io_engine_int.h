@@ -38,6 +38,7 @@ struct kin_io_handle {
   io_blob ca, cert, key;
   int insecure;
   kin_io_data_cb on_data;
+  int on_data_2xx_only;
   kin_io_done_cb on_done;
   void *ud;
 

@@ -655,7 +655,9 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
                             .tls = tls};
     kin_io_response res;
     uint64_t t0 = kin_clock_now(c->clock);
-    int err = kin_io_do_cancelable(c->io, &ioreq, &res, req->cancel);
+    int err = req->on_body ? kin_io_do_streamed(c->io, &ioreq, &res, req->cancel, req->on_body,
+                                                req->body_ud)
+                           : kin_io_do_cancelable(c->io, &ioreq, &res, req->cancel);
     kin__rest_metrics_record(c, method, err ? 0 : res.code, kin_clock_now(c->clock) - t0);
     if (err) {
       auth_release(&a);

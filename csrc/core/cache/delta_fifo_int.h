@@ -1,0 +1,34 @@
+/* delta_fifo_int.h -- internal: what the reflector asks of the DeltaFIFO
+ * beyond client-go's interface, so that a relist does not hold two caches.
+ *
+ * A relist (a LIST, or a WatchList's initial events) mostly returns objects
+ * the store already holds at the same resourceVersion. The reflector hands
+ * each listed object to kin__delta_fifo_prepare as soon as it is parsed:
+ * an object the store holds at the same uid and resourceVersion is swapped
+ * for the stored one (one copy in memory instead of two), any other goes
+ * through the transform there and then (so the untransformed object, with
+ * its managedFields, is freed at once). The prepared objects then go to
+ * kin__delta_fifo_replace_prepared, which queues them without transforming
+ * again. An object the store holds went through the transform when it
+ * entered, and a resourceVersion names one state of one object, so the
+ * result is what transforming the listed copy would give (for a transform
+ * that depends only on its input). */
+#ifndef KIN_DELTA_FIFO_INT_H
+#define KIN_DELTA_FIFO_INT_H
+
+#include "delta_fifo.h"
+
+/* Replaces each of the n owned references in objs by the reference to
+ * queue for it: the stored object for an unchanged one, else the
+ * transform's result (the listed object's reference is released). Returns
+ * 0, or the transform's error with every slot still holding one owned
+ * reference (the failing one its listed object). Takes the FIFO's lock
+ * once for the n objects. Thread-safe. */
+int kin__delta_fifo_prepare(kin_delta_fifo *f, kin_obj **objs, size_t n);
+
+/* kin_delta_fifo_replace for objects that came from kin__delta_fifo_prepare
+ * (borrowed): the same deltas, without the transform. Thread-safe. */
+int kin__delta_fifo_replace_prepared(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
+                                     const char *resource_version);
+
+#endif
