@@ -19,24 +19,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The header, then one block: the controller reference (when there is
+ * one), the label table, the strings, the JSON copy. Strings and labels
+ * are found by 32-bit offsets into data rather than pointers, which keeps
+ * the header at 120 bytes (it was 192), and the strings sit before the
+ * JSON so that cutting a member out of the JSON (kin__obj_cut) leaves
+ * every offset as it was. */
+#define NO_STR UINT32_MAX /* an absent string: "" */
+
 struct kin_obj {
   atomic_int refs;
   uint8_t kind;
   uint8_t being_deleted;
-  uint8_t has_controller;
-  uint32_t nlabels;
-  uint32_t str_bytes;        /* bytes of the strings after the JSON copy */
+  uint8_t has_controller;    /* data starts with the kin_owner_ref */
+  uint8_t pad_;
+  uint32_t nlabels;          /* the table at data + labels: key, value offsets */
+  uint32_t json_off, json_len;
+  uint32_t key, ns, name, uid, rv, api_version, kind_name, labels; /* offsets or NO_STR */
   int64_t generation;
   kin_obj *last;             /* tombstone: last known state, may be NULL */
-  const char *json;
-  size_t json_len;
-  const char *key, *ns, *name, *uid, *rv, *api_version, *kind_name;
-  const char **labels;       /* 2 * nlabels: key, value, key, value... */
-  kin_owner_ref controller;
   kin_span labels_span, annotations_span, finalizers_span, spec_span, status_span;
   kin_span mf_cut; /* kobj_int.h: bytes to cut to drop metadata.managedFields */
   char data[];
 };
+
+static inline const char *str_at(const kin_obj *o, uint32_t off) {
+  return off == NO_STR ? "" : o->data + off;
+}
+
+static inline const uint32_t *label_table(const kin_obj *o) {
+  return (const uint32_t *)(const void *)(o->data + o->labels);
+}
 
 /* ---- the visitor ------------------------------------------------------
  * A span is a byte range of the input, end exclusive; s < 0: absent. For a
@@ -334,12 +347,13 @@ static void on_close(kin__json_visitor *v, size_t d, size_t e) {
 /* ---- building the object ------------------------------------------------ */
 
 /* Copies the string with body span sp (unescaped by kin__json_unescape,
- * NUL-terminated) at *cursor and returns it; "" when absent. Unescaping
- * never grows the text, so the raw length bounds the output. A \u0000 ends
- * the C string there (json_str.h). A bad escape cannot happen (the scan
- * accepted the document); should it, the raw text is kept. */
-static const char *put_str(const char *js, span sp, char **cursor) {
-  if (sp.s < 0) return "";
+ * NUL-terminated) at *cursor and returns its offset from base; NO_STR when
+ * absent. Unescaping never grows the text, so the raw length bounds the
+ * output. A \u0000 ends the C string there (json_str.h). A bad escape
+ * cannot happen (the scan accepted the document); should it, the raw text
+ * is kept. */
+static uint32_t put_str(const char *js, span sp, const char *base, char **cursor) {
+  if (sp.s < 0) return NO_STR;
   char *d = *cursor;
   const char *src = js + sp.s;
   size_t n = (size_t)(sp.e - sp.s), o = n;
@@ -350,7 +364,7 @@ static const char *put_str(const char *js, span sp, char **cursor) {
   }
   d[o] = 0;
   *cursor = d + o + 1;
-  return d;
+  return (uint32_t)(d - base);
 }
 
 static size_t str_len(span sp) { return sp.s < 0 ? 0 : (size_t)(sp.e - sp.s) + 1; }
@@ -395,63 +409,73 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
     return r;
   }
 
-  /* Size the block. */
-  size_t strbytes = str_len(sc.name) + str_len(sc.ns) + str_len(sc.uid) + str_len(sc.rv) +
-                    str_len(sc.api_version) + str_len(sc.kind);
+  /* Size the block: the controller reference, the label table, the
+   * strings (unescaped, never longer than as written), the JSON. */
+  size_t strbytes = str_len(sc.ns) + str_len(sc.uid) + str_len(sc.rv) + str_len(sc.api_version) +
+                    str_len(sc.kind);
+  strbytes += str_len(sc.ns) + str_len(sc.name) + 1; /* the key, holding the name */
   if (sc.has_controller)
     strbytes += str_len(sc.own_av) + str_len(sc.own_kind) + str_len(sc.own_name) +
                 str_len(sc.own_uid);
-  strbytes += str_len(sc.ns) + str_len(sc.name) + 1; /* the key */
   for (size_t i = 0; i < sc.nlabels; i++) strbytes += str_len(tl_labs[i].k) + str_len(tl_labs[i].v);
-  size_t total = sizeof(kin_obj) + sc.nlabels * 2 * sizeof(char *) + len + 1 + strbytes;
-  kin_obj *o = malloc(total);
+  size_t head = sc.has_controller ? sizeof(kin_owner_ref) : 0;
+  size_t table = sc.nlabels * 2 * sizeof(uint32_t);
+  size_t total = sizeof(kin_obj) + head + table + strbytes + len + 1;
+  kin_obj *o = total <= UINT32_MAX ? malloc(total) : NULL;
   if (!o) {
     lab_trim();
     return KIN_ENOMEM;
   }
   memset(o, 0, sizeof(*o));
-  o->str_bytes = (uint32_t)strbytes;
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_OBJECT;
-  o->labels = (const char **)(void *)o->data;
-  char *jcopy = o->data + sc.nlabels * 2 * sizeof(char *);
-  memcpy(jcopy, json, len);
-  jcopy[len] = 0;
-  o->json = jcopy;
-  o->json_len = len;
-  char *cur = jcopy + len + 1;
-
-  o->name = put_str(json, sc.name, &cur);
-  o->ns = put_str(json, sc.ns, &cur);
-  o->uid = put_str(json, sc.uid, &cur);
-  o->rv = put_str(json, sc.rv, &cur);
-  o->api_version = put_str(json, sc.api_version, &cur);
-  o->kind_name = put_str(json, sc.kind, &cur);
-  if (*o->ns) {
+  o->labels = (uint32_t)head;
+  char *base = o->data, *cur = base + head + table;
+#define PUT(sp) put_str(json, (sp), base, &cur)
+  o->ns = PUT(sc.ns);
+  o->uid = PUT(sc.uid);
+  o->rv = PUT(sc.rv);
+  o->api_version = PUT(sc.api_version);
+  o->kind_name = PUT(sc.kind);
+  /* the key "ns/name" (or "name"), the name being its tail */
+  {
     char *k = cur;
-    size_t a = strlen(o->ns), b = strlen(o->name);
-    memcpy(k, o->ns, a);
-    k[a] = '/';
-    memcpy(k + a + 1, o->name, b + 1);
-    cur += a + b + 2;
-    o->key = k;
-  } else {
-    o->key = o->name;
+    size_t a = o->ns == NO_STR ? 0 : strlen(base + o->ns);
+    if (a) {
+      memcpy(k, base + o->ns, a);
+      k[a] = '/';
+      cur = k + a + 1;
+    }
+    uint32_t nm = PUT(sc.name);
+    if (nm == NO_STR) { /* no name (kin_obj_parse_any): an empty one */
+      *cur++ = 0;
+      nm = (uint32_t)(cur - 1 - base);
+    }
+    o->name = nm;
+    o->key = (uint32_t)(k - base);
   }
   if (sc.gen.s >= 0) o->generation = parse_int(json + sc.gen.s, (size_t)(sc.gen.e - sc.gen.s));
   o->being_deleted = sc.dts.s >= 0;
   if (sc.has_controller) {
     o->has_controller = 1;
-    o->controller.api_version = put_str(json, sc.own_av, &cur);
-    o->controller.kind = put_str(json, sc.own_kind, &cur);
-    o->controller.name = put_str(json, sc.own_name, &cur);
-    o->controller.uid = put_str(json, sc.own_uid, &cur);
+    kin_owner_ref *c = (kin_owner_ref *)(void *)base;
+    c->api_version = str_at(o, PUT(sc.own_av));
+    c->kind = str_at(o, PUT(sc.own_kind));
+    c->name = str_at(o, PUT(sc.own_name));
+    c->uid = str_at(o, PUT(sc.own_uid));
   }
+  uint32_t *lt = (uint32_t *)(void *)(base + head);
   for (size_t i = 0; i < sc.nlabels; i++) {
-    o->labels[2 * i] = put_str(json, tl_labs[i].k, &cur);
-    o->labels[2 * i + 1] = put_str(json, tl_labs[i].v, &cur);
+    lt[2 * i] = PUT(tl_labs[i].k);
+    lt[2 * i + 1] = PUT(tl_labs[i].v);
+    /* an empty key or value is "" at an offset of its own, not NO_STR */
   }
+#undef PUT
   o->nlabels = (uint32_t)sc.nlabels;
+  memcpy(cur, json, len);
+  cur[len] = 0;
+  o->json_off = (uint32_t)(cur - base);
+  o->json_len = (uint32_t)len;
   o->labels_span = span_of(sc.labels);
   o->annotations_span = span_of(sc.annotations);
   o->finalizers_span = span_of(sc.finalizers);
@@ -474,13 +498,6 @@ kin_span kin__obj_managed_fields_cut(const kin_obj *o) {
   return o->kind == KIN_OBJ_OBJECT ? o->mf_cut : (kin_span){0, 0};
 }
 
-/* p moved with the strings block: from old_str to new_str when it lies in
- * the old one (absent fields point to a static ""). */
-static const char *moved(const char *p, const char *old_str, size_t n, char *new_str) {
-  uintptr_t a = (uintptr_t)p, b = (uintptr_t)old_str;
-  return a >= b && a < b + n ? new_str + (a - b) : p;
-}
-
 /* A span of the JSON after the bytes [c.off, c.off + c.len) were cut out:
  * spans lie wholly before or after a cut member. */
 static kin_span shifted(kin_span s, kin_span c) {
@@ -491,40 +508,31 @@ static kin_span shifted(kin_span s, kin_span c) {
 int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out) {
   *out = NULL;
   if (o->kind != KIN_OBJ_OBJECT || !c.len || (size_t)c.off + c.len > o->json_len) return KIN_EINVAL;
-  size_t ptrs = (size_t)o->nlabels * 2 * sizeof(char *);
   size_t len = o->json_len - c.len;
-  kin_obj *n = malloc(sizeof(kin_obj) + ptrs + len + 1 + o->str_bytes);
+  kin_obj *n = malloc(sizeof(kin_obj) + o->json_off + len + 1);
   if (!n) return KIN_ENOMEM;
-  /* everything but the count, which other threads may be changing */
+  /* everything but the count, which other threads may be changing; the
+   * strings lie before the JSON, so their offsets stay */
   memcpy((char *)n + offsetof(kin_obj, kind), (const char *)o + offsetof(kin_obj, kind),
-         sizeof(kin_obj) - offsetof(kin_obj, kind));
+         sizeof(kin_obj) - offsetof(kin_obj, kind) + o->json_off);
   atomic_init(&n->refs, 1);
   n->last = NULL;
-  n->labels = (const char **)(void *)n->data;
-  char *jcopy = n->data + ptrs;
-  memcpy(jcopy, o->json, c.off);
-  memcpy(jcopy + c.off, o->json + c.off + c.len, o->json_len - c.off - c.len);
+  char *jcopy = n->data + o->json_off;
+  const char *js = o->data + o->json_off;
+  memcpy(jcopy, js, c.off);
+  memcpy(jcopy + c.off, js + c.off + c.len, o->json_len - c.off - c.len);
   jcopy[len] = 0;
-  n->json = jcopy;
-  n->json_len = len;
-  const char *old_str = o->json + o->json_len + 1;
-  char *new_str = jcopy + len + 1;
-  size_t sb = o->str_bytes;
-  memcpy(new_str, old_str, sb);
-#define MOVE(f) n->f = moved(o->f, old_str, sb, new_str)
-  MOVE(key);
-  MOVE(ns);
-  MOVE(name);
-  MOVE(uid);
-  MOVE(rv);
-  MOVE(api_version);
-  MOVE(kind_name);
-  MOVE(controller.api_version);
-  MOVE(controller.kind);
-  MOVE(controller.name);
-  MOVE(controller.uid);
-#undef MOVE
-  for (size_t i = 0; i < 2 * (size_t)o->nlabels; i++) n->labels[i] = moved(o->labels[i], old_str, sb, new_str);
+  n->json_len = (uint32_t)len;
+  if (n->has_controller) { /* its pointers point into o's block */
+    kin_owner_ref *dst = (kin_owner_ref *)(void *)n->data;
+    const kin_owner_ref *src = (const kin_owner_ref *)(const void *)o->data;
+#define REBASE(f) dst->f = *src->f ? n->data + (src->f - o->data) : ""
+    REBASE(api_version);
+    REBASE(kind);
+    REBASE(name);
+    REBASE(uid);
+#undef REBASE
+  }
   n->labels_span = shifted(o->labels_span, c);
   n->annotations_span = shifted(o->annotations_span, c);
   n->finalizers_span = shifted(o->finalizers_span, c);
@@ -551,7 +559,8 @@ kin_obj *kin_obj_tombstone(const char *key, kin_obj *last) {
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_TOMBSTONE;
   memcpy(o->data, key, n + 1);
-  o->key = o->data;
+  o->key = 0;
+  o->ns = o->name = o->uid = o->rv = o->api_version = o->kind_name = NO_STR;
   o->last = last ? kin_obj_ref(last) : NULL;
   return o;
 }
@@ -579,7 +588,7 @@ static const kin_obj *meta(const kin_obj *o) {
 #define STR_ACCESSOR(fn, field)                                                \
   const char *fn(const kin_obj *o) {                                           \
     const kin_obj *m = meta(o);                                                \
-    return m ? m->field : "";                                                  \
+    return m ? str_at(m, m->field) : "";                                       \
   }
 STR_ACCESSOR(kin_obj_namespace, ns)
 STR_ACCESSOR(kin_obj_name, name)
@@ -588,7 +597,7 @@ STR_ACCESSOR(kin_obj_resource_version, rv)
 STR_ACCESSOR(kin_obj_api_version, api_version)
 STR_ACCESSOR(kin_obj_kind_name, kind_name)
 
-const char *kin_obj_key(const kin_obj *o) { return o->key; }
+const char *kin_obj_key(const kin_obj *o) { return o->data + o->key; }
 
 int64_t kin_obj_generation(const kin_obj *o) {
   const kin_obj *m = meta(o);
@@ -608,28 +617,30 @@ size_t kin_obj_label_count(const kin_obj *o) {
 int kin_obj_label_at(const kin_obj *o, size_t i, const char **k, const char **v) {
   const kin_obj *m = meta(o);
   if (!m || i >= m->nlabels) return KIN_ENOENT;
-  *k = m->labels[2 * i];
-  *v = m->labels[2 * i + 1];
+  const uint32_t *t = label_table(m);
+  *k = str_at(m, t[2 * i]);
+  *v = str_at(m, t[2 * i + 1]);
   return 0;
 }
 
 const char *kin_obj_label(const kin_obj *o, const char *k) {
   const kin_obj *m = meta(o);
   if (!m) return NULL;
+  const uint32_t *t = label_table(m);
   for (uint32_t i = 0; i < m->nlabels; i++)
-    if (strcmp(m->labels[2 * i], k) == 0) return m->labels[2 * i + 1];
+    if (strcmp(str_at(m, t[2 * i]), k) == 0) return str_at(m, t[2 * i + 1]);
   return NULL;
 }
 
 const kin_owner_ref *kin_obj_controller_ref(const kin_obj *o) {
   const kin_obj *m = meta(o);
-  return m && m->has_controller ? &m->controller : NULL;
+  return m && m->has_controller ? (const kin_owner_ref *)(const void *)m->data : NULL;
 }
 
 const char *kin_obj_json(const kin_obj *o, size_t *len) {
   const kin_obj *m = meta(o);
   if (len) *len = m ? m->json_len : 0;
-  return m ? m->json : NULL;
+  return m ? m->data + m->json_off : NULL;
 }
 
 #define SPAN_ACCESSOR(fn, field)                                               \

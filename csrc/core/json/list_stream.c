@@ -208,6 +208,10 @@ int kin__list_stream_feed(kin__list_stream *ls, const char *p, size_t n) {
       }
       ls->depth--;
       if (region == R_ITEM && ls->depth == 2) {
+        if (c != '}') { /* the item's brace closed by a bracket */
+          rc = KIN_EINVAL;
+          break;
+        }
         if ((rc = item_done(ls, p, start, i))) break;
         region = R_GAP;
         ls->want = W_COMMA_OR_END;
