@@ -8,6 +8,7 @@
 
 #include "kin.h"
 #include "kobj.h"
+#include "kobj_int.h"
 
 static kin_obj *parse_ok(const char *s) {
   kin_obj *o = NULL;
@@ -238,6 +239,102 @@ static void test_kobj_refcount(void **state) {
   kin_obj_unref(NULL);
 }
 
+/* Fails unless a and b read the same through every accessor. */
+static void same_obj(const kin_obj *a, const kin_obj *b) {
+  size_t la, lb;
+  const char *ja = kin_obj_json(a, &la), *jb = kin_obj_json(b, &lb);
+  assert_int_equal(la, lb);
+  assert_memory_equal(ja, jb, la);
+  assert_string_equal(kin_obj_key(a), kin_obj_key(b));
+  assert_string_equal(kin_obj_namespace(a), kin_obj_namespace(b));
+  assert_string_equal(kin_obj_name(a), kin_obj_name(b));
+  assert_string_equal(kin_obj_uid(a), kin_obj_uid(b));
+  assert_string_equal(kin_obj_resource_version(a), kin_obj_resource_version(b));
+  assert_string_equal(kin_obj_api_version(a), kin_obj_api_version(b));
+  assert_string_equal(kin_obj_kind_name(a), kin_obj_kind_name(b));
+  assert_int_equal(kin_obj_generation(a), kin_obj_generation(b));
+  assert_int_equal(kin_obj_label_count(a), kin_obj_label_count(b));
+  for (size_t i = 0; i < kin_obj_label_count(a); i++) {
+    const char *ka, *va, *kb, *vb;
+    assert_int_equal(kin_obj_label_at(a, i, &ka, &va), 0);
+    assert_int_equal(kin_obj_label_at(b, i, &kb, &vb), 0);
+    assert_string_equal(ka, kb);
+    assert_string_equal(va, vb);
+  }
+  const kin_owner_ref *ca = kin_obj_controller_ref(a), *cb = kin_obj_controller_ref(b);
+  assert_int_equal(ca != NULL, cb != NULL);
+  if (ca) {
+    assert_string_equal(ca->uid, cb->uid);
+    assert_string_equal(ca->name, cb->name);
+  }
+  kin_span (*spans[])(const kin_obj *) = {kin_obj_labels_span, kin_obj_annotations_span,
+                                          kin_obj_finalizers_span, kin_obj_spec_span,
+                                          kin_obj_status_span};
+  for (size_t i = 0; i < 5; i++) {
+    kin_span sa = spans[i](a), sb = spans[i](b);
+    assert_int_equal(sa.off, sb.off);
+    assert_int_equal(sa.len, sb.len);
+  }
+  kin_span ma = kin__obj_managed_fields_cut(a), mb = kin__obj_managed_fields_cut(b);
+  assert_int_equal(ma.off, mb.off);
+  assert_int_equal(ma.len, mb.len);
+}
+
+/* An item of a list parsed with the list's kind (kin__obj_parse_item) is
+ * the object the reflector built before by copying the item behind
+ * "kind":K,"apiVersion":A: the same JSON text, fields and spans; its
+ * managedFields cut still equals a fresh parse of the cut text. */
+static void test_kobj_list_item_gets_the_lists_kind(void **state) {
+  (void)state;
+  static const char *const items[] = {
+      "{\"metadata\":{\"name\":\"a\",\"namespace\":\"d\",\"labels\":{\"x\":\"1\"},"
+      "\"managedFields\":[{\"manager\":\"m\"}],\"uid\":\"u\"},\"spec\":{\"r\":1},"
+      "\"status\":{}}",
+      "{\"apiVersion\":\"apps/v1\",\"metadata\":{\"name\":\"b\",\"ownerReferences\":[{"
+      "\"apiVersion\":\"v1\",\"kind\":\"K\",\"name\":\"o\",\"uid\":\"ou\",\"controller\":true}],"
+      "\"managedFields\":[]}}",
+      "{ \"metadata\" : {\"name\":\"c\"} }",
+  };
+  kin__list_kind lk = {.kind = "ConfigMap", .kind_len = 9, .av = "v1", .av_len = 2};
+  for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+    const char *it = items[i];
+    char old[1024];
+    int k = snprintf(old, sizeof(old), "{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",%s", it + 1);
+    kin_obj *a = NULL, *b = NULL;
+    assert_int_equal(kin__obj_parse_item(it, strlen(it), &lk, &a), 0);
+    assert_int_equal(kin_obj_parse(old, (size_t)k, &b), 0);
+    same_obj(a, b);
+    kin_span c = kin__obj_managed_fields_cut(a);
+    if (c.len) {
+      kin_obj *cut = NULL, *fresh = NULL;
+      assert_int_equal(kin__obj_cut(a, c, &cut), 0);
+      size_t n;
+      const char *js = kin_obj_json(cut, &n);
+      assert_int_equal(kin_obj_parse(js, n, &fresh), 0);
+      same_obj(cut, fresh);
+      assert_null(strstr(js, "managedFields"));
+      kin_obj_unref(cut);
+      kin_obj_unref(fresh);
+    }
+    kin_obj_unref(a);
+    kin_obj_unref(b);
+  }
+  /* an item with a kind of its own keeps its text; no list kind: as parsed */
+  const char *own = "{\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\"}}";
+  kin_obj *a = NULL, *b = NULL;
+  assert_int_equal(kin__obj_parse_item(own, strlen(own), &lk, &a), 0);
+  assert_int_equal(kin_obj_parse(own, strlen(own), &b), 0);
+  same_obj(a, b);
+  kin_obj_unref(a);
+  assert_int_equal(kin__obj_parse_item(own, strlen(own), NULL, &a), 0);
+  same_obj(a, b);
+  kin_obj_unref(a);
+  kin_obj_unref(b);
+  /* an item without members: no comma; without a name: refused */
+  assert_int_equal(kin__obj_parse_item("{}", 2, &lk, &a), KIN_EINVAL);
+  assert_null(a);
+}
+
 KIN_SUITE(kobj,
           cmocka_unit_test(test_kobj_pod_fixture),
           cmocka_unit_test(test_kobj_cluster_scoped_key),
@@ -250,4 +347,5 @@ KIN_SUITE(kobj,
           cmocka_unit_test(test_kobj_large_object_token_growth),
           cmocka_unit_test(test_kobj_parse_any_allows_no_name),
           cmocka_unit_test(test_kobj_tombstone),
-          cmocka_unit_test(test_kobj_refcount))
+          cmocka_unit_test(test_kobj_refcount),
+          cmocka_unit_test(test_kobj_list_item_gets_the_lists_kind))

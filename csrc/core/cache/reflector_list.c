@@ -19,6 +19,7 @@
 
 #include "json_check.h"
 #include "kin.h"
+#include "kobj_int.h"
 #include "list_stream.h"
 #include "log.h"
 #include "delta_fifo_int.h"
@@ -171,22 +172,6 @@ static char *dup_span(const char *js, pspan sp, int ok) {
   return strndup(js + sp.s, (size_t)(sp.e - sp.s));
 }
 
-/* Parses one item (len bytes at p) into *out, giving it the list's kind
- * and apiVersion (kind_len 0: none known) when it has no kind. */
-static int parse_item(const char *p, size_t len, int has_kind, int has_members, const char *kind,
-                      size_t kind_len, const char *api_version, size_t av_len, kin_obj **out) {
-  if (!kind_len || has_kind) return kin_obj_parse(p, len, out);
-  size_t extra = kind_len + av_len + 32;
-  char *buf = malloc(len + extra);
-  if (!buf) return KIN_ENOMEM;
-  int k = snprintf(buf, extra, "{\"kind\":\"%.*s\",\"apiVersion\":\"%.*s\"%s", (int)kind_len, kind,
-                   (int)av_len, api_version, has_members ? "," : "");
-  memcpy(buf + k, p + 1, len - 1);
-  int rc = kin_obj_parse(buf, (size_t)k + len - 1, out);
-  free(buf);
-  return rc;
-}
-
 /* Listed objects go to kin__delta_fifo_prepare this many at a time, so an
  * unchanged object's second copy, or an object's state before the
  * transform, lives only until its batch is prepared (delta_fifo_int.h). */
@@ -221,14 +206,13 @@ static int prepare(page_sink *s) {
 }
 
 /* list_stream callback: parses one item into the page's objects. */
-static int sink_item(void *ud, const char *p, size_t len, size_t index, int has_kind,
-                     int has_members) {
+static int sink_item(void *ud, const char *p, size_t len, size_t index) {
   page_sink *s = ud;
   const kin__list_stream *ls = &s->ls;
-  int usable = ls->kind_len && ls->av_len;
+  kin__list_kind la = {.kind = ls->kind, .kind_len = ls->av_len ? ls->kind_len : 0,
+                       .av = ls->api_version, .av_len = ls->av_len};
   kin_obj *obj = NULL;
-  int rc = parse_item(p, len, has_kind, has_members, ls->kind, usable ? ls->kind_len : 0,
-                      ls->api_version, ls->av_len, &obj);
+  int rc = kin__obj_parse_item(p, len, &la, &obj);
   if (rc == 0 && (rc = objs_push(s->o, obj))) kin_obj_unref(obj);
   if (rc) {
     kin_log(KIN_LOG_WARN, LOG, "%s: item %zu of a list page cannot be read: %s", s->r->name, index,

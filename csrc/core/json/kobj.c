@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,7 +388,33 @@ static int64_t parse_int(const char *s, size_t n) {
   return neg ? -v : v;
 }
 
+/* Copies n bytes at p (no escapes) at *cursor, NUL-terminated; returns
+ * the offset from base. */
+static uint32_t put_raw(const char *p, size_t n, const char *base, char **cursor) {
+  char *d = *cursor;
+  memcpy(d, p, n);
+  d[n] = 0;
+  *cursor = d + n + 1;
+  return (uint32_t)(d - base);
+}
+
+static kin_span span_shift(kin_span sp, uint32_t at, uint32_t by) {
+  if (sp.len && sp.off >= at) sp.off += by;
+  return sp;
+}
+
+/* parse, for an item of a list: la (NULL: none) gives the list's kind and
+ * apiVersion, written at the front of the object when it has no kind of its
+ * own (kin__obj_parse_item). */
+static int parse_as(const char *json, size_t len, int need_name, const kin__list_kind *la,
+                    kin_obj **out);
+
 static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
+  return parse_as(json, len, need_name, NULL, out);
+}
+
+static int parse_as(const char *json, size_t len, int need_name, const kin__list_kind *la,
+                    kin_obj **out) {
   *out = NULL;
   if (!json || len == 0 || len > INT32_MAX) return KIN_EINVAL;
   scan sc;
@@ -409,10 +436,29 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
     return r;
   }
 
+  /* An item without a kind gets the list's: "kind":K,"apiVersion":A, right
+   * after its opening brace (where the item's own apiVersion, if any, comes
+   * later and wins, as with duplicate members everywhere). */
+  char pre[2 * KIN_LIST_KIND_MAX + 40];
+  size_t plen = 0, brace = 0;
+  int inject = la && la->kind_len && sc.kind.s < 0;
+  if (inject) {
+    while (brace < len && json[brace] != '{') brace++;
+    size_t after = brace + 1;
+    while (after < len && (json[after] == ' ' || json[after] == '\t' || json[after] == '\n' ||
+                           json[after] == '\r'))
+      after++;
+    plen = (size_t)snprintf(pre, sizeof(pre), "\"kind\":\"%.*s\",\"apiVersion\":\"%.*s\"%s",
+                            (int)la->kind_len, la->kind, (int)la->av_len, la->av,
+                            after < len && json[after] == '}' ? "" : ",");
+  }
+  int own_av = !inject || sc.api_version.s >= 0;
+
   /* Size the block: the controller reference, the label table, the
    * strings (unescaped, never longer than as written), the JSON. */
-  size_t strbytes = str_len(sc.ns) + str_len(sc.uid) + str_len(sc.rv) + str_len(sc.api_version) +
-                    str_len(sc.kind);
+  size_t strbytes = str_len(sc.ns) + str_len(sc.uid) + str_len(sc.rv) +
+                    (own_av ? str_len(sc.api_version) : la->av_len + 1) +
+                    (inject ? la->kind_len + 1 : str_len(sc.kind));
   strbytes += str_len(sc.ns) + str_len(sc.name) + 1; /* the key, holding the name */
   if (sc.has_controller)
     strbytes += str_len(sc.own_av) + str_len(sc.own_kind) + str_len(sc.own_name) +
@@ -420,7 +466,7 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
   for (size_t i = 0; i < sc.nlabels; i++) strbytes += str_len(tl_labs[i].k) + str_len(tl_labs[i].v);
   size_t head = sc.has_controller ? sizeof(kin_owner_ref) : 0;
   size_t table = sc.nlabels * 2 * sizeof(uint32_t);
-  size_t total = sizeof(kin_obj) + head + table + strbytes + len + 1;
+  size_t total = sizeof(kin_obj) + head + table + strbytes + len + plen + 1;
   kin_obj *o = total <= UINT32_MAX ? malloc(total) : NULL;
   if (!o) {
     lab_trim();
@@ -435,8 +481,8 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
   o->ns = PUT(sc.ns);
   o->uid = PUT(sc.uid);
   o->rv = PUT(sc.rv);
-  o->api_version = PUT(sc.api_version);
-  o->kind_name = PUT(sc.kind);
+  o->api_version = own_av ? PUT(sc.api_version) : put_raw(la->av, la->av_len, base, &cur);
+  o->kind_name = inject ? put_raw(la->kind, la->kind_len, base, &cur) : PUT(sc.kind);
   /* the key "ns/name" (or "name"), the name being its tail */
   {
     char *k = cur;
@@ -472,22 +518,29 @@ static int parse(const char *json, size_t len, int need_name, kin_obj **out) {
   }
 #undef PUT
   o->nlabels = (uint32_t)sc.nlabels;
-  memcpy(cur, json, len);
-  cur[len] = 0;
+  if (plen) {
+    memcpy(cur, json, brace + 1);
+    memcpy(cur + brace + 1, pre, plen);
+    memcpy(cur + brace + 1 + plen, json + brace + 1, len - brace - 1);
+  } else {
+    memcpy(cur, json, len);
+  }
+  cur[len + plen] = 0;
   o->json_off = (uint32_t)(cur - base);
-  o->json_len = (uint32_t)len;
-  o->labels_span = span_of(sc.labels);
-  o->annotations_span = span_of(sc.annotations);
-  o->finalizers_span = span_of(sc.finalizers);
-  o->spec_span = span_of(sc.spec);
-  o->status_span = span_of(sc.status);
+  o->json_len = (uint32_t)(len + plen);
+  uint32_t at = (uint32_t)brace + 1, by = (uint32_t)plen;
+  o->labels_span = span_shift(span_of(sc.labels), at, by);
+  o->annotations_span = span_shift(span_of(sc.annotations), at, by);
+  o->finalizers_span = span_shift(span_of(sc.finalizers), at, by);
+  o->spec_span = span_shift(span_of(sc.spec), at, by);
+  o->status_span = span_shift(span_of(sc.status), at, by);
   if (sc.mf_key >= 0 && sc.mf_end >= 0) {
     /* Not last: up to the next key, which takes the comma along; last:
      * from the end of the previous value, comma included. */
     int32_t from = sc.mf_key, to = sc.mf_end;
     if (sc.mf_next >= 0) to = sc.mf_next;
     else if (sc.md_val_end >= 0) from = sc.md_val_end;
-    o->mf_cut = (kin_span){(uint32_t)from, (uint32_t)(to - from)};
+    o->mf_cut = span_shift((kin_span){(uint32_t)from, (uint32_t)(to - from)}, at, by);
   }
   lab_trim();
   *out = o;
@@ -549,6 +602,11 @@ int kin_obj_parse(const char *json, size_t len, kin_obj **out) {
 
 int kin_obj_parse_any(const char *json, size_t len, kin_obj **out) {
   return parse(json, len, 0, out);
+}
+
+int kin__obj_parse_item(const char *json, size_t len, const kin__list_kind *la, kin_obj **out) {
+  if (la && (la->kind_len > KIN_LIST_KIND_MAX || la->av_len > KIN_LIST_KIND_MAX)) la = NULL;
+  return parse_as(json, len, 1, la, out);
 }
 
 kin_obj *kin_obj_tombstone(const char *key, kin_obj *last) {

@@ -19,4 +19,20 @@ kin_span kin__obj_managed_fields_cut(const kin_obj *o);
  * range, a tombstone) or KIN_ENOMEM with *out NULL. */
 int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out);
 
+/* A list's kind (without "List") and apiVersion, for its items. Both are
+ * plain text: no quote, backslash or control character. */
+#define KIN_LIST_KIND_MAX 63
+typedef struct {
+  const char *kind, *av;
+  size_t kind_len, av_len; /* kind_len 0: none */
+} kin__list_kind;
+
+/* kin_obj_parse of one item of a list. An item with no kind of its own
+ * gets la's: the stored JSON starts {"kind":K,"apiVersion":A,... as the
+ * dynamic client's UnstructuredList gives its items (the item's own
+ * apiVersion, if any, comes later and wins). No copy of the item is made
+ * for this: the scan reads the item, the block gets both. la NULL (or
+ * longer than KIN_LIST_KIND_MAX) is kin_obj_parse. Same errors. */
+int kin__obj_parse_item(const char *json, size_t len, const kin__list_kind *la, kin_obj **out);
+
 #endif

@@ -14,7 +14,7 @@
 /* What may come next inside the items array. */
 enum { W_ITEM_OR_END, W_ITEM, W_COMMA_OR_END };
 /* What the string being read is. */
-enum { S_NONE, S_KEY1, S_VAL1, S_KEY3 };
+enum { S_NONE, S_KEY1, S_VAL1 };
 /* The depth-1 member whose value comes next. */
 enum { K_OTHER, K_ITEMS, K_KIND, K_API_VERSION };
 /* Where the bytes being scanned go. */
@@ -85,10 +85,6 @@ static void string_done(kin__list_stream *ls) {
       }
     }
     break;
-  case S_KEY3:
-    ls->item_members = 1;
-    if (CAP_IS(ls, "kind")) ls->item_kind = 1;
-    break;
   }
   ls->str_role = S_NONE;
 }
@@ -106,7 +102,7 @@ static int item_done(kin__list_stream *ls, const char *p, size_t start, size_t i
     it = p + start;
     len = i + 1 - start;
   }
-  rc = ls->on_item(ls->ud, it, len, ls->nitems, ls->item_kind, ls->item_members);
+  rc = ls->on_item(ls->ud, it, len, ls->nitems);
   ls->item_len = 0;
   ls->item_open = 0;
   ls->nitems++;
@@ -138,7 +134,7 @@ int kin__list_stream_feed(kin__list_stream *ls, const char *p, size_t n) {
       } else if (u[i] == '\\') {
         ls->esc = 1;
       } else {
-        cap_add(ls, p + i, 1); /* a control character: the strict check rejects it */
+        ls->cap_over |= ls->str_role != S_NONE; /* a control character: not captured */
       }
       i++;
       continue;
@@ -157,8 +153,6 @@ int kin__list_stream_feed(kin__list_stream *ls, const char *p, size_t n) {
         region = R_ITEM;
         start = i;
         ls->item_open = 1;
-        ls->item_kind = ls->item_members = 0;
-        ls->key_state = 1;
         ls->depth = 3;
       } else {
         /* An item that is no object (or a stray byte where one should be) */
@@ -175,14 +169,15 @@ int kin__list_stream_feed(kin__list_stream *ls, const char *p, size_t n) {
       ls->cap_len = 0;
       ls->cap_over = 0;
       ls->str_role = S_NONE;
-      if (ls->depth == 1) ls->str_role = ls->key_state ? S_KEY1 : (ls->key1 == K_KIND || ls->key1 == K_API_VERSION) ? S_VAL1 : S_NONE;
-      else if (ls->depth == 3 && region == R_ITEM && ls->key_state) ls->str_role = S_KEY3;
+      if (ls->depth == 1)
+        ls->str_role = ls->key_state ? S_KEY1
+                     : ls->key1 == K_KIND || ls->key1 == K_API_VERSION ? S_VAL1 : S_NONE;
       break;
     case ':':
-      if (ls->depth == 1 || (ls->depth == 3 && region == R_ITEM)) ls->key_state = 0;
+      if (ls->depth == 1) ls->key_state = 0;
       break;
     case ',':
-      if (ls->depth == 1 || (ls->depth == 3 && region == R_ITEM)) ls->key_state = 1;
+      if (ls->depth == 1) ls->key_state = 1;
       break;
     case '{':
     case '[':

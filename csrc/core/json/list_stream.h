@@ -15,17 +15,17 @@
  *
  * kind and apiVersion of the list are captured when they come before the
  * items (as every apiserver writes them), so the items that lack their own
- * can be given them. Not thread-safe: one splitter per request. */
+ * can be given them (plain text only: a value with an escape or a control
+ * character is not captured). Not thread-safe: one splitter per request. */
 #ifndef KIN_LIST_STREAM_H
 #define KIN_LIST_STREAM_H
 
 #include <stddef.h>
 
-/* One item: its bytes (braces included), its index in the array, whether
- * it has a top-level "kind" member and whether it has any member. Returns 0
- * to go on, or an error that stops the splitter (and is returned by feed). */
-typedef int (*kin__list_item_fn)(void *ud, const char *item, size_t len, size_t index,
-                                 int has_kind, int has_members);
+/* One item: its bytes (braces included) and its index in the array.
+ * Returns 0 to go on, or an error that stops the splitter (and is returned
+ * by feed). */
+typedef int (*kin__list_item_fn)(void *ud, const char *item, size_t len, size_t index);
 
 typedef struct {
   kin__list_item_fn on_item;
@@ -37,13 +37,12 @@ typedef struct {
   int items_depth;         /* 1 while inside the items array (depth 2) */
   int items_seen;          /* an items array was found (the first counts) */
   int want;                /* inside items at depth 2: what may come next */
-  int key_state;           /* depth 1 / item top level: expecting a key */
+  int key_state;           /* depth 1: expecting a key */
   int str_role;            /* what the string being read is (key, value) */
   char cap[64];            /* the string being captured (a key or value) */
   size_t cap_len;
   int cap_over;            /* longer than cap, or escaped */
   int key1;                /* the depth-1 member whose value comes next */
-  int item_kind, item_members;
   size_t nitems;
   /* The item being read when it spans pieces. */
   char *item;
