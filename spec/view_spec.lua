@@ -221,6 +221,12 @@ describe("lazy views", function()
     local pretty = require "kinformer.pretty"
     assert.are.equal(pretty.yaml(core.json_decode(POD)), pretty.yaml(view(POD)))
     assert.are.equal(pretty.pretty(core.json_decode(POD)), pretty.pretty(view(POD)))
+    -- inside other tables too, and a view prints as a table
+    assert.are.equal(pretty.pretty({ items = { core.json_decode(POD) } }), pretty.pretty({ items = { view(POD) } }))
+    assert.matches("^table: ", tostring(view(POD)))
+    assert.are.equal("table", pretty.type_name(view(POD)))
+    local yamlish = require "kinformer.yamlish"
+    assert.are.equal(yamlish.render(core.json_decode(POD)), yamlish.render(view(POD)))
   end)
 
   it("give a tombstone's last state as a view", function()

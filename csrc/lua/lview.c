@@ -350,11 +350,6 @@ static int v_pairs(lua_State *L) {
   return 3;
 }
 
-static int v_tostring(lua_State *L) {
-  lua_pushfstring(L, "kinformer.view: %p", lua_topointer(L, 1));
-  return 1;
-}
-
 static int root_gc(lua_State *L) {
   vstate *st = lua_touserdata(L, 1);
   kin_obj_unref(st->o);
@@ -375,15 +370,16 @@ static void ensure_init(lua_State *L) {
   lua_pushliteral(L, "k");
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
-  luaL_newmetatable(L, LKIN_JSON_VIEW_MT);
+  /* no __name: tostring(view) reads "table: 0x...", as before views */
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, LKIN_JSON_VIEW_MT);
   static const luaL_Reg mm[] = {{"__index", v_index},
                                 {"__newindex", v_newindex},
                                 {"__pairs", v_pairs},
                                 {NULL, NULL}};
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, mm, 1);
-  lua_pushcfunction(L, v_tostring);
-  lua_setfield(L, -2, "__tostring");
   lua_rawsetp(L, LUA_REGISTRYINDEX, &VIEW_MT_KEY);
   lua_createtable(L, 0, 2);
   lua_pushcfunction(L, root_gc);

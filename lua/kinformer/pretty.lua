@@ -60,6 +60,7 @@ end
 --- The type name of v: a metatable's __name ("kinformer.informer"), a
 -- kinformer Lua class recognised by its methods, or type(v).
 function M.type_name(v)
+  if type(v) == "table" and core.is_view(v) then return "table" end -- data, not a type
   local mt = getmt(v)
   if mt then
     local n = rawget(mt, "__name")
