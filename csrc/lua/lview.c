@@ -18,7 +18,8 @@
 #include "kobj.h"
 #include "ljson.h"
 
-/* registry keys (addresses): the side table, the root state metatable */
+/* registry keys (addresses): the side table, the root state metatable,
+ * the view metatable (also under LKIN_JSON_VIEW_MT, for ljson.c) */
 static const char SIDE_KEY = 0, ROOT_MT_KEY = 0, VIEW_MT_KEY = 0;
 
 typedef struct {
