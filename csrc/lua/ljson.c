@@ -313,6 +313,7 @@ typedef struct {
   lua_State *L;
   int box; /* stack index of the userdata holding buf */
   int mt;  /* stack index of the array metatable (or nil) */
+  int vmt; /* stack index of the view metatable (or nil) */
   char *buf;
   size_t n, cap;
   int depth;
@@ -444,7 +445,11 @@ static int enc_table(enc *e, int idx) {
   int is_array = 0;
   if (lua_getmetatable(L, idx)) {
     is_array = lua_rawequal(L, -1, e->mt);
+    int view = !is_array && lua_rawequal(L, -1, e->vmt);
     lua_pop(L, 1);
+    /* a lazy view: its __pairs decodes the rest into it, in place
+     * (luaL_callmeta keeps one result) */
+    if (view && luaL_callmeta(L, idx, "__pairs")) lua_pop(L, 1);
   }
   enc_level *lv = &e->path[e->depth];
   lv->t = t;
@@ -564,6 +569,8 @@ int lkin_json_encode(lua_State *L, int idx) {
   e.box = top + 1;
   lua_getfield(L, LUA_REGISTRYINDEX, LKIN_JSON_ARRAY_MT);
   e.mt = top + 2;
+  lua_getfield(L, LUA_REGISTRYINDEX, LKIN_JSON_VIEW_MT);
+  e.vmt = top + 3;
   if (enc_value(&e, idx) < 0) {
     char path[256], msg[sizeof(e.err) + sizeof(path) + 8];
     enc_path(&e, path, sizeof(path));

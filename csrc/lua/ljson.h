@@ -18,7 +18,8 @@
  * The array metatable is kept in the registry under LKIN_JSON_ARRAY_MT
  * (made on first use in each state) and exported as core.array_mt, with
  * core.empty_array() making a new empty array. Tables are read raw
- * (metamethods other than the array mark are ignored). Nesting deeper than
+ * (metamethods other than the array mark are ignored), except that a lazy
+ * view (LKIN_JSON_VIEW_MT) is materialized in place first. Nesting deeper than
  * LKIN_JSON_MAX_DEPTH is refused both ways, so hostile input cannot exhaust
  * the C stack. Both directions are safe to use from any thread on a state
  * that thread owns, and depend on no locale. */
@@ -31,6 +32,11 @@
 
 #define LKIN_JSON_MAX_DEPTH 512
 #define LKIN_JSON_ARRAY_MT "kinformer.array"
+/* The metatable of lazy views of cached objects (lview.h), kept in the
+ * registry under this name. The encoder materializes a view (calls its
+ * __pairs, which decodes the members not read yet into it) before reading
+ * it; the decoder never makes views. */
+#define LKIN_JSON_VIEW_MT "kinformer.view"
 
 /* Decodes the JSON text json[0..len) (one value, surrounded by optional
  * whitespace; it need not be NUL-terminated) and pushes it as fresh Lua

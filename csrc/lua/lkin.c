@@ -28,6 +28,7 @@
 #include "lloghold.h"
 #include "lobject.h"
 #include "lresult.h"
+#include "lview.h"
 #include "log.h"
 #include "lworker.h"
 #include "worker_state.h"
@@ -126,6 +127,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_leader(L);
   lkin_open_fswatch(L);
   lkin_open_json(L);
+  lkin_open_view(L);
   lkin_open_result(L);
   lkin_open_metrics(L);
   lkin_open_admin(L);

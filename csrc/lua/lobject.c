@@ -8,6 +8,7 @@
 #include "kobj.h"
 #include "laux.h"
 #include "ljson.h"
+#include "lview.h"
 
 #define OBJ_MT "kinformer.object"
 
@@ -155,6 +156,12 @@ static int m_decode(lua_State *L) {
   return 3;
 }
 
+/* view() -> a lazy view of the object (lview.h), as handlers get it */
+static int m_view(lua_State *L) {
+  lkin_view_push(L, check(L, 1));
+  return 1;
+}
+
 static int m_close(lua_State *L) {
   lobj *u = luaL_checkudata(L, 1, OBJ_MT);
   kin_obj_unref(u->o);
@@ -188,6 +195,7 @@ static const luaL_Reg methods[] = {
     {"controller", m_controller},
     {"json", m_json},
     {"decode", m_decode},
+    {"view", m_view},
     {"close", m_close},
     {NULL, NULL}};
 

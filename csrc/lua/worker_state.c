@@ -1,6 +1,6 @@
 /* worker_state.c -- the state half of worker_state.h: the factory, the
  * memory-limited allocator, protected calls with a traceback, rebuild after
- * running out of memory, and objects pushed as fresh tables. */
+ * running out of memory, and objects pushed as lazy views (lview.h). */
 #include "worker_state.h"
 #include "worker_int.h"
 
@@ -14,6 +14,7 @@
 #include "kin.h"
 #include "ljson.h"
 #include "log.h"
+#include "lview.h"
 
 #define CJSON_KEY "kinformer.cjson"
 /* Registry key of the loaded code: a function or a table of functions. */
@@ -392,20 +393,10 @@ int lkin_ws_push_function(lua_State *L, const char *name) {
   return KIN_ENOENT;
 }
 
-/* Pushes o's JSON decoded by ljson (integers stay integers). Raises on
- * memory errors, and on JSON ljson refuses (nesting deeper than
- * LKIN_JSON_MAX_DEPTH: a cached object is otherwise valid JSON). */
-static void push_decoded(lua_State *L, const kin_obj *o) {
-  size_t n;
-  const char *j = kin_obj_json(o, &n);
-  char msg[192];
-  if (lkin_json_push_msg(L, j, n, msg, sizeof(msg)) < 0)
-    luaL_error(L, "decode %s: %s", kin_obj_key(o), msg);
-}
-
 void lkin_ws_push_object(lua_State *L, const kin_obj *o) {
+  /* views: a handler reading one field must not pay for decoding all */
   if (!kin_obj_is_tombstone(o)) {
-    push_decoded(L, o);
+    lkin_view_push(L, (kin_obj *)o);
     return;
   }
   const kin_obj *last = kin_obj_last_state(o);
@@ -413,7 +404,7 @@ void lkin_ws_push_object(lua_State *L, const kin_obj *o) {
   lua_pushstring(L, kin_obj_key(o));
   lua_setfield(L, -2, "key");
   if (last) {
-    push_decoded(L, last);
+    lkin_view_push(L, (kin_obj *)last);
     lua_setfield(L, -2, "object");
   }
   lua_pushboolean(L, 1);

@@ -90,7 +90,7 @@ void lkin_ws_close(lkin_ws *w);
 int lkin_ws_protect(lkin_ws *w, lua_CFunction fn, void *ud, char **err);
 
 /* Calls handler `handler` of w's code with nobjs objects (NULL: nil) pushed
- * as fresh tables (lkin_ws_push_object), as a listener delivers an event.
+ * as lazy views (lkin_ws_push_object), as a listener delivers an event.
  * Returns 0 when it ran; KIN_ENOENT when the code has no such function
  * (nothing logged: a handler set may leave some out); KIN_EINVAL when it
  * raised, KIN_ENOMEM when the state ran out of memory (then rebuilt): both
@@ -126,9 +126,10 @@ int lkin_ws_push_function(lua_State *L, const char *name);
  * error message with a traceback. Returns the Lua status. An out-of-memory
  * is noted so that lkin_ws_protect rebuilds the state afterwards. */
 int lkin_ws_call(lua_State *L, int nargs, int nresults);
-/* Pushes a fresh table decoded with ljson (ljson.h: integers as Lua
- * integers, arrays marked to encode back as []) from o's JSON; for a
- * tombstone, {key = ..., object = <last state table or nil>,
+/* Pushes a lazy view of o's JSON (lview.h: a table decoding each member
+ * on first read as ljson.h would, integers as Lua integers, arrays marked
+ * to encode back as []; changes stay in that table); for a tombstone,
+ * {key = ..., object = <view of the last state or nil>,
  * final_state_unknown = true}. Raises on memory errors. Usable in any
  * state. */
 void lkin_ws_push_object(lua_State *L, const kin_obj *o);

@@ -16,6 +16,16 @@ M.object = core.object
 -- the last known state.
 M.tombstone = core.tombstone
 
+--- Handlers, listers and map functions get lazy views of cached objects
+-- (csrc/lua/lview.h): tables that decode a member on its first read.
+-- plain(v) decodes every view in v in place, deeply, and returns v: plain
+-- tables afterwards, for code that needs next() or rawget() to see every
+-- member (core.materialize; not "materialize" here, which would take
+-- kinformer.ma<Tab> from manager in the REPL). is_view(v) tells whether v
+-- is a view not yet decoded whole.
+M.plain = core.materialize
+M.is_view = core.is_view
+
 --- Creates a manager (lua/kinformer/manager.lua): kinformer.manager{...}.
 function M.manager(opts) return require("kinformer.manager").new(opts) end
 

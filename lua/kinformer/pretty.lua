@@ -6,6 +6,10 @@
 -- found by introspecting its metatable.
 local M = {}
 
+-- lazy views (lview.h) hide their unread members from next() and rawget():
+-- the renderers below decode them first (in place, as pairs() would)
+local core = require "kinformer.core"
+
 local function getmt(v)
   local ok, mt = pcall(getmetatable, v)
   return ok and type(mt) == "table" and mt or nil
@@ -56,6 +60,7 @@ end
 --- The type name of v: a metatable's __name ("kinformer.informer"), a
 -- kinformer Lua class recognised by its methods, or type(v).
 function M.type_name(v)
+  if type(v) == "table" and core.is_view(v) then return "table" end -- data, not a type
   local mt = getmt(v)
   if mt then
     local n = rawget(mt, "__name")
@@ -132,6 +137,7 @@ end
 
 --- Whether v is a Kubernetes object as a table (apiVersion, kind, metadata).
 function M.is_object(v)
+  if type(v) == "table" and core.is_view(v) then core.materialize(v) end
   return type(v) == "table" and type(rawget(v, "apiVersion")) == "string"
       and type(rawget(v, "kind")) == "string" and type(rawget(v, "metadata")) == "table"
 end
@@ -204,6 +210,7 @@ end
 
 --- The YAML-like text of a Kubernetes object (a table).
 function M.yaml(obj)
+  core.materialize(obj)
   local out = {}
   yaml(out, obj, 0, true, {})
   return table.concat(out, "\n")
@@ -229,6 +236,7 @@ local function render(v, indent, seen, depth)
   local mt = getmt(v)
   if mt and rawget(mt, "__tostring") then return describe(v, nil) end
   if seen[v] then return "<cycle " .. tostring(v) .. ">" end
+  if core.is_view(v) then core.materialize(v) end
   if next(v) == nil then return "{}" end
   if depth >= MAX_DEPTH then return "{...}" end
   seen[v] = true

@@ -132,6 +132,7 @@ end
 --- A value that fits on one line: a scalar, {} or [] (or <cycle>).
 function M.inline(v, seen)
   if type(v) == "table" then
+    if ok_core and core.is_view(v) then core.materialize(v) end
     if seen and seen[v] then return "<cycle>" end
     if next(v) == nil then
       return (ARRAY_MT and getmetatable(v) == ARRAY_MT) and "[]" or "{}"
@@ -142,6 +143,9 @@ end
 
 --- The lines of v's rendering (an array of strings, no newlines).
 function M.lines(v)
+  -- lazy views (handlers' and listers' objects) show members only once
+  -- decoded: decode all, since this walks with next()
+  if ok_core and type(v) == "table" then core.materialize(v) end
   if type(v) ~= "table" or next(v) == nil then return { M.inline(v) } end
   local out = {}
   emit(out, v, 0, { [v] = true })
