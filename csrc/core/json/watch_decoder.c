@@ -223,10 +223,53 @@ static const char *type_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "
 
 /* Decodes and delivers the event e[0..n). Returns 0, KIN_ENOMEM or
  * KIN_ECANCELED; malformed events are reported and yield 0. */
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* The event as every apiserver writes it, {"type":"T","object":{...}}
+ * with no space between the members: 1 with the type's index in *t and
+ * the object's bytes at e[*oo..*oo + *ol), found without walking the
+ * members; else 0. When the object then parses, the result is the general
+ * path's: the bytes between the prefix and the event's closing brace form
+ * one object only when nothing follows it. */
+static int fast_shape(const char *e, size_t n, int *t, size_t *oo, size_t *ol) {
+  static const char head[] = "{\"type\":\"", mid[] = "\",\"object\":";
+  const size_t hl = sizeof(head) - 1, ml = sizeof(mid) - 1;
+  if (n < hl + ml + 8 || memcmp(e, head, hl)) return 0;
+  size_t i = hl, k;
+  for (k = 0; k < 5; k++) {
+    size_t l = strlen(type_names[k]);
+    if (n - i > l + ml && !memcmp(e + i, type_names[k], l) && !memcmp(e + i + l, mid, ml)) {
+      i += l + ml;
+      break;
+    }
+  }
+  if (k == 5 || e[i] != '{') return 0;
+  size_t end = n;
+  while (end > i && is_ws(e[end - 1])) end--;
+  if (end <= i || e[end - 1] != '}') return 0;
+  end--; /* the event's closing brace */
+  while (end > i && is_ws(e[end - 1])) end--;
+  if (end <= i + 1 || e[end - 1] != '}') return 0;
+  *t = (int)k;
+  *oo = i;
+  *ol = end - i;
+  return 1;
+}
+
 static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
   uint64_t no = d->events_seen, line = d->ev_line;
   size_t pos = 0, ko, kl, vo, vl, to = 0, tl = 0, oo = 0, ol = 0;
-  int r, have_type = 0, have_obj = 0;
+  int r, have_type = 0, have_obj = 0, t = -1, err;
+  char *type = NULL;
+  kin_watch_event ev;
+  memset(&ev, 0, sizeof(ev));
+  if (fast_shape(e, n, &t, &oo, &ol)) {
+    err = t <= KIN_WATCH_DELETED ? kin_obj_parse(e + oo, ol, &ev.obj)
+                                 : kin_obj_parse_any(e + oo, ol, &ev.obj);
+    if (err == KIN_ENOMEM) goto oom;
+    if (err == 0) goto parsed;
+    /* not that shape after all, or a bad object: the general path says which */
+  }
   while ((r = obj_next(e, n, &pos, &ko, &kl, &vo, &vl)) == 1) {
     if (key_is(e + ko, kl, "type")) { to = vo; tl = vl; have_type = 1; }
     else if (key_is(e + ko, kl, "object")) { oo = vo; ol = vl; have_obj = 1; }
@@ -239,14 +282,13 @@ static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
     report(d, KIN_WATCH_ERR_MALFORMED, "missing or non-string \"type\"", no, line, NULL, e, n);
     return 0;
   }
-  char *type = NULL;
-  int err = str_dup(e + to, tl, &type);
+  err = str_dup(e + to, tl, &type);
   if (err == KIN_ENOMEM) goto oom;
   if (err < 0) {
     report(d, KIN_WATCH_ERR_MALFORMED, "bad \"type\" string", no, line, NULL, e, n);
     return 0;
   }
-  int t = -1;
+  t = -1;
   for (int k = 0; k < 5; k++)
     if (strcmp(type, type_names[k]) == 0) t = k;
   if (t < 0) {
@@ -260,15 +302,6 @@ static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
     return 0;
   }
 
-  kin_watch_event ev;
-  memset(&ev, 0, sizeof(ev));
-  ev.type = (kin_watch_event_type)t;
-  ev.event_no = no;
-  ev.line = line;
-  ev.resource_version = "";
-  ev.reason = "";
-  ev.message = "";
-  char *reason = NULL, *message = NULL;
   if (t <= KIN_WATCH_DELETED) err = kin_obj_parse(e + oo, ol, &ev.obj);
   else err = kin_obj_parse_any(e + oo, ol, &ev.obj);
   if (err == KIN_ENOMEM) goto oom;
@@ -280,6 +313,14 @@ static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
     free(type);
     return 0;
   }
+parsed:
+  ev.type = (kin_watch_event_type)t;
+  ev.event_no = no;
+  ev.line = line;
+  ev.resource_version = "";
+  ev.reason = "";
+  ev.message = "";
+  char *reason = NULL, *message = NULL;
   if (t == KIN_WATCH_BOOKMARK) {
     ev.resource_version = kin_obj_resource_version(ev.obj);
     if (!ev.resource_version) ev.resource_version = "";
