@@ -193,7 +193,7 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
         size_t nl = strlen(ns);
         if (strncmp(o->key, ns, nl) || o->key[nl] != '/') continue;
       }
-      if (!kin__sim_selector_matches(&sel, o->obj)) continue;
+      if (!kin__sim_selector_matches_obj(&sel, o)) continue;
       if (limit && count == (size_t)limit) {
         more = 1;
         remaining++;

@@ -47,12 +47,8 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * KIN_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static const char *type_name(int t) {
-  return t == KIN__SIM_ADDED ? "ADDED" : t == KIN__SIM_MODIFIED ? "MODIFIED" : "DELETED";
-}
-
 static void add_event(watcher *w, int type, const kin__sim_obj *o) {
-  kin__buf_printf(&w->buf, "{\"type\":\"%s\",\"object\":", type_name(type));
+  kin__buf_printf(&w->buf, "{\"type\":\"%s\",\"object\":", kin__sim_event_type_name(type));
   kin__sim_append_obj(&w->buf, w->r, o);
   kin__buf_add(&w->buf, "}\n", 2);
 }
@@ -91,7 +87,7 @@ static void add_too_old(watcher *w, uint64_t rv, uint64_t floor) {
 /* An object that leaves the selection: DELETED with its previous content
  * under the event's resourceVersion, as cacheWatcher.convertToWatchEvent. */
 static void add_left_selection(watcher *w, const kin__sim_event *e) {
-  json_t *old = json_copy(e->prev->obj);
+  json_t *old = kin__sim_obj_json(e->prev);
   json_t *md = old ? json_copy(json_object_get(old, "metadata")) : NULL;
   if (!md) {
     json_decref(old);
@@ -130,14 +126,20 @@ static void fill(watcher *w, kin__sim_store *s) {
     w->pos = e->rv;
     if (e->st != st || !in_namespace(w, e->obj)) continue;
     if (!w->filtered) {
-      kin__buf_add(&w->buf, e->line, e->linelen);
+      /* The stored bytes as they are, in the event line. */
+      const char *tn = kin__sim_event_type_name(e->type);
+      kin__buf_add(&w->buf, "{\"type\":\"", 9);
+      kin__buf_add(&w->buf, tn, strlen(tn));
+      kin__buf_add(&w->buf, "\",\"object\":", 11);
+      kin__buf_add(&w->buf, e->obj->raw, e->obj->rawlen);
+      kin__buf_add(&w->buf, "}\n", 2);
       continue;
     }
     /* A selector turns an object entering it into ADDED and one leaving it
      * into DELETED, as the watch cache does. */
-    int cur = kin__sim_selector_matches(&w->sel, e->obj->obj);
+    int cur = kin__sim_selector_matches_obj(&w->sel, e->obj);
     int prev = e->prev && e->type == KIN__SIM_MODIFIED
-                   ? kin__sim_selector_matches(&w->sel, e->prev->obj)
+                   ? kin__sim_selector_matches_obj(&w->sel, e->prev)
                    : cur;
     int type = e->type;
     if (e->type == KIN__SIM_MODIFIED && cur != prev) type = cur ? KIN__SIM_ADDED : KIN__SIM_DELETED;
@@ -332,7 +334,7 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
     int too_old;
     kin__sim_obj **arr = kin__sim_store_snapshot(s, r->storage, 0, &n, &too_old);
     for (size_t i = 0; i < n; i++)
-      if (in_namespace(w, arr[i]) && kin__sim_selector_matches(&w->sel, arr[i]->obj))
+      if (in_namespace(w, arr[i]) && kin__sim_selector_matches_obj(&w->sel, arr[i]))
         add_event(w, KIN__SIM_ADDED, arr[i]);
     free(arr);
     w->pos = s->rv;

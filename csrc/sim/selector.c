@@ -167,3 +167,23 @@ int kin__sim_selector_matches(const kin__sim_selector *sel, const json_t *obj) {
     return 0;
   return 1;
 }
+
+int kin__sim_selector_matches_obj(const kin__sim_selector *sel, const kin__sim_obj *o) {
+  if (kin__sim_selector_empty(sel)) return 1;
+  int metadata_only = 1;
+  for (int i = 0; i < sel->nfields; i++)
+    if (strncmp(sel->fields[i].field, "metadata.", 9)) metadata_only = 0;
+  json_t *tree;
+  if (metadata_only) {
+    /* Labels, name and namespace: parse metadata alone, not data or spec. */
+    json_t *md = kin__sim_obj_member(o, "metadata");
+    tree = json_object();
+    if (tree && md) json_object_set(tree, "metadata", md);
+    json_decref(md);
+  } else {
+    tree = kin__sim_obj_json(o);
+  }
+  int m = tree ? kin__sim_selector_matches(sel, tree) : 0;
+  json_decref(tree);
+  return m;
+}
