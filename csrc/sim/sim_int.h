@@ -221,6 +221,11 @@ json_t *kin__sim_obj_json(const kin__sim_obj *o);
  * alone (new reference; NULL when absent or on ENOMEM): metadata without
  * parsing data or spec. */
 json_t *kin__sim_obj_member(const kin__sim_obj *o, const char *name);
+/* Finds member name (nlen bytes) of the JSON object in [p, end), as
+ * jansson's compact dump writes it: returns the first byte of its value
+ * and sets *vend past it; NULL when absent or malformed. */
+const char *kin__sim_raw_member(const char *p, const char *end, const char *name, size_t nlen,
+                                const char **vend);
 /* Type names of events: "ADDED", "MODIFIED", "DELETED". */
 const char *kin__sim_event_type_name(int type);
 int kin__sim_history_append(kin__sim_store *s, int type, kin__sim_storage *st, kin__sim_obj *obj,

@@ -113,26 +113,32 @@ static const char *skip_value(const char *p, const char *end) {
   return NULL;
 }
 
-json_t *kin__sim_obj_member(const kin__sim_obj *o, const char *name) {
-  /* The bytes are jansson's compact dump: no whitespace between tokens,
-   * and a plain ASCII member name is written as it is. */
-  const char *p = o->raw, *end = o->raw + o->rawlen;
-  size_t nlen = strlen(name);
-  if (p == end || *p != '{') return NULL;
+const char *kin__sim_raw_member(const char *p, const char *end, const char *name, size_t nlen,
+                                const char **vend) {
+  /* Jansson's compact dump: no whitespace between tokens, and a member
+   * name without escapes written as it is. */
+  if (p >= end || *p != '{') return NULL;
   p++;
   while (p < end && *p == '"') {
     const char *k = p + 1, *kend = skip_string(p, end);
     if (!kend || kend >= end || *kend != ':') return NULL;
-    const char *v = kend + 1, *vend = skip_value(v, end);
-    if (!vend) return NULL;
+    const char *v = kend + 1, *ve = skip_value(v, end);
+    if (!ve) return NULL;
     if ((size_t)(kend - 1 - k) == nlen && !memcmp(k, name, nlen)) {
-      json_error_t jerr;
-      return json_loadb(v, (size_t)(vend - v), JSON_ALLOW_NUL, &jerr);
+      *vend = ve;
+      return v;
     }
-    p = vend;
+    p = ve;
     if (p < end && *p == ',') p++;
   }
   return NULL;
+}
+
+json_t *kin__sim_obj_member(const kin__sim_obj *o, const char *name) {
+  const char *vend, *v = kin__sim_raw_member(o->raw, o->raw + o->rawlen, name, strlen(name), &vend);
+  if (!v) return NULL;
+  json_error_t jerr;
+  return json_loadb(v, (size_t)(vend - v), JSON_ALLOW_NUL, &jerr);
 }
 
 const char *kin__sim_event_type_name(int type) {
