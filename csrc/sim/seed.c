@@ -2,8 +2,8 @@
  * List ({"items": [...]}) or one JSON object per line. A seed is state
  * restored from storage rather than a client's create, so an object keeps
  * the status it is given (a create resets it, as the real strategies do). */
-#include <stdio.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
