@@ -155,10 +155,11 @@ static void fill(watcher *w, kin__sim_store *s) {
     if (e->st != st || !in_namespace(w, e->obj)) continue;
     if (!w->filtered) {
       /* The stored bytes as they are, in the event line. */
-      const char *tn = kin__sim_event_type_name(e->type);
-      kin__buf_add(&w->buf, "{\"type\":\"", 9);
-      kin__buf_add(&w->buf, tn, strlen(tn));
-      kin__buf_add(&w->buf, "\",\"object\":", 11);
+      static const char *const head[] = {NULL, "{\"type\":\"ADDED\",\"object\":",
+                                         "{\"type\":\"MODIFIED\",\"object\":",
+                                         "{\"type\":\"DELETED\",\"object\":"};
+      static const size_t headlen[] = {0, 25, 28, 27};
+      kin__buf_add(&w->buf, head[e->type], headlen[e->type]);
       kin__buf_add(&w->buf, e->obj->raw, e->obj->rawlen);
       kin__buf_add(&w->buf, "}\n", 2);
       continue;
