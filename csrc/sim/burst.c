@@ -58,7 +58,7 @@ static void free_keys(char **keys, size_t n) {
  * new resourceVersion, so every update changes the object. Caller holds
  * the store lock. Returns 0 or KIN_ENOMEM. */
 static int update_one(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur) {
-  json_t *obj = json_deep_copy(cur->obj);
+  json_t *obj = kin__sim_obj_json(cur);
   if (!obj) return KIN_ENOMEM;
   json_t *md = json_object_get(obj, "metadata");
   json_t *ann = json_object_get(md, "annotations");

@@ -95,14 +95,14 @@ static void schema_for(kin__sim_store *s, const kin__sim_resource *r, kin__ssa_s
                                                    "customresourcedefinitions");
   void **slot = st ? kin__hmap_get(&st->objects, r->crd_name) : NULL;
   if (!slot) return;
-  const kin__sim_obj *o = *slot;
+  json_t *crd = kin__sim_obj_json(*slot);
   size_t i;
   json_t *v;
-  json_array_foreach(json_object_get(json_object_get(o->obj, "spec"), "versions"), i, v) {
+  json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, v) {
     const char *name = kin__sim_jstr(v, "name", NULL);
     if (!name || strcmp(name, r->version)) continue;
     json_t *sch = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
-    if (!json_is_object(sch)) return;
+    if (!json_is_object(sch)) break;
     json_t *root = json_deep_copy(sch);
     json_t *props = json_object_get(root, "properties");
     if (!json_is_object(props)) {
@@ -114,8 +114,9 @@ static void schema_for(kin__sim_store *s, const kin__sim_resource *r, kin__ssa_s
     json_object_set_new(props, "metadata", json_pack("{s:s}", "$ref", OBJECT_META_REF));
     *hold = root;
     sc->root = root;
-    return;
+    break;
   }
+  json_decref(crd);
 }
 
 /* The manager of a write (managerOrUserAgent): ?fieldManager, else the

@@ -219,6 +219,9 @@ int kin__sim_selector_parse(kin__sim_req *req, const kin__sim_resource *r, kin__
 void kin__sim_selector_free(kin__sim_selector *sel);
 int kin__sim_selector_empty(const kin__sim_selector *sel);
 int kin__sim_selector_matches(const kin__sim_selector *sel, const json_t *obj);
+/* The same on a stored object, parsing only what the selector reads (its
+ * metadata when that is all); 0 on ENOMEM. Caller holds mu or a reference. */
+int kin__sim_selector_matches_obj(const kin__sim_selector *sel, const kin__sim_obj *o);
 
 /* Appends obj as served by r (apiVersion rewritten for a CRD version
  * other than the storage one). Caller holds the store lock. */

@@ -193,7 +193,7 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
         size_t nl = strlen(ns);
         if (strncmp(o->key, ns, nl) || o->key[nl] != '/') continue;
       }
-      if (!kin__sim_selector_matches(&sel, o->obj)) continue;
+      if (!kin__sim_selector_matches_obj(&sel, o)) continue;
       if (limit && count == (size_t)limit) {
         more = 1;
         remaining++;
@@ -224,9 +224,18 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
         kin__buf_printf(&b, ",\"remainingItemCount\":%zu", remaining);
     }
     kin__buf_add(&b, "},\"items\":[", 11);
-    if (items.len) kin__buf_add(&b, items.p, items.len);
-    kin__buf_add(&b, "]}\n", 3);
-    free(items.p);
+    /* The header goes in front of the items in their own buffer: a list
+     * of a million objects is not copied a second time. */
+    size_t ilen = items.len;
+    if (!b.oom && !kin__buf_add(&items, b.p, b.len) && !kin__buf_add(&items, "]}\n", 3)) {
+      memmove(items.p + b.len, items.p, ilen);
+      memcpy(items.p, b.p, b.len);
+      free(b.p);
+      b = items;
+    } else {
+      free(items.p);
+      kin__sim_err(&out, 500, "InternalError", NULL, "out of memory");
+    }
   }
   pthread_mutex_unlock(&s->mu);
   free(arr);

@@ -134,8 +134,8 @@ static json_t *crd_schema(kin__sim_store *s, const kin__sim_resource *r) {
                                                    "customresourcedefinitions");
   void **slot = st ? kin__hmap_get(&st->objects, r->crd_name) : NULL;
   if (!slot) return NULL;
-  const kin__sim_obj *o = *slot;
-  json_t *versions = json_object_get(json_object_get(o->obj, "spec"), "versions");
+  json_t *crd = kin__sim_obj_json(*slot);
+  json_t *versions = json_object_get(json_object_get(crd, "spec"), "versions");
   size_t i;
   json_t *v;
   json_array_foreach(versions, i, v) {
@@ -143,7 +143,7 @@ static json_t *crd_schema(kin__sim_store *s, const kin__sim_resource *r) {
                r->version))
       continue;
     json_t *sch = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
-    if (!json_is_object(sch)) return NULL;
+    if (!json_is_object(sch)) break;
     sch = json_deep_copy(sch);
     json_t *props = json_object_get(sch, "properties");
     if (!json_is_object(props)) {
@@ -178,8 +178,10 @@ static json_t *crd_schema(kin__sim_store *s, const kin__sim_resource *r) {
     json_object_set_new(sch, "x-kubernetes-group-version-kind",
                         json_pack("[{s:s, s:s, s:s}]", "group", r->group, "version",
                                   r->version, "kind", r->kind));
+    json_decref(crd);
     return sch;
   }
+  json_decref(crd);
   return NULL;
 }
 

@@ -70,7 +70,7 @@ int kin__sim_append_obj(kin__buf *b, const kin__sim_resource *r, const kin__sim_
   char av[320];
   kin__sim_api_version(r, av, sizeof(av));
   if (!strcmp(av, r->storage->storage_version)) return kin__buf_add(b, o->raw, o->rawlen);
-  json_t *copy = json_copy(o->obj);
+  json_t *copy = kin__sim_obj_json(o);
   if (!copy) return KIN_ENOMEM;
   json_object_set_new(copy, "apiVersion", json_string(av));
   char *s = json_dumps(copy, JSON_COMPACT);

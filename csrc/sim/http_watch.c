@@ -19,7 +19,8 @@
 #define BATCH_BYTES (512u * 1024u)
 
 /* One open watch, owned by its MHD response (freed by watcher_free). Only
- * the connection thread touches it; store fields are read under mu. */
+ * the connection thread touches it; store fields are read under mu, and
+ * the references init holds are taken and dropped under mu. */
 typedef struct {
   kin_sim *sim;
   kin__sim_resource *r;
@@ -39,6 +40,11 @@ typedef struct {
   int proto;           /* events are protobuf frames (http_proto.c) */
   char include[16];    /* includeObject of a Table watch */
   int headers_sent;    /* the first Table event carried the columns */
+  kin__sim_obj **init; /* the initial state still to send as ADDED (a
+                        * reference each), sent a batch at a time */
+  size_t ninit, iinit;
+  int init_bookmark;   /* the initial-events-end bookmark follows init */
+  uint64_t init_rv;    /* the resourceVersion of that state */
 } watcher;
 
 static uint64_t now_ns(void) {
@@ -47,12 +53,8 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * KIN_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static const char *type_name(int t) {
-  return t == KIN__SIM_ADDED ? "ADDED" : t == KIN__SIM_MODIFIED ? "MODIFIED" : "DELETED";
-}
-
 static void add_event(watcher *w, int type, const kin__sim_obj *o) {
-  kin__buf_printf(&w->buf, "{\"type\":\"%s\",\"object\":", type_name(type));
+  kin__buf_printf(&w->buf, "{\"type\":\"%s\",\"object\":", kin__sim_event_type_name(type));
   kin__sim_append_obj(&w->buf, w->r, o);
   kin__buf_add(&w->buf, "}\n", 2);
 }
@@ -91,7 +93,7 @@ static void add_too_old(watcher *w, uint64_t rv, uint64_t floor) {
 /* An object that leaves the selection: DELETED with its previous content
  * under the event's resourceVersion, as cacheWatcher.convertToWatchEvent. */
 static void add_left_selection(watcher *w, const kin__sim_event *e) {
-  json_t *old = json_copy(e->prev->obj);
+  json_t *old = kin__sim_obj_json(e->prev);
   json_t *md = old ? json_copy(json_object_get(old, "metadata")) : NULL;
   if (!md) {
     json_decref(old);
@@ -109,8 +111,30 @@ static void add_left_selection(watcher *w, const kin__sim_event *e) {
   free(s);
 }
 
-/* Copies the events after w->pos into w->buf. Caller holds mu. */
+/* Copies the next batch of the initial state into w->buf, dropping the
+ * references as it goes, then the initial-events-end bookmark. Caller
+ * holds mu. */
+static void fill_initial(watcher *w) {
+  while (w->iinit < w->ninit && w->buf.len < BATCH_BYTES) {
+    kin__sim_obj *o = w->init[w->iinit++];
+    if (kin__sim_selector_matches_obj(&w->sel, o)) add_event(w, KIN__SIM_ADDED, o);
+    kin__sim_obj_unref(o);
+  }
+  if (w->iinit < w->ninit) return;
+  free(w->init);
+  w->init = NULL;
+  w->ninit = w->iinit = 0;
+  if (w->init_bookmark) add_bookmark(w, w->init_rv, 1);
+  w->init_bookmark = 0;
+}
+
+/* Copies the events after w->pos into w->buf: the initial state first,
+ * in batches, then the history. Caller holds mu. */
 static void fill(watcher *w, kin__sim_store *s) {
+  if (w->init || w->init_bookmark) {
+    fill_initial(w);
+    return;
+  }
   if (w->pos < s->floor) {
     add_too_old(w, w->pos, s->floor);
     return;
@@ -130,14 +154,21 @@ static void fill(watcher *w, kin__sim_store *s) {
     w->pos = e->rv;
     if (e->st != st || !in_namespace(w, e->obj)) continue;
     if (!w->filtered) {
-      kin__buf_add(&w->buf, e->line, e->linelen);
+      /* The stored bytes as they are, in the event line. */
+      static const char *const head[] = {NULL, "{\"type\":\"ADDED\",\"object\":",
+                                         "{\"type\":\"MODIFIED\",\"object\":",
+                                         "{\"type\":\"DELETED\",\"object\":"};
+      static const size_t headlen[] = {0, 25, 28, 27};
+      kin__buf_add(&w->buf, head[e->type], headlen[e->type]);
+      kin__buf_add(&w->buf, e->obj->raw, e->obj->rawlen);
+      kin__buf_add(&w->buf, "}\n", 2);
       continue;
     }
     /* A selector turns an object entering it into ADDED and one leaving it
      * into DELETED, as the watch cache does. */
-    int cur = kin__sim_selector_matches(&w->sel, e->obj->obj);
+    int cur = kin__sim_selector_matches_obj(&w->sel, e->obj);
     int prev = e->prev && e->type == KIN__SIM_MODIFIED
-                   ? kin__sim_selector_matches(&w->sel, e->prev->obj)
+                   ? kin__sim_selector_matches_obj(&w->sel, e->prev)
                    : cur;
     int type = e->type;
     if (e->type == KIN__SIM_MODIFIED && cur != prev) type = cur ? KIN__SIM_ADDED : KIN__SIM_DELETED;
@@ -236,6 +267,13 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *out, size_t max) {
 
 static void watcher_free(void *cls) {
   watcher *w = cls;
+  if (w->init) {
+    /* MHD frees responses without the store lock held. */
+    pthread_mutex_lock(&w->sim->store.mu);
+    for (size_t i = w->iinit; i < w->ninit; i++) kin__sim_obj_unref(w->init[i]);
+    pthread_mutex_unlock(&w->sim->store.mu);
+    free(w->init);
+  }
   kin__sim_selector_free(&w->sel);
   free(w->buf.p);
   free(w);
@@ -327,16 +365,25 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
     else
       w->pos = rv;
   } else if (from_now || initial) {
-    /* rv "" and "0" start with the current state, as ADDED events. */
-    size_t n = 0;
+    /* rv "" and "0" start with the current state, as ADDED events, sent
+     * in batches by fill: the watch holds a reference on each object
+     * instead of a copy of the whole state in its buffer. */
+    size_t n = 0, k = 0;
     int too_old;
     kin__sim_obj **arr = kin__sim_store_snapshot(s, r->storage, 0, &n, &too_old);
-    for (size_t i = 0; i < n; i++)
-      if (in_namespace(w, arr[i]) && kin__sim_selector_matches(&w->sel, arr[i]->obj))
-        add_event(w, KIN__SIM_ADDED, arr[i]);
-    free(arr);
-    w->pos = s->rv;
-    if (initial) add_bookmark(w, s->rv, 1);
+    for (size_t i = 0; i < n; i++) {
+      if (!in_namespace(w, arr[i])) continue;
+      arr[i]->refs++;
+      arr[k++] = arr[i];
+    }
+    if (k) {
+      w->init = arr;
+      w->ninit = k;
+    } else {
+      free(arr);
+    }
+    w->pos = w->init_rv = s->rv;
+    w->init_bookmark = initial;
   } else if (rv < s->floor) {
     add_too_old(w, rv, s->floor);
   } else {

@@ -2,6 +2,7 @@
  * List ({"items": [...]}) or one JSON object per line. A seed is state
  * restored from storage rather than a client's create, so an object keeps
  * the status it is given (a create resets it, as the real strategies do). */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,12 @@ static int keep_status(kin__sim_store *s, kin__sim_resource *r, const char *ns,
   if (!want || !name || (!r->crd_name && !strcmp(r->resource, "customresourcedefinitions")))
     return 0;
   kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
-  if (!cur || json_equal(want, json_object_get(cur->obj, "status"))) return 0;
-  json_t *obj = json_deep_copy(cur->obj);
+  if (!cur) return 0;
+  json_t *obj = kin__sim_obj_json(cur);
+  if (obj && json_equal(want, json_object_get(obj, "status"))) {
+    json_decref(obj);
+    return 0;
+  }
   if (!obj || json_object_set(obj, "status", want)) {
     json_decref(obj);
     return KIN_ENOMEM;
@@ -50,6 +55,29 @@ static int seed_one(kin__sim_store *s, const json_t *obj) {
   return res.code == 409 ? 0 : KIN_EINVAL;
 }
 
+/* Seeds one object per line from f, each parsed, created and freed before
+ * the next is read, so no more than one seed tree is alive at a time.
+ * Returns 0, KIN_EINVAL (a line that is not JSON or an object not
+ * served; the start fails, so what was seeded before does not matter).
+ * Caller holds mu. */
+static int seed_lines(kin__sim_store *s, FILE *f) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  int rc = 0;
+  while (!rc && (n = getline(&line, &cap, f)) > 0) {
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '\n' || *p == 0 || *p == '#') continue;
+    json_error_t jerr;
+    json_t *o = json_loadb(line, (size_t)n, 0, &jerr);
+    rc = o ? seed_one(s, o) : KIN_EINVAL;
+    json_decref(o);
+  }
+  free(line);
+  return rc;
+}
+
 int kin__sim_store_seed(kin__sim_store *s, const char *path) {
   json_error_t jerr;
   json_t *doc = json_load_file(path, 0, &jerr);
@@ -57,39 +85,28 @@ int kin__sim_store_seed(kin__sim_store *s, const char *path) {
   if (doc) {
     items = json_is_array(doc) ? json_incref(doc) : json_incref(json_object_get(doc, "items"));
     if (!items) items = json_pack("[O]", doc);
-  } else {
-    /* One object per line. */
-    FILE *f = fopen(path, "r");
-    if (!f) return KIN_EINVAL;
-    items = json_array();
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0) {
-      const char *p = line;
-      while (*p == ' ' || *p == '\t') p++;
-      if (*p == '\n' || *p == 0 || *p == '#') continue;
-      json_t *o = json_loads(line, 0, &jerr);
-      if (!o) {
-        json_decref(items);
-        items = NULL;
-        break;
-      }
-      json_array_append_new(items, o);
-    }
-    free(line);
-    fclose(f);
+    json_decref(doc);
+    if (!items) return KIN_EINVAL;
   }
-  json_decref(doc);
-  if (!items) return KIN_EINVAL;
+  FILE *f = NULL;
+  if (!items && !(f = fopen(path, "r"))) return KIN_EINVAL;
   int rc = 0;
   pthread_mutex_lock(&s->mu);
-  size_t i;
-  json_t *o;
-  json_array_foreach(items, i, o) {
-    if ((rc = seed_one(s, o))) break;
+  if (items) {
+    size_t i;
+    json_t *o;
+    json_array_foreach(items, i, o) {
+      if ((rc = seed_one(s, o))) break;
+    }
+  } else {
+    rc = seed_lines(s, f); /* one object per line */
   }
   pthread_mutex_unlock(&s->mu);
   json_decref(items);
+  if (f) fclose(f);
+  /* A big seed leaves the freed parse trees and serializations in the
+   * heap: hand what is free back to the system, so the sim's RSS is the
+   * objects it holds. */
+  malloc_trim(0);
   return rc;
 }
-

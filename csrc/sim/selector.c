@@ -167,3 +167,58 @@ int kin__sim_selector_matches(const kin__sim_selector *sel, const json_t *obj) {
     return 0;
   return 1;
 }
+
+/* The labels of a stored object read in its bytes: the span of
+ * metadata.labels (p NULL: none) and room for the value returned last,
+ * which the matcher reads before asking for the next. */
+typedef struct {
+  const char *p, *end;
+  char val[4096];
+} raw_labels;
+
+static const char *raw_label(void *ud, const char *key) {
+  raw_labels *l = ud;
+  const char *vend, *v = l->p ? kin__sim_raw_member(l->p, l->end, key, strlen(key), &vend) : NULL;
+  /* Only strings are labels (json_string_value of anything else: NULL). */
+  if (!v || *v != '"') return NULL;
+  size_t n = (size_t)(vend - v) - 2;
+  memcpy(l->val, v + 1, n);
+  l->val[n] = 0;
+  return l->val;
+}
+
+/* Matches a label selector on o's bytes without parsing them: 1 or 0, or
+ * -1 when the labels need the parser (escapes, a very large map). */
+static int matches_raw_labels(const kin__sim_selector *sel, const kin__sim_obj *o) {
+  raw_labels l;
+  const char *mdend, *md = kin__sim_raw_member(o->raw, o->raw + o->rawlen, "metadata", 8, &mdend);
+  l.p = md && *md == '{' ? kin__sim_raw_member(md, mdend, "labels", 6, &l.end) : NULL;
+  if (l.p && *l.p != '{') l.p = NULL; /* null or not a map: no labels */
+  if (l.p && ((size_t)(l.end - l.p) >= sizeof(l.val) || memchr(l.p, '\\', (size_t)(l.end - l.p))))
+    return -1;
+  return kin_label_selector_matches(sel->labels, raw_label, &l);
+}
+
+int kin__sim_selector_matches_obj(const kin__sim_selector *sel, const kin__sim_obj *o) {
+  if (kin__sim_selector_empty(sel)) return 1;
+  if (!sel->nfields) {
+    int m = matches_raw_labels(sel, o);
+    if (m >= 0) return m;
+  }
+  int metadata_only = 1;
+  for (int i = 0; i < sel->nfields; i++)
+    if (strncmp(sel->fields[i].field, "metadata.", 9)) metadata_only = 0;
+  json_t *tree;
+  if (metadata_only) {
+    /* Labels, name and namespace: parse metadata alone, not data or spec. */
+    json_t *md = kin__sim_obj_member(o, "metadata");
+    tree = json_object();
+    if (tree && md) json_object_set(tree, "metadata", md);
+    json_decref(md);
+  } else {
+    tree = kin__sim_obj_json(o);
+  }
+  int m = tree ? kin__sim_selector_matches(sel, tree) : 0;
+  json_decref(tree);
+  return m;
+}

@@ -18,16 +18,22 @@
 #include "hmap.h"
 #include "sim.h"
 
-/* One committed version of an object. Immutable once committed; shared by
- * the storage map and the history events that mention it, freed when refs
- * drops to 0. Guarded by kin__sim_store.mu (refs included). */
+/* One committed version of an object: its key and its compact JSON (with
+ * metadata.resourceVersion inside, kind/apiVersion/metadata first) in one
+ * allocation, the header followed by "key\0raw\0". The bytes are the
+ * canonical form: lists and watches copy them as they are, and a request
+ * that needs the tree parses them (kin__sim_obj_json) and frees the tree
+ * when done, so a stored object costs about its JSON size. Immutable once
+ * committed; shared by the storage map and the history events that
+ * mention it, freed when refs drops to 0. Guarded by kin__sim_store.mu
+ * (refs included). */
 typedef struct kin__sim_obj {
-  json_t *obj;
-  char *raw;        /* compact serialization of obj */
-  size_t rawlen;
   uint64_t rv;
-  char *key;        /* "ns/name" or "name" */
   int refs;
+  size_t rawlen;
+  const char *key;  /* "ns/name" or "name", inside data */
+  const char *raw;  /* compact JSON, NUL-terminated, inside data */
+  char data[];
 } kin__sim_obj;
 
 /* Objects of one group/resource, shared by every served version of it
@@ -64,16 +70,15 @@ typedef struct kin__sim_resource {
 enum { KIN__SIM_ADDED = 1, KIN__SIM_MODIFIED, KIN__SIM_DELETED };
 
 /* One entry of the watch history: the new object (or the last state for
- * DELETED) and the previous one, with the event line pre-serialized so a
- * watcher only copies bytes. */
+ * DELETED) and the previous one, both shared with the storage map (a
+ * reference each, no copy): a watcher writes the event line around the
+ * object's stored bytes. */
 typedef struct {
   int type;
   kin__sim_storage *st;
   uint64_t rv;
   kin__sim_obj *obj;
   kin__sim_obj *prev; /* NULL for ADDED */
-  char *line;         /* {"type":..,"object":..}\n */
-  size_t linelen;
 } kin__sim_event;
 
 /* Injected faults (faults.c), guarded by kin__sim_store.mu. Watches
@@ -208,6 +213,21 @@ void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, c
                                       kin__sim_match_fn match, void *ud, int dry_run,
                                       kin__sim_result *out);
 kin__sim_obj *kin__sim_obj_new(json_t *obj, uint64_t rv, const char *key);
+/* Parses o's stored bytes: a new tree the caller decrefs, or NULL on
+ * ENOMEM. Needs no lock (o is immutable) but the caller must hold a
+ * reference or mu. */
+json_t *kin__sim_obj_json(const kin__sim_obj *o);
+/* The value of member name of the top-level object in o's bytes, parsed
+ * alone (new reference; NULL when absent or on ENOMEM): metadata without
+ * parsing data or spec. */
+json_t *kin__sim_obj_member(const kin__sim_obj *o, const char *name);
+/* Finds member name (nlen bytes) of the JSON object in [p, end), as
+ * jansson's compact dump writes it: returns the first byte of its value
+ * and sets *vend past it; NULL when absent or malformed. */
+const char *kin__sim_raw_member(const char *p, const char *end, const char *name, size_t nlen,
+                                const char **vend);
+/* Type names of events: "ADDED", "MODIFIED", "DELETED". */
+const char *kin__sim_event_type_name(int type);
 int kin__sim_history_append(kin__sim_store *s, int type, kin__sim_storage *st, kin__sim_obj *obj,
                             kin__sim_obj *prev);
 /* Forgets the whole history (as an etcd compaction at the current rv). */
@@ -219,6 +239,8 @@ extern const char *const *kin__sim_verbs_status;
 /* ---- store_object.c (caller holds mu) ---- */
 void kin__sim_key_of(char *buf, size_t cap, int namespaced, const char *ns, const char *name);
 kin__sim_obj *kin__sim_lookup(kin__sim_storage *st, const char *ns, const char *name);
+/* 1 when key ("ns/name") is in namespace ns. */
+int kin__sim_key_in_namespace(const char *key, const char *ns);
 int kin__sim_tracks_generation(const kin__sim_storage *st);
 /* Commits obj (stolen) under the next resourceVersion as an event of type
  * replacing prev; returns the stored object (borrowed) or NULL (ENOMEM). */

@@ -32,16 +32,12 @@ int kin__sim_store_init(kin__sim_store *s, size_t history, uint32_t bookmark_ms)
 /* Drops one reference; frees the object with the last. */
 void kin__sim_obj_unref(kin__sim_obj *o) {
   if (!o || --o->refs > 0) return;
-  json_decref(o->obj);
-  free(o->raw);
-  free(o->key);
   free(o);
 }
 
 static void event_clear(kin__sim_event *e) {
   kin__sim_obj_unref(e->obj);
   kin__sim_obj_unref(e->prev);
-  free(e->line);
   memset(e, 0, sizeof(*e));
 }
 
@@ -54,40 +50,105 @@ void kin__sim_store_free(kin__sim_store *s) {
   pthread_cond_destroy(&s->cond);
 }
 
-/* Wraps obj (stolen) as a committed object with one reference; NULL on
- * ENOMEM (obj released). */
+/* Serializes obj (stolen, released here in every case) with key into one
+ * block with one reference; NULL on ENOMEM. The tree is not kept: the
+ * bytes are the object from now on. */
 kin__sim_obj *kin__sim_obj_new(json_t *obj, uint64_t rv, const char *key) {
-  kin__sim_obj *o = calloc(1, sizeof(*o));
+  char *raw = json_dumps(obj, JSON_COMPACT);
+  json_decref(obj);
+  if (!raw) return NULL;
+  size_t keylen = strlen(key), rawlen = strlen(raw);
+  kin__sim_obj *o = malloc(sizeof(*o) + keylen + 1 + rawlen + 1);
   if (!o) {
-    json_decref(obj);
+    free(raw);
     return NULL;
   }
-  o->obj = obj;
+  memcpy(o->data, key, keylen + 1);
+  memcpy(o->data + keylen + 1, raw, rawlen + 1);
+  free(raw);
   o->rv = rv;
   o->refs = 1;
-  o->key = strdup(key);
-  o->raw = json_dumps(obj, JSON_COMPACT);
-  if (!o->raw || !o->key) {
-    kin__sim_obj_unref(o);
-    return NULL;
-  }
-  o->rawlen = strlen(o->raw);
+  o->rawlen = rawlen;
+  o->key = o->data;
+  o->raw = o->data + keylen + 1;
   return o;
 }
 
-static const char *type_name(int type) {
+json_t *kin__sim_obj_json(const kin__sim_obj *o) {
+  json_error_t jerr;
+  /* JSON_ALLOW_NUL: the bytes are a dump, "\u0000" in a string included. */
+  return json_loadb(o->raw, o->rawlen, JSON_ALLOW_NUL, &jerr);
+}
+
+/* Returns p past the JSON string starting at p (on its opening quote), or
+ * NULL when it does not end before end. */
+static const char *skip_string(const char *p, const char *end) {
+  for (p++; p < end; p++) {
+    if (*p == '\\')
+      p++;
+    else if (*p == '"')
+      return p + 1;
+  }
+  return NULL;
+}
+
+/* Returns p past the JSON value starting at p, or NULL when malformed. */
+static const char *skip_value(const char *p, const char *end) {
+  if (p >= end) return NULL;
+  if (*p == '"') return skip_string(p, end);
+  if (*p != '{' && *p != '[') {
+    while (p < end && *p != ',' && *p != '}' && *p != ']') p++;
+    return p;
+  }
+  int depth = 0;
+  while (p < end) {
+    if (*p == '"') {
+      if (!(p = skip_string(p, end))) return NULL;
+      continue;
+    }
+    if (*p == '{' || *p == '[') depth++;
+    if ((*p == '}' || *p == ']') && --depth == 0) return p + 1;
+    p++;
+  }
+  return NULL;
+}
+
+const char *kin__sim_raw_member(const char *p, const char *end, const char *name, size_t nlen,
+                                const char **vend) {
+  /* Jansson's compact dump: no whitespace between tokens, and a member
+   * name without escapes written as it is. */
+  if (p >= end || *p != '{') return NULL;
+  p++;
+  while (p < end && *p == '"') {
+    const char *k = p + 1, *kend = skip_string(p, end);
+    if (!kend || kend >= end || *kend != ':') return NULL;
+    const char *v = kend + 1, *ve = skip_value(v, end);
+    if (!ve) return NULL;
+    if ((size_t)(kend - 1 - k) == nlen && !memcmp(k, name, nlen)) {
+      *vend = ve;
+      return v;
+    }
+    p = ve;
+    if (p < end && *p == ',') p++;
+  }
+  return NULL;
+}
+
+json_t *kin__sim_obj_member(const kin__sim_obj *o, const char *name) {
+  const char *vend, *v = kin__sim_raw_member(o->raw, o->raw + o->rawlen, name, strlen(name), &vend);
+  if (!v) return NULL;
+  json_error_t jerr;
+  return json_loadb(v, (size_t)(vend - v), JSON_ALLOW_NUL, &jerr);
+}
+
+const char *kin__sim_event_type_name(int type) {
   return type == KIN__SIM_ADDED ? "ADDED" : type == KIN__SIM_MODIFIED ? "MODIFIED" : "DELETED";
 }
 
 /* Appends an event (takes a reference on obj and prev), evicting the
- * oldest when the history is full, and wakes the watchers. */
+ * oldest when the history is full, and wakes the watchers. Never fails. */
 int kin__sim_history_append(kin__sim_store *s, int type, kin__sim_storage *st, kin__sim_obj *obj,
                             kin__sim_obj *prev) {
-  const char *tn = type_name(type);
-  size_t n = obj->rawlen + strlen(tn) + 32;
-  char *line = malloc(n);
-  if (!line) return KIN_ENOMEM;
-  int len = snprintf(line, n, "{\"type\":\"%s\",\"object\":%s}\n", tn, obj->raw);
   if (s->hlen == s->hcap) {
     kin__sim_event *old = &s->hist[s->hstart];
     s->floor = old->rv;
@@ -103,8 +164,6 @@ int kin__sim_history_append(kin__sim_store *s, int type, kin__sim_storage *st, k
   obj->refs++;
   e->prev = prev;
   if (prev) prev->refs++;
-  e->line = line;
-  e->linelen = (size_t)len;
   s->hlen++;
   pthread_cond_broadcast(&s->cond);
   return 0;

@@ -14,8 +14,7 @@ static void delete_all(kin__sim_store *s, kin__sim_storage *st, const char *ns) 
   int too_old;
   kin__sim_obj **arr = kin__sim_store_snapshot(s, st, 0, &n, &too_old);
   for (size_t i = 0; i < n; i++) {
-    const char *ons = kin__sim_jstr(arr[i]->obj, "metadata", "namespace");
-    if (ns && (!ons || strcmp(ons, ns))) continue;
+    if (ns && !kin__sim_key_in_namespace(arr[i]->key, ns)) continue;
     kin__sim_delete_locked(s, st, arr[i]);
   }
   free(arr);
@@ -26,29 +25,30 @@ static void delete_all(kin__sim_store *s, kin__sim_storage *st, const char *ns) 
  * namespace and CRD finalizers' work, done at once). */
 void kin__sim_delete_locked(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur) {
   if (!st->crd && !*st->group && !strcmp(st->resource, "namespaces")) {
-    const char *ns = kin__sim_jstr(cur->obj, "metadata", "name");
+    const char *ns = cur->key; /* cluster-scoped: the key is the name */
     for (size_t i = 0; i < s->nst; i++)
       if (s->storages[i]->namespaced) delete_all(s, s->storages[i], ns);
   } else if (!st->crd && !strcmp(st->resource, "customresourcedefinitions")) {
-    const char *name = kin__sim_jstr(cur->obj, "metadata", "name");
+    const char *name = cur->key;
     kin__sim_storage *crs = kin__sim_registry_remove_crd(s, name);
     if (crs) {
       delete_all(s, crs, NULL);
       crs->served = 0;
     }
   }
-  json_t *last = json_deep_copy(cur->obj);
   cur->refs++;
-  kin__sim_commit(s, st, KIN__SIM_DELETED, last, cur->key, cur);
+  json_t *last = kin__sim_obj_json(cur);
+  /* On ENOMEM the object stays: nothing was changed. */
+  if (last) kin__sim_commit(s, st, KIN__SIM_DELETED, last, cur->key, cur);
   kin__sim_obj_unref(cur);
 }
 
 /* Checks DeleteOptions.preconditions; 0 or -1 with a 409 in out. */
-static int check_preconditions(kin__sim_resource *r, kin__sim_obj *cur, const json_t *pre,
-                               kin__sim_result *out) {
-  const char *name = kin__sim_jstr(cur->obj, "metadata", "name");
+static int check_preconditions(kin__sim_resource *r, kin__sim_obj *cur, const json_t *curj,
+                               const json_t *pre, kin__sim_result *out) {
+  const char *name = kin__sim_jstr(curj, "metadata", "name");
   const char *uid = kin__sim_jstr(pre, "uid", NULL);
-  const char *cur_uid = kin__sim_jstr(cur->obj, "metadata", "uid");
+  const char *cur_uid = kin__sim_jstr(curj, "metadata", "uid");
   char why[512];
   if (uid && strcmp(uid, cur_uid ? cur_uid : "")) {
     snprintf(why, sizeof(why),
@@ -72,17 +72,18 @@ static int check_preconditions(kin__sim_resource *r, kin__sim_obj *cur, const js
   return 0;
 }
 
-/* Deletes or marks cur; fills out with the answer of the real server: the
- * object while finalizers hold it, else a Success Status. */
-static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cur, int dry_run,
-                       kin__sim_result *out) {
+/* Deletes or marks cur, whose tree curj is (borrowed); fills out with the
+ * answer of the real server: the object while finalizers hold it, else a
+ * Success Status. */
+static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cur,
+                       const json_t *curj, int dry_run, kin__sim_result *out) {
   kin__sim_storage *st = r->storage;
-  if (!kin__sim_finalizers_empty(cur->obj)) {
-    if (json_object_get(json_object_get(cur->obj, "metadata"), "deletionTimestamp")) {
+  if (!kin__sim_finalizers_empty(curj)) {
+    if (json_object_get(json_object_get(curj, "metadata"), "deletionTimestamp")) {
       kin__sim_result_obj(out, 200, cur);
       return;
     }
-    json_t *obj = json_deep_copy(cur->obj);
+    json_t *obj = json_deep_copy(curj);
     char now[32];
     kin__sim_now_rfc3339(now);
     json_t *md = json_object_get(obj, "metadata");
@@ -101,10 +102,10 @@ static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cu
       kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     return;
   }
-  json_t *details = json_pack("{s:s}", "name", kin__sim_jstr(cur->obj, "metadata", "name"));
+  json_t *details = json_pack("{s:s}", "name", kin__sim_jstr(curj, "metadata", "name"));
   if (*r->group) json_object_set_new(details, "group", json_string(r->group));
   json_object_set_new(details, "kind", json_string(r->resource));
-  json_object_set_new(details, "uid", json_string(kin__sim_jstr(cur->obj, "metadata", "uid")));
+  json_object_set_new(details, "uid", json_string(kin__sim_jstr(curj, "metadata", "uid")));
   if (!dry_run) kin__sim_delete_locked(s, st, cur);
   json_decref(out->body);
   out->code = 200;
@@ -117,11 +118,15 @@ void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *
                            kin__sim_result *out) {
   pthread_mutex_lock(&s->mu);
   kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
+  json_t *curj = cur ? kin__sim_obj_json(cur) : NULL;
   if (!cur)
     kin__sim_err_not_found(out, r->group, r->resource, name);
-  else if (!preconditions || !check_preconditions(r, cur, preconditions, out))
-    delete_one(s, r, cur, dry_run, out);
+  else if (!curj)
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+  else if (!preconditions || !check_preconditions(r, cur, curj, preconditions, out))
+    delete_one(s, r, cur, curj, dry_run, out);
   pthread_mutex_unlock(&s->mu);
+  json_decref(curj);
 }
 
 void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, const char *ns,
@@ -133,13 +138,16 @@ void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, c
   kin__sim_obj **arr = kin__sim_store_snapshot(s, r->storage, 0, &n, &too_old);
   json_t *items = json_array();
   for (size_t i = 0; i < n; i++) {
-    const char *ons = kin__sim_jstr(arr[i]->obj, "metadata", "namespace");
-    if (ns && (!ons || strcmp(ons, ns))) continue;
-    if (match && !match(ud, arr[i]->obj)) continue;
-    json_array_append_new(items, json_deep_copy(arr[i]->obj));
+    if (ns && !kin__sim_key_in_namespace(arr[i]->key, ns)) continue;
+    json_t *curj = kin__sim_obj_json(arr[i]);
+    if (!curj || (match && !match(ud, curj))) {
+      json_decref(curj);
+      continue;
+    }
     kin__sim_result one = {0, NULL};
-    delete_one(s, r, arr[i], dry_run, &one);
+    delete_one(s, r, arr[i], curj, dry_run, &one);
     json_decref(one.body);
+    json_array_append_new(items, curj);
   }
   free(arr);
   char apiv[256];

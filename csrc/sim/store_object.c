@@ -24,6 +24,11 @@ kin__sim_obj *kin__sim_lookup(kin__sim_storage *st, const char *ns, const char *
   return v ? *v : NULL;
 }
 
+int kin__sim_key_in_namespace(const char *key, const char *ns) {
+  size_t n = strlen(ns);
+  return !strncmp(key, ns, n) && key[n] == '/';
+}
+
 /* Whether the kind keeps metadata.generation (built-ins with a spec that
  * controllers observe, and every custom resource). */
 int kin__sim_tracks_generation(const kin__sim_storage *st) {
@@ -92,8 +97,9 @@ kin__sim_obj *kin__sim_commit(kin__sim_store *s, kin__sim_storage *st, int type,
 
 void kin__sim_result_obj(kin__sim_result *out, int code, const kin__sim_obj *o) {
   json_decref(out->body);
+  out->body = kin__sim_obj_json(o);
   out->code = code;
-  out->body = json_deep_copy(o->obj);
+  if (!out->body) kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
 }
 
 int kin__sim_finalizers_empty(const json_t *obj) {

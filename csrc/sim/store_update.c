@@ -29,6 +29,7 @@ static int spec_changed(const kin__sim_storage *st, const json_t *a, const json_
 void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                            const char *name, int status_only, kin__sim_update_fn fn, void *ud,
                            int dry_run, kin__sim_result *out) {
+  json_t *curj = NULL;
   pthread_mutex_lock(&s->mu);
   kin__sim_storage *st = r->storage;
   kin__sim_obj *cur = kin__sim_lookup(st, ns, name);
@@ -36,7 +37,13 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     kin__sim_err_not_found(out, r->group, r->resource, name);
     goto done;
   }
-  json_t *in = fn(ud, cur->obj, out);
+  /* The current object as a tree for this write only, freed at done. */
+  curj = kin__sim_obj_json(cur);
+  if (!curj) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    goto done;
+  }
+  json_t *in = fn(ud, curj, out);
   if (!in) goto done;
   if (!json_is_object(in)) {
     /* e.g. a merge patch that replaces the whole document by a scalar */
@@ -57,9 +64,9 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     goto done;
   }
   json_t *obj;
-  const json_t *curmd = json_object_get(cur->obj, "metadata");
+  const json_t *curmd = json_object_get(curj, "metadata");
   if (status_only) {
-    obj = json_deep_copy(cur->obj);
+    obj = json_deep_copy(curj);
     json_t *stv = json_object_get(in, "status");
     if (stv)
       json_object_set(obj, "status", stv);
@@ -93,19 +100,19 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
     json_object_set_new(obj, "kind", json_string(st->kind));
     if (st->has_status) {
-      json_t *stv = json_object_get(cur->obj, "status");
+      json_t *stv = json_object_get(curj, "status");
       if (stv)
         json_object_set(obj, "status", stv);
       else
         json_object_del(obj, "status");
     }
-    if (kin__sim_tracks_generation(st) && spec_changed(st, cur->obj, obj)) {
+    if (kin__sim_tracks_generation(st) && spec_changed(st, curj, obj)) {
       json_int_t g = json_integer_value(json_object_get(curmd, "generation"));
       json_object_set_new(md, "generation", json_integer(g + 1));
     }
     if (!strcmp(st->resource, "customresourcedefinitions") && !st->crd) {
       if (!dry_run) kin__sim_registry_add_crd(s, obj);
-      json_object_set(obj, "status", json_object_get(cur->obj, "status"));
+      json_object_set(obj, "status", json_object_get(curj, "status"));
     }
   }
   json_decref(in);
@@ -122,7 +129,7 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     out->body = obj;
     goto done;
   }
-  if (json_equal(obj, cur->obj)) {
+  if (json_equal(obj, curj)) {
     json_decref(obj);
     kin__sim_result_obj(out, 200, cur);
     goto done;
@@ -146,5 +153,6 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
   kin__sim_result_obj(out, 200, o);
 done:
   pthread_mutex_unlock(&s->mu);
+  json_decref(curj);
 }
 
