@@ -79,10 +79,17 @@ const double kin_controller_reconcile_time_bounds[KIN_CONTROLLER_RECONCILE_TIME_
     0.7,   0.8,  0.9,   1.0,  1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,  4.0, 4.5, 5,
     6,     7,    8,     9,    10,  15,  20,  25,   30,  40,  50,  60};
 
-static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
+/* Counts a finished reconcile and marks its worker idle: one lock. */
+static void count_result(kin_controller *c, worker_arg *wa, kin_result_kind kind, int panicked,
                          uint64_t took_ns) {
   kin_controller_stats *s = &c->stats;
+  double took = (double)took_ns / 1e9;
+  /* the bucket before the lock (one increment; kin_controller_get_stats
+   * cumulates) */
+  int b = 0;
+  while (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS && took > kin_controller_reconcile_time_bounds[b]) b++;
   pthread_mutex_lock(&c->mu);
+  wa->busy = 0;
   switch (kind) {
   case KIN_RESULT_ERROR:
   case KIN_RESULT_TERMINAL_ERROR:
@@ -96,11 +103,7 @@ static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
   }
   if (panicked) s->reconcile_panics++;
   s->reconcile_time_count++;
-  double took = (double)took_ns / 1e9;
   s->reconcile_time_sum_seconds += took;
-  /* per bucket here (one increment); kin_controller_get_stats cumulates */
-  int b = 0;
-  while (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS && took > kin_controller_reconcile_time_bounds[b]) b++;
   if (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS) s->reconcile_time_buckets[b]++;
   s->active_workers--;
   pthread_mutex_unlock(&c->mu);
@@ -177,8 +180,11 @@ static void note_reconcile(kin_controller *c, const char *item, int index, uint6
   e[0].worker = (int16_t)index;
   e[0].code = (uint16_t)wl->total;
   e[0].cause = (uint8_t)kind;
-  int tl = snprintf(e[0].text, sizeof(e[0].text), "%s", act->message);
-  e[0].truncated = tl < 0 || (size_t)tl >= sizeof(e[0].text);
+  size_t tl = strlen(act->message);
+  e[0].truncated = tl >= sizeof(e[0].text);
+  if (e[0].truncated) tl = sizeof(e[0].text) - 1;
+  memcpy(e[0].text, act->message, tl);
+  e[0].text[tl] = 0;
   n = 1;
   for (int i = 0; i < wl->n; i++) e[n++] = wl->w[i];
   if (kind != KIN_RESULT_DONE && kind != KIN_RESULT_TERMINAL_ERROR) {
@@ -207,11 +213,14 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
   wl.seq = atomic_fetch_add(&c->seq, 1) + 1;
   uint64_t start = wall_ns();
   worker_arg *wa = &c->args[index];
+  size_t klen = strlen(item);
+  if (klen >= sizeof(wa->key)) klen = sizeof(wa->key) - 1;
   pthread_mutex_lock(&c->mu);
   c->stats.active_workers++;
   wa->busy = 1;
   wa->start_wall_ns = start;
-  snprintf(wa->key, sizeof(wa->key), "%s", item);
+  memcpy(wa->key, item, klen);
+  wa->key[klen] = 0;
   pthread_mutex_unlock(&c->mu);
   uint64_t t0 = kin_clock_now(c->clock);
   int rc = request_of(item, &req, nsbuf, sizeof(nsbuf), &heap);
@@ -263,10 +272,7 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
       snprintf(act.message, sizeof(act.message), "reconciler failed (%d)", rc);
     note_reconcile(c, item, index, start, took, kind, &act, &wl);
   }
-  pthread_mutex_lock(&c->mu);
-  wa->busy = 0;
-  pthread_mutex_unlock(&c->mu);
-  count_result(c, kind, panicked, took);
+  count_result(c, wa, kind, panicked, took);
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -343,7 +349,7 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
   kin_workqueue_config qc = {.name = cfg->name, .clock = clock, .rate_limiter = rl};
   int rc = kin_workqueue_new(&qc, &c->queue); /* frees rl on failure */
   if (rc == 0) {
-    rc = -pthread_mutex_init(&c->mu, NULL);
+    rc = kin_mutex_init_hot(&c->mu);
     if (rc == 0 && (rc = -pthread_cond_init(&c->cond, NULL)) != 0) pthread_mutex_destroy(&c->mu);
     if (rc != 0) kin_workqueue_free(c->queue);
   }
