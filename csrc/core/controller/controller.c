@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -524,19 +525,29 @@ void kin_controller_free(kin_controller *c) {
 
 int kin_controller_stopping(kin_controller *c) { return atomic_load(&c->stopping); }
 
+/* The key is built once (on the stack when it fits) for both the history
+ * and the queue. */
 int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name) {
-  if (c->history && name) {
-    /* recorded first: a worker may reconcile the key at once */
-    char key[384];
-    if (ns && *ns) snprintf(key, sizeof(key), "%s/%s", ns, name);
-    else snprintf(key, sizeof(key), "%s", name);
-    kin_hist_entry e;
-    memset(&e, 0, sizeof(e));
-    e.type = KIN_HIST_EVENT;
-    e.cause = KIN_CAUSE_MANUAL;
-    kin_history_record(c->history, key, &e);
+  if (!name || !c->history) return kin_request_add(c->queue, ns, name);
+  char buf[384], *key = buf;
+  size_t nl = ns ? strlen(ns) : 0, ml = strlen(name), n = nl ? nl + 1 + ml : ml;
+  if (n >= sizeof(buf) && !(key = malloc(n + 1))) return KIN_ENOMEM;
+  if (nl) {
+    memcpy(key, ns, nl);
+    key[nl] = '/';
+    memcpy(key + nl + 1, name, ml + 1);
+  } else {
+    memcpy(key, name, ml + 1);
   }
-  return kin_request_add(c->queue, ns, name);
+  /* recorded first: a worker may reconcile the key at once */
+  kin_hist_entry e;
+  memset(&e, 0, sizeof(e));
+  e.type = KIN_HIST_EVENT;
+  e.cause = KIN_CAUSE_MANUAL;
+  kin_history_record(c->history, key, &e);
+  kin_workqueue_add(c->queue, key);
+  if (key != buf) free(key);
+  return 0;
 }
 
 kin_history *kin_controller_history(kin_controller *c) { return c->history; }

@@ -31,6 +31,7 @@ struct krec {
   krec *prev, *next;   /* LRU list: head is the most recent */
   kin_hist_entry *ring;
   uint32_t cap, head, n; /* head: index of the oldest entry */
+  uint64_t hash;       /* kin__hash(key) */
   size_t klen, kcap;   /* strlen(key); room in key */
   char key[];          /* the map's key (borrowed by h->map) */
 };
@@ -110,7 +111,7 @@ static krec *evict_one(kin_history *h) {
   lru_unlink(h, r);
   h->entries -= r->n;
   h->key_bytes -= r->klen + 1;
-  kin__hmap_del_h(&h->map, r->key, r->klen, kin__hash(r->key, r->klen), NULL);
+  kin__hmap_del_h(&h->map, r->key, r->klen, r->hash, NULL);
   r->n = r->head = 0;
   h->evictions++;
   return r;
@@ -145,6 +146,7 @@ static krec *rec_for(kin_history *h, const char *key, size_t n, uint64_t hv) {
   }
   memcpy(r->key, key, n + 1);
   r->klen = n;
+  r->hash = hv;
   if (kin__hmap_put_h(&h->map, r->key, n, hv, r, NULL) < 0) {
     rec_free(h, r);
     return NULL;

@@ -44,9 +44,10 @@ void kin__hmap_free(kin__hmap *m) {
 /* Hash first, then length: the key bytes are read (memcmp) only when both
  * match, which for a present key is once and for an absent one almost
  * never. */
-static kin__hmap_entry *find(const kin__hmap *m, const char *key, size_t n, uint64_t h) {
+static kin__hmap_entry *find(const kin__hmap *m, const char *key, size_t n, uint64_t h64) {
   if (m->cap == 0) return NULL;
   size_t mask = m->cap - 1;
+  uint32_t h = (uint32_t)h64;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     kin__hmap_entry *e = &m->slots[i];
     if (!e->key) return NULL;
@@ -91,6 +92,7 @@ int kin__hmap_put_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void *v
     e->val = val;
     return 0;
   }
+  if (n > UINT32_MAX) return KIN_EINVAL;
   /* load factor at most 3/4 */
   if ((m->len + 1) * 4 > m->cap * 3 && grow(m) < 0) return KIN_ENOMEM;
   char *k = (char *)key;
@@ -98,7 +100,7 @@ int kin__hmap_put_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void *v
     if (!(k = malloc(n + 1))) return KIN_ENOMEM;
     memcpy(k, key, n + 1);
   }
-  place(m->slots, m->cap, (kin__hmap_entry){k, val, h, n});
+  place(m->slots, m->cap, (kin__hmap_entry){k, val, (uint32_t)h, (uint32_t)n});
   m->len++;
   return 1;
 }

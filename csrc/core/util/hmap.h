@@ -16,8 +16,8 @@
 typedef struct {
   char *key;     /* NULL: empty slot */
   void *val;
-  uint64_t hash;
-  size_t klen;   /* strlen(key) */
+  uint32_t hash; /* the low half of kin__hash(key): 24-byte slots */
+  uint32_t klen; /* strlen(key) (keys are shorter than 4 GiB) */
 } kin__hmap_entry;
 
 typedef struct {
@@ -45,7 +45,8 @@ void **kin__hmap_get(const kin__hmap *m, const char *key);
 
 /* Stores val under key (copying key). Returns 1 if the key was new, 0 if an
  * existing value was replaced (its old value goes to *old when old is not
- * NULL), KIN_ENOMEM on allocation failure (map unchanged). */
+ * NULL), KIN_ENOMEM on allocation failure, KIN_EINVAL for a key of 4 GiB
+ * or more (map unchanged). */
 int kin__hmap_put(kin__hmap *m, const char *key, void *val, void **old);
 
 /* Removes key. Returns 1 and the value in *old (if not NULL) when it was
