@@ -294,15 +294,19 @@ static void *worker_main(void *arg) {
             rc);
     return NULL;
   }
+  /* Done of one item and get of the next take the queue's lock once. */
+  const char *prev = NULL;
   while (go == GO_RUN) {
     const char *item;
-    int g = kin_workqueue_get(c->queue, &item);
+    int g = kin_workqueue_done_get(c->queue, prev, &item);
+    prev = NULL; /* done: no longer ours */
     if (g == KIN_ECLOSED) break;
-    if (g < 0) continue; /* out of memory: the item stays queued */
+    if (g < 0) continue;
     /* Requests still queued when stop began are dropped, not reconciled. */
     if (!atomic_load(&c->stopping)) reconcile_handler(c, a->index, item);
-    kin_workqueue_done(c->queue, item);
+    prev = item;
   }
+  if (prev) kin_workqueue_done(c->queue, prev);
   if (c->on_worker_stop) c->on_worker_stop(c->ud, a->index);
   return NULL;
 }

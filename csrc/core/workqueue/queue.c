@@ -204,37 +204,42 @@ int kin_workqueue_len(kin_workqueue *q) {
   return n;
 }
 
-/* Moves the front item from ready to processing. Caller holds q->mu and
- * has checked that one is ready. */
-static void take_front(kin_workqueue *q, const char **item) {
+/* Moves the front item from ready to processing at now. Caller holds
+ * q->mu and has checked that one is ready. */
+static void take_front(kin_workqueue *q, uint64_t now, const char **item) {
   kin__wq_node *nd = ready_pop(q);
   nd->dirty = 0;
   q->ndirty--;
   nd->processing = 1;
   q->nprocessing++;
-  nd->start_ns = kin_clock_now(q->clock);
-  kin__histogram_observe(&q->queue_duration, kin__wq_seconds(nd->added_ns, nd->start_ns));
+  nd->start_ns = now;
+  kin__histogram_observe(&q->queue_duration, kin__wq_seconds(nd->added_ns, now));
   *item = nd->item;
 }
 
-int kin_workqueue_get_until(kin_workqueue *q, uint64_t deadline_ns, const char **item) {
-  int rc = 0;
+/* Get's body. *now is a clock reading taken under the lock (0: none yet),
+ * reused when nothing had to wait. Caller holds q->mu. */
+static int get_locked(kin_workqueue *q, uint64_t deadline_ns, uint64_t *now, const char **item) {
   *item = NULL;
-  pthread_mutex_lock(&q->mu);
   /* an item already ready is taken at once: no wait, no wake-up */
   while (q->ready_len == 0 && !q->shutting_down) {
     q->waiters++;
     int w = kin_clock_wait(q->clock, &q->cond, &q->mu, deadline_ns);
     q->waiters--;
-    if (w == KIN_ETIMEDOUT && q->ready_len == 0 && !q->shutting_down) {
-      rc = KIN_ETIMEDOUT;
-      goto out;
-    }
+    *now = 0;
+    if (w == KIN_ETIMEDOUT && q->ready_len == 0 && !q->shutting_down) return KIN_ETIMEDOUT;
   }
   /* Shutting down still hands out what is queued. */
-  if (q->ready_len == 0) rc = KIN_ECLOSED;
-  else take_front(q, item);
-out:
+  if (q->ready_len == 0) return KIN_ECLOSED;
+  if (!*now) *now = kin_clock_now(q->clock);
+  take_front(q, *now, item);
+  return 0;
+}
+
+int kin_workqueue_get_until(kin_workqueue *q, uint64_t deadline_ns, const char **item) {
+  uint64_t now = 0;
+  pthread_mutex_lock(&q->mu);
+  int rc = get_locked(q, deadline_ns, &now, item);
   pthread_mutex_unlock(&q->mu);
   return rc;
 }
@@ -243,17 +248,15 @@ int kin_workqueue_get(kin_workqueue *q, const char **item) {
   return kin_workqueue_get_until(q, KIN_FOREVER, item);
 }
 
-/* item may be the very string get returned (the node's own), so its length
- * and hash are taken first and it is not read after the node is released. */
-void kin_workqueue_done(kin_workqueue *q, const char *item) {
-  size_t n = strlen(item);
-  uint64_t h = kin__hash(item, n);
-  pthread_mutex_lock(&q->mu);
+/* Done's body for item (n bytes, hash h); *now as in get_locked. item may
+ * be the node's own string: it is not read after the node is released.
+ * Caller holds q->mu. */
+static void done_locked(kin_workqueue *q, const char *item, size_t n, uint64_t h, uint64_t *now) {
   void **v = kin__hmap_get_h(&q->items, item, n, h);
   kin__wq_node *nd = v ? *v : NULL;
-  if (!nd || !nd->processing) goto out;
-  kin__histogram_observe(&q->work_duration,
-                         kin__wq_seconds(nd->start_ns, kin_clock_now(q->clock)));
+  if (!nd || !nd->processing) return;
+  if (!*now) *now = kin_clock_now(q->clock);
+  kin__histogram_observe(&q->work_duration, kin__wq_seconds(nd->start_ns, *now));
   nd->processing = 0;
   q->nprocessing--;
   if (nd->dirty && ready_push(q, nd) < 0) {
@@ -271,8 +274,25 @@ void kin_workqueue_done(kin_workqueue *q, const char *item) {
   /* The drainer waits on the same cond as the getters; a signal could
    * wake a getter instead, so the last done wakes everyone. */
   if (q->nprocessing == 0 && q->drain) pthread_cond_broadcast(&q->cond);
-out:
+}
+
+/* The length and hash are taken before the lock. */
+void kin_workqueue_done(kin_workqueue *q, const char *item) {
+  size_t n = strlen(item);
+  uint64_t h = kin__hash(item, n), now = 0;
+  pthread_mutex_lock(&q->mu);
+  done_locked(q, item, n, h, &now);
   pthread_mutex_unlock(&q->mu);
+}
+
+int kin_workqueue_done_get(kin_workqueue *q, const char *done, const char **item) {
+  size_t n = done ? strlen(done) : 0;
+  uint64_t h = done ? kin__hash(done, n) : 0, now = 0;
+  pthread_mutex_lock(&q->mu);
+  if (done) done_locked(q, done, n, h, &now);
+  int rc = get_locked(q, KIN_FOREVER, &now, item);
+  pthread_mutex_unlock(&q->mu);
+  return rc;
 }
 
 static void begin_shutdown(kin_workqueue *q, int drain) {
