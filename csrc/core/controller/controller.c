@@ -23,10 +23,18 @@ typedef struct {
 typedef struct {
   kin_controller *c;
   int index;
-  /* the reconcile in flight, for kin_controller_inflight (guarded by c->mu) */
+  /* Guards the fields below: the worker's own, so that workers never
+   * contend with each other for their bookkeeping (c->mu is not taken per
+   * reconcile); kin_controller_inflight and kin_controller_get_stats take
+   * each worker's in turn. */
+  pthread_mutex_t mu;
+  /* the reconcile in flight, for kin_controller_inflight */
   int busy;
   uint64_t start_wall_ns;
   char key[256];
+  /* this worker's counters (active_workers and max_concurrent_reconciles
+   * unused: get_stats derives them); buckets per bucket, not cumulated */
+  kin_controller_stats st;
 } worker_arg;
 
 /* The writes of the reconcile running on this thread (a write observer's
@@ -66,7 +74,7 @@ struct kin_controller {
   int reported;       /* workers whose on_start returned */
   int start_rc;       /* the first failing on_start's result */
   int go;             /* GO_* */
-  kin_controller_stats stats;
+  int max_concurrent; /* the workers started (the stats' gauge) */
 
   atomic_int stopping;
   atomic_uint seq;      /* reconciles started, for their numbers in the history */
@@ -80,16 +88,16 @@ const double kin_controller_reconcile_time_bounds[KIN_CONTROLLER_RECONCILE_TIME_
     0.7,   0.8,  0.9,   1.0,  1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,  4.0, 4.5, 5,
     6,     7,    8,     9,    10,  15,  20,  25,   30,  40,  50,  60};
 
-/* Counts a finished reconcile and marks its worker idle: one lock. */
-static void count_result(kin_controller *c, worker_arg *wa, kin_result_kind kind, int panicked,
-                         uint64_t took_ns) {
-  kin_controller_stats *s = &c->stats;
+/* Counts a finished reconcile and marks its worker idle: one lock, the
+ * worker's own. */
+static void count_result(worker_arg *wa, kin_result_kind kind, int panicked, uint64_t took_ns) {
+  kin_controller_stats *s = &wa->st;
   double took = (double)took_ns / 1e9;
   /* the bucket before the lock (one increment; kin_controller_get_stats
    * cumulates) */
   int b = 0;
   while (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS && took > kin_controller_reconcile_time_bounds[b]) b++;
-  pthread_mutex_lock(&c->mu);
+  pthread_mutex_lock(&wa->mu);
   wa->busy = 0;
   switch (kind) {
   case KIN_RESULT_ERROR:
@@ -106,21 +114,22 @@ static void count_result(kin_controller *c, worker_arg *wa, kin_result_kind kind
   s->reconcile_time_count++;
   s->reconcile_time_sum_seconds += took;
   if (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS) s->reconcile_time_buckets[b]++;
-  s->active_workers--;
-  pthread_mutex_unlock(&c->mu);
+  pthread_mutex_unlock(&wa->mu);
 }
 
 int kin_controller_inflight(kin_controller *c, kin_inflight *out, int cap) {
   int n = 0;
-  pthread_mutex_lock(&c->mu);
   for (int i = 0; i < c->workers && n < cap; i++) {
-    if (!c->args[i].busy) continue;
-    out[n].worker = i;
-    out[n].start_wall_ns = c->args[i].start_wall_ns;
-    memcpy(out[n].key, c->args[i].key, sizeof(out[n].key));
-    n++;
+    worker_arg *wa = &c->args[i];
+    pthread_mutex_lock(&wa->mu);
+    if (wa->busy) {
+      out[n].worker = i;
+      out[n].start_wall_ns = wa->start_wall_ns;
+      memcpy(out[n].key, wa->key, sizeof(out[n].key));
+      n++;
+    }
+    pthread_mutex_unlock(&wa->mu);
   }
-  pthread_mutex_unlock(&c->mu);
   return n;
 }
 
@@ -216,13 +225,12 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
   worker_arg *wa = &c->args[index];
   size_t klen = strlen(item);
   if (klen >= sizeof(wa->key)) klen = sizeof(wa->key) - 1;
-  pthread_mutex_lock(&c->mu);
-  c->stats.active_workers++;
+  pthread_mutex_lock(&wa->mu);
   wa->busy = 1;
   wa->start_wall_ns = start;
   memcpy(wa->key, item, klen);
   wa->key[klen] = 0;
-  pthread_mutex_unlock(&c->mu);
+  pthread_mutex_unlock(&wa->mu);
   uint64_t t0 = kin_clock_now(c->clock);
   int rc = request_of(item, &req, nsbuf, sizeof(nsbuf), &heap);
   int panicked = 0;
@@ -273,7 +281,7 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
       snprintf(act.message, sizeof(act.message), "reconciler failed (%d)", rc);
     note_reconcile(c, item, index, start, took, kind, &act, &wl);
   }
-  count_result(c, wa, kind, panicked, took);
+  count_result(wa, kind, panicked, took);
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -327,7 +335,7 @@ static int start_workers(kin_controller *c) {
   while (c->reported < c->nthreads) pthread_cond_wait(&c->cond, &c->mu);
   if (rc == 0 && c->start_rc != 0) rc = c->start_rc > 0 ? KIN_ECANCELED : c->start_rc;
   c->go = rc == 0 ? GO_RUN : GO_ABORT;
-  c->stats.max_concurrent_reconciles = c->workers;
+  c->max_concurrent = c->workers;
   pthread_cond_broadcast(&c->cond);
   pthread_mutex_unlock(&c->mu);
   return rc;
@@ -373,7 +381,10 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
     free(c);
     return KIN_ENOMEM;
   }
-  for (int i = 0; i < c->workers; i++) c->args[i] = (worker_arg){.c = c, .index = i};
+  for (int i = 0; i < c->workers; i++) {
+    c->args[i] = (worker_arg){.c = c, .index = i};
+    kin_mutex_init_hot(&c->args[i].mu); /* cannot fail without attributes beyond the type */
+  }
   c->reconcile = cfg->reconcile;
   c->on_worker_start = cfg->on_worker_start;
   c->on_worker_stop = cfg->on_worker_stop;
@@ -381,7 +392,7 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
   c->clock = clock;
   c->cache_sync_timeout_ns =
       cfg->cache_sync_timeout_ns ? cfg->cache_sync_timeout_ns : KIN_CONTROLLER_CACHE_SYNC_TIMEOUT;
-  c->stats.max_concurrent_reconciles = c->workers;
+  c->max_concurrent = c->workers;
   atomic_init(&c->stopping, 0);
   atomic_init(&c->seq, 0);
   if (cfg->history_entries >= 0 &&
@@ -519,6 +530,7 @@ void kin_controller_free(kin_controller *c) {
   kin_controller_stop(c);
   kin_workqueue_free(c->queue);
   free(c->threads);
+  for (int i = 0; c->args && i < c->workers; i++) pthread_mutex_destroy(&c->args[i].mu);
   free(c->args);
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);
@@ -559,10 +571,30 @@ kin_history *kin_controller_history(kin_controller *c) { return c->history; }
 kin_workqueue *kin_controller_queue(kin_controller *c) { return c->queue; }
 const char *kin_controller_name(const kin_controller *c) { return c->name; }
 
+/* The sum of the workers' counters, each read under its worker's lock. */
 void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st) {
+  memset(st, 0, sizeof(*st));
   pthread_mutex_lock(&c->mu);
-  *st = c->stats;
+  st->max_concurrent_reconciles = c->max_concurrent;
   pthread_mutex_unlock(&c->mu);
+  for (int i = 0; i < c->workers; i++) {
+    worker_arg *wa = &c->args[i];
+    pthread_mutex_lock(&wa->mu);
+    const kin_controller_stats *w = &wa->st;
+    st->reconcile_success += w->reconcile_success;
+    st->reconcile_error += w->reconcile_error;
+    st->reconcile_requeue += w->reconcile_requeue;
+    st->reconcile_requeue_after += w->reconcile_requeue_after;
+    st->reconcile_errors += w->reconcile_errors;
+    st->terminal_reconcile_errors += w->terminal_reconcile_errors;
+    st->reconcile_panics += w->reconcile_panics;
+    st->reconcile_time_count += w->reconcile_time_count;
+    st->reconcile_time_sum_seconds += w->reconcile_time_sum_seconds;
+    for (int b = 0; b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS; b++)
+      st->reconcile_time_buckets[b] += w->reconcile_time_buckets[b];
+    st->active_workers += wa->busy;
+    pthread_mutex_unlock(&wa->mu);
+  }
   for (int b = 1; b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS; b++)
     st->reconcile_time_buckets[b] += st->reconcile_time_buckets[b - 1];
 }
