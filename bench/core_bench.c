@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller.h"
 #include "delta_fifo.h"
 #include "indexer.h"
 #include "kin.h"
@@ -177,6 +178,77 @@ static void bench_fifo(void) {
   free(objs);
 }
 
+/* The same with kin_delta_fifo_pop_batch: one lock per batch of keys. */
+static void noop_batch_end(void *ud) { (void)ud; }
+
+static void bench_fifo_batch(void) {
+  int n = 100000;
+  kin_obj **objs = make_objects(n, 100);
+  kin_delta_fifo_config cfg = {0};
+  double t0 = now_s(), t;
+  long ops = 0, seen = 0;
+  do {
+    kin_delta_fifo *f;
+    if (kin_delta_fifo_new(&cfg, &f) < 0) exit(1);
+    for (int i = 0; i < n; i++) kin_delta_fifo_add(f, objs[i]);
+    while (kin_delta_fifo_len(f) > 0)
+      kin_delta_fifo_pop_batch(f, 0, noop_process, noop_batch_end, &seen);
+    kin_delta_fifo_free(f);
+    ops += n;
+    t = now_s() - t0;
+  } while (t < target_s);
+  if (seen != ops) {
+    fprintf(stderr, "bench: fifo popped %ld deltas, expected %ld\n", seen, ops);
+    exit(1);
+  }
+  row("delta_fifo add+pop_batch (100k distinct keys)", (double)ops, t, 0);
+  for (int i = 0; i < n; i++) kin_obj_unref(objs[i]);
+  free(objs);
+}
+
+/* A controller whose reconcile does nothing, fed by kin_controller_enqueue
+ * from a C thread (what an enqueue handler does for each event: the
+ * history's record, then the queue's add), timed from the first enqueue
+ * until the workers have reconciled every key: the C side of make
+ * bench-lua's reconcile rows, the same loop as client-go's reference
+ * (bench/reference/client-go/reconcile.go) but without Lua on either end. */
+static int trivial_reconcile(void *ud, int worker, const kin_request *req,
+                             kin_result_action *out) {
+  (void)ud; (void)worker; (void)req;
+  out->kind = KIN_RESULT_DONE;
+  return 0;
+}
+
+static double reconcile_rate[3]; /* by workers, of the last bench_reconcile */
+
+static void bench_reconcile(int workers) {
+  long n = (long)(400000 * target_s);
+  kin_controller_config cfg = {.name = "bench", .workers = workers, .reconcile = trivial_reconcile};
+  kin_controller *c;
+  if (kin_controller_new(&cfg, &c) < 0 || kin_controller_start(c) < 0) exit(1);
+  char name[32];
+  double t0 = now_s();
+  for (long i = 0; i < n; i++) {
+    snprintf(name, sizeof(name), "obj-%ld", i);
+    if (kin_controller_enqueue(c, "bench", name) < 0) exit(1);
+  }
+  kin_controller_stats st;
+  do {
+    kin_controller_get_stats(c, &st);
+    if (st.reconcile_success < (uint64_t)n) {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  } while (st.reconcile_success < (uint64_t)n);
+  double t = now_s() - t0;
+  kin_controller_free(c);
+  char label[96];
+  snprintf(label, sizeof(label), "controller C enqueue+trivial reconcile, %d worker%s",
+           workers, workers > 1 ? "s" : "");
+  row(label, (double)n, t, 0);
+  reconcile_rate[workers] = (double)n / t;
+}
+
 static void bench_indexer(void) {
   int n = 100000;
   kin_obj **objs = make_objects(n, 100);
@@ -300,8 +372,9 @@ static void bench_stream(void) {
     for (size_t off = 0; off < len; off += 65536) {
       size_t n = len - off < 65536 ? len - off : 65536;
       if (kin_watch_decoder_feed(d, body + off, n) < 0) exit(1);
+      /* as the informer thread pops: a batch of keys per lock */
       while (kin_delta_fifo_len(c.fifo) > 0)
-        if (kin_delta_fifo_pop(c.fifo, stream_store, c.idx) < 0) exit(1);
+        if (kin_delta_fifo_pop_batch(c.fifo, 0, stream_store, NULL, c.idx) < 0) exit(1);
     }
     kin_watch_decoder_free(d);
     ops += NEV;
@@ -323,9 +396,11 @@ static void bench_stream(void) {
 
 int main(int argc, char **argv) {
   int stream_only = 0; /* --stream: only the in-memory stream (for a profiler) */
+  int reconcile_only = 0; /* --reconcile: only the controller rows (for a profiler) */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) target_s = 0.05;
     if (strcmp(argv[i], "--stream") == 0) stream_only = 1;
+    if (strcmp(argv[i], "--reconcile") == 0) reconcile_only = 1;
   }
   for (int i = 0; i < NKEYS; i++) snprintf(keys[i], sizeof(keys[i]), "ns-%d/name-%d", i % 50, i);
   printf("kinformer %s core benchmarks (%s)\n\n", KIN_VERSION, target_s < 0.5 ? "quick" : "full");
@@ -338,11 +413,20 @@ int main(int argc, char **argv) {
     bench_stream();
     return 0;
   }
+  if (reconcile_only) {
+    target_s *= 10;
+    bench_reconcile(1);
+    bench_reconcile(2);
+    return 0;
+  }
   bench_parse("pod.json", "spec/c/fixtures/pod.json");
   bench_parse("configmap.json", "spec/c/fixtures/configmap.json");
   bench_queue_1thread();
   bench_queue_2threads();
   bench_fifo();
+  bench_fifo_batch();
+  bench_reconcile(1);
+  bench_reconcile(2);
   bench_indexer();
   bench_stream();
   printf("\n2 threads: the producer offers adds of 10k keys in a loop; %ld adds found\n"

@@ -46,7 +46,10 @@
 #define CONTROLLER_MT "kinformer.controller"
 static const lkin_type controller_type; /* at the end, with the methods */
 #define ENV_KEY "kinformer.controller.env" /* a worker state's env userdata */
-#define CTX_NEW_KEY "kinformer.controller.ctx_new" /* its ctx module's for_request */
+/* Registry keys looked up on every reconcile: light userdata of these
+ * addresses (lua_rawgetp), no string interning or comparison. */
+static const char ctx_new_key;  /* a worker state's ctx module's for_request */
+static const char do_call_key;  /* its do_call closure */
 
 typedef struct {
   lctl *p; /* NULL once closed */
@@ -83,7 +86,7 @@ static int msgh(lua_State *L) {
  * pcall with msgh. */
 static int do_call(lua_State *L) {
   lua_settop(L, 5);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, CTX_NEW_KEY) != LUA_TFUNCTION) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_new_key) != LUA_TFUNCTION) {
     lua_pop(L, 1);
     lua_getglobal(L, "require");
     lua_pushvalue(L, lua_upvalueindex(2));
@@ -91,7 +94,7 @@ static int do_call(lua_State *L) {
     lua_getfield(L, -1, "for_request");
     lua_remove(L, -2);
     lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, CTX_NEW_KEY);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &ctx_new_key);
   }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, 3);
@@ -152,11 +155,11 @@ static int run_reconcile(lua_State *L) {
   luaL_checkstack(L, 12, NULL);
   lua_pushcfunction(L, msgh); /* 1 */
   /* the do_call closure over this state's env, made once per state */
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call") != LUA_TFUNCTION) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &do_call_key) != LUA_TFUNCTION) {
     lua_pop(L, 1);
     push_do_call(L, p);
     lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "kinformer.controller.do_call");
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &do_call_key);
   } /* 2 */
   if (push_code(L, "reconcile", "reconciler") < 0) {
     rc->out->kind = KIN_RESULT_ERROR;
@@ -232,9 +235,12 @@ static int reconcile(void *ud, int worker, const kin_request *req, kin_result_ac
   wslot *s = &p->slots[worker];
   lctl_refresh_worker(p, worker); /* after a ctl:reload: the new code (not timed) */
   uint64_t t0 = lctl_mono_ns();
+  size_t klen = strlen(req->key);
+  if (klen >= sizeof(s->key)) klen = sizeof(s->key) - 1;
   pthread_mutex_lock(&s->mu);
   s->busy = 1;
-  snprintf(s->key, sizeof(s->key), "%s", req->key);
+  memcpy(s->key, req->key, klen);
+  s->key[klen] = 0;
   s->start_ns = t0;
   s->deadline_ns = p->timeout_ns ? t0 + p->timeout_ns : 0;
   s->fired = 0;

@@ -82,7 +82,10 @@ static void *watchdog_main(void *arg) {
       if (aborting) atomic_store(&s->abort, 1);
       pthread_mutex_lock(&s->mu);
       if (aborting || (s->deadline_ns && now >= s->deadline_ns)) fire_locked(s);
-      if (s->busy && p->busy_warn_ns && now - s->start_ns >= p->busy_warn_ns) over++;
+      /* now was read before this lock: a reconcile that started since has
+       * a later start (no unsigned wrap to "busy for ages") */
+      if (s->busy && p->busy_warn_ns && now > s->start_ns && now - s->start_ns >= p->busy_warn_ns)
+        over++;
       pthread_mutex_unlock(&s->mu);
     }
     if (over < p->workers || !p->busy_warn_ns) {

@@ -18,7 +18,10 @@
 
 #define CJSON_KEY "kinformer.cjson"
 /* Registry key of the loaded code: a function or a table of functions. */
-#define CODE_KEY "kinformer.worker.code"
+/* The registry key of a state's code: light userdata of this address
+ * (read on every event and reconcile: lua_rawgetp, no string compare). */
+static const char code_key;
+#define CODE_KEY (&code_key)
 
 /* The opener of kinformer.core that new states preload (lkin_ws_set_core);
  * NULL until the binding was opened in some state of the process. */
@@ -188,7 +191,7 @@ static void load_code(lua_State *L, const lkin_ws_template *t) {
       lua_setfield(L, -2, t->funcs[i].name);
     }
   }
-  lua_setfield(L, LUA_REGISTRYINDEX, CODE_KEY);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, CODE_KEY);
 }
 
 
@@ -360,7 +363,7 @@ int lkin_ws_call(lua_State *L, int nargs, int nresults) {
 }
 
 int lkin_ws_push_function(lua_State *L, const char *name) {
-  int ty = lua_getfield(L, LUA_REGISTRYINDEX, CODE_KEY);
+  int ty = lua_rawgetp(L, LUA_REGISTRYINDEX, CODE_KEY);
   /* the fast path first: this runs once per event and per reconcile */
   if (!name && ty == LUA_TFUNCTION) return 0;
   if (name && ty == LUA_TTABLE) {

@@ -100,6 +100,23 @@ typedef int (*kin_delta_process_fn)(void *ud, const char *key, const kin_deltas 
  * empty (keys queued before Close are still handed out, as in client-go). */
 int kin_delta_fifo_pop(kin_delta_fifo *f, kin_delta_process_fn process, void *ud);
 
+/* The most keys one kin_delta_fifo_pop_batch hands out. */
+#define KIN_DELTA_FIFO_BATCH_MAX 256
+
+/* Pop for a busy consumer: blocks until a key is queued, then removes up
+ * to max keys (at most KIN_DELTA_FIFO_BATCH_MAX; 0 means that) in queue
+ * order under one hold of the FIFO's lock, calling process on each exactly
+ * as kin_delta_fifo_pop would (is_in_initial_list computed per key), then
+ * batch_end(ud) once (may be NULL), still locked, so the consumer can hand
+ * the batch on with one wake-up. HasSynced turns true no earlier than the
+ * end of the batch that pops the last key of the initial list. The deltas
+ * are freed after the lock is released. Returns 0 when every process call
+ * returned 0, else the first non-zero result (the rest of the batch is
+ * processed all the same), KIN_ECLOSED once closed and empty, KIN_EINVAL.
+ * Thread-safe; meant for one consumer thread. */
+int kin_delta_fifo_pop_batch(kin_delta_fifo *f, size_t max, kin_delta_process_fn process,
+                             void (*batch_end)(void *ud), void *ud);
+
 /* Wakes every Pop waiting on an empty FIFO (they return KIN_ECLOSED) and
  * makes add/update/delete/replace/resync return KIN_ECLOSED. */
 void kin_delta_fifo_close(kin_delta_fifo *f);

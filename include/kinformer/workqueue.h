@@ -48,8 +48,7 @@ int kin_workqueue_len(kin_workqueue *q);
 /* Blocks until an item is available and returns 0 with *item pointing to
  * it; the string belongs to the queue and stays valid until
  * kin_workqueue_done(q, *item). Returns KIN_ECLOSED once the queue is shut
- * down and empty, KIN_ENOMEM when the item cannot be tracked (it stays
- * queued). */
+ * down and empty. */
 int kin_workqueue_get(kin_workqueue *q, const char **item);
 
 /* Like get, but gives up at deadline_ns on the queue's clock with
@@ -59,6 +58,14 @@ int kin_workqueue_get_until(kin_workqueue *q, uint64_t deadline_ns, const char *
 /* Marks item as done; if it was added again while processing, it is
  * queued again. Accepts the pointer from get or any equal string. */
 void kin_workqueue_done(kin_workqueue *q, const char *item);
+
+/* A worker's loop step: kin_workqueue_done(q, done) (skipped when done is
+ * NULL) then kin_workqueue_get(q, item), under one hold of the queue's
+ * lock and with one clock reading for both, so a worker that finds the
+ * next item ready goes on without sleeping or being woken. done is not
+ * read after the call (it may be the string a get returned). Returns as
+ * kin_workqueue_get. */
+int kin_workqueue_done_get(kin_workqueue *q, const char *done, const char **item);
 
 /* Stops accepting adds; getters drain what is queued, then see
  * KIN_ECLOSED. Does not wait. */

@@ -386,6 +386,60 @@ static void test_delta_fifo_dedupDeltas(void **state) {
     known_free(&k);
   }
 }
+/* kin_delta_fifo_pop_batch: keys in queue order, at most max per batch,
+ * is_in_initial_list per key, batch_end once per batch under the lock
+ * (HasSynced, which takes the lock, cannot answer before the end), a
+ * process error reported without stopping the batch, and Close. */
+typedef struct {
+  kin_delta_fifo *f;
+  char keys[256];
+  char initial[64];
+  int ends, calls, fail_on;
+} batch_rec;
+
+static int batch_process(void *ud, const char *key, const kin_deltas *d, int initial) {
+  batch_rec *b = ud;
+  (void)d;
+  size_t n = strlen(b->keys);
+  snprintf(b->keys + n, sizeof(b->keys) - n, "%s%s", n ? "," : "", key);
+  n = strlen(b->initial);
+  b->initial[n] = initial ? '1' : '0';
+  b->initial[n + 1] = 0;
+  return ++b->calls == b->fail_on ? KIN_ECANCELED : 0;
+}
+
+static void batch_end_cb(void *ud) { ((batch_rec *)ud)->ends++; }
+
+static void test_delta_fifo_PopBatch(void **state) {
+  (void)state;
+  kin_delta_fifo *f = new_fifo(NULL);
+  assert_int_equal(do_replace(f, mk("a", 1), mk("b", 2), mk("c", 3), NULL), 0);
+  assert_int_equal(do_add(f, mk("d", 4)), 0);
+  assert_int_equal(do_update(f, mk("a", 5)), 0); /* no line jumping: a stays first */
+  batch_rec b = {.f = f, .fail_on = 2};
+  assert_int_equal(kin_delta_fifo_pop_batch(f, 2, batch_process, batch_end_cb, &b),
+                   KIN_ECANCELED);
+  assert_string_equal(b.keys, "a,b");
+  assert_string_equal(b.initial, "11");
+  assert_int_equal(b.ends, 1);
+  assert_false(kin_delta_fifo_has_synced(f));
+  get_absent(f, "b");
+  /* the rest in one batch: c is the last initial key, d comes after it */
+  b.keys[0] = b.initial[0] = 0;
+  b.fail_on = 0;
+  assert_int_equal(kin_delta_fifo_pop_batch(f, 0, batch_process, batch_end_cb, &b), 0);
+  assert_string_equal(b.keys, "c,d");
+  assert_string_equal(b.initial, "10");
+  assert_int_equal(b.ends, 2);
+  assert_true(kin_delta_fifo_has_synced(f));
+  assert_int_equal(kin_delta_fifo_len(f), 0);
+  /* closed and empty: no process, no batch_end */
+  kin_delta_fifo_close(f);
+  assert_int_equal(kin_delta_fifo_pop_batch(f, 0, batch_process, batch_end_cb, &b), KIN_ECLOSED);
+  assert_int_equal(b.ends, 2);
+  kin_delta_fifo_free(f);
+}
+
 KIN_SUITE(delta_fifo,
           cmocka_unit_test(test_delta_fifo_basic),
           cmocka_unit_test(test_delta_fifo_requeueOnPop),
@@ -399,6 +453,7 @@ KIN_SUITE(delta_fifo,
           cmocka_unit_test(test_delta_fifo_detectLineJumpers),
           cmocka_unit_test(test_delta_fifo_KeyOf),
           cmocka_unit_test(test_delta_fifo_HasSynced),
+          cmocka_unit_test(test_delta_fifo_PopBatch),
           cmocka_unit_test(test_delta_fifo_PopShouldUnblockWhenClosed),
           cmocka_unit_test(test_delta_fifo_PopDrainsAfterClose),
           cmocka_unit_test(test_delta_fifo_dedupDeltas))

@@ -486,6 +486,45 @@ static void test_listener_ProcessorAddRemoveWhileRunning(void **state) {
   rec_free(r2);
 }
 
+/* kin__processor_distribute_n: a batch reaches every listener in order,
+ * resync notes only the listeners due one, as n single distributes would. */
+static void test_listener_ProcessorDistributeBatch(void **state) {
+  (void)state;
+  uint64_t t0 = 1000 * SEC;
+  kin_clock *clk = kin_fake_clock_new(t0);
+  kin__processor p;
+  assert_int_equal(kin__processor_init(&p, clk), 0);
+  rec *r0 = rec_new(), *r1 = rec_new();
+  kin_listener *l0 = new_listener(r0, 0, t0, NULL);
+  kin_listener *l1 = new_listener(r1, 1 * SEC, t0, NULL);
+  assert_int_equal(kin__processor_add_listener(&p, l0), 0);
+  assert_int_equal(kin__processor_add_listener(&p, l1), 0);
+  assert_int_equal(kin__processor_run(&p), 0);
+  kin_fake_clock_step(clk, 1 * SEC);
+  assert_true(kin__processor_should_resync(&p)); /* l1 due, l0 never */
+  kin_obj *a = mk("a", "1"), *s1 = mk("s", "1"), *b = mk("b", "2");
+  kin__batch_note v[3] = {
+      {.n = {.type = KIN__NOTE_ADD, .new_obj = a}, .is_sync = 0},
+      {.n = {.type = KIN__NOTE_UPDATE, .old_obj = s1, .new_obj = s1}, .is_sync = 1},
+      {.n = {.type = KIN__NOTE_ADD, .new_obj = b}, .is_sync = 0},
+  };
+  kin__processor_distribute_n(&p, v, 3);
+  kin__processor_distribute_n(&p, v, 0); /* nothing: no effect */
+  kin_obj_unref(a);
+  kin_obj_unref(s1);
+  kin_obj_unref(b);
+  KIN_EVENTUALLY(delivered(l0) == 2 && delivered(l1) == 3, 5000);
+  rec_expect(r0, 0, "add ns/a 1");
+  rec_expect(r0, 1, "add ns/b 2");
+  rec_expect(r1, 0, "add ns/a 1");
+  rec_expect(r1, 1, "update ns/s 1>1");
+  rec_expect(r1, 2, "add ns/b 2");
+  kin__processor_destroy(&p);
+  rec_free(r0);
+  rec_free(r1);
+  kin_fake_clock_free(clk);
+}
+
 KIN_SUITE(listener, cmocka_unit_test(test_listener_RingGrowing),
           cmocka_unit_test(test_listener_BufferGrowsPastInitialCapacity),
           cmocka_unit_test(test_listener_InOrderDelivery),
@@ -498,4 +537,5 @@ KIN_SUITE(listener, cmocka_unit_test(test_listener_RingGrowing),
           cmocka_unit_test(test_listener_ResyncPeriodForeverNeverDue),
           cmocka_unit_test(test_listener_StopDropsPending),
           cmocka_unit_test(test_listener_ProcessorDistributeSync),
+          cmocka_unit_test(test_listener_ProcessorDistributeBatch),
           cmocka_unit_test(test_listener_ProcessorAddRemoveWhileRunning))

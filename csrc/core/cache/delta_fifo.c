@@ -511,6 +511,52 @@ int kin_delta_fifo_pop(kin_delta_fifo *f, kin_delta_process_fn process, void *ud
   return rc;
 }
 
+int kin_delta_fifo_pop_batch(kin_delta_fifo *f, size_t max, kin_delta_process_fn process,
+                             void (*batch_end)(void *ud), void *ud) {
+  if (!f || !process) return KIN_EINVAL;
+  if (max == 0 || max > KIN_DELTA_FIFO_BATCH_MAX) max = KIN_DELTA_FIFO_BATCH_MAX;
+  char *keys[KIN_DELTA_FIFO_BATCH_MAX];
+  kin_deltas *ds[KIN_DELTA_FIFO_BATCH_MAX];
+  size_t n = 0;
+  int rc = 0;
+  pthread_mutex_lock(&f->mu);
+  /* Keys queued before Close are still handed out, as in client-go. */
+  while (kin__strq_len(&f->queue) == 0) {
+    if (f->closed) {
+      pthread_mutex_unlock(&f->mu);
+      return KIN_ECLOSED;
+    }
+    pthread_cond_wait(&f->cond, &f->mu);
+  }
+  /* What the loop below pops is only what is queued now: process runs
+   * under mu, so nothing can be added meanwhile. */
+  while (n < max && kin__strq_len(&f->queue) > 0) {
+    int initial = !has_synced_locked(f);
+    char *key = kin__strq_pop(&f->queue);
+    if (f->initial_population_count > 0) f->initial_population_count--;
+    void *v = NULL;
+    kin__hmap_del(&f->items, key, &v);
+    if (!v) { /* queued without deltas: cannot happen */
+      free(key);
+      continue;
+    }
+    keys[n] = key;
+    ds[n] = v;
+    /* Under mu, as in kin_delta_fifo_pop. */
+    int prc = process(ud, key, ds[n], initial);
+    if (prc != 0 && rc == 0) rc = prc;
+    n++;
+  }
+  if (batch_end && n > 0) batch_end(ud);
+  pthread_mutex_unlock(&f->mu);
+  for (size_t i = 0; i < n; i++) {
+    kin_deltas_free(ds[i]);
+    free(ds[i]);
+    free(keys[i]);
+  }
+  return rc;
+}
+
 int kin_delta_fifo_has_synced(kin_delta_fifo *f) {
   pthread_mutex_lock(&f->mu);
   int s = has_synced_locked(f);

@@ -62,8 +62,11 @@ struct kin_listener {
   pthread_cond_t cond; /* new note, stop request, join finished */
   kin__ring ring;
   int stopping;        /* deliver nothing further and exit */
+  atomic_int stop_seen; /* mirror of stopping, read between the notes of a
+                           batch the thread took (no lock) */
   int aborted;         /* on_start failed: notes are dropped */
-  int inflight;        /* a note is in the handler right now */
+  int inflight;        /* notes the thread took and has not handled yet */
+  int waiting;         /* the thread waits on cond for a note */
   uint64_t delivered, errors;
   uint64_t requested_resync_ns; /* after the 1 s minimum */
   uint64_t resync_ns;           /* effective period; 0: no resync */
@@ -105,6 +108,17 @@ int kin__listener_start(kin_listener *l);
 /* Queues a copy of *n (taking new references to its objects); never
  * blocks on the handler. Dropped when the listener is stopped or aborted. */
 void kin__listener_add(kin_listener *l, const kin__note *n);
+/* One notification of a batch (kin__processor_distribute_n): is_sync marks
+ * a resync, which only listeners due one get. */
+typedef struct {
+  kin__note n;
+  int is_sync;
+} kin__batch_note;
+/* Queues copies of the n notes of v that this listener gets (all when
+ * syncing, else those that are not resyncs), in order, under one hold of
+ * its lock and with at most one wake-up of its thread. Never blocks on the
+ * handler. Called under the processor's lock (syncing is its field). */
+void kin__listener_add_n(kin_listener *l, const kin__batch_note *v, size_t n, int syncing);
 /* Asks the thread to exit after the current notification, without
  * waiting. */
 void kin__listener_request_stop(kin_listener *l);

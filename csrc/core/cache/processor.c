@@ -135,6 +135,13 @@ void kin__processor_distribute(kin__processor *p, const kin__note *n, int is_syn
   pthread_rwlock_unlock(&p->lock);
 }
 
+void kin__processor_distribute_n(kin__processor *p, const kin__batch_note *v, size_t n) {
+  if (n == 0) return;
+  pthread_rwlock_rdlock(&p->lock);
+  for (kin_listener *l = p->head; l; l = l->next) kin__listener_add_n(l, v, n, l->syncing);
+  pthread_rwlock_unlock(&p->lock);
+}
+
 int kin__processor_should_resync(kin__processor *p) {
   int needed = 0;
   pthread_rwlock_wrlock(&p->lock);

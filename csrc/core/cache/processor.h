@@ -53,6 +53,11 @@ void kin__processor_stop(kin__processor *p);
 /* Queues *n (borrowed) to every listener, or only to the syncing set when
  * is_sync. Never blocks on a handler. */
 void kin__processor_distribute(kin__processor *p, const kin__note *n, int is_sync);
+
+/* Queues the n notes of v (borrowed), in order, as n calls of
+ * kin__processor_distribute would, but taking the processor's lock once and
+ * each listener's lock once, with one wake-up per listener. */
+void kin__processor_distribute_n(kin__processor *p, const kin__batch_note *v, size_t n);
 /* Recomputes the syncing set at the clock's now and reschedules the
  * listeners that are due. Returns 1 when any listener is due. */
 int kin__processor_should_resync(kin__processor *p);

@@ -47,6 +47,14 @@ struct kin_informer {
   pthread_cond_t resync_cond;   /* subscribed to the clock */
   int resync_stop;
 
+  /* The notifications of the batch being popped (kin_delta_fifo_pop_batch):
+   * handle_deltas appends, batch_end hands them to the processor at once.
+   * Touched only by the informer thread inside a pop, under the FIFO lock
+   * and block_deltas (held from the batch's first key to its end). */
+  kin__batch_note *batch;
+  size_t nbatch, capbatch;
+  int in_batch;                 /* block_deltas is held for the batch */
+
   pthread_mutex_t sync_mu;      /* pairs with sync_cond (no state of its own) */
   pthread_cond_t sync_cond;     /* broadcast on progress, stop, clock steps */
   atomic_int synced_seen;       /* informer thread saw has_synced once */
@@ -120,6 +128,7 @@ void kin_informer_free(kin_informer *inf) {
   pthread_mutex_destroy(&inf->block_deltas);
   pthread_mutex_destroy(&inf->resync_mu);
   pthread_mutex_destroy(&inf->sync_mu);
+  free(inf->batch);
   free(inf->name);
   free(inf);
 }
@@ -133,13 +142,57 @@ static void wake_sync_waiters(kin_informer *inf) {
   pthread_mutex_unlock(&inf->sync_mu);
 }
 
+/* Hands n (borrowed) to the listeners: appended to the batch, or at once
+ * when the batch cannot grow. Under block_deltas. */
+static void notify(kin_informer *inf, const kin__note *n, int is_sync) {
+  if (inf->nbatch == inf->capbatch) {
+    size_t cap = inf->capbatch ? inf->capbatch * 2 : 64;
+    kin__batch_note *v = realloc(inf->batch, cap * sizeof(*v));
+    if (!v) {
+      /* out of memory: what is batched first, then this one, in order */
+      kin__processor_distribute_n(&inf->processor, inf->batch, inf->nbatch);
+      for (size_t i = 0; i < inf->nbatch; i++) kin__note_release(&inf->batch[i].n);
+      inf->nbatch = 0;
+      kin__processor_distribute(&inf->processor, n, is_sync);
+      return;
+    }
+    inf->batch = v;
+    inf->capbatch = cap;
+  }
+  kin__batch_note *b = &inf->batch[inf->nbatch++];
+  b->n = *n;
+  b->is_sync = is_sync;
+  kin_obj_ref(b->n.old_obj);
+  kin_obj_ref(b->n.new_obj);
+}
+
+/* kin_delta_fifo_pop_batch's batch_end: the batch's notifications go to
+ * every listener with one lock and one wake-up each; then deltas may flow
+ * to a late handler again. */
+static void batch_end(void *ud) {
+  kin_informer *inf = ud;
+  kin__processor_distribute_n(&inf->processor, inf->batch, inf->nbatch);
+  for (size_t i = 0; i < inf->nbatch; i++) kin__note_release(&inf->batch[i].n);
+  inf->nbatch = 0;
+  if (inf->in_batch) {
+    inf->in_batch = 0;
+    pthread_mutex_unlock(&inf->block_deltas);
+  }
+}
+
 /* processDeltas, called by Pop with the FIFO locked: apply each delta to
- * the indexer, oldest first, and distribute the matching notification. */
+ * the indexer, oldest first, and queue the matching notification for the
+ * batch's end. block_deltas is taken at the batch's first key and held to
+ * its end, so a handler joining late sees the cache and the notifications
+ * of a whole batch or of none of it. */
 static int handle_deltas(void *ud, const char *key, const kin_deltas *d,
                          int is_in_initial_list) {
   kin_informer *inf = ud;
   int rc = 0;
-  pthread_mutex_lock(&inf->block_deltas);
+  if (!inf->in_batch) {
+    pthread_mutex_lock(&inf->block_deltas);
+    inf->in_batch = 1;
+  }
   for (size_t i = 0; i < d->len && rc == 0; i++) {
     kin_delta_type type = d->v[i].type;
     kin_obj *obj = d->v[i].obj;
@@ -161,7 +214,7 @@ static int handle_deltas(void *ud, const char *key, const kin_deltas *d,
           n.type = KIN__NOTE_UPDATE;
           n.old_obj = old;
           n.new_obj = obj;
-          kin__processor_distribute(&inf->processor, &n, is_sync);
+          notify(inf, &n, is_sync);
         }
         kin_obj_unref(old);
       } else {
@@ -170,7 +223,7 @@ static int handle_deltas(void *ud, const char *key, const kin_deltas *d,
           n.type = KIN__NOTE_ADD;
           n.new_obj = obj;
           n.is_in_initial_list = is_in_initial_list;
-          kin__processor_distribute(&inf->processor, &n, 0);
+          notify(inf, &n, 0);
         }
       }
       break;
@@ -180,12 +233,11 @@ static int handle_deltas(void *ud, const char *key, const kin_deltas *d,
       if (rc == 0) {
         n.type = KIN__NOTE_DELETE;
         n.old_obj = obj;
-        kin__processor_distribute(&inf->processor, &n, 0);
+        notify(inf, &n, 0);
       }
       break;
     }
   }
-  pthread_mutex_unlock(&inf->block_deltas);
   if (rc < 0)
     kin_log(KIN_LOG_ERROR, "informer", "%s: cannot apply deltas of %s to the cache: %s",
             inf->name, key, kin_strerror(rc));
@@ -196,7 +248,9 @@ static int handle_deltas(void *ud, const char *key, const kin_deltas *d,
 static void *informer_main(void *arg) {
   kin_informer *inf = arg;
   while (!atomic_load(&inf->closed)) {
-    int rc = kin_delta_fifo_pop(inf->fifo, handle_deltas, inf);
+    /* many keys per lock; the listeners and the sync waiters are woken
+     * once per batch */
+    int rc = kin_delta_fifo_pop_batch(inf->fifo, 0, handle_deltas, batch_end, inf);
     if (rc == KIN_ECLOSED) break;
     /* An error was logged by handle_deltas; as with RetryOnError=false the
      * deltas are dropped. */

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,18 @@ typedef struct {
 typedef struct {
   kin_controller *c;
   int index;
-  /* the reconcile in flight, for kin_controller_inflight (guarded by c->mu) */
+  /* Guards the fields below: the worker's own, so that workers never
+   * contend with each other for their bookkeeping (c->mu is not taken per
+   * reconcile); kin_controller_inflight and kin_controller_get_stats take
+   * each worker's in turn. */
+  pthread_mutex_t mu;
+  /* the reconcile in flight, for kin_controller_inflight */
   int busy;
   uint64_t start_wall_ns;
   char key[256];
+  /* this worker's counters (active_workers and max_concurrent_reconciles
+   * unused: get_stats derives them); buckets per bucket, not cumulated */
+  kin_controller_stats st;
 } worker_arg;
 
 /* The writes of the reconcile running on this thread (a write observer's
@@ -65,7 +74,7 @@ struct kin_controller {
   int reported;       /* workers whose on_start returned */
   int start_rc;       /* the first failing on_start's result */
   int go;             /* GO_* */
-  kin_controller_stats stats;
+  int max_concurrent; /* the workers started (the stats' gauge) */
 
   atomic_int stopping;
   atomic_uint seq;      /* reconciles started, for their numbers in the history */
@@ -79,10 +88,17 @@ const double kin_controller_reconcile_time_bounds[KIN_CONTROLLER_RECONCILE_TIME_
     0.7,   0.8,  0.9,   1.0,  1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,  4.0, 4.5, 5,
     6,     7,    8,     9,    10,  15,  20,  25,   30,  40,  50,  60};
 
-static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
-                         uint64_t took_ns) {
-  kin_controller_stats *s = &c->stats;
-  pthread_mutex_lock(&c->mu);
+/* Counts a finished reconcile and marks its worker idle: one lock, the
+ * worker's own. */
+static void count_result(worker_arg *wa, kin_result_kind kind, int panicked, uint64_t took_ns) {
+  kin_controller_stats *s = &wa->st;
+  double took = (double)took_ns / 1e9;
+  /* the bucket before the lock (one increment; kin_controller_get_stats
+   * cumulates) */
+  int b = 0;
+  while (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS && took > kin_controller_reconcile_time_bounds[b]) b++;
+  pthread_mutex_lock(&wa->mu);
+  wa->busy = 0;
   switch (kind) {
   case KIN_RESULT_ERROR:
   case KIN_RESULT_TERMINAL_ERROR:
@@ -96,27 +112,24 @@ static void count_result(kin_controller *c, kin_result_kind kind, int panicked,
   }
   if (panicked) s->reconcile_panics++;
   s->reconcile_time_count++;
-  double took = (double)took_ns / 1e9;
   s->reconcile_time_sum_seconds += took;
-  /* per bucket here (one increment); kin_controller_get_stats cumulates */
-  int b = 0;
-  while (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS && took > kin_controller_reconcile_time_bounds[b]) b++;
   if (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS) s->reconcile_time_buckets[b]++;
-  s->active_workers--;
-  pthread_mutex_unlock(&c->mu);
+  pthread_mutex_unlock(&wa->mu);
 }
 
 int kin_controller_inflight(kin_controller *c, kin_inflight *out, int cap) {
   int n = 0;
-  pthread_mutex_lock(&c->mu);
   for (int i = 0; i < c->workers && n < cap; i++) {
-    if (!c->args[i].busy) continue;
-    out[n].worker = i;
-    out[n].start_wall_ns = c->args[i].start_wall_ns;
-    memcpy(out[n].key, c->args[i].key, sizeof(out[n].key));
-    n++;
+    worker_arg *wa = &c->args[i];
+    pthread_mutex_lock(&wa->mu);
+    if (wa->busy) {
+      out[n].worker = i;
+      out[n].start_wall_ns = wa->start_wall_ns;
+      memcpy(out[n].key, wa->key, sizeof(out[n].key));
+      n++;
+    }
+    pthread_mutex_unlock(&wa->mu);
   }
-  pthread_mutex_unlock(&c->mu);
   return n;
 }
 
@@ -177,8 +190,11 @@ static void note_reconcile(kin_controller *c, const char *item, int index, uint6
   e[0].worker = (int16_t)index;
   e[0].code = (uint16_t)wl->total;
   e[0].cause = (uint8_t)kind;
-  int tl = snprintf(e[0].text, sizeof(e[0].text), "%s", act->message);
-  e[0].truncated = tl < 0 || (size_t)tl >= sizeof(e[0].text);
+  size_t tl = strlen(act->message);
+  e[0].truncated = tl >= sizeof(e[0].text);
+  if (e[0].truncated) tl = sizeof(e[0].text) - 1;
+  memcpy(e[0].text, act->message, tl);
+  e[0].text[tl] = 0;
   n = 1;
   for (int i = 0; i < wl->n; i++) e[n++] = wl->w[i];
   if (kind != KIN_RESULT_DONE && kind != KIN_RESULT_TERMINAL_ERROR) {
@@ -207,12 +223,14 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
   wl.seq = atomic_fetch_add(&c->seq, 1) + 1;
   uint64_t start = wall_ns();
   worker_arg *wa = &c->args[index];
-  pthread_mutex_lock(&c->mu);
-  c->stats.active_workers++;
+  size_t klen = strlen(item);
+  if (klen >= sizeof(wa->key)) klen = sizeof(wa->key) - 1;
+  pthread_mutex_lock(&wa->mu);
   wa->busy = 1;
   wa->start_wall_ns = start;
-  snprintf(wa->key, sizeof(wa->key), "%s", item);
-  pthread_mutex_unlock(&c->mu);
+  memcpy(wa->key, item, klen);
+  wa->key[klen] = 0;
+  pthread_mutex_unlock(&wa->mu);
   uint64_t t0 = kin_clock_now(c->clock);
   int rc = request_of(item, &req, nsbuf, sizeof(nsbuf), &heap);
   int panicked = 0;
@@ -263,10 +281,7 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
       snprintf(act.message, sizeof(act.message), "reconciler failed (%d)", rc);
     note_reconcile(c, item, index, start, took, kind, &act, &wl);
   }
-  pthread_mutex_lock(&c->mu);
-  wa->busy = 0;
-  pthread_mutex_unlock(&c->mu);
-  count_result(c, kind, panicked, took);
+  count_result(wa, kind, panicked, took);
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -287,15 +302,19 @@ static void *worker_main(void *arg) {
             rc);
     return NULL;
   }
+  /* Done of one item and get of the next take the queue's lock once. */
+  const char *prev = NULL;
   while (go == GO_RUN) {
     const char *item;
-    int g = kin_workqueue_get(c->queue, &item);
+    int g = kin_workqueue_done_get(c->queue, prev, &item);
+    prev = NULL; /* done: no longer ours */
     if (g == KIN_ECLOSED) break;
-    if (g < 0) continue; /* out of memory: the item stays queued */
+    if (g < 0) continue;
     /* Requests still queued when stop began are dropped, not reconciled. */
     if (!atomic_load(&c->stopping)) reconcile_handler(c, a->index, item);
-    kin_workqueue_done(c->queue, item);
+    prev = item;
   }
+  if (prev) kin_workqueue_done(c->queue, prev);
   if (c->on_worker_stop) c->on_worker_stop(c->ud, a->index);
   return NULL;
 }
@@ -316,7 +335,7 @@ static int start_workers(kin_controller *c) {
   while (c->reported < c->nthreads) pthread_cond_wait(&c->cond, &c->mu);
   if (rc == 0 && c->start_rc != 0) rc = c->start_rc > 0 ? KIN_ECANCELED : c->start_rc;
   c->go = rc == 0 ? GO_RUN : GO_ABORT;
-  c->stats.max_concurrent_reconciles = c->workers;
+  c->max_concurrent = c->workers;
   pthread_cond_broadcast(&c->cond);
   pthread_mutex_unlock(&c->mu);
   return rc;
@@ -343,7 +362,7 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
   kin_workqueue_config qc = {.name = cfg->name, .clock = clock, .rate_limiter = rl};
   int rc = kin_workqueue_new(&qc, &c->queue); /* frees rl on failure */
   if (rc == 0) {
-    rc = -pthread_mutex_init(&c->mu, NULL);
+    rc = kin_mutex_init_hot(&c->mu);
     if (rc == 0 && (rc = -pthread_cond_init(&c->cond, NULL)) != 0) pthread_mutex_destroy(&c->mu);
     if (rc != 0) kin_workqueue_free(c->queue);
   }
@@ -362,7 +381,10 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
     free(c);
     return KIN_ENOMEM;
   }
-  for (int i = 0; i < c->workers; i++) c->args[i] = (worker_arg){.c = c, .index = i};
+  for (int i = 0; i < c->workers; i++) {
+    c->args[i] = (worker_arg){.c = c, .index = i};
+    kin_mutex_init_hot(&c->args[i].mu); /* cannot fail without attributes beyond the type */
+  }
   c->reconcile = cfg->reconcile;
   c->on_worker_start = cfg->on_worker_start;
   c->on_worker_stop = cfg->on_worker_stop;
@@ -370,7 +392,7 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
   c->clock = clock;
   c->cache_sync_timeout_ns =
       cfg->cache_sync_timeout_ns ? cfg->cache_sync_timeout_ns : KIN_CONTROLLER_CACHE_SYNC_TIMEOUT;
-  c->stats.max_concurrent_reconciles = c->workers;
+  c->max_concurrent = c->workers;
   atomic_init(&c->stopping, 0);
   atomic_init(&c->seq, 0);
   if (cfg->history_entries >= 0 &&
@@ -508,6 +530,7 @@ void kin_controller_free(kin_controller *c) {
   kin_controller_stop(c);
   kin_workqueue_free(c->queue);
   free(c->threads);
+  for (int i = 0; c->args && i < c->workers; i++) pthread_mutex_destroy(&c->args[i].mu);
   free(c->args);
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);
@@ -518,19 +541,29 @@ void kin_controller_free(kin_controller *c) {
 
 int kin_controller_stopping(kin_controller *c) { return atomic_load(&c->stopping); }
 
+/* The key is built once (on the stack when it fits) for both the history
+ * and the queue. */
 int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name) {
-  if (c->history && name) {
-    /* recorded first: a worker may reconcile the key at once */
-    char key[384];
-    if (ns && *ns) snprintf(key, sizeof(key), "%s/%s", ns, name);
-    else snprintf(key, sizeof(key), "%s", name);
-    kin_hist_entry e;
-    memset(&e, 0, sizeof(e));
-    e.type = KIN_HIST_EVENT;
-    e.cause = KIN_CAUSE_MANUAL;
-    kin_history_record(c->history, key, &e);
+  if (!name || !c->history) return kin_request_add(c->queue, ns, name);
+  char buf[384], *key = buf;
+  size_t nl = ns ? strlen(ns) : 0, ml = strlen(name), n = nl ? nl + 1 + ml : ml;
+  if (n >= sizeof(buf) && !(key = malloc(n + 1))) return KIN_ENOMEM;
+  if (nl) {
+    memcpy(key, ns, nl);
+    key[nl] = '/';
+    memcpy(key + nl + 1, name, ml + 1);
+  } else {
+    memcpy(key, name, ml + 1);
   }
-  return kin_request_add(c->queue, ns, name);
+  /* recorded first: a worker may reconcile the key at once */
+  kin_hist_entry e;
+  memset(&e, 0, sizeof(e));
+  e.type = KIN_HIST_EVENT;
+  e.cause = KIN_CAUSE_MANUAL;
+  kin_history_record(c->history, key, &e);
+  kin_workqueue_add(c->queue, key);
+  if (key != buf) free(key);
+  return 0;
 }
 
 kin_history *kin_controller_history(kin_controller *c) { return c->history; }
@@ -538,10 +571,30 @@ kin_history *kin_controller_history(kin_controller *c) { return c->history; }
 kin_workqueue *kin_controller_queue(kin_controller *c) { return c->queue; }
 const char *kin_controller_name(const kin_controller *c) { return c->name; }
 
+/* The sum of the workers' counters, each read under its worker's lock. */
 void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st) {
+  memset(st, 0, sizeof(*st));
   pthread_mutex_lock(&c->mu);
-  *st = c->stats;
+  st->max_concurrent_reconciles = c->max_concurrent;
   pthread_mutex_unlock(&c->mu);
+  for (int i = 0; i < c->workers; i++) {
+    worker_arg *wa = &c->args[i];
+    pthread_mutex_lock(&wa->mu);
+    const kin_controller_stats *w = &wa->st;
+    st->reconcile_success += w->reconcile_success;
+    st->reconcile_error += w->reconcile_error;
+    st->reconcile_requeue += w->reconcile_requeue;
+    st->reconcile_requeue_after += w->reconcile_requeue_after;
+    st->reconcile_errors += w->reconcile_errors;
+    st->terminal_reconcile_errors += w->terminal_reconcile_errors;
+    st->reconcile_panics += w->reconcile_panics;
+    st->reconcile_time_count += w->reconcile_time_count;
+    st->reconcile_time_sum_seconds += w->reconcile_time_sum_seconds;
+    for (int b = 0; b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS; b++)
+      st->reconcile_time_buckets[b] += w->reconcile_time_buckets[b];
+    st->active_workers += wa->busy;
+    pthread_mutex_unlock(&wa->mu);
+  }
   for (int b = 1; b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS; b++)
     st->reconcile_time_buckets[b] += st->reconcile_time_buckets[b - 1];
 }

@@ -1,6 +1,12 @@
 /* controller_history.c -- the bounded per-key history of a controller
  * (controller_history.h): a hash map from key to a record holding a ring
- * of fixed-size entries, the records on an LRU list for eviction. */
+ * of fixed-size entries, the records on an LRU list for eviction.
+ *
+ * Recording is on the hot path (every enqueue and every reconcile), so it
+ * allocates nothing in the steady state: a record carries its key inline
+ * (the map borrows it), and the record evicted to make room for a new key
+ * becomes the new key's record, ring and all. The lock is an adaptive
+ * mutex (kin_mutex_init_hot) held for a map lookup and a copy. */
 #include "controller_history.h"
 
 #include <pthread.h>
@@ -11,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "hmap.h"
 #include "kin.h"
 #include "reconcile.h"
@@ -22,14 +29,16 @@ _Static_assert(sizeof(kin_hist_entry) == 128, "history entries are 128 bytes");
 typedef struct krec krec;
 struct krec {
   krec *prev, *next;   /* LRU list: head is the most recent */
-  const char *key;     /* the map's copy */
   kin_hist_entry *ring;
   uint32_t cap, head, n; /* head: index of the oldest entry */
+  uint64_t hash;       /* kin__hash(key) */
+  size_t klen, kcap;   /* strlen(key); room in key */
+  char key[];          /* the map's key (borrowed by h->map) */
 };
 
 struct kin_history {
   pthread_mutex_t mu; /* guards everything below */
-  kin__hmap map;      /* key -> krec* */
+  kin__hmap map;      /* key -> krec* (keys borrowed: krec.key) */
   krec *lru_head, *lru_tail;
   int max_entries, max_keys;
   size_t entries, ring_bytes, key_bytes;
@@ -46,7 +55,7 @@ int kin_history_new(int max_entries, int max_keys, kin_history **out) {
   *out = NULL;
   kin_history *h = calloc(1, sizeof(*h));
   if (!h) return KIN_ENOMEM;
-  if (pthread_mutex_init(&h->mu, NULL) != 0) {
+  if (kin_mutex_init_hot(&h->mu) != 0) {
     free(h);
     return KIN_ENOMEM;
   }
@@ -56,17 +65,22 @@ int kin_history_new(int max_entries, int max_keys, kin_history **out) {
   while (p < max_entries) p *= 2;
   h->max_entries = p;
   h->max_keys = max_keys > 0 ? max_keys : KIN_HISTORY_DEFAULT_KEYS;
-  kin__hmap_init(&h->map);
+  kin__hmap_init_borrowed(&h->map);
   *out = h;
   return 0;
+}
+
+static void rec_free(kin_history *h, krec *r) {
+  h->ring_bytes -= (size_t)r->cap * sizeof(kin_hist_entry);
+  free(r->ring);
+  free(r);
 }
 
 void kin_history_free(kin_history *h) {
   if (!h) return;
   for (krec *r = h->lru_head, *nx; r; r = nx) {
     nx = r->next;
-    free(r->ring);
-    free(r);
+    rec_free(h, r);
   }
   kin__hmap_free(&h->map);
   pthread_mutex_destroy(&h->mu);
@@ -89,40 +103,55 @@ static void lru_push(kin_history *h, krec *r) {
   if (!h->lru_tail) h->lru_tail = r;
 }
 
-/* Drops the least recently recorded key. */
-static void evict_one(kin_history *h) {
+/* Unlinks the least recently recorded key and returns its record (its
+ * ring kept, its entries dropped), or NULL when there is none. */
+static krec *evict_one(kin_history *h) {
   krec *r = h->lru_tail;
-  if (!r) return;
+  if (!r) return NULL;
   lru_unlink(h, r);
   h->entries -= r->n;
-  h->ring_bytes -= (size_t)r->cap * sizeof(kin_hist_entry);
-  h->key_bytes -= strlen(r->key) + 1;
-  kin__hmap_del(&h->map, r->key, NULL); /* frees the key copy */
-  free(r->ring);
-  free(r);
+  h->key_bytes -= r->klen + 1;
+  kin__hmap_del_h(&h->map, r->key, r->klen, r->hash, NULL);
+  r->n = r->head = 0;
   h->evictions++;
+  return r;
 }
 
-/* The record of key, made (evicting when full) when missing. NULL when out
- * of memory. Under mu. */
-static krec *rec_for(kin_history *h, const char *key) {
-  void **v = kin__hmap_get(&h->map, key);
+
+/* The record of key (n bytes, hash hv), made when missing: the evicted
+ * one when the history is full (reused when its key fits), else a fresh
+ * one. NULL when out of memory. Under mu. */
+static krec *rec_for(kin_history *h, const char *key, size_t n, uint64_t hv) {
+  void **v = kin__hmap_get_h(&h->map, key, n, hv);
   if (v) return *v;
-  while (kin__hmap_len(&h->map) >= (size_t)h->max_keys) evict_one(h);
-  krec *r = calloc(1, sizeof(*r));
-  if (!r) return NULL;
-  if (!(r->ring = malloc(MIN_RING * sizeof(kin_hist_entry))) ||
-      kin__hmap_put(&h->map, key, r, NULL) < 0) {
-    free(r->ring);
-    free(r);
+  krec *r = NULL;
+  while (kin__hmap_len(&h->map) >= (size_t)h->max_keys) {
+    if (r) rec_free(h, r);
+    if (!(r = evict_one(h))) break;
+  }
+  if (r && r->kcap <= n) {
+    rec_free(h, r);
+    r = NULL;
+  }
+  if (!r) {
+    size_t kcap = (n + 1 + 31) & ~(size_t)31;
+    if (!(r = calloc(1, sizeof(*r) + kcap))) return NULL;
+    if (!(r->ring = malloc(MIN_RING * sizeof(kin_hist_entry)))) {
+      free(r);
+      return NULL;
+    }
+    r->cap = MIN_RING;
+    r->kcap = kcap;
+    h->ring_bytes += MIN_RING * sizeof(kin_hist_entry);
+  }
+  memcpy(r->key, key, n + 1);
+  r->klen = n;
+  r->hash = hv;
+  if (kin__hmap_put_h(&h->map, r->key, n, hv, r, NULL) < 0) {
+    rec_free(h, r);
     return NULL;
   }
-  r->cap = MIN_RING;
-  /* the map's own copy of the key: its entry holds the value slot */
-  void **slot = kin__hmap_get(&h->map, key);
-  r->key = ((kin__hmap_entry *)(void *)((char *)slot - offsetof(kin__hmap_entry, val)))->key;
-  h->ring_bytes += MIN_RING * sizeof(kin_hist_entry);
-  h->key_bytes += strlen(key) + 1;
+  h->key_bytes += n + 1;
   lru_push(h, r);
   return r;
 }
@@ -157,9 +186,14 @@ static int ring_append(kin_history *h, krec *r, const kin_hist_entry *e, uint64_
 
 int kin_history_record_n(kin_history *h, const char *key, const kin_hist_entry *e, size_t n) {
   if (!h || !key) return 0;
-  uint64_t now = wall_now();
+  /* the clock and the hash before the lock */
+  uint64_t now = 0;
+  for (size_t i = 0; i < n && !now; i++)
+    if (!e[i].wall_ns) now = wall_now();
+  size_t klen = strlen(key);
+  uint64_t hv = kin__hash(key, klen);
   pthread_mutex_lock(&h->mu);
-  krec *r = rec_for(h, key);
+  krec *r = rec_for(h, key, klen, hv);
   int rc = r ? 0 : KIN_ENOMEM;
   for (size_t i = 0; rc == 0 && i < n; i++) rc = ring_append(h, r, &e[i], now);
   if (r && r != h->lru_head) {

@@ -90,6 +90,18 @@ int kin_cond_init(pthread_cond_t *cond) {
   return -rc;
 }
 
+int kin_mutex_init_hot(pthread_mutex_t *m) {
+  pthread_mutexattr_t a;
+  int rc = pthread_mutexattr_init(&a);
+  if (rc) return -rc;
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+  rc = pthread_mutex_init(m, &a);
+  pthread_mutexattr_destroy(&a);
+  return -rc;
+}
+
 int kin_clock_subscribe(kin_clock *c, pthread_cond_t *cond, pthread_mutex_t *m) {
   if (!c->fake) return 0;
   sub *s = malloc(sizeof(*s));

@@ -27,25 +27,43 @@ uint64_t kin__hash(const char *s, size_t n) {
 
 void kin__hmap_init(kin__hmap *m) { memset(m, 0, sizeof(*m)); }
 
-void kin__hmap_free(kin__hmap *m) {
-  for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
-  free(m->slots);
+void kin__hmap_init_borrowed(kin__hmap *m) {
   memset(m, 0, sizeof(*m));
+  m->borrowed = 1;
 }
 
-static kin__hmap_entry *find(const kin__hmap *m, const char *key, uint64_t h) {
+void kin__hmap_free(kin__hmap *m) {
+  int borrowed = m->borrowed;
+  if (!borrowed)
+    for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
+  free(m->slots);
+  memset(m, 0, sizeof(*m));
+  m->borrowed = borrowed;
+}
+
+/* Hash first, then length: the key bytes are read (memcmp) only when both
+ * match, which for a present key is once and for an absent one almost
+ * never. */
+static kin__hmap_entry *find(const kin__hmap *m, const char *key, size_t n, uint64_t h64) {
   if (m->cap == 0) return NULL;
   size_t mask = m->cap - 1;
+  uint32_t h = (uint32_t)h64;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     kin__hmap_entry *e = &m->slots[i];
     if (!e->key) return NULL;
-    if (e->hash == h && strcmp(e->key, key) == 0) return e;
+    if (e->hash == h && e->klen == n && memcmp(e->key, key, n) == 0) return e;
   }
 }
 
-void **kin__hmap_get(const kin__hmap *m, const char *key) {
-  kin__hmap_entry *e = find(m, key, kin__hash(key, strlen(key)));
+void **kin__hmap_get_h(const kin__hmap *m, const char *key, size_t n, uint64_t h) {
+  kin__hmap_entry *e = find(m, key, n, h);
   return e ? &e->val : NULL;
+}
+
+void **kin__hmap_get(const kin__hmap *m, const char *key) {
+  if (m->cap == 0) return NULL;
+  size_t n = strlen(key);
+  return kin__hmap_get_h(m, key, n, kin__hash(key, n));
 }
 
 static void place(kin__hmap_entry *slots, size_t cap, kin__hmap_entry e) {
@@ -67,30 +85,42 @@ static int grow(kin__hmap *m) {
   return 0;
 }
 
-int kin__hmap_put(kin__hmap *m, const char *key, void *val, void **old) {
-  size_t n = strlen(key);
-  uint64_t h = kin__hash(key, n);
-  kin__hmap_entry *e = find(m, key, h);
+int kin__hmap_put_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void *val, void **old) {
+  kin__hmap_entry *e = find(m, key, n, h);
   if (e) {
     if (old) *old = e->val;
     e->val = val;
     return 0;
   }
+  if (n > UINT32_MAX) return KIN_EINVAL;
   /* load factor at most 3/4 */
   if ((m->len + 1) * 4 > m->cap * 3 && grow(m) < 0) return KIN_ENOMEM;
-  char *k = malloc(n + 1);
-  if (!k) return KIN_ENOMEM;
-  memcpy(k, key, n + 1);
-  place(m->slots, m->cap, (kin__hmap_entry){k, val, h});
+  char *k = (char *)key;
+  if (!m->borrowed) {
+    if (!(k = malloc(n + 1))) return KIN_ENOMEM;
+    memcpy(k, key, n + 1);
+  }
+  place(m->slots, m->cap, (kin__hmap_entry){k, val, (uint32_t)h, (uint32_t)n});
   m->len++;
   return 1;
 }
 
+int kin__hmap_put(kin__hmap *m, const char *key, void *val, void **old) {
+  size_t n = strlen(key);
+  return kin__hmap_put_h(m, key, n, kin__hash(key, n), val, old);
+}
+
 int kin__hmap_del(kin__hmap *m, const char *key, void **old) {
-  kin__hmap_entry *e = find(m, key, kin__hash(key, strlen(key)));
+  if (m->cap == 0) return 0;
+  size_t n = strlen(key);
+  return kin__hmap_del_h(m, key, n, kin__hash(key, n), old);
+}
+
+int kin__hmap_del_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void **old) {
+  kin__hmap_entry *e = find(m, key, n, h);
   if (!e) return 0;
   if (old) *old = e->val;
-  free(e->key);
+  if (!m->borrowed) free(e->key);
   size_t mask = m->cap - 1;
   size_t i = (size_t)(e - m->slots);
   /* Backward shift: pull later entries of the probe run into the hole when

@@ -2,7 +2,14 @@
  * (items that need processing) and a processing set (items handed out and
  * not yet done). An item is queued only when it becomes dirty while not
  * processing, so a key is never worked on by two consumers at once and
- * repeated adds collapse into one. */
+ * repeated adds collapse into one.
+ *
+ * Both sets live in one map of nodes (kin__wq_node: a dirty and a
+ * processing flag), so an add, a get and a done each look the item up once
+ * and allocate nothing once the free list is warm. A getter that finds an
+ * item ready takes it without waiting; add and done signal the condition
+ * only when a getter is actually blocked on it (q->waiters), so a busy
+ * consumer costs its producer no futex wake. */
 #include "workqueue_int.h"
 
 #include "kin.h"
@@ -11,8 +18,74 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The dirty set stores the first add time in the value pointer. */
-_Static_assert(sizeof(void *) >= sizeof(uint64_t), "add times live in pointers");
+/* Released nodes kept for reuse: enough for a worker pool's churn, small
+ * enough not to matter when a burst has gone. */
+#define FREE_MAX 4096
+
+/* A node for item (n bytes, hash h), from the free list when one is big
+ * enough. Caller holds q->mu. NULL when out of memory. */
+static kin__wq_node *node_get(kin_workqueue *q, const char *item, size_t n, uint64_t h) {
+  kin__wq_node *nd = NULL;
+  if (q->free_nodes && q->free_nodes->cap > n) {
+    nd = q->free_nodes;
+    q->free_nodes = nd->next_free;
+    q->nfree--;
+  } else {
+    /* room rounded up to 32 bytes, so that nodes are interchangeable for
+     * keys of similar length */
+    size_t cap = (n + 1 + 31) & ~(size_t)31;
+    if (n >= UINT32_MAX - 32 || !(nd = malloc(sizeof(*nd) + cap))) return NULL;
+    nd->cap = (uint32_t)cap;
+  }
+  nd->next_free = NULL;
+  nd->hash = h;
+  nd->len = (uint32_t)n;
+  nd->dirty = nd->processing = 0;
+  memcpy(nd->item, item, n + 1);
+  return nd;
+}
+
+/* Caller holds q->mu; nd is in neither set. */
+static void node_put(kin_workqueue *q, kin__wq_node *nd) {
+  if (q->nfree >= FREE_MAX) {
+    free(nd);
+    return;
+  }
+  nd->next_free = q->free_nodes;
+  q->free_nodes = nd;
+  q->nfree++;
+}
+
+/* Appends nd to the ready ring. Caller holds q->mu. 0 or KIN_ENOMEM. */
+static int ready_push(kin_workqueue *q, kin__wq_node *nd) {
+  if (q->ready_len == q->ready_cap) {
+    size_t cap = q->ready_cap ? q->ready_cap * 2 : 64;
+    kin__wq_node **v = malloc(cap * sizeof(*v));
+    if (!v) return KIN_ENOMEM;
+    for (size_t i = 0; i < q->ready_len; i++) v[i] = kin__wq_ready_at(q, i);
+    free(q->ready);
+    q->ready = v;
+    q->ready_cap = cap;
+    q->ready_head = 0;
+  }
+  q->ready[(q->ready_head + q->ready_len++) & (q->ready_cap - 1)] = nd;
+  return 0;
+}
+
+static kin__wq_node *ready_pop(kin_workqueue *q) {
+  kin__wq_node *nd = q->ready[q->ready_head];
+  q->ready_head = (q->ready_head + 1) & (q->ready_cap - 1);
+  q->ready_len--;
+  return nd;
+}
+
+/* An item became ready: wakes one blocked getter, if any. A drainer waits
+ * on the same condition and could swallow a signal meant for a getter, so
+ * while one waits everyone is woken. Caller holds q->mu. */
+static void wake_getter(kin_workqueue *q) {
+  if (q->drain) pthread_cond_broadcast(&q->cond);
+  else if (q->waiters > 0) pthread_cond_signal(&q->cond);
+}
 
 /* Returns a new queue in *out; on any failure everything is released,
  * including cfg->rate_limiter, whose ownership always passes to us. */
@@ -27,11 +100,14 @@ int kin_workqueue_new(const kin_workqueue_config *cfg, kin_workqueue **out) {
   }
   q->clock = cfg->clock ? cfg->clock : kin_clock_real();
   q->rate_limiter = cfg->rate_limiter;
-  kin__strq_init(&q->queue);
-  kin__hmap_init(&q->dirty);
-  kin__hmap_init(&q->processing);
-  pthread_mutex_init(&q->mu, NULL);
-  int rc = kin_cond_init(&q->cond);
+  kin__hmap_init_borrowed(&q->items);
+  int rc = kin_mutex_init_hot(&q->mu);
+  if (rc < 0) {
+    kin_rate_limiter_free(q->rate_limiter);
+    free(q);
+    return rc;
+  }
+  rc = kin_cond_init(&q->cond);
   if (rc < 0) {
     pthread_mutex_destroy(&q->mu);
     kin_rate_limiter_free(q->rate_limiter);
@@ -69,10 +145,13 @@ void kin_workqueue_free(kin_workqueue *q) {
   kin_clock_unsubscribe(q->clock, &q->cond);
   size_t pos = 0;
   kin__hmap_entry *e;
-  while ((e = kin__hmap_next(&q->processing, &pos))) free(e->val);
-  kin__hmap_free(&q->processing);
-  kin__hmap_free(&q->dirty);
-  kin__strq_free(&q->queue);
+  while ((e = kin__hmap_next(&q->items, &pos))) free(e->val);
+  kin__hmap_free(&q->items);
+  for (kin__wq_node *nd = q->free_nodes, *nx; nd; nd = nx) {
+    nx = nd->next_free;
+    free(nd);
+  }
+  free(q->ready);
   pthread_cond_destroy(&q->cond);
   pthread_mutex_destroy(&q->mu);
   kin_rate_limiter_free(q->rate_limiter);
@@ -80,21 +159,35 @@ void kin_workqueue_free(kin_workqueue *q) {
   free(q);
 }
 
-/* Copies item into the dirty set and, unless it is being processed, onto
- * the queue. On allocation failure the add is dropped (and logged): the
- * caller has no way to retry sooner than its next event would. */
+/* Marks item dirty and, unless it is being processed, queues it. The hash
+ * is computed before the lock. On allocation failure the add is dropped
+ * (and logged): the caller has no way to retry sooner than its next event
+ * would. Thread-safe. */
 void kin_workqueue_add(kin_workqueue *q, const char *item) {
+  size_t n = strlen(item);
+  uint64_t h = kin__hash(item, n);
   pthread_mutex_lock(&q->mu);
-  if (q->shutting_down || kin__hmap_get(&q->dirty, item)) goto out;
-  uint64_t now = kin_clock_now(q->clock);
-  if (kin__hmap_put(&q->dirty, item, (void *)(uintptr_t)now, NULL) < 0) goto oom;
-  if (!kin__hmap_get(&q->processing, item)) {
-    if (kin__strq_push(&q->queue, item) < 0) {
-      kin__hmap_del(&q->dirty, item, NULL);
+  if (q->shutting_down) goto out;
+  void **v = kin__hmap_get_h(&q->items, item, n, h);
+  kin__wq_node *nd = v ? *v : NULL;
+  if (nd && nd->dirty) goto out;
+  if (!nd) {
+    if (!(nd = node_get(q, item, n, h))) goto oom;
+    if (kin__hmap_put_h(&q->items, nd->item, n, h, nd, NULL) < 0) {
+      node_put(q, nd);
       goto oom;
     }
-    pthread_cond_signal(&q->cond);
+    if (ready_push(q, nd) < 0) {
+      kin__hmap_del_h(&q->items, nd->item, n, h, NULL);
+      node_put(q, nd);
+      goto oom;
+    }
+    wake_getter(q);
   }
+  /* else being processed: its done queues it again */
+  nd->dirty = 1;
+  nd->added_ns = kin_clock_now(q->clock);
+  q->ndirty++;
   q->adds_total++;
   goto out;
 oom:
@@ -106,48 +199,47 @@ out:
 
 int kin_workqueue_len(kin_workqueue *q) {
   pthread_mutex_lock(&q->mu);
-  int n = (int)kin__strq_len(&q->queue);
+  int n = (int)q->ready_len;
   pthread_mutex_unlock(&q->mu);
   return n;
 }
 
-/* Moves the front item to the processing set. Caller holds q->mu and has
- * checked the queue is not empty. The entry is built before the item
- * leaves the queue, so KIN_ENOMEM loses nothing. */
-static int take_front(kin_workqueue *q, const char **item) {
-  const char *front = kin__strq_at(&q->queue, 0);
-  size_t n = strlen(front);
-  kin__wq_proc *p = malloc(sizeof(*p) + n + 1);
-  if (!p) return KIN_ENOMEM;
-  memcpy(p->item, front, n + 1);
-  p->start_ns = kin_clock_now(q->clock);
-  if (kin__hmap_put(&q->processing, p->item, p, NULL) < 0) {
-    free(p);
-    return KIN_ENOMEM;
+/* Moves the front item from ready to processing at now. Caller holds
+ * q->mu and has checked that one is ready. */
+static void take_front(kin_workqueue *q, uint64_t now, const char **item) {
+  kin__wq_node *nd = ready_pop(q);
+  nd->dirty = 0;
+  q->ndirty--;
+  nd->processing = 1;
+  q->nprocessing++;
+  nd->start_ns = now;
+  kin__histogram_observe(&q->queue_duration, kin__wq_seconds(nd->added_ns, now));
+  *item = nd->item;
+}
+
+/* Get's body. *now is a clock reading taken under the lock (0: none yet),
+ * reused when nothing had to wait. Caller holds q->mu. */
+static int get_locked(kin_workqueue *q, uint64_t deadline_ns, uint64_t *now, const char **item) {
+  *item = NULL;
+  /* an item already ready is taken at once: no wait, no wake-up */
+  while (q->ready_len == 0 && !q->shutting_down) {
+    q->waiters++;
+    int w = kin_clock_wait(q->clock, &q->cond, &q->mu, deadline_ns);
+    q->waiters--;
+    *now = 0;
+    if (w == KIN_ETIMEDOUT && q->ready_len == 0 && !q->shutting_down) return KIN_ETIMEDOUT;
   }
-  free(kin__strq_pop(&q->queue));
-  void *added = NULL;
-  if (kin__hmap_del(&q->dirty, p->item, &added))
-    kin__histogram_observe(&q->queue_duration,
-                           kin__wq_seconds((uint64_t)(uintptr_t)added, p->start_ns));
-  *item = p->item;
+  /* Shutting down still hands out what is queued. */
+  if (q->ready_len == 0) return KIN_ECLOSED;
+  if (!*now) *now = kin_clock_now(q->clock);
+  take_front(q, *now, item);
   return 0;
 }
 
 int kin_workqueue_get_until(kin_workqueue *q, uint64_t deadline_ns, const char **item) {
-  int rc = 0;
-  *item = NULL;
+  uint64_t now = 0;
   pthread_mutex_lock(&q->mu);
-  while (kin__strq_len(&q->queue) == 0 && !q->shutting_down) {
-    if (kin_clock_wait(q->clock, &q->cond, &q->mu, deadline_ns) == KIN_ETIMEDOUT &&
-        kin__strq_len(&q->queue) == 0 && !q->shutting_down) {
-      rc = KIN_ETIMEDOUT;
-      goto out;
-    }
-  }
-  /* Shutting down still hands out what is queued. */
-  rc = kin__strq_len(&q->queue) == 0 ? KIN_ECLOSED : take_front(q, item);
-out:
+  int rc = get_locked(q, deadline_ns, &now, item);
   pthread_mutex_unlock(&q->mu);
   return rc;
 }
@@ -156,30 +248,51 @@ int kin_workqueue_get(kin_workqueue *q, const char **item) {
   return kin_workqueue_get_until(q, KIN_FOREVER, item);
 }
 
-/* item may be the very string get returned, so it is not used after the
- * processing entry that owns it is freed. */
-void kin_workqueue_done(kin_workqueue *q, const char *item) {
-  pthread_mutex_lock(&q->mu);
-  void *v = NULL;
-  if (!kin__hmap_del(&q->processing, item, &v)) goto out;
-  kin__wq_proc *p = v;
-  kin__histogram_observe(&q->work_duration,
-                         kin__wq_seconds(p->start_ns, kin_clock_now(q->clock)));
-  if (kin__hmap_get(&q->dirty, p->item)) {
-    if (kin__strq_push(&q->queue, p->item) < 0) {
-      kin_log(KIN_LOG_ERROR, "workqueue", "%s: out of memory, dropped re-add of %s",
-              q->name ? q->name : "", p->item);
-      kin__hmap_del(&q->dirty, p->item, NULL);
-    } else {
-      pthread_cond_signal(&q->cond);
-    }
+/* Done's body for item (n bytes, hash h); *now as in get_locked. item may
+ * be the node's own string: it is not read after the node is released.
+ * Caller holds q->mu. */
+static void done_locked(kin_workqueue *q, const char *item, size_t n, uint64_t h, uint64_t *now) {
+  void **v = kin__hmap_get_h(&q->items, item, n, h);
+  kin__wq_node *nd = v ? *v : NULL;
+  if (!nd || !nd->processing) return;
+  if (!*now) *now = kin_clock_now(q->clock);
+  kin__histogram_observe(&q->work_duration, kin__wq_seconds(nd->start_ns, *now));
+  nd->processing = 0;
+  q->nprocessing--;
+  if (nd->dirty && ready_push(q, nd) < 0) {
+    kin_log(KIN_LOG_ERROR, "workqueue", "%s: out of memory, dropped re-add of %s",
+            q->name ? q->name : "", nd->item);
+    nd->dirty = 0;
+    q->ndirty--;
+  } else if (nd->dirty) {
+    wake_getter(q);
+  }
+  if (!nd->dirty) {
+    kin__hmap_del_h(&q->items, nd->item, n, h, NULL);
+    node_put(q, nd);
   }
   /* The drainer waits on the same cond as the getters; a signal could
    * wake a getter instead, so the last done wakes everyone. */
-  if (kin__hmap_len(&q->processing) == 0 && q->drain) pthread_cond_broadcast(&q->cond);
-  free(p);
-out:
+  if (q->nprocessing == 0 && q->drain) pthread_cond_broadcast(&q->cond);
+}
+
+/* The length and hash are taken before the lock. */
+void kin_workqueue_done(kin_workqueue *q, const char *item) {
+  size_t n = strlen(item);
+  uint64_t h = kin__hash(item, n), now = 0;
+  pthread_mutex_lock(&q->mu);
+  done_locked(q, item, n, h, &now);
   pthread_mutex_unlock(&q->mu);
+}
+
+int kin_workqueue_done_get(kin_workqueue *q, const char *done, const char **item) {
+  size_t n = done ? strlen(done) : 0;
+  uint64_t h = done ? kin__hash(done, n) : 0, now = 0;
+  pthread_mutex_lock(&q->mu);
+  if (done) done_locked(q, done, n, h, &now);
+  int rc = get_locked(q, KIN_FOREVER, &now, item);
+  pthread_mutex_unlock(&q->mu);
+  return rc;
 }
 
 static void begin_shutdown(kin_workqueue *q, int drain) {
@@ -196,7 +309,7 @@ void kin_workqueue_shutdown(kin_workqueue *q) { begin_shutdown(q, 0); }
 void kin_workqueue_shutdown_with_drain(kin_workqueue *q) {
   begin_shutdown(q, 1);
   pthread_mutex_lock(&q->mu);
-  while (q->drain && kin__hmap_len(&q->processing) > 0) pthread_cond_wait(&q->cond, &q->mu);
+  while (q->drain && q->nprocessing > 0) pthread_cond_wait(&q->cond, &q->mu);
   pthread_mutex_unlock(&q->mu);
 }
 

@@ -11,15 +11,24 @@
 #include <stdint.h>
 
 #include "hmap.h"
-#include "strq.h"
 #include "workqueue.h"
 
-/* An item being processed: the string handed out by get (valid until done)
- * and when get handed it out (for work duration and the two gauges). */
-typedef struct {
-  uint64_t start_ns;
+/* An item the queue holds: dirty (to be handed out, or to be queued again
+ * at its done), processing (handed out, done not yet called), or both. One
+ * node per item, in kin_workqueue.items from the add that makes it dirty
+ * until it is neither; then back to the queue's free list, so that the
+ * steady state allocates nothing per item. item is what get hands out
+ * (valid until the done that ends the processing). */
+typedef struct kin__wq_node kin__wq_node;
+struct kin__wq_node {
+  kin__wq_node *next_free; /* on kin_workqueue.free_nodes */
+  uint64_t hash;           /* kin__hash(item) */
+  uint64_t added_ns;       /* while dirty: the add that made it dirty */
+  uint64_t start_ns;       /* while processing: when get handed it out */
+  uint32_t len, cap;       /* strlen(item); bytes item has room for */
+  uint8_t dirty, processing;
   char item[];
-} kin__wq_proc;
+};
 
 typedef struct kin__delaying kin__delaying;
 
@@ -32,9 +41,14 @@ struct kin_workqueue {
 
   pthread_mutex_t mu;   /* guards everything below */
   pthread_cond_t cond;  /* getters and the drainer wait here */
-  kin__strq queue;      /* order of the items ready to be handed out */
-  kin__hmap dirty;      /* item -> first add time (ns, as uintptr_t) */
-  kin__hmap processing; /* item -> kin__wq_proc * */
+  /* the ready items in order (a ring of nodes, each dirty, not processing) */
+  kin__wq_node **ready;
+  size_t ready_head, ready_len, ready_cap;
+  kin__hmap items;      /* item -> kin__wq_node * (keys borrowed: node->item) */
+  size_t ndirty, nprocessing;
+  kin__wq_node *free_nodes; /* released nodes for reuse, at most FREE_MAX */
+  size_t nfree;
+  int waiters;          /* getters blocked in kin_clock_wait: add signals only then */
   int shutting_down;
   int drain;            /* a shutdown_with_drain is waiting */
   uint64_t adds_total;
@@ -46,6 +60,11 @@ struct kin_workqueue {
 /* workqueue_metrics.c: records seconds into h. Caller holds the lock that
  * guards h. */
 void kin__histogram_observe(kin_histogram *h, double seconds);
+/* The i-th ready item from the front. Caller holds q->mu. */
+static inline kin__wq_node *kin__wq_ready_at(const kin_workqueue *q, size_t i) {
+  return q->ready[(q->ready_head + i) & (q->ready_cap - 1)];
+}
+
 static inline double kin__wq_seconds(uint64_t from_ns, uint64_t to_ns) {
   return to_ns > from_ns ? (double)(to_ns - from_ns) / 1e9 : 0.0;
 }

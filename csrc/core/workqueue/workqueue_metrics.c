@@ -21,7 +21,7 @@ void kin_workqueue_get_metrics(kin_workqueue *q, kin_workqueue_metrics *m) {
   uint64_t now = kin_clock_now(q->clock);
   /* Every dirty item was counted by one add and not yet by a get, which is
    * exactly client-go's depth gauge (inc on new dirty, dec on get). */
-  m->depth = (int64_t)kin__hmap_len(&q->dirty);
+  m->depth = (int64_t)q->ndirty;
   m->adds_total = q->adds_total;
   m->retries_total = q->retries_total;
   m->queue_duration = q->queue_duration;
@@ -29,8 +29,10 @@ void kin_workqueue_get_metrics(kin_workqueue *q, kin_workqueue_metrics *m) {
   double total = 0, oldest = 0;
   size_t pos = 0;
   kin__hmap_entry *e;
-  while ((e = kin__hmap_next(&q->processing, &pos))) {
-    double age = kin__wq_seconds(((kin__wq_proc *)e->val)->start_ns, now);
+  while ((e = kin__hmap_next(&q->items, &pos))) {
+    const kin__wq_node *p = e->val;
+    if (!p->processing) continue;
+    double age = kin__wq_seconds(p->start_ns, now);
     total += age;
     if (age > oldest) oldest = age;
   }

@@ -47,12 +47,13 @@ int kin_workqueue_snapshot(kin_workqueue *q, size_t max, kin_wq_item **out, size
   if (!a.v) return KIN_ENOMEM;
   pthread_mutex_lock(&q->mu);
   uint64_t now = kin_clock_now(q->clock);
-  for (size_t i = 0; i < kin__strq_len(&q->queue); i++)
-    push(&a, kin__strq_at(&q->queue, i), KIN_WQ_READY, 0, 0);
+  for (size_t i = 0; i < q->ready_len; i++)
+    push(&a, kin__wq_ready_at(q, i)->item, KIN_WQ_READY, 0, 0);
   size_t pos = 0;
-  for (kin__hmap_entry *e; (e = kin__hmap_next(&q->processing, &pos));) {
-    const kin__wq_proc *p = e->val;
-    push(&a, e->key, KIN_WQ_PROCESSING, 0, now > p->start_ns ? now - p->start_ns : 0);
+  for (kin__hmap_entry *e; (e = kin__hmap_next(&q->items, &pos));) {
+    const kin__wq_node *p = e->val;
+    if (p->processing)
+      push(&a, p->item, KIN_WQ_PROCESSING, 0, now > p->start_ns ? now - p->start_ns : 0);
   }
   pthread_mutex_unlock(&q->mu);
   if (q->delaying) kin__delaying_each(q, on_waiting, &a);
