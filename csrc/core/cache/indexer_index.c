@@ -132,7 +132,8 @@ static int vals_has(const kin__vals *v, size_t i, const char *value) {
 static void maybe_shrink(kin__hmap *m) {
   if (m->cap <= 64 || m->len * 8 >= m->cap) return;
   kin__hmap n;
-  kin__hmap_init(&n);
+  if (m->borrowed) kin__hmap_init_borrowed(&n);
+  else kin__hmap_init(&n);
   size_t pos = 0;
   kin__hmap_entry *e;
   while ((e = kin__hmap_next(m, &pos)))
@@ -159,7 +160,7 @@ int kin__index_add(kin__hmap *index, const char *value, const char *key, kin_obj
   }
   kin__hmap *set = malloc(sizeof(*set));
   if (!set) return KIN_ENOMEM;
-  kin__hmap_init(set);
+  kin__hmap_init_borrowed(set); /* key is obj's own (kin_obj_key) */
   if (kin__hmap_put(set, key, obj, NULL) < 0 || kin__hmap_put(index, value, set, NULL) < 0) {
     set_free(set);
     return KIN_ENOMEM;
@@ -191,7 +192,7 @@ void kin__index_free(kin__hmap *index) {
 
 /* Initialises empty data with ndefs indexes. Returns 0 or KIN_ENOMEM. */
 int kin__data_init(kin__store_data *d, size_t ndefs) {
-  kin__hmap_init(&d->items);
+  kin__hmap_init_borrowed(&d->items); /* each key is its object's (kin_obj_key) */
   d->indices = calloc(ndefs ? ndefs : 1, sizeof(kin__hmap));
   return d->indices ? 0 : KIN_ENOMEM;
 }
@@ -209,7 +210,8 @@ void kin__data_free(kin__store_data *d, size_t ndefs) {
 }
 
 /* client-go's updateIndices plus the items write, for one key.
- * obj non-NULL: stores obj under key (taking over the caller's reference);
+ * obj non-NULL: stores obj under key, which must be kin_obj_key(obj) (the
+ * maps borrow it from obj), taking over the caller's reference;
  * nv are obj's values, ov those of the object now under key (NULL when the
  * key is new). obj NULL: deletes key, whose current values are ov.
  * On success the replaced/deleted object's reference goes to *old (NULL if
@@ -245,9 +247,9 @@ int kin__data_set(kin__store_data *d, size_t ndefs, const char *key, kin_obj *ob
           index_del(&d->indices[i], kin__vals_at(ov, j), key);
           continue;
         }
+        /* the key exists: the put cannot fail, and takes obj's key */
         void **set = kin__hmap_get(&d->indices[i], kin__vals_at(ov, j));
-        void **slot = set ? kin__hmap_get(*set, key) : NULL;
-        if (slot) *slot = obj;
+        if (set) kin__hmap_put(*set, key, obj, NULL);
       }
   *old = prev;
   return 0;
@@ -259,7 +261,7 @@ undo:
       if (!vals_has(ov, ui, kin__vals_at(nv, uj))) index_del(&d->indices[ui], kin__vals_at(nv, uj), key);
   }
   if (prev)
-    kin__hmap_put(&d->items, key, prev, NULL); /* key exists: cannot fail */
+    kin__hmap_put(&d->items, kin_obj_key(prev), prev, NULL); /* key exists: cannot fail */
   else
     kin__hmap_del(&d->items, key, NULL);
   return r;

@@ -19,6 +19,8 @@ typedef struct {
   void (*ud_free)(void *);
 } kin__index_def;
 
+/* items and the sets borrow each key from its object (kin_obj_key): no
+ * copy per object and per index. */
 typedef struct {
   kin__hmap items;    /* key -> kin_obj* (a reference held by the store) */
   kin__hmap *indices; /* one per def: index value -> kin__hmap* set, which

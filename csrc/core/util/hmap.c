@@ -90,6 +90,7 @@ int kin__hmap_put_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void *v
   if (e) {
     if (old) *old = e->val;
     e->val = val;
+    if (m->borrowed) e->key = (char *)key; /* the new value's own copy of the key */
     return 0;
   }
   if (n > UINT32_MAX) return KIN_EINVAL;

@@ -43,9 +43,11 @@ void kin__hmap_free(kin__hmap *m);
  * is valid until the next put or del on the map. */
 void **kin__hmap_get(const kin__hmap *m, const char *key);
 
-/* Stores val under key (copying key). Returns 1 if the key was new, 0 if an
- * existing value was replaced (its old value goes to *old when old is not
- * NULL), KIN_ENOMEM on allocation failure, KIN_EINVAL for a key of 4 GiB
+/* Stores val under key (copying key; a borrowed map keeps the pointer, and
+ * when the key was there already it takes this pointer in place of the old
+ * one, so a key may live inside its value). Returns 1 if the key was new, 0
+ * if an existing value was replaced (its old value goes to *old when old is
+ * not NULL), KIN_ENOMEM on allocation failure, KIN_EINVAL for a key of 4 GiB
  * or more (map unchanged). */
 int kin__hmap_put(kin__hmap *m, const char *key, void *val, void **old);
 
