@@ -15,7 +15,6 @@
 
 #include <pthread.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,9 +447,18 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
     while (after < len && (json[after] == ' ' || json[after] == '\t' || json[after] == '\n' ||
                            json[after] == '\r'))
       after++;
-    plen = (size_t)snprintf(pre, sizeof(pre), "\"kind\":\"%.*s\",\"apiVersion\":\"%.*s\"%s",
-                            (int)la->kind_len, la->kind, (int)la->av_len, la->av,
-                            after < len && json[after] == '}' ? "" : ",");
+    /* "kind":"K","apiVersion":"A", and a comma before the item's members
+     * (memcpy: snprintf cost 1.3k instructions an item) */
+#define PRE_ADD(p, n) (memcpy(pre + plen, (p), (n)), plen += (n))
+#define PRE_LIT(lit) PRE_ADD(lit, sizeof(lit) - 1)
+    PRE_LIT("\"kind\":\"");
+    PRE_ADD(la->kind, la->kind_len);
+    PRE_LIT("\",\"apiVersion\":\"");
+    PRE_ADD(la->av, la->av_len);
+    PRE_LIT("\"");
+    if (!(after < len && json[after] == '}')) PRE_LIT(",");
+#undef PRE_LIT
+#undef PRE_ADD
   }
   int own_av = !inject || sc.api_version.s >= 0;
 
