@@ -26,8 +26,12 @@
  *   cpu_sync_s         user+system CPU seconds of the process at sync
  *   base_rss_kib       VmRSS before the factory starts (the cache's share of
  *                      rss_kib is the difference)
- *   rss_gc_kib         = rss_kib (C has no collector; Go's program reports
- *                      its RSS after runtime.GC and debug.FreeOSMemory here)
+ *   rss_gc_kib         VmRSS after malloc_trim(0), the C counterpart of Go's
+ *                      debug.FreeOSMemory (Go's program reports its RSS after
+ *                      runtime.GC and debug.FreeOSMemory here). The library
+ *                      trims by itself once its initial backlog drained
+ *                      (delta_fifo.c), a moment after the handler may have
+ *                      seen the last object; this takes that race out
  *   heap_live_kib      bytes in use in malloc at sync (mallinfo2: arena
  *                      uordblks + mmapped blocks), Go's HeapAlloc beside it
  *   relist_*           with -relist-ready-file F: after the watch phase the
@@ -204,7 +208,7 @@ typedef struct {
   long long rss_kib, hwm_kib, rss_end_kib;
   const char *protocol;
   double cpu_sync_s, relist_ms;
-  long long base_rss_kib, heap_live_kib, relist_hwm_kib, relist_rss_kib, relist_events;
+  long long base_rss_kib, rss_gc_kib, heap_live_kib, relist_hwm_kib, relist_rss_kib, relist_events;
   char error[512];
 } result;
 
@@ -223,7 +227,7 @@ static void emit(const result *r) {
   printf(",\"protocol\":\"%s\",\"cpu_sync_s\":%.3f,\"base_rss_kib\":%lld,\"rss_gc_kib\":%lld,"
          "\"heap_live_kib\":%lld,\"relist_hwm_kib\":%lld,\"relist_rss_kib\":%lld,"
          "\"relist_events\":%lld,\"relist_ms\":%.3f,\"watch_end_unix_ms\":%.3f",
-         r->protocol, r->cpu_sync_s, r->base_rss_kib, r->rss_kib, r->heap_live_kib,
+         r->protocol, r->cpu_sync_s, r->base_rss_kib, r->rss_gc_kib, r->heap_live_kib,
          r->relist_hwm_kib, r->relist_rss_kib, r->relist_events, r->relist_ms, r->watch_end_unix_ms);
   if (r->error[0]) {
     printf(",\"error\":");
@@ -429,6 +433,8 @@ int main(int argc, char **argv) {
   res.rss_kib = proc_status("VmRSS");
   res.hwm_kib = proc_status("VmHWM");
   res.heap_live_kib = heap_live_kib();
+  malloc_trim(0);
+  res.rss_gc_kib = proc_status("VmRSS");
   if (fl.ready_file) {
     if (touch(fl.ready_file)) {
       snprintf(res.error, sizeof(res.error), "cannot create %s", fl.ready_file);
