@@ -28,10 +28,8 @@
  *                      rss_kib is the difference)
  *   rss_gc_kib         VmRSS after malloc_trim(0), the C counterpart of Go's
  *                      debug.FreeOSMemory (Go's program reports its RSS after
- *                      runtime.GC and debug.FreeOSMemory here). The library
- *                      trims by itself once its initial backlog drained
- *                      (delta_fifo.c), a moment after the handler may have
- *                      seen the last object; this takes that race out
+ *                      runtime.GC and debug.FreeOSMemory here); the library
+ *                      itself never trims (delta_fifo.c says why)
  *   heap_live_kib      bytes in use in malloc at sync (mallinfo2: arena
  *                      uordblks + mmapped blocks), Go's HeapAlloc beside it
  *   relist_*           with -relist-ready-file F: after the watch phase the

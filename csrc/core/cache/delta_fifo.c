@@ -11,7 +11,6 @@
 #include "strq.h"
 #include "clock.h"
 
-#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,8 @@ struct kin_delta_fifo {
   /* Signalled (mu held) when a key is queued; broadcast on Close. */
   pthread_cond_t cond;
   /* mu guards every field below except cfg. */
-  kin__hmap items;  /* key -> kin_deltas* (heap), never empty */
+  kin__hmap items;  /* key -> kin_deltas* (heap), never empty; borrows the
+                       queue's copy of each key */
   kin__strq queue;  /* keys in Pop order; a key is queued iff it is in items */
   /* populated: the first Replace, or an Add/Update/Delete, has happened.
    * initial_population_count: keys of that first Replace not yet popped. */
@@ -103,34 +103,25 @@ static kin_deltas *items_get(const kin_delta_fifo *f, const char *key) {
 
 /* Once a large backlog (an initial list, a relist) is drained, gives back
  * the key table and the queue's ring, which would otherwise stay at their
- * largest size (64 bytes a key) for the FIFO's life. Returns 1 when it
- * did: the caller then calls release_free_memory, outside the lock. */
+ * largest size (64 bytes a key) for the FIFO's life. Nothing else is
+ * returned to the system here: malloc_trim would give back the pages the
+ * backlog's deltas and keys left free among live objects, but it walks the
+ * heap holding each arena's lock (measured: 5 ms after a LIST of 1M
+ * ConfigMaps, 588 ms after a WatchList of them), which would stall every
+ * thread allocating meanwhile. A program that wants them back calls
+ * malloc_trim(0) itself at a quiet moment (bench-informer does, as
+ * client-go's benchmark calls debug.FreeOSMemory). */
 #define KEEP_EMPTY_CAP 4096
-static int shrink_if_drained_locked(kin_delta_fifo *f) {
-  int shrunk = 0;
-  if (kin__hmap_len(&f->items) || kin__strq_len(&f->queue)) return 0;
+static void shrink_if_drained_locked(kin_delta_fifo *f) {
+  if (kin__hmap_len(&f->items) || kin__strq_len(&f->queue)) return;
   if (f->items.cap > KEEP_EMPTY_CAP) {
     kin__hmap_free(&f->items);
-    kin__hmap_init(&f->items);
-    shrunk = 1;
+    kin__hmap_init_borrowed(&f->items);
   }
   if (f->queue.cap > KEEP_EMPTY_CAP) {
     kin__strq_free(&f->queue);
     kin__strq_init(&f->queue);
-    shrunk = 1;
   }
-  return shrunk;
-}
-
-/* After a backlog of thousands of keys was drained, the memory its deltas,
- * keys and (in a relist) replaced objects held is free but scattered among
- * live objects, where malloc keeps it: malloc_trim returns the whole free
- * pages to the system (on a 50k-object cache, about 100 bytes of RSS per
- * object; a few ms, once per backlog). */
-static void release_free_memory(void) {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
 }
 
 /* Returns in *out a new reference to the object to queue for in: the
@@ -181,11 +172,15 @@ static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_typ
     kin_obj_unref(obj);
     return KIN_ENOMEM;
   }
-  int rc = kin__hmap_put(&f->items, key, d, NULL);
+  /* One copy of the key, owned by the queue; items borrows it (a key is
+   * in items exactly while it is queued, and Pop takes both at once). */
+  char *k = strdup(key);
+  int rc = k ? kin__hmap_put(&f->items, k, d, NULL) : KIN_ENOMEM;
   if (rc >= 0) {
-    rc = kin__strq_push(&f->queue, key);
-    if (rc < 0) kin__hmap_del(&f->items, key, NULL);
+    rc = kin__strq_push_owned(&f->queue, k);
+    if (rc < 0) kin__hmap_del(&f->items, k, NULL);
   }
+  if (rc < 0) free(k);
   if (rc < 0) {
     kin_deltas_free(d);
     free(d);
@@ -226,7 +221,7 @@ int kin_delta_fifo_new(const kin_delta_fifo_config *cfg, kin_delta_fifo **out) {
     free(f);
     return KIN_ENOMEM;
   }
-  kin__hmap_init(&f->items);
+  kin__hmap_init_borrowed(&f->items); /* the keys are the queue's */
   kin__strq_init(&f->queue);
   *out = f;
   return 0;
@@ -392,7 +387,7 @@ static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char
   kin_obj **xf = calloc(n ? n : 1, sizeof(*xf));
   if (!xf) return KIN_ENOMEM;
   kin__hmap listed;
-  kin__hmap_init(&listed);
+  kin__hmap_init_borrowed(&listed); /* keys of objs, alive for the call */
 
   pthread_mutex_lock(&f->mu);
   int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf, prepared);
@@ -536,13 +531,12 @@ int kin_delta_fifo_pop(kin_delta_fifo *f, kin_delta_process_fn process, void *ud
   /* Under mu, so the consumer's store changes are atomic with respect to
    * Replace and Resync, which read that store as knownObjects. */
   int rc = process(ud, key, d, initial);
-  int shrunk = shrink_if_drained_locked(f);
+  shrink_if_drained_locked(f);
   pthread_mutex_unlock(&f->mu);
   /* Dropping the last references can free large objects: do it unlocked. */
   kin_deltas_free(d);
   free(d);
   free(key);
-  if (shrunk) release_free_memory();
   return rc;
 }
 
@@ -583,14 +577,13 @@ int kin_delta_fifo_pop_batch(kin_delta_fifo *f, size_t max, kin_delta_process_fn
     n++;
   }
   if (batch_end && n > 0) batch_end(ud);
-  int shrunk = shrink_if_drained_locked(f);
+  shrink_if_drained_locked(f);
   pthread_mutex_unlock(&f->mu);
   for (size_t i = 0; i < n; i++) {
     kin_deltas_free(ds[i]);
     free(ds[i]);
     free(keys[i]);
   }
-  if (shrunk) release_free_memory();
   return rc;
 }
 

@@ -72,7 +72,7 @@ struct kin__rfl_watch {
 
   /* The reflector thread's. */
   int initial;       /* WatchList: collecting the initial events in temp */
-  kin__hmap temp;    /* key -> kin_obj (owned reference) */
+  kin__hmap temp;    /* key -> kin_obj (owned reference); borrows the object's key */
   int rfl_abort;     /* apply nothing more (the transfer is cut) */
   int rfl_lost;      /* an event could not be applied: resume from the last RV */
 
@@ -113,7 +113,7 @@ static int temp_apply(kin__rfl_watch *w, const rfl_ev *ev) {
     kin_obj_unref(obj);
     return rc;
   }
-  rc = kin__hmap_put(&w->temp, key, obj, &old);
+  rc = kin__hmap_put(&w->temp, kin_obj_key(obj), obj, &old); /* temp borrows obj's key */
   if (rc < 0) {
     kin_obj_unref(obj);
     return rc;
@@ -127,7 +127,7 @@ static void temp_clear(kin__rfl_watch *w) {
   kin__hmap_entry *e;
   while ((e = kin__hmap_next(&w->temp, &pos))) kin_obj_unref(e->val);
   kin__hmap_free(&w->temp);
-  kin__hmap_init(&w->temp);
+  kin__hmap_init_borrowed(&w->temp);
 }
 
 /* The initial-events-end bookmark: the collected state replaces the FIFO
@@ -406,7 +406,7 @@ int kin__rfl_watch_start(kin_reflector *r, const char *rv, int initial, kin__rfl
   if (!w) return KIN_ENOMEM;
   w->r = r;
   w->initial = initial;
-  kin__hmap_init(&w->temp);
+  kin__hmap_init_borrowed(&w->temp); /* keys are the objects' (kin_obj_key) */
   int rc = kin_watch_decoder_new(on_event, on_error, w, &w->dec);
   if (rc) {
     free(w);
