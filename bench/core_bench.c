@@ -220,9 +220,10 @@ static int trivial_reconcile(void *ud, int worker, const kin_request *req,
 }
 
 static double reconcile_rate[3]; /* by workers, of the last bench_reconcile */
+static long reconcile_keys;       /* --reconcile-keys N (make bench-lua); 0: by time */
 
 static void bench_reconcile(int workers) {
-  long n = (long)(400000 * target_s);
+  long n = reconcile_keys > 0 ? reconcile_keys : (long)(400000 * target_s);
   kin_controller_config cfg = {.name = "bench", .workers = workers, .reconcile = trivial_reconcile};
   kin_controller *c;
   if (kin_controller_new(&cfg, &c) < 0 || kin_controller_start(c) < 0) exit(1);
@@ -401,6 +402,10 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--quick") == 0) target_s = 0.05;
     if (strcmp(argv[i], "--stream") == 0) stream_only = 1;
     if (strcmp(argv[i], "--reconcile") == 0) reconcile_only = 1;
+    if (strcmp(argv[i], "--reconcile-keys") == 0 && i + 1 < argc) {
+      reconcile_only = 1;
+      reconcile_keys = strtol(argv[++i], NULL, 10);
+    }
   }
   for (int i = 0; i < NKEYS; i++) snprintf(keys[i], sizeof(keys[i]), "ns-%d/name-%d", i % 50, i);
   printf("kinformer %s core benchmarks (%s)\n\n", KIN_VERSION, target_s < 0.5 ? "quick" : "full");

@@ -33,7 +33,11 @@
 #      client-go: kinformer-ref-informer -reconcile-keys (reconcile.go): the
 #        controller-runtime worker loop (Get, reconcile with a context and
 #        a tagged logger, Forget, Done) over client-go's rate-limited
-#        workqueue, timed from the first Add until the KEYS-th reconcile.
+#        workqueue, timed from the first Add until the KEYS-th reconcile;
+#      kinformer-c: build/release/bench_core --reconcile-keys KEYS, the same
+#        with no Lua on either end (a C thread calls kin_controller_enqueue,
+#        a C reconciler returns done): like against like with client-go's
+#        native loop, in a table of its own.
 #
 # Usage: bench/lua_bench.sh [--quick]
 #   --quick        2k ConfigMaps, bursts of 5000, 50k keys (CI, < 2 min)
@@ -53,6 +57,7 @@ e2e_need jq:jq curl:curl
 bench_args "$@"
 
 SIM=${KINFORMER_SIM:-$ROOT/build/release/kinformer-sim}
+CORE=${KINFORMER_BENCH_CORE:-$ROOT/build/release/bench_core}
 SEEDGEN=${KINFORMER_SEED:-$ROOT/build/release/bench-informer-seed}
 REF=${KINFORMER_REF:-$E2E_BIN/kinformer-ref-informer}
 CPATH_DIR=${KINFORMER_LUA_CPATH:-$ROOT/build/release}
@@ -127,6 +132,19 @@ run_handler() {
       "synced \(.synced_ms | floor) ms; \(.burst) updates: \(.end_ms - .burst_start_unix_ms | floor) ms from burst start (\(.eps_start | floor)/s), sim commit \(.burst_done_unix_ms - .burst_start_unix_ms | floor) ms" end)' <<<"$last"
 }
 
+# run_reconcile_c WORKERS: one run of the C controller (bench_core), its
+# row turned into the {"keys","ms"} line the other clients print.
+run_reconcile_c() {
+  local w=$1 out=$DIR/client.out err=$DIR/logs/reconcile-c-$1.err
+  timeout -k 5 "$((TIMEOUT + 30))" "$CORE" --reconcile-keys "$KEYS" 2>"$err" |
+    awk -F'|' -v w="$w" '$2 ~ ("trivial reconcile, " w " worker") {
+      gsub(/ /, "", $3); gsub(/ /, "", $4); printf "{\"client\":\"kinformer-c\",\"keys\":%d,\"ms\":%.3f}\n", $3, $4 * 1000 }' \
+      >"$out" || true
+  record "reconcile-$w" kinformer-c "$out" "$err" "{\"workers\": $w}"
+  tail -n 1 "$RESULTS" | jq -r '"    \(.label): " + (if .error then "ERROR \(.error)" else
+      "\(.keys) reconciles in \(.ms | floor) ms (\(.keys / .ms * 1000 | floor)/s)" end)'
+}
+
 # run_reconcile LABEL WORKERS CMD...: one reconcile run.
 run_reconcile() {
   local label=$1 workers=$2 out=$DIR/client.out err=$DIR/logs/reconcile-$1-$2.err
@@ -159,8 +177,9 @@ done
 for w in 1 2; do
   echo "workload reconcile: trivial, $w worker(s), $KEYS keys"
   for ((r = 1; r <= REPEAT; r++)); do
-    for l in $(alternate "$r" kinformer kinformer-metrics client-go); do
+    for l in $(alternate "$r" kinformer kinformer-metrics kinformer-c client-go); do
       case $l in
+        kinformer-c) run_reconcile_c "$w" ;;
         kinformer)
           run_reconcile kinformer "$w" "$LUA" "$ROOT/bench/lua/reconcile_bench.lua" --kubeconfig "$KC" \
             --keys "$KEYS" --workers "$w" --timeout "$TIMEOUT" ;;
@@ -209,6 +228,13 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS
      ([1, 2][] as $w | "reconcile-\($w)" as $wl
       | med($wl; "kinformer-metrics"; .keys / .ms * 1000) as $m | med($wl; "kinformer"; .keys / .ms * 1000) as $k
       | row(["reconcile, trivial, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($m), fmt($k), ratio($m; $k)])),
+     "",
+     "no Lua on either end: a C thread enqueues, a C reconciler returns done (bench_core --reconcile-keys), against client-go:",
+     row(["workload", "kinformer", "client-go", "ratio"]),
+     "|" + ("-" * 56) + "|" + ("-" * 11) + "|" + ("-" * 11) + "|" + ("-" * 8) + "|",
+     ([1, 2][] as $w | "reconcile-\($w)" as $wl
+      | med($wl; "kinformer-c"; .keys / .ms * 1000) as $k | med($wl; "client-go"; .keys / .ms * 1000) as $c
+      | row(["reconcile, trivial, C, \($w) worker\(if $w > 1 then "s" else "" end), reconciles/s", fmt($k), fmt($c), ratio($k; $c)])),
      "",
      "targets (issue 16; handler rates from the burst committed, end to end):",
      (med("handler"; "kinformer"; .eps_committed) as $k | med("handler"; "client-go"; .eps_committed) as $c

@@ -12,5 +12,5 @@
 # generator's rule is in mk/bench.mk.
 bench-lua: deps e2e-reference
 	$(MAKE) --no-print-directory MODE=release build/release/kinformer/core.so \
-	  build/release/bench-informer-seed build/release/kinformer-sim
+	  build/release/bench-informer-seed build/release/kinformer-sim build/release/bench_core
 	bench/lua_bench.sh $(BENCH_ARGS)
