@@ -154,34 +154,11 @@ static int noop_process(void *ud, const char *key, const kin_deltas *d, int init
   return 0;
 }
 
-static void bench_fifo(void) {
-  int n = 100000;
-  kin_obj **objs = make_objects(n, 100);
-  kin_delta_fifo_config cfg = {0};
-  double t0 = now_s(), t;
-  long ops = 0, seen = 0;
-  do {
-    kin_delta_fifo *f;
-    if (kin_delta_fifo_new(&cfg, &f) < 0) exit(1);
-    for (int i = 0; i < n; i++) kin_delta_fifo_add(f, objs[i]);
-    for (int i = 0; i < n; i++) kin_delta_fifo_pop(f, noop_process, &seen);
-    kin_delta_fifo_free(f);
-    ops += n;
-    t = now_s() - t0;
-  } while (t < target_s);
-  if (seen != ops) {
-    fprintf(stderr, "bench: fifo popped %ld deltas, expected %ld\n", seen, ops);
-    exit(1);
-  }
-  row("delta_fifo add+pop (100k distinct keys)", (double)ops, t, 0);
-  for (int i = 0; i < n; i++) kin_obj_unref(objs[i]);
-  free(objs);
-}
-
-/* The same with kin_delta_fifo_pop_batch: one lock per batch of keys. */
 static void noop_batch_end(void *ud) { (void)ud; }
 
-static void bench_fifo_batch(void) {
+/* batch: pop with kin_delta_fifo_pop_batch, one lock per batch of keys, as
+ * the informer thread does; else one kin_delta_fifo_pop per key. */
+static void bench_fifo(int batch) {
   int n = 100000;
   kin_obj **objs = make_objects(n, 100);
   kin_delta_fifo_config cfg = {0};
@@ -191,8 +168,11 @@ static void bench_fifo_batch(void) {
     kin_delta_fifo *f;
     if (kin_delta_fifo_new(&cfg, &f) < 0) exit(1);
     for (int i = 0; i < n; i++) kin_delta_fifo_add(f, objs[i]);
-    while (kin_delta_fifo_len(f) > 0)
-      kin_delta_fifo_pop_batch(f, 0, noop_process, noop_batch_end, &seen);
+    if (batch)
+      while (kin_delta_fifo_len(f) > 0)
+        kin_delta_fifo_pop_batch(f, 0, noop_process, noop_batch_end, &seen);
+    else
+      for (int i = 0; i < n; i++) kin_delta_fifo_pop(f, noop_process, &seen);
     kin_delta_fifo_free(f);
     ops += n;
     t = now_s() - t0;
@@ -201,7 +181,8 @@ static void bench_fifo_batch(void) {
     fprintf(stderr, "bench: fifo popped %ld deltas, expected %ld\n", seen, ops);
     exit(1);
   }
-  row("delta_fifo add+pop_batch (100k distinct keys)", (double)ops, t, 0);
+  row(batch ? "delta_fifo add+pop_batch (100k distinct keys)" : "delta_fifo add+pop (100k distinct keys)",
+      (double)ops, t, 0);
   for (int i = 0; i < n; i++) kin_obj_unref(objs[i]);
   free(objs);
 }
@@ -428,8 +409,8 @@ int main(int argc, char **argv) {
   bench_parse("configmap.json", "spec/c/fixtures/configmap.json");
   bench_queue_1thread();
   bench_queue_2threads();
-  bench_fifo();
-  bench_fifo_batch();
+  bench_fifo(0);
+  bench_fifo(1);
   bench_reconcile(1);
   bench_reconcile(2);
   bench_indexer();

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "kin.h"
+#include "limited_alloc.h"
 #include "ljson.h"
 
 int luaopen_kinformer_core(lua_State *L);
@@ -417,26 +418,9 @@ static void test_json_LargeDocument(void **state) {
   lua_close(L);
 }
 
-/* A limited allocator: every decode either succeeds or raises a memory
- * error (never crashes, never half-pushes); the state stays usable. */
-typedef struct {
-  size_t used, limit;
-} budget;
-
-static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget *b = ud;
-  size_t old = ptr ? osize : 0;
-  if (nsize == 0) {
-    b->used -= old;
-    free(ptr);
-    return NULL;
-  }
-  if (nsize > old && b->used + (nsize - old) > b->limit) return NULL;
-  void *q = realloc(ptr, nsize);
-  if (q) b->used = b->used - old + nsize;
-  return q;
-}
-
+/* Under a limited allocator (limited_alloc.h) every decode either succeeds
+ * or raises a memory error (never crashes, never half-pushes); the state
+ * stays usable. */
 static int decode_in_pcall(lua_State *L) {
   size_t n;
   const char *s = lua_tolstring(L, 1, &n);

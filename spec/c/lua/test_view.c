@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kin.h"
+#include "limited_alloc.h"
 #include "kobj.h"
 #include "ljson.h"
 #include "lview.h"
@@ -107,23 +108,6 @@ static void test_view_OutlivesTheObject(void **state) {
   lua_close(L);
 }
 
-typedef struct {
-  size_t used, limit;
-} budget;
-
-static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget *b = ud;
-  size_t old = ptr ? osize : 0;
-  if (nsize == 0) {
-    b->used -= old;
-    free(ptr);
-    return NULL;
-  }
-  if (nsize > old && b->used + (nsize - old) > b->limit) return NULL;
-  void *q = realloc(ptr, nsize);
-  if (q) b->used = b->used - old + nsize;
-  return q;
-}
 
 /* (obj) -> the view fully encoded */
 static int view_and_encode(lua_State *L) {
