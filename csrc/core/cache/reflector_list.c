@@ -182,7 +182,6 @@ typedef struct {
   kin_reflector *r;
   objs *o;
   size_t from;    /* the first object of o not yet prepared */
-  size_t nitems;  /* items of this page */
   int failed;     /* an item could not be read or prepared (logged) */
   kin__list_stream ls;
 } page_sink;
@@ -220,7 +219,6 @@ static int sink_item(void *ud, const char *p, size_t len, size_t index) {
     s->failed = 1;
     return rc;
   }
-  s->nitems++;
   return s->o->len - s->from >= PREPARE_BATCH ? prepare(s) : 0;
 }
 
