@@ -86,6 +86,7 @@ typedef struct {
                       of a body that is not a Status, or the transport
                       error ("GET https://...: TLS: ...") */
   int retries;     /* how many times the request was retried */
+  char *content_type; /* the answer's Content-Type, or NULL */
 } kin_result;
 
 void kin_result_free(kin_result *r);

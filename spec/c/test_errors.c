@@ -443,6 +443,16 @@ static void test_errors_ListLogNamesHTMLBody(void **state) {
                  "(text/html: \"502 Bad Gateway\")");
 }
 
+/* A proxy's HTML page with status 200 where a list belongs: the log names
+ * what came (status, content type, the page's title), as it does for an
+ * error status. */
+static void test_errors_ListOfHTMLNamesTheBody(void **state) {
+  (void)state;
+  reflector_logs(resp(2, "200 OK", "text/html; charset=utf-8", HTML_BODY), NULL, "failed to list",
+                 "configmaps: failed to list: unable to understand list result: 200 "
+                 "(text/html: \"502 Bad Gateway\")");
+}
+
 /* A list page whose second item is no object: the page fails, and the log
  * says which item (one strict pass finds the items, kin_obj_parse reads
  * each). */
@@ -528,5 +538,6 @@ KIN_SUITE(errors, cmocka_unit_test(test_errors_TLSUnknownAuthorityNamesCA),
           cmocka_unit_test(test_errors_WatchLogNamesHTMLBody),
           cmocka_unit_test(test_errors_ListLogNamesHTMLBody),
           cmocka_unit_test(test_errors_ListItemNotAnObject),
+          cmocka_unit_test(test_errors_ListOfHTMLNamesTheBody),
           cmocka_unit_test(test_errors_ExecPluginStderr),
           cmocka_unit_test(test_errors_NamesFromOneTable))

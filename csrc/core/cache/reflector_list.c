@@ -297,7 +297,14 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   kin__buf_free(&url);
   if (rc == 0 || sink.ls.err) {
     if (rc == 0) rc = finish_page(&sink, pm);
-    if (rc) snprintf(st->message, sizeof(st->message), "unable to understand list result");
+    if (rc) {
+      /* what came instead of a list: its type and first words (an HTML
+       * page from a proxy, say), as for an error status */
+      char what[160];
+      kin_http_describe_body(res.code ? res.code : 200, res.content_type, sink.ls.env,
+                             sink.ls.env_len, what, sizeof(what));
+      snprintf(st->message, sizeof(st->message), "unable to understand list result: %s", what);
+    }
   } else {
     st->err = rc;
     st->code = res.code;

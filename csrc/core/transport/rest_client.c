@@ -224,6 +224,7 @@ void kin_result_free(kin_result *r) {
   free(r->body);
   free(r->reason);
   free(r->message);
+  free(r->content_type);
   memset(r, 0, sizeof *r);
 }
 
@@ -696,6 +697,8 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     } else {
       rc = parse_status(out, res.content_type) ? KIN_ENOMEM : KIN_ESTATUS;
     }
+    out->content_type = res.content_type;
+    res.content_type = NULL;
     kin_io_response_free(&res);
     break;
   }
