@@ -72,12 +72,12 @@ typedef struct {
   int bad;               /* 1: not a list; KIN_ENOMEM */
   int key1, key2;        /* the member being read at depth 1 / in metadata */
   int in_md, in_items;   /* inside the (first) metadata object / items array */
-  int md_done, items_done, kind_done, av_done; /* the first seen */
-  pspan rv, cont, rem, kind, av;
-  int rv_str, cont_str, rem_num, kind_str, av_str;
+  int md_done, items_done; /* the first seen */
+  pspan rv, cont, rem;
+  int rv_str, cont_str, rem_num;
 } page_scan;
 
-enum { P_OTHER, P_METADATA, P_KIND, P_API_VERSION, P_ITEMS, P_RV, P_CONTINUE, P_REMAINING };
+enum { P_OTHER, P_METADATA, P_ITEMS, P_RV, P_CONTINUE, P_REMAINING };
 
 #define PKEY(js, s, e, lit) ((e) - (s) == sizeof(lit) - 1 && !memcmp((js) + (s), lit, sizeof(lit) - 1))
 
@@ -85,23 +85,12 @@ static void pg_key(kin__json_visitor *v, size_t d, size_t s, size_t e) {
   page_scan *ps = (page_scan *)v;
   const char *js = ps->js;
   if (d == 1) {
-    ps->key1 = PKEY(js, s, e, "metadata") ? P_METADATA : PKEY(js, s, e, "kind") ? P_KIND
-             : PKEY(js, s, e, "apiVersion") ? P_API_VERSION : PKEY(js, s, e, "items") ? P_ITEMS
+    ps->key1 = PKEY(js, s, e, "metadata") ? P_METADATA : PKEY(js, s, e, "items") ? P_ITEMS
              : P_OTHER;
   } else if (d == 2 && ps->in_md) {
     ps->key2 = PKEY(js, s, e, "resourceVersion") ? P_RV : PKEY(js, s, e, "continue") ? P_CONTINUE
              : PKEY(js, s, e, "remainingItemCount") ? P_REMAINING : P_OTHER;
   }
-}
-
-/* Records the first value of a member: *done guards the first, *sp takes
- * the span, *is_type whether it had the wanted type. */
-static void first(int *done, pspan *sp, int *is_type, int ok, size_t s, size_t e) {
-  if (*done) return;
-  *done = 1;
-  sp->s = (long)s;
-  sp->e = (long)e;
-  *is_type = ok;
 }
 
 /* Records the first value of a member of the metadata: its span and
@@ -117,9 +106,7 @@ static void pg_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_
   if (d == 0) {
     ps->bad = 1;
   } else if (d == 1) {
-    if (ps->key1 == P_KIND) first(&ps->kind_done, &ps->kind, &ps->kind_str, type == '"', s, e);
-    else if (ps->key1 == P_API_VERSION) first(&ps->av_done, &ps->av, &ps->av_str, type == '"', s, e);
-    else if (ps->key1 == P_METADATA) ps->md_done = 1;
+    if (ps->key1 == P_METADATA) ps->md_done = 1;
     else if (ps->key1 == P_ITEMS && !ps->items_done) ps->bad = 1, ps->items_done = 1;
   } else if (d == 2 && ps->in_md) {
     if (ps->key2 == P_RV) md_first(&ps->rv, &ps->rv_str, type == '"', s, e);
@@ -143,10 +130,6 @@ static void pg_open(kin__json_visitor *v, size_t d, char type, size_t s) {
       ps->items_done = 1;
       if (type == '[') ps->in_items = 1;
       else ps->bad = 1;
-    } else if (ps->key1 == P_KIND) {
-      first(&ps->kind_done, &ps->kind, &ps->kind_str, 0, s, s);
-    } else if (ps->key1 == P_API_VERSION) {
-      first(&ps->av_done, &ps->av, &ps->av_str, 0, s, s);
     }
   } else if (d == 2 && ps->in_md) {
     /* a container where a scalar belongs: present, of the wrong type */
@@ -247,7 +230,7 @@ static int finish_page(page_sink *s, page_meta *pm) {
   ps.vis.open = pg_open;
   ps.vis.close = pg_close;
   ps.js = s->ls.env;
-  ps.rv = ps.cont = ps.rem = ps.kind = ps.av = (pspan){-1, -1};
+  ps.rv = ps.cont = ps.rem = (pspan){-1, -1};
   if (rc == 0) rc = kin__json_scan(s->ls.env, s->ls.env_len, NULL, &ps.vis);
   if (rc == 0 && ps.bad) rc = ps.bad < 0 ? ps.bad : KIN_EINVAL;
   if (rc) return rc;
