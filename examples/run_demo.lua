@@ -172,7 +172,7 @@ local st = ctl:stats()
 mgr:stop()
 if sim then sim:stop() end
 say("summary: %d steps, %d ok, %d failed; controller %q: %d reconciles (%d errors, %d terminal, %d requeues), %.1f ms reconciling",
-  steps, steps - failed, failed, ctl:name(), st.reconcile_time_count or 0, st.reconcile_error or 0,
+  steps, steps - failed, failed, ctl:name(), st.reconcile_time_count or 0, st.reconcile_errors or 0,
   st.terminal_reconcile_errors or 0, (st.reconcile_requeue or 0) + (st.reconcile_requeue_after or 0),
   (st.reconcile_time_sum_seconds or 0) * 1000)
 os.exit(failed == 0 and 0 or 1)

@@ -1,5 +1,6 @@
--- bin/kinformer and lua/kinformer/cli.lua.
-local cli = require "kinformer.cli"
+-- bin/kinformer and lua/kinformer/cmd/ (cli, run).
+local cli = require "kinformer.cmd.cli"
+local runcmd = require "kinformer.cmd.run"
 local h = require "examples.helper"
 
 local proc = require "support.proc"
@@ -12,7 +13,7 @@ end
 
 local tmpfile = proc.write_tmp
 
-describe("kinformer.cli", function()
+describe("kinformer.cmd.cli", function()
   describe("parse", function()
     it("reads run's options", function()
       local o = assert(cli.parse { "run", "op.lua", "--kubeconfig", "kc", "--context=dev", "--namespace", "ns",
@@ -43,16 +44,16 @@ describe("kinformer.cli", function()
     end)
 
     it("formats the progress line", function()
-      assert.equal("100,000", cli.thousands(100000))
-      assert.equal("999", cli.thousands(999))
-      assert.equal("1,234,567", cli.thousands(1234567))
+      assert.equal("100,000", runcmd.thousands(100000))
+      assert.equal("999", runcmd.thousands(999))
+      assert.equal("1,234,567", runcmd.thousands(1234567))
       assert.equal("synced 41,000 / 100,000 pods (syncing), 3 / 3 services in shop",
-        cli.progress_line {
+        runcmd.progress_line {
           { name = "v1/pods", resource = "v1/pods", synced = false, listed = 100000, cached = 41000 },
           { name = "v1/services?namespace=shop", resource = "v1/services", synced = true, listed = 3, cached = 3 },
         })
       assert.equal("synced 4,500 / 10,000 configmaps (listing)",
-        cli.progress_line { { name = "v1/configmaps", resource = "v1/configmaps", synced = false, listed = 4500,
+        runcmd.progress_line { { name = "v1/configmaps", resource = "v1/configmaps", synced = false, listed = 4500,
           expected = 10000, cached = 0 } })
     end)
 

@@ -3,7 +3,7 @@
 -- for its requeue_after), in-flight reconciles (one held open by a file
 -- the spec removes) and a key's history, printed and as JSON.
 local h = require "examples.helper"
-local inspect = require "kinformer.inspect"
+local inspect = require "kinformer.cmd.inspect"
 local proc = require "support.proc"
 local core = require "kinformer.core"
 

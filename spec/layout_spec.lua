@@ -98,4 +98,33 @@ describe("source layout", function()
     local missing = unnamed(doc)
     assert.is_true(#missing > 150)
   end)
+
+  -- The library (lua/kinformer) and the commands (lua/kinformer/cmd): a
+  -- command may require the library, never the other way round.
+  local function library_requires_of_commands(files)
+    local bad = {}
+    for _, path in ipairs(files) do
+      local f = assert(io.open(path))
+      local src = f:read("a")
+      f:close()
+      local code = src:gsub("%-%-[^\n]*", "") -- comments may name a command
+      for mod in code:gmatch("require%s*%(?%s*[\"']([%w_.]+)[\"']") do
+        if mod:match("^kinformer%.cmd%.") then bad[#bad + 1] = path .. " requires " .. mod end
+      end
+    end
+    return bad
+  end
+
+  it("keeps the library from requiring a command", function()
+    local out = proc.run("find lua/kinformer -name '*.lua' -type f -not -path 'lua/kinformer/cmd/*'")
+    local files = {}
+    for path in out:gmatch("%S+") do files[#files + 1] = path end
+    assert.is_true(#files > 20, "the listing did run")
+    assert.are.same({}, library_requires_of_commands(files))
+    -- and the check sees one
+    local tmp = os.tmpname()
+    proc.write(tmp, 'local x = require("kinformer.cmd.run")\n')
+    assert.are.same({ tmp .. " requires kinformer.cmd.run" }, library_requires_of_commands({ tmp }))
+    os.remove(tmp)
+  end)
 end)

@@ -2,7 +2,7 @@
 -- the example operators, parsed with lyaml (Debian's lua-yaml, over
 -- libyaml), and its RBAC rules asserted exactly.
 local lyaml = require "lyaml"
-local manifests = require "kinformer.manifests"
+local manifests = require "kinformer.cmd.manifests"
 local proc = require "support.proc"
 
 -- bin/kinformer manifests ARGS with no kubeconfig reachable (planning
@@ -89,8 +89,9 @@ describe("kinformer manifests", function()
     assert.equal("website", pod.serviceAccountName)
     local c = pod.containers[1]
     assert.equal("registry.example/website-op:1.2", c.image)
-    assert.same({ "kinformer", "run", "--leader-elect", "--metrics-bind-address", ":8080",
-                  "--health-probe-bind-address", ":8081", "/operator/operator.lua" }, c.command)
+    assert.same({ "kinformer", "run", "--name", "website", "--leader-elect", "--leader-election-id", "website",
+                  "--metrics-bind-address", ":8080", "--health-probe-bind-address", ":8081",
+                  "/operator/operator.lua" }, c.command)
     assert.same({ path = "/readyz", port = "health" }, c.readinessProbe.httpGet)
     assert.same({ path = "/healthz", port = "health" }, c.livenessProbe.httpGet)
     local ports = {}
@@ -193,8 +194,8 @@ mgr:controller{ name = "pvc", ["for"] = "v1/persistentvolumeclaims", reconciler 
     assert.matches("# list: plan: client:list at script load", out, 1, true)
     assert.matches("# NOT DETERMINED (no rule granted; add what they need by hand):", out, 1, true)
     assert.matches("#   source: lib/helper.lua:4: client:delete(t.resource, ...)", out, 1, true)
-    assert.same({ { key = "op.lua", path = "op.lua" }, { key = "lib__helper.lua", path = "lib/helper.lua" },
-                  { key = "recon.lua", path = "recon.lua" }, { key = "recon_util.lua", path = "recon_util.lua" } },
+    assert.same({ { key = "op.lua", path = "op.lua" }, { key = "recon.lua", path = "recon.lua" },
+                  { key = "lib__helper.lua", path = "lib/helper.lua" }, { key = "recon_util.lua", path = "recon_util.lua" } },
       by.Deployment[1].spec.template.spec.volumes[1].configMap.items)
     assert.matches("^local M = {}", by.ConfigMap[1].data["lib__helper.lua"])
   end)
@@ -226,14 +227,15 @@ mgr:run()
   end)
 
   it("is parsed by the cli with run's --namespace and its own --image and --name", function()
-    local cli = require "kinformer.cli"
+    local cli = require "kinformer.cmd.cli"
     local o = assert(cli.parse { "manifests", "op.lua", "--namespace", "ns", "--image=reg/op:1", "--name", "x" })
     assert.same({ command = "manifests", script = "op.lua", namespace = "ns", image = "reg/op:1", name = "x",
                   args = {} }, o)
     for argv, msg in pairs {
       [{ "manifests" }] = "manifests needs a script",
       [{ "manifests", "op.lua", "--sim" }] = "manifests takes no --sim",
-      [{ "run", "op.lua", "--image", "i" }] = "--image and --name are options of manifests",
+      [{ "run", "op.lua", "--image", "i" }] = "--image is an option of manifests",
+      [{ "run", "op.lua", "--name", "Demo_Op" }] = "--name: name must be a lower-case DNS name",
     } do
       local none, err = cli.parse(argv)
       assert.is_nil(none)

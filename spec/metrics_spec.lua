@@ -255,7 +255,7 @@ end
 
 describe("kinformer run", function()
   it("takes controller-runtime's --metrics-bind-address and --health-probe-bind-address", function()
-    local cli = require "kinformer.cli"
+    local cli = require "kinformer.cmd.cli"
     local o = assert(cli.parse { "run", "op.lua", "--metrics-bind-address", ":8080",
                                  "--health-probe-bind-address=127.0.0.1:8081" })
     assert.equal(":8080", o.metrics_bind)

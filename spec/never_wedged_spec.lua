@@ -131,7 +131,7 @@ end)
 
 describe("kinformer run --shutdown-timeout", function()
   it("is parsed and checked", function()
-    local cli = require "kinformer.cli"
+    local cli = require "kinformer.cmd.cli"
     assert.equal(5, assert(cli.parse { "run", "x.lua", "--shutdown-timeout", "5" }).shutdown_timeout)
     assert.equal(0.5, assert(cli.parse { "run", "x.lua", "--shutdown-timeout=0.5" }).shutdown_timeout)
     local o, msg = cli.parse { "run", "x.lua", "--shutdown-timeout", "soon" }

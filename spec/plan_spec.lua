@@ -426,7 +426,7 @@ describe("kinformer plan --sim", function()
   end)
 
   it("rejects what plan does not take", function()
-    local cli = require "kinformer.cli"
+    local cli = require "kinformer.cmd.cli"
     assert.same({ "a/b", "c" }, cli.parse({ "plan", "s.lua", "--key", "a/b", "--key=c" }).keys)
     assert.matches("option of plan", select(2, cli.parse({ "run", "s.lua", "--key", "a/b" })))
     assert.matches("plan takes no", select(2, cli.parse({ "plan", "s.lua", "--leader-elect" })))

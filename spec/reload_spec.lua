@@ -177,7 +177,7 @@ describe("hot reload", function()
     assert.is_true(ctl:reload())
     assert(mgr:wait_for(function() return version_of(mgr, ns, "a") == "b3" end))
     assert(mgr:wait_for(function() return ctl:num_requeues(key) == 0 end))
-    assert.is_true(ctl:stats().reconcile_error >= 4)
+    assert.is_true(ctl:stats().reconcile_errors >= 4)
   end)
 
   it("code that fails to load is reported with file:line and the old code keeps running", function()
@@ -372,7 +372,7 @@ mgr:controller { name = "inline", ["for"] = "v1/configmaps", informer_opts = { n
   end
 
   it("--watch is an option of run", function()
-    local cli = require "kinformer.cli"
+    local cli = require "kinformer.cmd.cli"
     assert.is_true(assert(cli.parse { "run", "x.lua", "--watch" }).watch)
     assert.is_nil(cli.parse { "run", "x.lua" }.watch)
     local o, err = cli.parse { "manifests", "x.lua", "--watch" }

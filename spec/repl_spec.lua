@@ -1,9 +1,9 @@
 -- kinformer repl: the pretty-printer, help and completion as functions, and
 -- the REPL driven as a person would in a terminal (tmux: keys sent, the
 -- screen read back) against kinformer.sim with the Website example.
-local repl = require "kinformer.repl"
+local repl = require "kinformer.cmd.repl"
 
-describe("kinformer.repl pretty-printer", function()
+describe("kinformer.cmd.repl pretty-printer", function()
   it("prints Kubernetes objects as YAML-like text, apiVersion/kind/metadata first", function()
     local text = repl.pretty{
       spec = { replicas = 2, template = { spec = { containers = { { name = "web", image = "nginx:1.27",
@@ -76,7 +76,7 @@ describe("kinformer.repl pretty-printer", function()
   end)
 end)
 
-describe("kinformer.repl help and completion", function()
+describe("kinformer.cmd.repl help and completion", function()
   local sim, mgr
   setup(function()
     sim = assert(require("kinformer.sim").start{})
@@ -129,7 +129,7 @@ describe("kinformer.repl help and completion", function()
 end)
 
 describe("kinformer repl's command line", function()
-  local cli = require "kinformer.cli"
+  local cli = require "kinformer.cmd.cli"
   it("takes an optional script and run's connection options", function()
     local o = assert(cli.parse{ "repl", "--sim", "--seed", "seed.json", "op.lua", "-q" })
     assert.are.equal("repl", o.command)

@@ -218,7 +218,7 @@ describe("lazy views", function()
   it("render and copy like decoded objects (dump, pretty, diff copies)", function()
     local d, v = core.json_decode(POD), view(POD)
     assert.are.equal(kinformer.dump(d), kinformer.dump(v))
-    local pretty = require "kinformer.pretty"
+    local pretty = require "kinformer.cmd.pretty"
     assert.are.equal(pretty.yaml(core.json_decode(POD)), pretty.yaml(view(POD)))
     assert.are.equal(pretty.pretty(core.json_decode(POD)), pretty.pretty(view(POD)))
     -- inside other tables too, and a view prints as a table

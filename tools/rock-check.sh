@@ -50,7 +50,7 @@ t=$tree/t
 rockdir=$("${LUAROCKS[@]}" --tree "$t" show --rock-dir kinformer)
 for f in "$t/bin/kinformer" "$t/bin/kinformer-sim" "$t/lib/lua/5.4/kinformer/core.so" \
          "$t/lib/lua/5.4/kinformer/simcore.so" "$t/share/lua/5.4/kinformer/init.lua" \
-         "$t/share/lua/5.4/kinformer/cli.lua" "$rockdir/examples/website/operator.lua"; do
+         "$t/share/lua/5.4/kinformer/cmd/cli.lua" "$rockdir/examples/website/operator.lua"; do
   [ -e "$f" ] || { echo "rock-check: the rock did not install $f" >&2; exit 1; }
 done
 # kinformer.core, the module operators load in production, links no part

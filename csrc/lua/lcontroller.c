@@ -9,7 +9,7 @@
  * lcontroller_watchdog.c; lcontroller_int.h holds the shared types.
  *
  * Calls into Lua: reconcile(req, ctx) with req = {namespace=, name=, key=}
- * and ctx = for_request(env, controller, worker (1-based), req), the
+ * and ctx = for_request(env, controller, worker (1-based), req, for resource), the
  * constructor of the module the spec names (spec.ctx: kinformer.ctx, set by
  * controller.lua); map(obj, ctx) with ctx over {controller=},
  * returning a list of {namespace=, name=}. Results map to kin_result_action
@@ -67,9 +67,6 @@ static void push_state_env(lua_State *L, lctl *p) {
   lua_setfield(L, LUA_REGISTRYINDEX, ENV_KEY);
 }
 
-/* 1 when the value at i is a terminal error: a table whose field
- * kinformer_terminal is true. Never raises. */
-
 /* Message handler: terminal errors stay intact (the caller tells them
  * apart); anything else becomes its text with a traceback. */
 static int msgh(lua_State *L) {
@@ -79,11 +76,11 @@ static int msgh(lua_State *L) {
   return 1;
 }
 
-/* do_call(fn, arg, controller, worker, req; upvalues env, ctx module) ->
- * fn(arg, ctx) with ctx = require(ctx module).for_request(env, controller,
- * worker, req), the constructor looked up once per state (reconciles are
- * the hot path; a state serves one controller); two results. Runs under a
- * pcall with msgh. */
+/* do_call(fn, arg, controller, worker, req; upvalues env, ctx module, for
+ * resource) -> fn(arg, ctx) with ctx = require(ctx module).for_request(env,
+ * controller, worker, req, for resource), the constructor looked up once
+ * per state (reconciles are the hot path; a state serves one controller);
+ * two results. Runs under a pcall with msgh. */
 static int do_call(lua_State *L) {
   lua_settop(L, 5);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_new_key) != LUA_TFUNCTION) {
@@ -100,7 +97,8 @@ static int do_call(lua_State *L) {
   lua_pushvalue(L, 3);
   lua_pushvalue(L, 4);
   lua_pushvalue(L, 5);
-  lua_call(L, 4, 1); /* ctx */
+  lua_pushvalue(L, lua_upvalueindex(3));
+  lua_call(L, 5, 1); /* ctx */
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, -3);
@@ -109,11 +107,13 @@ static int do_call(lua_State *L) {
 }
 
 /* Pushes the do_call closure of p in a worker state (its upvalues: the
- * state's env, the name of p's ctx module). */
+ * state's env, the name of p's ctx module, p's For resource or nil). */
 static void push_do_call(lua_State *L, lctl *p) {
   push_state_env(L, p);
   lua_pushstring(L, p->ctx_module);
-  lua_pushcclosure(L, do_call, 2);
+  if (*p->for_resource) lua_pushstring(L, p->for_resource);
+  else lua_pushnil(L);
+  lua_pushcclosure(L, do_call, 3);
 }
 
 /* Pushes the worker's code as a function: the code itself, or its field
@@ -496,6 +496,7 @@ static void lctl_free(lctl *p) {
   lkin_ws_template_unref(p->tmpl);
   free(p->name);
   free(p->ctx_module);
+  free(p->for_resource);
   free(p->start_err);
   pthread_mutex_destroy(&p->mu);
   if (p->env) lkin_env_unref(p->env);
@@ -536,6 +537,8 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
   const char *ctx_module = lkin_opt_string(L, 2, "ctx");
   luaL_argcheck(L, ctx_module && *ctx_module, 2, "controller spec: ctx (a module name) required");
   if (!(p->ctx_module = strdup(ctx_module))) return luaL_error(L, "not enough memory");
+  const char *for_res = lkin_opt_string(L, 2, "for_resource");
+  if (!(p->for_resource = strdup(for_res ? for_res : ""))) return luaL_error(L, "not enough memory");
   lua_Number workers = lkin_opt_number(L, 2, "workers", 1);
   luaL_argcheck(L, workers >= 1 && workers <= 1024, 2, "controller spec: workers must be 1..1024");
   p->workers = (int)workers;
@@ -698,7 +701,6 @@ static int ctl_stats(lua_State *L) {
   lua_createtable(L, 0, 14);
 #define F(k) (lua_pushinteger(L, (lua_Integer)st.k), lua_setfield(L, -2, #k))
   F(reconcile_success);
-  F(reconcile_error);
   F(reconcile_requeue);
   F(reconcile_requeue_after);
   F(reconcile_errors);

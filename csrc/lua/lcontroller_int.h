@@ -74,6 +74,8 @@ struct lctl {
                              older one are rebuilt before their next call */
   char *name;
   char *ctx_module;       /* spec.ctx: require(it).for_request builds a ctx */
+  char *for_resource;     /* spec.for_resource ("" when none): the ctx's, for
+                             ctx:ensure's owner and the lifecycle helpers */
   int workers;
   lkin_ws **ws;           /* ws[i] belongs to worker thread i while it runs */
   lmap **maps;            /* owned; freed after c is stopped */

@@ -165,18 +165,22 @@ static int m_by_index(lua_State *L) {
   return push_list(L, objs, n);
 }
 
-/* inf:add_index(name, "label:<key>") -> true | nil, msg, code
- * Adds an index by a label's value; objects already cached are indexed at
- * once (the indexer takes its write lock). */
+/* inf:add_index(name, "label:<key>" | "controller") -> true | nil, msg,
+ * code. Adds an index by a label's value, or by the controller owner's uid;
+ * objects already cached are indexed at once (the indexer takes its write
+ * lock). */
 static int m_add_index(lua_State *L) {
   linformer *u = check_ud(L, 1);
   const char *name = luaL_checkstring(L, 2);
   const char *spec = luaL_checkstring(L, 3);
-  luaL_argcheck(L, !strncmp(spec, "label:", 6) && spec[6], 3,
-                "index function must be \"label:<key>\"");
-  char *key = strdup(spec + 6);
-  if (!key) return lkin_fail(L, KIN_ENOMEM, "add_index");
-  int rc = kin_indexer_add_index(kin_informer_indexer(u->inf), name, kin_index_by_label, key, free);
+  int by_controller = strcmp(spec, "controller") == 0;
+  luaL_argcheck(L, by_controller || (!strncmp(spec, "label:", 6) && spec[6]), 3,
+                "index function must be \"label:<key>\" or \"controller\"");
+  char *key = by_controller ? NULL : strdup(spec + 6);
+  if (!by_controller && !key) return lkin_fail(L, KIN_ENOMEM, "add_index");
+  int rc = kin_indexer_add_index(kin_informer_indexer(u->inf), name,
+                                 by_controller ? kin_index_by_controller_uid : kin_index_by_label, key,
+                                 by_controller ? NULL : free);
   if (rc < 0) {
     free(key);
     if (rc == KIN_EEXIST) {

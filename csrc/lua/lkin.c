@@ -28,6 +28,7 @@
 #include "lloghold.h"
 #include "lobject.h"
 #include "lresult.h"
+#include "lselector.h"
 #include "lview.h"
 #include "log.h"
 #include "lworker.h"
@@ -132,6 +133,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_metrics(L);
   lkin_open_admin(L);
   lkin_open_loghold(L);
+  lkin_open_selector(L);
   luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

@@ -267,8 +267,20 @@ static const luaL_Reg methods[] = {{"start", m_start},         {"stop", m_stop},
 
 static const lkin_type leader_type = {LEADER_MT, methods, m_close, m_tostring};
 
+/* core.leader_identity() -> "<hostname>_<uuid>": a fresh default identity,
+ * for callers that add to it (kinformer.leader_election prefixes the
+ * operator's name). */
+static int l_leader_identity(lua_State *L) {
+  char id[320];
+  if (kin_leader_election_default_identity(id, sizeof(id)) < 0) return lkin_fail(L, KIN_ENOMEM, "leader_identity");
+  lua_pushstring(L, id);
+  return 1;
+}
+
 void lkin_open_leader(lua_State *L) {
   lkin_new_type(L, &leader_type);
   lua_pushcfunction(L, l_leader_elector);
   lua_setfield(L, -2, "leader_elector");
+  lua_pushcfunction(L, l_leader_identity);
+  lua_setfield(L, -2, "leader_identity");
 }

@@ -136,10 +136,11 @@ extern const double kin_controller_reconcile_time_bounds[KIN_CONTROLLER_RECONCIL
 /* Counters, named after controller-runtime's metrics. */
 typedef struct {
   uint64_t reconcile_success;       /* controller_runtime_reconcile_total{result="success"} */
-  uint64_t reconcile_error;         /* {result="error"}, terminal errors included */
   uint64_t reconcile_requeue;       /* {result="requeue"} */
   uint64_t reconcile_requeue_after; /* {result="requeue_after"} */
-  uint64_t reconcile_errors;        /* controller_runtime_reconcile_errors_total */
+  uint64_t reconcile_errors;        /* controller_runtime_reconcile_errors_total and
+                                       reconcile_total{result="error"}: the same count,
+                                       terminal errors included */
   uint64_t terminal_reconcile_errors; /* controller_runtime_terminal_reconcile_errors_total */
   uint64_t reconcile_panics;        /* controller_runtime_reconcile_panics_total:
                                        the reconcile function returned non-zero */

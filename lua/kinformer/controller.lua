@@ -52,10 +52,14 @@ local CTX_MODULE = "kinformer.ctx"
 function M.name_of(ctl) return rawget(ctl, "_name") end
 
 --- What kinformer.plan needs of ctl, so that it reads no private field:
--- {name =, reconciler =, env =, mgr =, for_informer =} (a new table).
+-- {name =, reconciler = (what the workers run: the lifecycle around the
+-- user's code when there is one), env =, mgr =, for_informer =,
+-- for_resource = (its name)} (a new table).
 function M.parts(ctl)
-  return { name = rawget(ctl, "_name"), reconciler = rawget(ctl, "_reconciler"),
-           env = rawget(ctl, "_env"), mgr = rawget(ctl, "_mgr"), for_informer = rawget(ctl, "_for") }
+  local for_inf = rawget(ctl, "_for")
+  return { name = rawget(ctl, "_name"), reconciler = rawget(ctl, "_run") or rawget(ctl, "_reconciler"),
+           env = rawget(ctl, "_env"), mgr = rawget(ctl, "_mgr"), for_informer = for_inf,
+           for_resource = for_inf and for_inf:name() or nil }
 end
 
 -- A runtime failure (discovery failed, the server has no such resource):
@@ -116,7 +120,58 @@ local function lower_first(kind) return (kind:lower()) end
 M.OPTIONS = { -- mgr:controller{...}'s keys: add new options here
   "name", "for", "owns", "watches", "predicates", "workers", "rate_limiter", "reconciler",
   "memory_limit", "reconcile_timeout", "busy_warning_after", "informer_opts", "replace",
+  "children", "prune", "finalizer", "finalize", "selector", "rbac",
 }
+
+-- A reconciler given as a module name must name a module that exists and
+-- returns a function or a table with .reconcile (what the workers will
+-- look up): checked here, in the calling state, so that a typo fails at
+-- mgr:controller with the path searched, not on every reconcile.
+local function check_module(name, field, what)
+  if package.loaded[name] == nil and not package.searchpath(name, package.path) then
+    local ok, err = pcall(require, name) -- preloads, C modules: require knows
+    if not ok then
+      local seen, list = {}, {}
+      for t in package.path:gmatch("[^;]+") do
+        if not seen[t] then seen[t] = true list[#list + 1] = t end
+      end
+      raise(("controller: %s module '%s' not found; searched package.path:\n\t%s"):format(what, name,
+        table.concat(list, "\n\t")))
+    end
+  end
+  local ok, m = pcall(require, name)
+  if not ok then raise(("controller: %s module '%s' failed to load: %s"):format(what, name, tostring(m))) end
+  if type(m) ~= "function" and not (type(m) == "table" and type(m[field]) == "function") then
+    raise(("controller: %s module '%s' returns a %s%s: return a function, or a table with a function '%s'")
+      :format(what, name, type(m), type(m) == "table" and (" without a function '" .. field .. "'") or "", field))
+  end
+end
+
+-- The RBAC rules an rbac option declares, checked: a list of {resources =
+-- {...}, verbs = {...}, api_groups = {...}?, resource_names = {...}?}.
+-- Raises naming the entry; returns the list.
+M.RBAC_KEYS = { "resources", "verbs", "api_groups", "resource_names", "non_resource_urls" }
+function M.check_rbac(rules, what)
+  if rules == nil then return nil end
+  if type(rules) ~= "table" then raise(what .. ": rbac must be a list of rules") end
+  for i, r in ipairs(rules) do
+    if type(r) ~= "table" then raise(("%s: rbac rule #%d must be a table"):format(what, i)) end
+    options.check(r, M.RBAC_KEYS, ("%s's rbac rule #%d"):format(what, i))
+    if type(r.verbs) ~= "table" or #r.verbs == 0 then
+      raise(("%s: rbac rule #%d needs verbs = {...}"):format(what, i))
+    end
+    if (type(r.resources) ~= "table" or #r.resources == 0) and type(r.non_resource_urls) ~= "table" then
+      raise(("%s: rbac rule #%d needs resources = {...} (or non_resource_urls)"):format(what, i))
+    end
+    for _, k in ipairs(M.RBAC_KEYS) do
+      for j, v in ipairs(type(r[k]) == "table" and r[k] or {}) do
+        if type(v) ~= "string" then raise(("%s: rbac rule #%d: %s[%d] must be a string"):format(what, i, k, j)) end
+      end
+    end
+  end
+  if next(rules) ~= nil and #rules == 0 then raise(what .. ": rbac must be a list of rules") end
+  return rules
+end
 function M.new(mgr, cfg, opts)
   if type(cfg) ~= "table" then raise("controller: config table expected") end
   options.check(cfg, M.OPTIONS, "mgr:controller")
@@ -127,8 +182,35 @@ function M.new(mgr, cfg, opts)
   if cfg.reconciler == nil then raise("controller: reconciler required (a module name or a function)") end
   local rt = type(cfg.reconciler)
   if rt ~= "string" and rt ~= "function" then
-    raise("controller: reconciler must be a module name or a self-contained function")
+    raise("controller: reconciler must be a module name or a function")
   end
+  if rt == "string" then check_module(cfg.reconciler, "reconcile", "reconciler") end
+  if cfg.finalizer ~= nil and (type(cfg.finalizer) ~= "string" or cfg.finalizer == "") then
+    raise("controller: finalizer must be a non-empty string (a qualified name: example.com/cleanup)")
+  end
+  if cfg.finalize ~= nil then
+    if type(cfg.finalize) ~= "function" and type(cfg.finalize) ~= "string" then
+      raise("controller: finalize must be a function(req, ctx, obj) or a module name")
+    end
+    if not cfg.finalizer then raise("controller: finalize needs finalizer (the finalizer it runs for)") end
+    if type(cfg.finalize) == "string" then check_module(cfg.finalize, "finalize", "finalize") end
+  end
+  if cfg.finalizer and cfg.finalize == nil and cfg.children == nil then
+    raise("controller: finalizer needs finalize = function(req, ctx, obj) (or children, which it then deletes)")
+  end
+  if cfg.children ~= nil and (type(cfg.children) ~= "table" or #cfg.children == 0) then
+    raise("controller: children must be a list of resources, e.g. {\"v1/configmaps\"}")
+  end
+  if cfg.prune ~= nil and type(cfg.prune) ~= "boolean" then raise("controller: prune must be a boolean") end
+  if cfg.selector ~= nil then
+    if type(cfg.selector) ~= "string" then raise("controller: selector must be a label selector string") end
+    local ok, msg = core.label_selector(cfg.selector)
+    if not ok then raise("controller: selector: " .. tostring(msg)) end
+  end
+  if (cfg.finalizer or cfg.children or cfg.selector) and not for_res then
+    raise("controller: finalizer, children and selector need 'for' (the object they are about)")
+  end
+  M.check_rbac(cfg.rbac, "controller")
   check_predicates(cfg.predicates, "controller")
   local iopts = cfg.informer_opts
 
@@ -150,7 +232,24 @@ function M.new(mgr, cfg, opts)
     watches[#watches + 1] = { informer = get_informer(mgr, for_res, iopts), kind = "object",
                               name = for_res, predicates = combine(cfg.predicates, nil) }
   end
-  for i, e in ipairs(cfg.owns or {}) do
+  -- children are owned too (their changes enqueue the owner): an entry of
+  -- owns for each that owns does not list already
+  local owns = {}
+  for i, e in ipairs(cfg.owns or {}) do owns[i] = e end
+  local children = {}
+  for i, c in ipairs(cfg.children or {}) do
+    if type(c) ~= "string" then raise(("controller: children #%d must be a resource name"):format(i)) end
+    local r, msg, code = options.call(env.resource, env, c)
+    if not r then runtime(("controller: resource %s: %s"):format(c, tostring(msg)), code) end
+    local listed = false
+    for _, e in ipairs(owns) do
+      local res = type(e) == "table" and (e[1] or e.resource) or e
+      if res == c then listed = true end
+    end
+    if not listed then owns[#owns + 1] = c end
+    children[#children + 1] = { name = c, resource = require("kinformer.ctx").resource_name(r) }
+  end
+  for i, e in ipairs(owns) do
     if not owner then raise("controller: 'owns' needs 'for' (the owner type)") end
     local res, o = entry(e, "owns", i)
     check_predicates(o.predicates, "owns " .. res)
@@ -160,6 +259,9 @@ function M.new(mgr, cfg, opts)
       cluster_scoped = not owner.namespaced, all_owners = o.all_owners and true or false,
       predicates = combine(cfg.predicates, o.predicates),
     }
+    for _, ch in ipairs(children) do
+      if ch.name == res then ch.informer = watches[#watches].informer end
+    end
   end
   for i, e in ipairs(cfg.watches or {}) do
     local res, o = entry(e, "watches", i)
@@ -191,8 +293,13 @@ function M.new(mgr, cfg, opts)
   if rtimeout == nil then rtimeout = mgr_default("reconcile_timeout") end
   local busy_after = cfg.busy_warning_after
   if busy_after == nil then busy_after = mgr_default("busy_warning_after") end
+  local reconciler = cfg.reconciler
+  if cfg.finalizer or cfg.children or cfg.selector then
+    reconciler = M.lifecycle_reconciler(cfg, owner, watches[1].informer, children)
+  end
   local spec = {
-    name = name, ctx = CTX_MODULE, workers = cfg.workers, reconciler = cfg.reconciler,
+    name = name, ctx = CTX_MODULE, workers = cfg.workers, reconciler = reconciler,
+    for_resource = for_res and watches[1].informer:name() or nil,
     memory_limit = cfg.memory_limit,
     rate_limiter = cfg.rate_limiter, watches = watches,
     reconcile_timeout = rtimeout, busy_warning_after = busy_after,
@@ -208,7 +315,34 @@ function M.new(mgr, cfg, opts)
   -- _cfg: the leader election rebuilds a controller stopped by a lost lease
   -- _for: the For informer (its keys are what ctl:plan() plans by default)
   return setmetatable({ _ud = ud, _env = env, _mgr = mgr, _reconciler = cfg.reconciler,
+                        _run = reconciler ~= cfg.reconciler and reconciler or nil,
+                        _lc_args = { owner, watches[1] and watches[1].informer, children },
+                        _for_res = for_res, _namespaced = owner and owner.namespaced or false,
                         _name = name, _cfg = cfg, _for = for_res and watches[1].informer or nil }, Controller)
+end
+
+--- The reconciler a controller with a finalizer or children runs: the
+-- user's code (cfg.reconciler, cfg.finalize) inside kinformer.lifecycle.
+-- owner: the For resource's table; for_inf: its informer; children:
+-- {{name =, resource =, informer =}}. Adds the children informers' index
+-- by controller uid. Returns a function (sent to the worker states with
+-- its upvalues copied).
+function M.lifecycle_reconciler(cfg, owner, for_inf, children)
+  local lc = {
+    reconcile = cfg.reconciler, finalize = cfg.finalize, finalizer = cfg.finalizer,
+    prune = cfg.prune ~= false, selector = cfg.selector,
+    for_resource = require("kinformer.ctx").resource_name(owner),
+    label = owner.kind, children = nil,
+  }
+  if #children > 0 then
+    lc.children = {}
+    for i, ch in ipairs(children) do
+      local ok, msg, code = ch.informer:add_index(require("kinformer.lifecycle").INDEX, "controller")
+      if not ok and code ~= "EEXIST" then runtime(("controller: children %s: %s"):format(ch.name, tostring(msg)), code) end
+      lc.children[i] = { resource = ch.resource, informer = ch.informer:name() }
+    end
+  end
+  return function(req, ctx) return require("kinformer.lifecycle").run(lc, req, ctx) end
 end
 
 --- Waits for the watched caches and starts the workers.
@@ -251,32 +385,54 @@ function Controller:_lead()
 end
 
 --- Reloads the reconciler (issue 15): with no argument, its module is
--- required again from its file (a function reconciler is rebuilt as it
--- is); with code (a module name or a self-contained function), that
--- becomes the reconciler. Module map functions of the watches are reloaded
--- too. Each worker finishes its current reconcile, then its state is
--- rebuilt with the new code; the cache, the queue and each key's backoff
+-- required again from its file (a function reconciler is captured again:
+-- its upvalues as they are now); with code (a module name or a function),
+-- that becomes the reconciler. Module map functions of the watches are
+-- reloaded too. Each worker finishes its current reconcile, then its state
+-- is rebuilt with the new code; the cache, the queue and each key's backoff
 -- are kept. Returns true, or nil, msg (naming file:line), code when the
 -- new code fails to load: the old code keeps running. reconcile_once
 -- follows (the module is required afresh in the calling state).
 function Controller:reload(code)
-  local called, ok, msg, c = pcall(self._ud.reload, self._ud, code)
-  if not called then -- misuse (a function with an upvalue...): at the caller's line
+  if code ~= nil and type(code) ~= "string" and type(code) ~= "function" then
+    raise("ctl:reload: code must be a module name or a function, not a " .. type(code))
+  end
+  local r = code
+  if r == nil then r = self._reconciler end
+  -- what the workers get: the code itself, or the lifecycle around it
+  local cfg = self._cfg
+  local send = code
+  if type(r) == "function" then send = r end
+  if rawget(self, "_run") and type(cfg) == "table" then
+    if type(r) == "string" then -- the workers load it inside the lifecycle: check it here
+      package.loaded[r] = nil
+      local ok, err = pcall(require, r)
+      if not ok then
+        return nil, ("controller \"%s\": reload of the reconciler failed, the old code keeps running: %s")
+          :format(tostring(self._name), (tostring(err):gsub("\n\t", " "))), "EINVAL"
+      end
+    end
+    local c = {}
+    for k, v in pairs(cfg) do c[k] = v end
+    c.reconciler = r
+    send = M.lifecycle_reconciler(c, table.unpack(self._lc_args))
+  end
+  local called, ok, msg, ecode = pcall(self._ud.reload, self._ud, send)
+  if not called then -- misuse (an upvalue that cannot be copied...): at the caller's line
     local why = tostring(ok)
     why = why:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or why
     raise("ctl:reload: " .. why)
   end
-  if not ok then return nil, msg, c end
-  local r = code
-  if r == nil then r = self._reconciler end
+  if not ok then return nil, msg, ecode end
   if type(self._reconciler) == "string" then package.loaded[self._reconciler] = nil end
   if type(r) == "string" then package.loaded[r] = nil end
   self._reconciler, self._fn = r, nil
-  if code ~= nil and type(self._cfg) == "table" then
-    local cfg = {}
-    for k, v in pairs(self._cfg) do cfg[k] = v end
-    cfg.reconciler = code
-    self._cfg = cfg -- what the leader election rebuilds from
+  if rawget(self, "_run") then self._run = send end
+  if code ~= nil and type(cfg) == "table" then
+    local c = {}
+    for k, v in pairs(cfg) do c[k] = v end
+    c.reconciler = code
+    self._cfg = c -- what the leader election rebuilds from
   end
   return true
 end
@@ -295,8 +451,38 @@ Controller.__close = Controller.close
 --- Counters (controller-runtime's metric names) plus queue_len.
 function Controller:stats() return self._ud:stats() end
 
---- Adds the request (ns, name) to the queue; ns nil or "" when cluster-scoped.
-function Controller:enqueue(ns, name) return options.call(self._ud.enqueue, self._ud, ns, name) end
+--- Adds a request to the queue: ctl:enqueue(ns, name) (ns nil or "" when
+-- cluster-scoped), or ctl:enqueue(key) with key "ns/name" or, for a
+-- cluster-scoped For resource, "name" (as ctl:why and ctl:plan take
+-- them), or a request/object ({namespace=, name=} or {metadata=...}).
+function Controller:enqueue(ns, name)
+  if name == nil then
+    local key = ns
+    if type(key) == "table" then
+      local m = type(key.metadata) == "table" and key.metadata or key
+      ns, name = m.namespace, m.name
+    elseif type(key) == "string" then
+      local a, b = key:match("^([^/]*)/([^/]+)$")
+      if a then
+        ns, name = a, b
+      elseif not key:find("/", 1, true) and key ~= "" then
+        if rawget(self, "_namespaced") then
+          raise(("ctl:enqueue(%q): %s is namespaced: give \"namespace/name\" or (namespace, name)")
+            :format(key, tostring(rawget(self, "_for_res"))))
+        end
+        ns, name = "", key
+      end
+    end
+    if type(name) ~= "string" or name == "" then
+      raise(("ctl:enqueue: want (namespace, name), \"namespace/name\", \"name\" or a request table, got %s")
+        :format(type(key) == "string" and string.format("%q", key) or type(key)))
+    end
+  elseif type(name) ~= "string" or name == "" or (ns ~= nil and type(ns) ~= "string") then
+    raise(("ctl:enqueue(ns, name): ns must be a string or nil and name a non-empty string, got %s, %s")
+      :format(type(ns), type(name)))
+  end
+  return options.call(self._ud.enqueue, self._ud, ns, name)
+end
 
 --- Why did this run: the key's bounded history (what enqueued it, the
 -- predicates' verdicts, each reconcile with its result and writes), oldest
@@ -368,15 +554,18 @@ function Controller:reconcile_once(req)
   end
   -- resolved once and kept until ctl:reload, as the workers' states are:
   -- clearing package.loaded alone changes neither
+  local code = rawget(self, "_run") or self._reconciler
   local fn, msg = rawget(self, "_fn"), nil
-  if not fn or rawget(self, "_fn_for") ~= self._reconciler then
-    fn, msg = resolve(self._reconciler)
+  if not fn or rawget(self, "_fn_for") ~= code then
+    fn, msg = resolve(code)
     if not fn then return nil, msg end
-    self._fn, self._fn_for = fn, self._reconciler
+    self._fn, self._fn_for = fn, code
   end
   local ns = req.namespace or ""
   local r = { namespace = ns, name = req.name, key = ns ~= "" and (ns .. "/" .. req.name) or req.name }
-  local ctx = require(CTX_MODULE).new(self._env, { controller = self._name, worker = 0, request = r })
+  local for_inf = rawget(self, "_for")
+  local ctx = require(CTX_MODULE).new(self._env, { controller = self._name, worker = 0, request = r,
+                                                  for_resource = for_inf and for_inf:name() or nil })
   local ok, res, err, code = xpcall(fn, handler, r, ctx)
   if not ok then return nil, res, type(res) == "table" and rawget(res, "code") or nil end
   -- what the values mean is decided in one place, C's (csrc/lua/lresult.c),

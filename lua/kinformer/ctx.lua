@@ -25,6 +25,17 @@
 -- queued (nil, msg, "EBUSY" when the queue is full), never waiting for the
 -- server. ctx.event(obj, ...) raises.
 --
+-- Children: ctx:ensure(obj [, opts]) makes obj exist as described (a
+-- server-side apply under the controller's name as field manager, with the
+-- reconciled object as controller owner unless opts.owner = false; no
+-- request when the object already is as described: kinformer.util.apply
+-- says when) and returns the object and "created", "updated" or
+-- "unchanged"; an object of that name controlled by another owner is a
+-- terminal error naming it. ctx:object() is the reconciled object (the
+-- For informer's cached copy, nil when gone). With children = {...} on the
+-- controller, what a successful reconcile did not ensure is pruned
+-- (kinformer.lifecycle).
+--
 -- Helpers, called as ctx.f(obj, ...) (also module functions, callable
 -- without a ctx; ctx:f(...) raises), each owned by the module of what it
 -- serves: kinformer.util.finalizer (ensure_finalizer, remove_finalizer,
@@ -40,6 +51,7 @@
 -- per reconcile.
 local errors = require "kinformer.errors"
 local log = require "kinformer.log"
+local options = require "kinformer.util.options"
 
 local M = {}
 
@@ -179,13 +191,123 @@ function Ctx.event(self, obj, ...)
   return get_recorder(rawget(self, "env"), controller):event(obj, ...)
 end
 
+-- "group/version/resource" (or "version/resource") of a resource table.
+local function resource_name(r)
+  return (r.group and r.group ~= "" and (r.group .. "/") or "") .. r.version .. "/" .. r.resource
+end
+M.resource_name = resource_name
+
+--- ctx:object() -> the reconciled object: the For informer's cached copy
+-- of the request's key (a lazy view), or nil when it is not cached (gone,
+-- or the controller has no For resource).
+function Ctx.object(self)
+  if getmetatable(self) ~= Ctx then error("ctx.object(): call it as ctx:object()", 2) end
+  local res = rawget(self, "for_resource")
+  local req = rawget(self, "request")
+  if type(res) ~= "string" or type(req) ~= "table" then return nil end
+  local l = get_lister(rawget(self, "env"), res)
+  return l and l:get(request_key(req)) or nil
+end
+
+M.ENSURE_OPTIONS = { "owner", "resource", "force", "field_manager" }
+
+--- ctx:ensure(obj [, opts]) -> the object, "created" | "updated" |
+-- "unchanged"; or nil, msg, code [, http_code] (a failed request; a
+-- terminal error when another controller owns the object). opts: owner
+-- (false: no owner reference; a table: that object instead of ctx:object()),
+-- resource (default: obj's apiVersion and kind), force (default true: take
+-- over fields another manager set), field_manager (default: the
+-- controller's name). Misuse (no table, no name, no apiVersion/kind)
+-- raises at the caller's line.
+function Ctx.ensure(self, obj, opts)
+  if getmetatable(self) ~= Ctx then error("ctx.ensure(...): call it as ctx:ensure(obj [, opts])", 2) end
+  if type(obj) ~= "table" then error("ctx:ensure: expected an object (table), got " .. type(obj), 2) end
+  opts = options.check(opts, M.ENSURE_OPTIONS, "ctx:ensure")
+  local apply = require "kinformer.util.apply"
+  local m = type(obj.metadata) == "table" and obj.metadata or {}
+  if type(m.name) ~= "string" or m.name == "" then
+    error("ctx:ensure: the object needs metadata.name (generateName cannot be ensured)", 2)
+  end
+  local resname = opts.resource
+  if resname == nil then
+    if type(obj.apiVersion) ~= "string" or type(obj.kind) ~= "string" then
+      error("ctx:ensure: the object needs apiVersion and kind (or opts.resource)", 2)
+    end
+    resname = obj.apiVersion .. "/" .. obj.kind
+  end
+  local client = self.client
+  local r, msg, code = client:resource(resname)
+  if not r then return nil, msg, code end
+  local req = rawget(self, "request") or {}
+  local owner
+  if opts.owner ~= false then
+    owner = opts.owner or self:object()
+    if owner == nil then
+      return nil, string.format("ctx:ensure: no owner for %s %s: the reconciled object %s is not in the cache "
+        .. "(deleted?); pass opts.owner, or owner = false", tostring(r.kind), m.name, tostring(req.key)), "NotFound"
+    end
+  end
+  local d, h, ocode = apply.desired(obj, owner)
+  if not d then return nil, h, ocode end
+  local ns = d.metadata.namespace
+  if r.namespaced then
+    if ns == nil or ns == "" then
+      ns = (req.namespace ~= nil and req.namespace ~= "") and req.namespace or client:namespace()
+      d.metadata.namespace = ns
+    end
+  else
+    ns, d.metadata.namespace = nil, nil
+  end
+  if d.apiVersion == nil then d.apiVersion = (r.group ~= "" and (r.group .. "/") or "") .. r.version end
+  if d.kind == nil then d.kind = r.kind end
+  local plural = resource_name(r)
+  local key = ns and (ns .. "/" .. m.name) or m.name
+  local ensured = rawget(self, "_ensured")
+  if not ensured then
+    ensured = {}
+    rawset(self, "_ensured", ensured)
+  end
+  -- the current object: the cache, else the server (a child created by an
+  -- earlier reconcile may not be cached yet)
+  local l = get_lister(rawget(self, "env"), plural)
+  local cur = l and l:get(key) or nil
+  if cur == nil then
+    local got, gerr, gcode, ghttp = client:get(plural, ns, m.name)
+    if got then cur = got
+    elseif gcode ~= "NotFound" then return nil, gerr, gcode, ghttp end
+  end
+  if cur ~= nil then
+    local ref = apply.controller_of(cur)
+    if ref and owner and not apply.same_owner(ref, owner) then
+      return nil, errors.terminal(string.format("%s %s exists and is controlled by %s %s, not by %s %s",
+        r.kind, key, tostring(ref.kind), tostring(ref.name), tostring(owner.kind), tostring(owner.metadata.name))),
+        "AlreadyOwned"
+    end
+    if apply.unchanged(d, h, cur) then
+      ensured[plural .. "\0" .. key] = true
+      return cur, "unchanged"
+    end
+  end
+  local fm = opts.field_manager or rawget(self, "controller") or "kinformer"
+  local res, aerr, acode, ahttp = client:apply(plural, d, { field_manager = fm, force = opts.force ~= false })
+  if not res then return nil, aerr, acode, ahttp end
+  ensured[plural .. "\0" .. key] = true
+  if cur == nil then return res, "created" end
+  local rv = type(res.metadata) == "table" and res.metadata.resourceVersion
+  return res, (rv ~= nil and rv == cur.metadata.resourceVersion) and "unchanged" or "updated"
+end
+
+--- What this reconcile ensured: a set of "<resource>\0<key>" strings
+-- (kinformer.lifecycle prunes the rest).
+function M.ensured(ctx) return rawget(ctx, "_ensured") or {} end
+
 Listers.__index = function(self, name)
   if type(name) ~= "string" then return nil end
   return (get_lister(rawget(self, "_env"), name))
 end
 
 
---- ctx.new(env_ud, info) -> ctx. info: {controller=, worker=, request=}.
+--- ctx.new(env_ud, info) -> ctx. info: {controller=, worker=, request=, for_resource=}.
 -- env_ud: a kinformer.env userdata. Cheap: client and listers are cached
 -- per env in this Lua state.
 function M.new(env, info)
@@ -193,13 +315,16 @@ function M.new(env, info)
   info = info or {}
   local req = info.request
   if req and req.key == nil then req.key = request_key(req) end
-  return setmetatable({ env = env, controller = info.controller, worker = info.worker, request = req }, Ctx)
+  return setmetatable({ env = env, controller = info.controller, worker = info.worker, request = req,
+                        for_resource = info.for_resource }, Ctx)
 end
 
 --- The controller's constructor (lcontroller.c): the same ctx as new, for
--- one reconcile, without an info table.
-function M.for_request(env, controller, worker, req)
-  return setmetatable({ env = env, controller = controller, worker = worker, request = req }, Ctx)
+-- one reconcile, without an info table. for_resource: the controller's
+-- For resource (ctx:object, ctx:ensure's owner), nil when it has none.
+function M.for_request(env, controller, worker, req, for_resource)
+  return setmetatable({ env = env, controller = controller, worker = worker, request = req,
+                        for_resource = for_resource }, Ctx)
 end
 
 return M

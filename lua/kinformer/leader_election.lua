@@ -3,16 +3,25 @@
 -- core.leader_elector (csrc/lua/lleader.c: client-go's elector on a
 -- coordination.k8s.io/v1 Lease, on a thread of its own).
 --
---   kinformer.manager{ leader_election = {
---     name = "my-operator",           -- the Lease (required)
+--   kinformer.manager{ name = "my-operator", leader_election = {
+--     name = "my-operator",           -- the Lease; default: mgr:name()
 --     namespace = "ops",              -- default: the manager's namespace
---     identity = "pod-a",             -- default: "<hostname>_<uuid>"
+--     identity = "pod-a",             -- default: "<operator>/<hostname>_<uuid>"
 --     lease_duration = 15, renew_deadline = 10, retry_period = 2,  -- seconds
 --     release_on_cancel = true,       -- on stop the leader frees the Lease
 --     exit_on_loss = true,            -- losing the Lease ends mgr:run (exit 1)
 --     on_started_leading = fn(), on_stopped_leading = fn(lost),
 --     on_new_leader = fn(identity),
 --   } }
+--
+-- The Lease's name defaults to the manager's name (mgr:name(): its name
+-- option, else derived from the script's folder and the controllers'
+-- names), resolved when mgr:start starts the election, after the script
+-- registered its controllers: two different operators never share a
+-- Lease by accident. The default identity starts with the operator's
+-- name, so a replica that sees the Lease held by an identity of another
+-- operator says so in the log (two operators given the same Lease name:
+-- only one of them would ever reconcile).
 --
 -- Every replica starts its informers and syncs its caches; controllers
 -- start only while this replica leads (and its caches synced), so a
@@ -39,8 +48,27 @@ LE.__index = LE
 local function check(opts)
   if type(opts) ~= "table" then options.raise("leader_election: options table expected") end
   options.check(opts, M.OPTIONS, "leader_election")
-  if type(opts.name) ~= "string" or opts.name == "" then
-    options.raise("leader_election: name (the Lease's name) is required")
+  if opts.name ~= nil and (type(opts.name) ~= "string" or opts.name == "") then
+    options.raise("leader_election: name (the Lease's name) must be a non-empty string")
+  end
+  -- the elector is made at mgr:start: check its timing now, with the C
+  -- side's rules (leader_election.c), so a bad option raises here
+  local t = {}
+  for k, d in pairs { lease_duration = 15, renew_deadline = 10, retry_period = 2 } do
+    local v = opts[k]
+    if v ~= nil and (type(v) ~= "number" or v <= 0 or v ~= v) then
+      options.raise(("leader_election: %s must be a positive number of seconds"):format(k))
+    end
+    t[k] = v or d
+  end
+  if t.lease_duration <= t.renew_deadline then
+    options.raise("leader_election: lease_duration must be greater than renew_deadline")
+  end
+  if t.renew_deadline <= 1.2 * t.retry_period then
+    options.raise("leader_election: renew_deadline must be greater than retry_period*1.2")
+  end
+  if t.lease_duration < 1 then
+    options.raise("leader_election: lease_duration must be at least 1 second (the Lease holds whole seconds)")
   end
   for _, k in ipairs { "on_started_leading", "on_stopped_leading", "on_new_leader" } do
     if opts[k] ~= nil and type(opts[k]) ~= "function" then
@@ -49,7 +77,8 @@ local function check(opts)
   end
 end
 
---- Creates the election for mgr (not started). Raises on a bad option.
+--- Creates the election for mgr (not started: the elector is made by
+-- start, once the Lease's name can be resolved). Raises on a bad option.
 function M.new(mgr, opts)
   check(opts)
   local self = setmetatable({
@@ -60,14 +89,47 @@ function M.new(mgr, opts)
     _lost = false,    -- lost with exit_on_loss: mgr:run ends
     _stopping = false,
   }, LE)
+  return self
+end
+
+--- The operator name an identity made by kinformer carries
+-- ("<operator>/<hostname>_<uuid>"), or nil for any other identity.
+function M.operator_of(identity)
+  return type(identity) == "string" and identity:match("^([a-z0-9][-a-z0-9.]*)/[^/]+_[%x-]+$") or nil
+end
+
+-- The Lease's name: the option, else the manager's name.
+function LE:lease_name()
+  return self._user.name or self._mgr:name()
+end
+
+-- Logs, once per holder, that the Lease is held by another operator.
+function LE:_check_holder(id)
+  local theirs, ours = M.operator_of(id), self._mgr:name()
+  if theirs and theirs ~= ours and self._warned ~= id then
+    self._warned = id
+    local st = self:state()
+    core.log("warn", "manager", string.format(
+      "leader election: lease %s/%s is held by %q, a replica of operator %q, not of this operator %q: "
+      .. "two operators share one Lease and only one of them reconciles; give each its own "
+      .. "(kinformer.manager{name = ...} or --leader-election-id)", st.namespace, st.name, id, theirs, ours))
+  end
+end
+
+-- Makes the elector (the C one) under the resolved Lease name; raises on
+-- a bad option.
+function LE:_make()
+  local opts, mgr = self._user, self._mgr
+  local identity = opts.identity or (mgr:name() .. "/" .. core.leader_identity())
   local ok, ud = pcall(core.leader_elector, mgr.env, {
-    name = opts.name, namespace = opts.namespace or mgr.namespace, identity = opts.identity,
+    name = self:lease_name(), namespace = opts.namespace or mgr.namespace, identity = identity,
     lease_duration = opts.lease_duration, renew_deadline = opts.renew_deadline,
     retry_period = opts.retry_period, release_on_cancel = opts.release_on_cancel ~= false,
     rejoin_after_loss = not self.exit_on_loss,
     on_started_leading = function() self:_started() end,
     on_stopped_leading = function(lost) self:_stopped(lost) end,
     on_new_leader = function(id)
+      self:_check_holder(id)
       if opts.on_new_leader then opts.on_new_leader(id) end
     end,
   })
@@ -76,11 +138,15 @@ function M.new(mgr, opts)
     options.raise("leader_election: " .. why:gsub("^leader election: ", ""))
   end
   self._ud = ud
-  return self
+  return ud
 end
 
---- Starts the elector's thread (mgr:start, with the informers).
-function LE:start() return self._ud:start() end
+--- Starts the elector's thread (mgr:start, with the informers): the
+-- elector is made now, under the Lease name resolved now.
+function LE:start()
+  local ud = self._ud or self:_make()
+  return ud:start()
+end
 
 --- True when controllers may run: the main state was told it leads.
 function LE:leading() return self._leading end
@@ -100,7 +166,7 @@ end
 --- mgr:start calls this once the caches synced: starts the controllers
 -- when this replica already leads.
 function LE:synced()
-  if self._leading and self._ud:is_leader() then start_controllers(self._mgr) end
+  if self._leading and self._ud and self._ud:is_leader() then start_controllers(self._mgr) end
 end
 
 function LE:_started()
@@ -137,14 +203,21 @@ end
 -- releases the Lease when release_on_cancel. Idempotent.
 function LE:stop()
   self._stopping = true
-  self._ud:stop()
+  if self._ud then self._ud:stop() end
 end
 
 --- The state as the elector knows it: {identity=, name=, namespace=,
 -- leader=, is_leader=, transitions=, lease_duration=, acquire_time=,
 -- renew_time=, acquisitions=, losses=, running=}.
-function LE:state() return self._ud:state() end
+-- Before start: what is known (the name the Lease would get), not running.
+function LE:state()
+  if self._ud then return self._ud:state() end
+  local mgr = self._mgr
+  return { identity = self._user.identity or "", name = self:lease_name(),
+           namespace = self._user.namespace or mgr.namespace, leader = "", is_leader = false,
+           transitions = 0, acquisitions = 0, losses = 0, running = false }
+end
 
-function LE:close() self._ud:close() end
+function LE:close() if self._ud then self._ud:close() end end
 
 return M

@@ -62,17 +62,50 @@ end
 -- fires when the clock is advanced past it; the informers, the per-key
 -- history and the reconcile_timeout / busy_warning_after deadlines stay on
 -- the real clock).
+-- name: the operator's name (a DNS label such as "namespace-guard"):
+-- the default leader-election Lease ("<name>") and what a Lease held by
+-- another operator is told apart by; without it the command derives one
+-- from the script's folder and the controllers' names (mgr:name()).
 -- Returns the manager, or nil, message, code. Misuse (an unknown option,
 -- a value of the wrong type) raises at the caller's line.
 M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
-  "kubeconfig", "context", "url", "token", "insecure", "ca", "sim", "namespace", "qps",
+  "name", "kubeconfig", "context", "url", "token", "insecure", "ca", "sim", "namespace", "qps",
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
   "leader_election", "admin_bind", "clock",
 }
+-- While a factory is set (M.with_factory), kinformer.manager{...} is the
+-- factory's: how kinformer.bootstrap gives a script that makes its own
+-- manager the one a command chose (the planning manager of manifests).
+local factory
+
+--- Calls fn(...) with kinformer.manager{...} answered by make(opts) for
+-- its duration (also when fn raises). Returns what fn returns.
+function M.with_factory(make, fn, ...)
+  if type(make) ~= "function" then options.raise("with_factory: a function expected") end
+  local saved = factory
+  factory = make
+  local r = table.pack(pcall(fn, ...))
+  factory = saved
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
+--- The names a manager or a Lease may take: a DNS label, at most 63.
+local function check_name(name, what)
+  if name ~= nil and (type(name) ~= "string" or not name:match("^[a-z0-9][-a-z0-9.]*$")
+      or not name:match("[a-z0-9]$") or #name > 63) then
+    options.raise(("%s: name must be a lower-case DNS name of at most 63 characters (a-z, 0-9, '-', '.'), not %s")
+      :format(what, type(name) == "string" and string.format("%q", name) or type(name)))
+  end
+end
+M.check_name = check_name
+
 function M.new(opts)
+  if factory then return factory(opts) end
   opts = options.check(opts, M.OPTIONS, "kinformer.manager")
+  check_name(opts.name, "kinformer.manager")
   if opts.log_level then options.call(core.set_log_level, opts.log_level) end
   local kubeconfig, url = opts.kubeconfig, nil -- sim, then url, win over kubeconfig
   if opts.sim then
@@ -101,6 +134,7 @@ function M.new(opts)
     if server:port("health") then server:set_check("readyz", "informers", false, "caches not synced") end
   end
   local mgr = setmetatable({
+    _name = opts.name,
     _server = server,
     _checks = {},
     _checks_due = 0,
@@ -201,6 +235,67 @@ function Manager:controller(cfg)
   end
   return ctl
 end
+
+-- A DNS label of s: lower case, runs of other characters as "-".
+local function dns_label(s)
+  s = s:lower():gsub("[^a-z0-9.-]+", "-"):gsub("^[-.]+", ""):gsub("[-.]+$", "")
+  return s
+end
+
+--- The name a manager gets without a name option, from the script it runs
+-- (script: a path, or nil) and its controllers' names: the script's folder
+-- for operator.lua, main.lua and init.lua (else the file name without .lua),
+-- followed by each controller name that differs from it; "kinformer" when
+-- neither says anything. Never the file name alone when the file is one of
+-- those three: two operator.lua in different folders get different names.
+-- At most 63 characters (a longer one keeps 54 and a hash of the rest).
+function M.derived_name(script, controllers)
+  local parts = {}
+  if type(script) == "string" and script ~= "" then
+    local dir, base = script:match("^(.-)/?([^/]*)$")
+    local stem = base:gsub("%.lua$", "")
+    if stem == "operator" or stem == "main" or stem == "init" then
+      local d = dir:match("([^/]+)/*$")
+      if not d or d == "." or d == ".." then -- ./operator.lua: the working directory's name
+        d = (os.getenv("PWD") or ""):match("([^/]+)/*$")
+      end
+      if d and d ~= "." and d ~= ".." then stem = d end
+    end
+    parts[1] = dns_label(stem)
+  end
+  local names = {}
+  for _, c in ipairs(controllers or {}) do
+    local n = dns_label(c)
+    if n ~= "" and n ~= parts[1] then names[#names + 1] = n end
+  end
+  table.sort(names)
+  for _, n in ipairs(names) do
+    if parts[#parts] ~= n then parts[#parts + 1] = n end
+  end
+  local name = table.concat(parts, "-")
+  if name == "" then name = "kinformer" end
+  if #name > 63 then
+    local h = 0x811c9dc5
+    for i = 55, #name do h = ((h ~ name:byte(i)) * 0x01000193) & 0xffffffff end
+    name = name:sub(1, 54):gsub("[-.]+$", "") .. "-" .. string.format("%08x", h)
+  end
+  return name
+end
+
+--- The operator's name: the name option, else M.derived_name of the script
+-- the command runs (mgr:_set_script) and the controllers registered so
+-- far. The default Lease of leader election.
+function Manager:name()
+  local n = rawget(self, "_name")
+  if n then return n end
+  local ctls = {}
+  local name_of = require("kinformer.controller").name_of
+  for _, c in ipairs(self._controllers) do ctls[#ctls + 1] = name_of(c) end
+  return M.derived_name(rawget(self, "_script"), ctls)
+end
+
+-- kinformer.bootstrap: the script this manager runs (for Manager:name).
+function Manager:_set_script(path) self._script = path end
 
 --- "created" (not started yet), "started" (mgr:start ran) or "stopped"
 -- (mgr:stop ran).

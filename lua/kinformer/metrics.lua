@@ -26,10 +26,34 @@ local M = {}
 --- Prometheus' default buckets (client_golang's DefBuckets).
 M.default_buckets = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 }
 
+-- While > 0 (M.dropped), constructors in this state return stand-ins that
+-- take every update and keep none: a plan (kinformer.plan) runs the
+-- reconciler for real but must not count into the operator's metrics.
+local dropping = 0
+
+-- A stand-in metric: every method of a real one, recording nothing.
+local Dropped = {}
+Dropped.__index = Dropped
+Dropped.__name = "kinformer.metric (dropped)"
+for _, m in ipairs { "inc", "add", "set", "dec", "observe" } do Dropped[m] = function() end end
+function Dropped.get() return 0 end
+
+--- Calls fn(...) with every metric constructed meanwhile in this Lua state
+-- a stand-in that records nothing (also when fn raises). Returns what fn
+-- returns.
+function M.dropped(fn, ...)
+  dropping = dropping + 1
+  local r = table.pack(pcall(fn, ...))
+  dropping = dropping - 1
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
 local function make(kind, opts)
   if type(opts) ~= "table" then
     options.raise(string.format("bad argument #1 to '%s' (table expected, got %s)", kind, type(opts)))
   end
+  if dropping > 0 then return setmetatable({ name = opts.name, type = kind }, Dropped) end
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
   o.type = kind

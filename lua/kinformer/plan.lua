@@ -4,7 +4,7 @@
 --   print(report)                              -- unified diffs, per key
 --   if report.changed then ... end
 --
--- and `kinformer plan script.lua [--key ns/name]...` (kinformer.cli).
+-- and `kinformer plan script.lua [--key ns/name]...` (kinformer.cmd.cli).
 --
 -- A plan syncs the manager's caches (when the manager has not been
 -- started: its informers only, the controllers stay stopped), then runs the
@@ -328,7 +328,8 @@ function M.plan_key(ctl, key)
     return entry
   end
   local env = P(ctl).env
-  local ctx = require("kinformer.ctx").new(env, { controller = P(ctl).name, worker = 0, request = req })
+  local ctx = require("kinformer.ctx").new(env, { controller = P(ctl).name, worker = 0, request = req,
+                                                  for_resource = P(ctl).for_resource })
   rawset(ctx, "client", M.dry_client(env:client(), rec))
   -- its lines say what it did, which it did not: they are tagged as a plan's
   rawset(ctx, "log", require("kinformer.log").logger(tostring(P(ctl).name) .. " (plan, dry run)", req.key))
@@ -341,7 +342,8 @@ function M.plan_key(ctl, key)
     }
     return true
   end)
-  local ok, res, err = xpcall(fn, handler, req, ctx)
+  -- the operator's own metrics do not count what a plan runs
+  local ok, res, err = require("kinformer.metrics").dropped(xpcall, fn, handler, req, ctx)
   if not ok then
     entry.result = core.is_terminal(res) and "terminal" or "error"
     entry.detail = err_text(res)
@@ -487,94 +489,6 @@ function M.plan(ctl, keys, opts)
     opts.out:flush()
   end
   return report
-end
-
--- ---- kinformer plan ------------------------------------------------------------------
-
-local function stderr(fmt, ...)
-  io.stderr:write(string.format(fmt, ...))
-  io.stderr:flush()
-end
-
-local function fail(fmt, ...)
-  stderr("kinformer: " .. fmt .. "\n", ...)
-  return M.EXIT_ERROR
-end
-
-local function file_exists(p)
-  local f = io.open(p, "r")
-  if f then f:close() return true end
-  return false
-end
-
---- `kinformer plan` (o: kinformer.cli.parse's table with command "plan",
--- keys = {"ns/name", ...}). Loads the script as `run` does (the manager
--- and opts; what it returns is ignored), syncs the caches without starting
--- the controllers, plans every controller of the script for the chosen
--- keys (default: all keys of each controller's For informer; a key given
--- with --key is planned for every controller) and prints the report on
--- stdout. Returns 0 (nothing would change), 2 (something would change) or
--- 1 (an error: script, connection or sync failure, or a reconcile that
--- failed; what was planned is printed still).
-function M.main(o)
-  local kinformer = require "kinformer"
-  if o.verbose then core.set_log_level("debug")
-  elseif o.quiet then core.set_log_level("error")
-  else core.set_log_level("warn") end -- the reconciler's info lines describe writes not made
-
-  if not file_exists(o.script) then return fail("cannot open script %s", o.script) end
-  local chunk, lerr = loadfile(o.script)
-  if not chunk then return fail("cannot load script: %s", lerr) end
-  local sim
-  if o.sim then
-    if o.seed and not file_exists(o.seed) then return fail("cannot open seed file %s", o.seed) end
-    local msg, code
-    sim, msg, code = require("kinformer.sim").start{ seed = o.seed }
-    if not sim then return fail("cannot start kinformer.sim: %s (%s)", tostring(msg), tostring(code)) end
-  elseif o.kubeconfig and not file_exists(o.kubeconfig) then
-    return fail("cannot open kubeconfig %s", o.kubeconfig)
-  end
-  local ok, mgr, msg = pcall(kinformer.manager, {
-    kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace, sim = sim,
-    sync_timeout = o.sync_timeout,
-  })
-  if not ok or not mgr then
-    if sim then sim:stop() end
-    return fail("cannot create the manager: %s", tostring(ok and msg or mgr))
-  end
-  local function cleanup()
-    pcall(mgr.stop, mgr)
-    if sim then sim:stop() end
-  end
-  local sok, serr = xpcall(chunk, function(e)
-    return (debug.traceback(tostring(e), 2):gsub("\n%s*%[C%]: in function 'xpcall'.*$", ""))
-  end, mgr, { args = o.args, verbose = o.verbose, sim = sim, script = o.script, plan = true })
-  if not sok then
-    cleanup()
-    return fail("script %s failed: %s", o.script, tostring(serr))
-  end
-  local ctls = {}
-  for _, c in ipairs(mgr:controllers()) do ctls[#ctls + 1] = c end
-  if #ctls == 0 then
-    cleanup()
-    return fail("script %s registered no controller: nothing to plan", o.script)
-  end
-  local keys = o.keys and #o.keys > 0 and o.keys or nil
-  local changed, failed = false, false
-  for _, ctl in ipairs(ctls) do
-    local pok, report, rmsg = pcall(M.plan, ctl, keys, { timeout = o.sync_timeout })
-    if not pok or not report then
-      cleanup()
-      return fail("plan %s: %s", tostring(P(ctl).name), tostring(pok and rmsg or report))
-    end
-    io.stdout:write(report.text)
-    changed = changed or report.changed
-    failed = failed or report.failed
-  end
-  io.stdout:flush()
-  cleanup()
-  if failed then return M.EXIT_ERROR end
-  return changed and M.EXIT_CHANGES or M.EXIT_NO_CHANGES
 end
 
 return M

@@ -177,7 +177,7 @@ local function apply_event(c, ev)
   return true
 end
 
-local FAULTS = {
+local FAULTS = { -- M.FAULTS
   drop_watches = function(sim) sim:fault{ kind = "drop" } end,
   cut_watches = function(sim) sim:fault{ kind = "cut" } end,
   compact = function(sim) sim:fault{ kind = "compact" } end,
@@ -317,8 +317,8 @@ function M.run(opts)
     if not first_ms or last < first_ms then first_ms = last end
   end
   first_ms = first_ms or 0
-  local chunk, lerr = loadfile(opts.script)
-  if not chunk then error("replay: cannot load script: " .. tostring(lerr), 2) end
+  local bootstrap = require "kinformer.bootstrap"
+  if not bootstrap.file_exists(opts.script) then error("replay: cannot open script " .. opts.script, 2) end
 
   -- the seed: CRDs first, then every listed object
   local seed = os.tmpname()
@@ -337,17 +337,21 @@ function M.run(opts)
   os.remove(seed)
   if not sim then error("replay: cannot start kinformer.sim: " .. tostring(serr) .. " (" .. tostring(scode) .. ")", 2) end
   sim:write_log_start()
-  local mgr, ienv
+  local mgr, ienv, session
   local ok, writes_or_err = pcall(function()
-    local merr
-    mgr, merr = require("kinformer").manager{ sim = sim, namespace = opts.namespace or trace.header.namespace,
-                                               clock = "fake" }
-    if not mgr then error("replay: cannot create the manager: " .. tostring(merr), 0) end
-    local base_ns = ns(mgr:clock_now()) -- the clock reads the first offset from here on
-    mgr:clock_advance(math.max(first_ms, 0) / 1000)
-    local function at(ms) return base_ns + math.max(ms, 0) * 1000000 end
-    local sok, serr2 = xpcall(chunk, debug.traceback, mgr, { args = opts.args or {}, sim = sim, script = opts.script })
-    if not sok then error("replay: script " .. opts.script .. " failed: " .. tostring(serr2), 0) end
+    local base_ns, at
+    local lerr
+    session, lerr = bootstrap.load{
+      script = opts.script, sim = sim, namespace = opts.namespace or trace.header.namespace,
+      args = opts.args, manager = { clock = "fake" },
+      on_manager = function(m)
+        base_ns = ns(m:clock_now()) -- the clock reads the first offset from here on
+        m:clock_advance(math.max(first_ms, 0) / 1000)
+      end,
+    }
+    if not session then error("replay: " .. tostring(lerr), 0) end
+    mgr = session.mgr
+    function at(ms) return base_ns + math.max(ms, 0) * 1000000 end
     local started, sterr = mgr:start()
     if not started then error("replay: " .. tostring(sterr), 0) end
     local ierr
@@ -411,74 +415,6 @@ function M.set(writes)
   return out
 end
 
-M.usage = [[
-usage: kinformer replay TRACE SCRIPT [--fault N:KIND]... [--namespace NS]
-                        [--settle S] [--tail S] [--set] [-q|-v] [-- ARGS...]
-
-Replays TRACE (from `kinformer record`) through SCRIPT against an
-in-process kinformer.sim at full speed, the controllers on a fake clock
-that follows the recorded offsets (requeue_after and retries fire in
-between), and prints, as JSON, the writes SCRIPT's reconcilers made.
---fault N:KIND applies KIND (drop_watches, cut_watches, compact,
-fail_next) right after the N-th watch event. --tail S runs the fake
-clock S seconds past the last event (default 1). --settle S: seconds
-without a reconcile that count as quiet (default 0.1).
---set prints each distinct write once, sorted (what the golden files of
-kinformer.testing.replay hold with set = true): an operator may repeat a
-write when its cache lags behind its own last one.
-]]
-
---- Entry point for `kinformer replay ...` (argv as `arg`). Returns the exit status.
-function M.main(argv)
-  local o = { faults = {}, args = {} }
-  local pos = {}
-  local i = 2
-  local function usage(msg)
-    io.stderr:write("kinformer: ", msg, "\n", M.usage)
-    return 2
-  end
-  while i <= #argv do
-    local a = argv[i]
-    if a == "--" then
-      for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
-      break
-    elseif a == "--fault" or a == "--namespace" or a == "-n" or a == "--settle" or a == "--tail" then
-      local v = argv[i + 1]
-      if not v then return usage(a .. " needs a value") end
-      i = i + 1
-      if a == "--fault" then
-        local n, kind = v:match("^(%d+):([%w_]+)$")
-        if not n or not FAULTS[kind] then return usage("--fault wants N:KIND (KIND drop_watches, cut_watches, compact, fail_next), not " .. v) end
-        o.faults[#o.faults + 1] = { at = math.tointeger(tonumber(n)), fault = kind }
-      elseif a == "--settle" or a == "--tail" then
-        local k = a:sub(3)
-        o[k] = tonumber(v)
-        if not o[k] or o[k] < 0 then return usage(a .. " must be seconds >= 0") end
-      else
-        o.namespace = v
-      end
-    elseif a == "-h" or a == "--help" then
-      io.stdout:write(M.usage)
-      return 0
-    elseif a == "--set" then o.set = true
-    elseif a == "-v" or a == "--verbose" then o.verbose = true
-    elseif a == "-q" or a == "--quiet" then o.quiet = true
-    elseif a:sub(1, 1) == "-" then return usage("unknown option " .. a)
-    else pos[#pos + 1] = a end
-    i = i + 1
-  end
-  if #pos ~= 2 then return usage("replay needs a TRACE and a SCRIPT") end
-  core().set_log_level(o.verbose and "debug" or o.quiet and "warn" or "info")
-  local ok, writes = pcall(M.run, { trace = pos[1], script = pos[2], faults = o.faults,
-                                    namespace = o.namespace, settle = o.settle, tail = o.tail,
-                                    args = o.args })
-  if not ok then
-    io.stderr:write("kinformer: ", tostring(writes), "\n")
-    return 1
-  end
-  io.stdout:write(M.format(o.set and M.set(writes) or writes))
-  io.stdout:flush()
-  return 0
-end
+M.FAULTS = FAULTS
 
 return M

@@ -197,7 +197,7 @@ static void step(fixture *x, uint64_t d) {
 static void enqueue_until_error(fixture *x, uint64_t errors) {
   log_capture(1);
   kin_controller_enqueue(x->c, "foo", "bar");
-  KIN_EVENTUALLY(stats(x->c).reconcile_error == errors, 5000);
+  KIN_EVENTUALLY(stats(x->c).reconcile_errors == errors, 5000);
 }
 
 /* ---- Processing queue items from a Controller --------------------------- */
@@ -269,7 +269,7 @@ static void test_controller_TerminalErrorNotRequeued(void **state) {
   assert_int_equal(kin_workqueue_len(kin_controller_queue(x.c)), 0);
   assert_int_equal(num_requeues(x.c, "foo/bar"), 1);
   kin_controller_stats st = stats(x.c);
-  assert_int_equal(st.reconcile_error, 2);
+  assert_int_equal(st.reconcile_errors, 2);
   assert_int_equal(st.reconcile_errors, 2);
   /* a new event reconciles it again; success forgets */
   kin_controller_enqueue(x.c, "foo", "bar");
@@ -287,7 +287,7 @@ static void test_controller_BackoffNotResetUntilSuccess(void **state) {
   enqueue_until_error(&x, 1);
   assert_int_equal(waiting_for(x.c, x.clock, "foo/bar"), 5 * MS);
   step(&x, 5 * MS);
-  KIN_EVENTUALLY(stats(x.c).reconcile_error == 2, 5000);
+  KIN_EVENTUALLY(stats(x.c).reconcile_errors == 2, 5000);
   assert_int_equal(waiting_for(x.c, x.clock, "foo/bar"), 10 * MS);
   assert_int_equal(num_requeues(x.c, "foo/bar"), 2);
   step(&x, 10 * MS);
@@ -551,7 +551,7 @@ static void test_controller_Metrics(void **state) {
   log_capture(0);
   st = stats(x.c);
   assert_int_equal(st.reconcile_success, 1);
-  assert_int_equal(st.reconcile_error, 2);
+  assert_int_equal(st.reconcile_errors, 2);
   assert_int_equal(st.reconcile_requeue, 1);
   assert_int_equal(st.reconcile_requeue_after, 1);
   assert_int_equal(st.reconcile_errors, 2);

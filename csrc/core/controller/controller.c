@@ -102,7 +102,6 @@ static void count_result(worker_arg *wa, kin_result_kind kind, int panicked, uin
   switch (kind) {
   case KIN_RESULT_ERROR:
   case KIN_RESULT_TERMINAL_ERROR:
-    s->reconcile_error++;
     s->reconcile_errors++;
     if (kind == KIN_RESULT_TERMINAL_ERROR) s->terminal_reconcile_errors++;
     break;
@@ -298,8 +297,9 @@ static void *worker_main(void *arg) {
   int go = c->go;
   pthread_mutex_unlock(&c->mu);
   if (rc != 0) {
-    kin_log(KIN_LOG_ERROR, "controller", "%s: worker %d failed to start (%d)", c->name, a->index,
-            rc);
+    /* on_worker_start logged the cause; this names the outcome, not an errno */
+    kin_log(KIN_LOG_ERROR, "controller", "%s: worker %d failed to start: %s (%s)", c->name, a->index,
+            kin_strerror(rc), kin_errname(rc));
     return NULL;
   }
   /* Done of one item and get of the next take the queue's lock once. */
@@ -582,7 +582,6 @@ void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st) {
     pthread_mutex_lock(&wa->mu);
     const kin_controller_stats *w = &wa->st;
     st->reconcile_success += w->reconcile_success;
-    st->reconcile_error += w->reconcile_error;
     st->reconcile_requeue += w->reconcile_requeue;
     st->reconcile_requeue_after += w->reconcile_requeue_after;
     st->reconcile_errors += w->reconcile_errors;

@@ -27,7 +27,7 @@ static void collect_controller(void *ud, kin_metrics_sink *s) {
   static const char *const crl[] = {"controller", "result"};
   const char *cv[] = {name};
   static const char *const results[] = {"error", "requeue", "requeue_after", "success"};
-  const uint64_t counts[] = {st.reconcile_error, st.reconcile_requeue, st.reconcile_requeue_after,
+  const uint64_t counts[] = {st.reconcile_errors, st.reconcile_requeue, st.reconcile_requeue_after,
                              st.reconcile_success};
   for (int i = 0; i < 4; i++) {
     const char *v[] = {name, results[i]};

@@ -1,4 +1,4 @@
---- kinformer.manifests: `kinformer manifests script.lua` -- the Kubernetes
+--- kinformer.cmd.manifests: `kinformer manifests script.lua` -- the Kubernetes
 -- objects that deploy an operator script: a ServiceAccount, the RBAC its
 -- informers, controllers and client calls need, a ConfigMap holding the
 -- script and its modules, and a Deployment running it (see docs/deploy.md).
@@ -69,7 +69,7 @@ local anything
 anything = setmetatable({}, {
   __index = function() return anything end,
   __call = function() return anything end,
-  __tostring = function() return "kinformer.manifests planning stand-in" end,
+  __tostring = function() return "kinformer.cmd.manifests planning stand-in" end,
 })
 
 local function permissive(t)
@@ -180,31 +180,26 @@ function M.plan_script(path, opts)
     wait_for = function() return true end,
     lister = function(_, name) return fake_informer(name) end,
   })
-  local chunk, lerr = loadfile(path)
-  if not chunk then return nil, "cannot load script: " .. tostring(lerr) end
-  -- record the modules the script requires (and put package.path back after)
-  local saved_path, saved_require = package.path, require
-  local function rec_require(name)
-    module(name, "required by the script")
-    return saved_require(name)
-  end
-  -- a script that makes its own manager gets the planning one too
-  local kmod, mmod = require "kinformer", require "kinformer.manager"
-  local saved_k, saved_new = kmod.manager, mmod.new
-  local function own_manager(o)
-    o = type(o) == "table" and o or {}
-    plan.manager_opts = o
-    if o.namespace and not opts.namespace then rawset(mgr, "namespace", o.namespace) end
+  -- the manager of the script: the bootstrap's (by = "bootstrap"), and
+  -- the one a script makes itself, whose options are honoured
+  local function own_manager(o, by)
+    if by ~= "bootstrap" then
+      o = type(o) == "table" and o or {}
+      plan.manager_opts = o
+      if o.namespace and not opts.namespace then rawset(mgr, "namespace", o.namespace) end
+    end
     return mgr
   end
-  kmod.manager, mmod.new = own_manager, own_manager
-  _G.require = rec_require
-  local ok, err = xpcall(chunk, debug.traceback, mgr, { args = opts.args or {}, planning = true })
-  _G.require = saved_require
-  kmod.manager, mmod.new = saved_k, saved_new
+  local s, err = require("kinformer.bootstrap").load{
+    script = path, namespace = opts.namespace, args = opts.args, fresh = true,
+    flags = { planning = true }, make_manager = own_manager,
+  }
+  if not s then
+    if err:match("^script ") then return nil, err:gsub("^(script %S+) failed:", "%1 failed while planning:") end
+    return nil, err
+  end
+  for _, name in ipairs(s.loaded) do module(name, "required by the script") end
   plan.path = package.path
-  package.path = saved_path
-  if not ok then return nil, "script " .. path .. " failed while planning: " .. tostring(err) end
   return plan
 end
 
@@ -622,8 +617,9 @@ function M.generate(script, opts)
   for _, e in ipairs(external) do
     undetermined[#undetermined + 1] = "module " .. e .. " is outside the script's folder: not scanned"
   end
-  local name = opts.name and dns_name(opts.name) or M.default_name(script)
   local mopts = plan.manager_opts or {}
+  local name = opts.name and dns_name(opts.name) or (type(mopts.name) == "string" and dns_name(mopts.name))
+    or M.default_name(script)
   local ns = opts.namespace or mopts.namespace or "default"
   local namespaced = (opts.namespace or mopts.namespace) ~= nil
   local le_opts = type(mopts.leader_election) == "table" and mopts.leader_election or {}
@@ -692,8 +688,11 @@ function M.generate(script, opts)
   cm.__header = { "The script and the modules of its folder it uses, mounted at /operator." }
   docs[#docs + 1] = cm
   local script_base = script:match("([^/]*)$")
-  local cmd = { "kinformer", "run", "--leader-elect", "--metrics-bind-address", ":8080",
-                "--health-probe-bind-address", ":8081" }
+  -- the operator's name and its Lease, always explicit: two operators
+  -- deployed in one namespace never share a Lease
+  local lease = le_opts.name or name
+  local cmd = { "kinformer", "run", "--name", name, "--leader-elect", "--leader-election-id", lease,
+                "--metrics-bind-address", ":8080", "--health-probe-bind-address", ":8081" }
   if opts.namespace then cmd[#cmd + 1] = "--namespace"; cmd[#cmd + 1] = ns end
   cmd[#cmd + 1] = "/operator/" .. script_base
   local function probe(path)

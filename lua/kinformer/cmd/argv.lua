@@ -1,4 +1,4 @@
---- kinformer.util.argv: the one walk over a command's words, for the
+--- kinformer.cmd.argv: the one walk over a command's words, for the
 -- subcommands that parse their own (kinformer inspect, record). Internal.
 --
 --   local ok, err = argv.walk(words, 2, function(a, value, usage)

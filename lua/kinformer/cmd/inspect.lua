@@ -1,4 +1,4 @@
---- kinformer.inspect: `kinformer inspect`, a look into a running operator
+--- kinformer.cmd.inspect: `kinformer inspect`, a look into a running operator
 -- through its admin endpoint (`kinformer run --admin-bind-address
 -- 127.0.0.1:PORT`, manager option admin_bind; see include/kinformer/admin.h
 -- for the JSON it serves).
@@ -14,7 +14,7 @@ local core = require "kinformer.core"
 
 local M = {}
 
-local argv_lib = require "kinformer.util.argv"
+local argv_lib = require "kinformer.cmd.argv"
 local argv_walk, positive = argv_lib.walk, argv_lib.positive
 
 M.usage = [=[

@@ -1,4 +1,4 @@
---- kinformer.reload_watch: `kinformer run --watch` (issue 15). Watches the
+--- kinformer.cmd.reload_watch: `kinformer run --watch` (issue 15). Watches the
 -- script's folder and the folders of the controllers' module files (the
 -- files package.searchpath finds for module reconcilers and module map
 -- functions) through core.fs_watch (libuv, a thread of its own; changes
@@ -59,11 +59,10 @@ local function reload(ctl, code, why)
   end
 end
 
--- Runs the script against a stand-in manager; returns the configs given
--- to mgr:controller, or nil, message (with file:line).
+-- Runs the script against a stand-in manager (kinformer.bootstrap with a
+-- make_manager); returns the configs given to mgr:controller, or nil,
+-- message (with file:line).
 local function script_controllers(mgr, script)
-  local chunk, err = loadfile(script)
-  if not chunk then return nil, err end
   local found = {}
   local absorb
   absorb = setmetatable({}, { __index = function() return absorb end,
@@ -80,8 +79,8 @@ local function script_controllers(mgr, script)
     if t == "string" or t == "number" or t == "boolean" then return v end
     return absorb
   end })
-  local ok, e = xpcall(chunk, debug.traceback, proxy, { args = {}, script = script })
-  if not ok then return nil, tostring(e) end
+  local s, err = require("kinformer.bootstrap").load{ script = script, make_manager = function() return proxy end }
+  if not s then return nil, err end
   return found
 end
 

@@ -1,5 +1,5 @@
---- kinformer.pretty: how the REPL shows values (kinformer repl, see
--- kinformer.repl): Kubernetes objects as YAML-like text, other tables
+--- kinformer.cmd.pretty: how the REPL shows values (kinformer repl, see
+-- kinformer.cmd.repl): Kubernetes objects as YAML-like text, other tables
 -- sorted and indented (depth, size and cycles capped), kinformer's
 -- userdata and Lua classes by type name and state. Also what help() and
 -- completion need to know about a value: its type name and its methods,

@@ -1,4 +1,4 @@
---- kinformer.record: `kinformer record -o trace.jsonl RESOURCE...`, which
+--- kinformer.cmd.record: `kinformer record -o trace.jsonl RESOURCE...`, which
 -- saves what informers of a live cluster see, with its timing, for
 -- kinformer.replay.
 --
@@ -17,7 +17,7 @@
 -- relist after a dropped watch shows as the events it implies.
 local M = {}
 
-local argv_lib = require "kinformer.util.argv"
+local argv_lib = require "kinformer.cmd.argv"
 local argv_walk, positive = argv_lib.walk, argv_lib.positive
 
 M.usage = [[

@@ -1,4 +1,4 @@
---- kinformer.repl: `kinformer repl [--sim [--seed F]] [script.lua]`.
+--- kinformer.cmd.repl: `kinformer repl [--sim [--seed F]] [script.lua]`.
 --
 -- Runs SCRIPT as `kinformer run` does (given the manager), starts the
 -- manager and then reads Lua lines at a prompt while the manager keeps
@@ -90,13 +90,13 @@ M.descriptions = {
   },
 }
 
-local pretty = require "kinformer.pretty"
+local pretty = require "kinformer.cmd.pretty"
 local methods_table, method_names, kind_of, describe = pretty.methods_table, pretty.method_names,
   pretty.kind_of, pretty.describe
 local sorted_keys, is_ident, scalar, MAX_ITEMS = pretty.sorted_keys, pretty.is_ident, pretty.scalar,
   pretty.MAX_ITEMS
 
---- The pretty-printer (kinformer.pretty), for the REPL's users and specs.
+--- The pretty-printer (kinformer.cmd.pretty), for the REPL's users and specs.
 M.pretty, M.yaml, M.is_object, M.type_name = pretty.pretty, pretty.yaml, pretty.is_object, pretty.type_name
 
 -- ---- help -------------------------------------------------------------------
@@ -257,12 +257,6 @@ local function stderr(fmt, ...)
   io.stderr:flush()
 end
 
-local function file_exists(p)
-  local f = io.open(p, "r")
-  if f then f:close() return true end
-  return false
-end
-
 -- The registered controllers by name (mgr:controllers()).
 local function controllers_of(mgr)
   local list
@@ -280,53 +274,41 @@ local function controllers_of(mgr)
 end
 
 -- Starts sim (with --sim), the manager and the script, as `kinformer run`
--- does. Returns mgr, sim, on_start, on_stop or nil, message.
-local function setup(o, core)
-  local kinformer = require "kinformer"
-  local chunk
+-- does (kinformer.bootstrap; without a script: the sim and the manager).
+-- Returns mgr, sim, on_start, on_stop or nil, message.
+local function setup(o)
+  local bootstrap = require "kinformer.bootstrap"
+  local mopts = { name = o.name, sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
+                  metrics_bind = o.metrics_bind, health_bind = o.health_bind }
+  local function announce(sim) stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig) end
   if o.script then
-    if not file_exists(o.script) then return nil, "cannot open script " .. o.script end
-    local lerr
-    chunk, lerr = loadfile(o.script)
-    if not chunk then return nil, "cannot load script: " .. lerr end
+    local s, err = bootstrap.load{
+      script = o.script, sim = o.sim, seed = o.seed, kubeconfig = o.kubeconfig, context = o.context,
+      namespace = o.namespace, args = o.args, verbose = o.verbose, manager = mopts, on_sim = announce,
+    }
+    if not s then return nil, err end
+    return s.mgr, s.sim, s.on_start, s.on_stop
   end
   local sim
   if o.sim then
-    if o.seed and not file_exists(o.seed) then return nil, "cannot open seed file " .. o.seed end
+    if o.seed and not bootstrap.file_exists(o.seed) then return nil, "cannot open seed file " .. o.seed end
     local msg, code
     sim, msg, code = require("kinformer.sim").start{ seed = o.seed }
     if not sim then return nil, string.format("cannot start kinformer.sim: %s (%s)", tostring(msg), tostring(code)) end
-    stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig)
+    announce(sim)
+  elseif o.kubeconfig and not bootstrap.file_exists(o.kubeconfig) then
+    return nil, "cannot open kubeconfig " .. o.kubeconfig
   end
-  local ok, mgr, msg = pcall(kinformer.manager, {
-    kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace, sim = sim,
-    sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
-    metrics_bind = o.metrics_bind, health_bind = o.health_bind,
-  })
+  mopts.kubeconfig, mopts.context, mopts.namespace, mopts.sim = o.kubeconfig, o.context, o.namespace, sim
+  local ok, mgr, msg = pcall(require("kinformer").manager, mopts)
   if not ok or not mgr then
     if sim then sim:stop() end
     return nil, "cannot create the manager: " .. tostring(ok and msg or mgr)
   end
-  local on_start, on_stop
-  if chunk then
-    local sok, ret = xpcall(chunk, function(e)
-      return (debug.traceback(tostring(e), 2):gsub("\n%s*%[C%]: in function 'xpcall'.*$", ""))
-    end, mgr, { args = o.args, verbose = o.verbose, sim = sim, script = o.script })
-    if not sok then
-      pcall(mgr.stop, mgr)
-      if sim then sim:stop() end
-      return nil, string.format("script %s failed: %s", o.script, tostring(ret))
-    end
-    if type(ret) == "table" then
-      on_start, on_stop = ret.on_start, ret.on_stop
-    elseif type(ret) == "function" then
-      on_stop = ret
-    end
-  end
-  return mgr, sim, on_start, on_stop
+  return mgr, sim
 end
 
---- Runs the REPL (o as kinformer.cli.parse returns it). Returns the exit
+--- Runs the REPL (o as kinformer.cmd.cli.parse returns it). Returns the exit
 -- status.
 function M.main(o)
   local core = require "kinformer.core"
@@ -348,7 +330,7 @@ function M.main(o)
     if not r[1] then return nil, r[2] end
     return table.unpack(r, 2, r.n)
   end
-  local mgr, sim, on_start, on_stop = interruptible(setup, o, core)
+  local mgr, sim, on_start, on_stop = interruptible(setup, o)
   if not mgr then
     stderr("kinformer: %s\n", tostring(sim))
     return 1

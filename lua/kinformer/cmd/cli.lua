@@ -1,0 +1,296 @@
+--- kinformer.cmd.cli: the `kinformer` command (bin/kinformer).
+--
+--   kinformer run script.lua [--kubeconfig F] [--context C] [--namespace N]
+--                            [--sim [--seed FILE]] [--sync-timeout S]
+--                            [--shutdown-timeout S] [--leader-elect
+--                            [--leader-election-id NAME]
+--                            [--leader-election-namespace NS]
+--                            [--leader-elect-lease-duration S]
+--                            [--leader-elect-renew-deadline S]
+--                            [--leader-elect-retry-period S]]
+--                            [--metrics-bind-address ADDR]
+--                            [--health-probe-bind-address ADDR]
+--                            [--admin-bind-address ADDR] [-v] [-- ARGS...]
+--   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
+--                     [--controller NAME]]   (kinformer.cmd.inspect)
+--   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
+--   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
+--                             [--namespace N] [--sim [--seed FILE]]
+--                             [--sync-timeout S] [-v|-q] [-- ARGS...]
+--   kinformer repl [script.lua] [run's connection options]  (kinformer.cmd.repl)
+--   kinformer --help | --version
+--
+-- `plan` (kinformer.plan) shows what the script's controllers would change,
+-- sending every write as a server-side dry run: exit 0 nothing would
+-- change, 2 something would, 1 an error.
+--
+-- Each command is a module of this folder (kinformer.cmd.run, .plan,
+-- .repl, .manifests, .record, .replay, .inspect); every one that runs an
+-- operator script loads it with kinformer.bootstrap.
+local M = {}
+
+M.usage = [[
+usage: kinformer run SCRIPT [options] [-- ARGS...]
+       kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
+       kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
+       kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
+       kinformer replay TRACE SCRIPT [--fault N:KIND]...
+       kinformer inspect [--address HOST:PORT] [caches | queues | inflight | why KEY] [--controller NAME]
+       kinformer repl [SCRIPT] [options]
+       kinformer --help | --version
+
+Runs SCRIPT (a Lua file) as an operator. SCRIPT is called with the manager
+and an options table (local mgr, opts = ...), registers informers, handlers
+and controllers, and may return a function called after shutdown, or a table
+{on_start = fn, on_stop = fn} (on_start runs once the caches synced). kinformer then starts the manager, waits for the caches to
+sync and runs until SIGINT or SIGTERM.
+
+options:
+  --kubeconfig FILE   kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)
+  --context NAME      kubeconfig context (default: its current-context)
+  --namespace NS      default namespace of namespaced informers (mgr.namespace)
+  --name NAME         the operator's name (kinformer.manager{name=}; default:
+                      SCRIPT's folder for operator.lua, else its file name,
+                      followed by the controllers' names): the default Lease
+  --sim               run an in-process kinformer.sim and use it (no cluster needed)
+  --seed FILE         with --sim: objects to load first (JSON array, List, or one per line)
+  --sync-timeout S    seconds to wait for the caches to sync (default 120)
+  --shutdown-timeout S  on SIGINT/SIGTERM, seconds in-flight reconciles get
+                      before they are interrupted (default 30); a second
+                      signal exits at once
+  --metrics-bind-address ADDR  serve Prometheus metrics at ADDR/metrics
+                      ("host:port" or ":port"; default 0: off)
+  --health-probe-bind-address ADDR  serve /healthz and /readyz at ADDR
+                      (default 0: off)
+  --admin-bind-address ADDR  serve the admin endpoint `kinformer inspect`
+                      reads (caches, queues, in-flight reconciles, why) at
+                      ADDR, e.g. 127.0.0.1:9443 (default 0: off; no auth,
+                      keep it local)
+  --leader-elect      run controllers only while this replica holds the
+                      Lease (others stay warm: informers synced); losing
+                      it exits with status 1
+  --leader-election-id NAME  the Lease's name (default: the operator's
+                      name, --name)
+  --leader-election-namespace NS  the Lease's namespace (default: the
+                      manager's namespace)
+  --leader-elect-lease-duration S, --leader-elect-renew-deadline S,
+  --leader-elect-retry-period S  the election's timing in seconds
+                      (defaults 15, 10, 2; as kube-controller-manager)
+  --watch             reload the controllers whose code changed when SCRIPT,
+                      their reconciler modules or another Lua file in
+                      their folders changes (a file that fails to load is
+                      logged with file:line and the old code keeps running)
+  -v, --verbose       debug logging and one line per reconcile
+  -q, --quiet         warnings and errors only
+  -h, --help          this text
+  --version           the version
+
+repl: runs SCRIPT (optional) as run does, starts the manager in the
+background and reads Lua at a prompt: values pretty-print, help() and
+help(x) list what things offer, Tab completes, Ctrl-C interrupts the
+running statement, Ctrl-D leaves. Takes run's connection options.
+
+manifests: prints the ServiceAccount, RBAC (ClusterRole, or Role with
+--namespace), ConfigMap and Deployment that run SCRIPT in a cluster (see
+docs/deploy.md); the script runs in a planning mode, no server is used.
+  --image IMAGE       the Deployment's image (default kinformer-operator:latest)
+  --name NAME         the objects' name (default: the script's folder or file name)
+
+plan: loads SCRIPT as run does, syncs the caches without starting the
+controllers, runs each controller's reconciler once per key with every write
+sent as a server-side dry run (dryRun=All: nothing is stored) and prints, per
+key, a unified diff of each object it would create, update or delete. Takes
+--kubeconfig, --context, --namespace, --sim, --seed, --sync-timeout, -v, -q.
+  --key NS/NAME       plan this key (repeatable; "NAME" when cluster-scoped;
+                      default: every key of each controller's For informer)
+  exit status: 0 nothing would change, 2 something would, 1 an error (the
+  script, the connection or the sync failed, or a reconcile failed)
+]]
+
+local function stderr(fmt, ...)
+  io.stderr:write(string.format(fmt, ...))
+  io.stderr:flush()
+end
+
+--- Parses argv (an array of strings, as `arg`). Returns a table
+-- {command = "run"|"repl"|"manifests"|"plan"|"help"|"version", script =, keys =
+-- (plan's --key values), kubeconfig =, context =,
+-- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
+-- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
+-- leader_election_id =, leader_election_namespace =, lease_duration =,
+-- renew_deadline =, retry_period =, args = {}}
+-- or nil, message (a usage error).
+function M.parse(argv)
+  local o = { args = {} }
+  local i, n = 1, #argv
+  local function value(flag)
+    local v = argv[i + 1]
+    if v == nil then error({ usage = flag .. " needs a value" }) end
+    i = i + 1
+    return v
+  end
+  local ok, err = pcall(function()
+    while i <= n do
+      local a = argv[i]
+      local flag, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+      if flag then
+        a = flag
+        table.insert(argv, i + 1, inline)
+        n = n + 1
+      end
+      if a == "--" then
+        for j = i + 1, n do o.args[#o.args + 1] = argv[j] end
+        break
+      elseif a == "-h" or a == "--help" or a == "help" then
+        o.command = "help"
+      elseif a == "--version" or a == "version" then
+        o.command = o.command or "version"
+      elseif a == "--kubeconfig" then
+        o.kubeconfig = value(a)
+      elseif a == "--context" then
+        o.context = value(a)
+      elseif a == "--namespace" or a == "-n" then
+        o.namespace = value(a)
+      elseif a == "--sim" then
+        o.sim = true
+      elseif a == "--seed" then
+        o.seed = value(a)
+      elseif a == "--image" then
+        o.image = value(a)
+      elseif a == "--name" then
+        o.name = value(a)
+      elseif a == "--key" then
+        o.keys = o.keys or {}
+        o.keys[#o.keys + 1] = value(a)
+      elseif a == "--sync-timeout" then
+        local v = value(a)
+        o.sync_timeout = tonumber(v)
+        if not o.sync_timeout or o.sync_timeout <= 0 then
+          error({ usage = "--sync-timeout must be a positive number of seconds, not " .. v })
+        end
+      elseif a == "--shutdown-timeout" then
+        local v = value(a)
+        o.shutdown_timeout = tonumber(v)
+        if not o.shutdown_timeout or o.shutdown_timeout < 0 then
+          error({ usage = "--shutdown-timeout must be a number of seconds >= 0, not " .. v })
+        end
+      elseif a == "--metrics-bind-address" then
+        o.metrics_bind = value(a)
+      elseif a == "--health-probe-bind-address" then
+        o.health_bind = value(a)
+      elseif a == "--admin-bind-address" then
+        o.admin_bind = value(a)
+      elseif a == "--leader-elect" then
+        o.leader_elect = true
+      elseif a == "--leader-election-id" then
+        o.leader_election_id = value(a)
+      elseif a == "--leader-election-namespace" then
+        o.leader_election_namespace = value(a)
+      elseif a == "--leader-elect-lease-duration" or a == "--leader-elect-renew-deadline"
+          or a == "--leader-elect-retry-period" then
+        local v = value(a)
+        local k = a:match("^%-%-leader%-elect%-(.*)$"):gsub("%-", "_")
+        o[k] = tonumber(v)
+        if not o[k] or o[k] <= 0 then
+          error({ usage = a .. " must be a positive number of seconds, not " .. v })
+        end
+      elseif a == "--watch" then
+        o.watch = true
+      elseif a == "-v" or a == "--verbose" then
+        o.verbose = true
+      elseif a == "-q" or a == "--quiet" then
+        o.quiet = true
+      elseif a:sub(1, 1) == "-" then
+        error({ usage = "unknown option " .. a })
+      elseif o.command == nil and a == "run" then
+        o.command = "run"
+      elseif o.command == nil and a == "manifests" then
+        o.command = "manifests"
+      elseif o.command == nil and a == "plan" then
+        o.command = "plan"
+      elseif o.command == nil and a == "repl" then
+        o.command = "repl"
+      elseif (o.command == "run" or o.command == "manifests" or o.command == "plan" or o.command == "repl")
+          and o.script == nil then
+        o.script = a
+      else
+        error({ usage = "unexpected argument " .. a })
+      end
+      i = i + 1
+    end
+  end)
+  if not ok then
+    if type(err) == "table" and err.usage then return nil, err.usage end
+    error(err, 0)
+  end
+  if o.command == nil then return nil, "no command (try: kinformer run script.lua)" end
+  if o.command == "manifests" then
+    if not o.script then return nil, "manifests needs a script" end
+    if o.sim or o.seed then return nil, "manifests takes no --sim or --seed" end
+  elseif o.image then
+    return nil, "--image is an option of manifests"
+  end
+  if o.name ~= nil and o.command ~= "manifests" then -- manifests makes a name of it
+    local ok, why = pcall(require("kinformer.manager").check_name, o.name, "--name")
+    if not ok then return nil, (tostring(why):gsub("^[^:]*:%d+: ", "")) end
+  end
+  if o.keys and o.command ~= "plan" then return nil, "--key is an option of plan" end
+  if o.command == "plan" then
+    if not o.script then return nil, "plan needs a script" end
+    if o.leader_elect or o.metrics_bind or o.health_bind or o.shutdown_timeout then
+      return nil, "plan takes no --leader-elect, --metrics-bind-address, --health-probe-bind-address "
+        .. "or --shutdown-timeout"
+    end
+    for _, k in ipairs(o.keys or {}) do
+      if k == "" or k:match("^/") or k:match("/$") or select(2, k:gsub("/", "")) > 1 then
+        return nil, "--key wants NAMESPACE/NAME or NAME, not '" .. k .. "'"
+      end
+    end
+  end
+  if o.command == "run" or o.command == "plan" or o.command == "repl" then
+    if not o.script and o.command ~= "repl" then return nil, "run needs a script" end
+    if o.command == "repl" and o.leader_elect then return nil, "repl takes no --leader-elect" end
+    if o.seed and not o.sim then return nil, "--seed needs --sim" end
+    if (o.leader_election_id or o.leader_election_namespace or o.lease_duration
+        or o.renew_deadline or o.retry_period) and not o.leader_elect then
+      return nil, "--leader-election-* and --leader-elect-* options need --leader-elect"
+    end
+    if o.sim and (o.kubeconfig or o.context) then
+      return nil, "--sim cannot be combined with --kubeconfig or --context"
+    end
+  elseif o.watch then
+    return nil, "--watch is an option of run"
+  end
+  return o
+end
+
+--- Entry point: argv as `arg`. Returns the exit status.
+function M.main(argv)
+  -- record and replay parse their own arguments (kinformer.cmd.record, kinformer.cmd.replay)
+  if argv and (argv[1] == "record" or argv[1] == "replay") then
+    return require("kinformer.cmd." .. argv[1]).main(argv)
+  end
+  if argv and argv[1] == "inspect" then
+    return require("kinformer.cmd.inspect").main({ table.unpack(argv, 2) })
+  end
+  local o, err = M.parse(argv or {})
+  if not o then
+    stderr("kinformer: %s\n%s", err, M.usage)
+    return 2
+  end
+  if o.command == "help" then
+    io.stdout:write(M.usage)
+    return 0
+  end
+  if o.command == "version" then
+    local ok, kinformer = pcall(require, "kinformer")
+    io.stdout:write((ok and kinformer._VERSION or "kinformer (core module not found)") .. "\n")
+    return ok and 0 or 1
+  end
+  if o.command == "manifests" then return require("kinformer.cmd.manifests").main(o) end
+  if o.command == "plan" then return require("kinformer.cmd.plan").main(o) end
+  if o.command == "repl" then return require("kinformer.cmd.repl").main(o) end
+  return require("kinformer.cmd.run").run(o)
+end
+
+return M

@@ -1,0 +1,296 @@
+--- kinformer.cmd.run: `kinformer run SCRIPT` (see kinformer.cmd.cli for the
+-- options): loads the script (kinformer.bootstrap), starts the manager
+-- with a progress line on stderr while the caches sync ("synced 41,000 /
+-- 100,000 pods"), runs until SIGINT or SIGTERM and stops gracefully;
+-- exit 0 after a graceful stop, 1 when the script, the kubeconfig or the
+-- sync fails. The stop is bounded: reconciles still running
+-- --shutdown-timeout seconds (default 30) after the signal are
+-- interrupted; a second signal exits at once with status 128 + its number,
+-- naming on stderr the reconciles it abandoned.
+--
+-- -v: debug logging, plus one line per reconcile (controller, key,
+-- outcome, duration), made by wrapping each controller's reconciler (see
+-- verbose_reconciler below).
+local M = {}
+
+local function stderr(fmt, ...)
+  io.stderr:write(string.format(fmt, ...))
+  io.stderr:flush()
+end
+
+--- 41000 -> "41,000".
+function M.thousands(n)
+  local s = tostring(math.tointeger(n) or n)
+  local sign, digits = s:match("^(-?)(%d+)$")
+  if not digits then return s end
+  local out = digits:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  if out:sub(1, 1) == "," then out = out:sub(2) end
+  return sign .. out
+end
+
+--- The progress line for env:sync_progress()'s array: "synced 41,000 /
+-- 100,000 pods, 12 / 12 services" (cached / listed so far, per informer;
+-- the resource's last path element names it).
+function M.progress_line(progress)
+  local parts = {}
+  for _, p in ipairs(progress or {}) do
+    local what = (p.resource or p.name or "?"):match("([^/?]+)$") or p.name
+    local ns = p.name and p.name:match("namespace=([^&]+)")
+    if ns then what = what .. " in " .. ns end
+    local total = math.max(p.expected or 0, p.listed or 0, p.cached or 0)
+    -- while the first list is still paging nothing is cached yet: count
+    -- what was listed so far against what the server announced
+    local done, state = p.cached or 0, ""
+    if not p.synced then
+      if done == 0 and (p.listed or 0) > 0 then done, state = p.listed, " (listing)"
+      else state = " (syncing)" end
+    end
+    parts[#parts + 1] = string.format("%s / %s %s%s", M.thousands(done), M.thousands(total), what, state)
+  end
+  if #parts == 0 then return "synced (no informers)" end
+  return "synced " .. table.concat(parts, ", ")
+end
+
+-- Whether fd 2 is a terminal (then the progress line rewrites itself).
+local function stderr_is_tty()
+  local ok = os.execute("test -t 2")
+  return ok == true
+end
+
+-- Returns on_progress for mgr:start: prints the line when it changes (at
+-- most every 0.2 s on a terminal, every 2 s otherwise), and a last one
+-- when done.
+local function progress_printer(monotime)
+  local tty = stderr_is_tty()
+  local last_line, last_t = nil, -math.huge
+  local printer = {}
+  function printer.update(progress)
+    local line = M.progress_line(progress)
+    local now = monotime()
+    if line == last_line or now - last_t < (tty and 0.2 or 2) then return end
+    last_line, last_t = line, now
+    if tty then stderr("\r\27[K%s", line) else stderr("%s\n", line) end
+  end
+  function printer.done(progress)
+    local line = M.progress_line(progress)
+    if tty then
+      stderr("\r\27[K%s\n", line)
+    elseif line ~= last_line then
+      stderr("%s\n", line)
+    end
+  end
+  return printer
+end
+
+-- ---- -v: one line per reconcile -------------------------------------------
+
+-- The source of a self-contained reconciler that calls the user's one
+-- (a module name, or a dumped self-contained function) and logs a line per
+-- call: "reconcile <controller> <ns/name>: done|requeue|requeue after Ns|
+-- error: msg|terminal: msg (1.2 ms)". Results and errors pass through
+-- unchanged (an error keeps its traceback in the message).
+local WRAPPER = [==[
+return function(req, ctx)
+  local controller, modname, code = %q, %q, %q
+  local core = require "kinformer.core"
+  -- no upvalues (the function is sent to worker states): the resolved
+  -- reconciler is kept per state in package.loaded
+  local cache = package.loaded["kinformer.cmd.cli.verbose"]
+  if type(cache) ~= "table" then
+    cache = {}
+    package.loaded["kinformer.cmd.cli.verbose"] = cache
+  end
+  local inner = cache[controller]
+  if not inner then
+    if modname ~= "" then
+      local m = require(modname)
+      inner = type(m) == "table" and m.reconcile or m
+    else
+      inner = assert(load(code, "=reconciler", "b"))
+    end
+    cache[controller] = inner
+  end
+  local t0 = core.monotime()
+  local key = req.key or ((req.namespace and req.namespace ~= "" and (req.namespace .. "/") or "") .. tostring(req.name))
+  local function errtext(e)
+    if type(e) == "table" and rawget(e, "kinformer_terminal") then return "terminal: " .. tostring(e.message) end
+    return "error: " .. (tostring(e):match("^[^\n]*"))
+  end
+  local function line(what)
+    local ms = (core.monotime() - t0) * 1000
+    core.log("info", "reconcile", string.format("%%s %%s: %%s (%%.1f ms)", controller, key, what, ms))
+  end
+  -- a raised error is logged while it unwinds (a to-be-closed guard), so
+  -- the controller's own traceback still points at where it was raised
+  local finished = false
+  local guard <close> = setmetatable({}, { __close = function(_, e)
+    if not finished then line(errtext(e)) end
+  end })
+  local a, b = inner(req, ctx)
+  finished = true
+  if a == nil and b ~= nil then
+    line(errtext(b))
+  elseif type(a) == "table" and a.requeue_after then
+    line(string.format("requeue after %%gs", a.requeue_after))
+  elseif type(a) == "table" and a.requeue then
+    line("requeue")
+  else
+    line("done")
+  end
+  return a, b
+end
+]==]
+
+-- Whether f has no upvalue but _ENV (what string.dump can carry).
+local function self_contained(f)
+  for i = 1, math.huge do
+    local name = debug.getupvalue(f, i)
+    if name == nil then return true end
+    if name ~= "_ENV" then return false end
+  end
+end
+
+--- Returns a reconciler (a self-contained function) that runs r (a module
+-- name or a self-contained function) and logs one line per reconcile; or r
+-- unchanged when it cannot be wrapped (the controller then reports why).
+function M.verbose_reconciler(controller, r)
+  local modname, code = "", ""
+  if type(r) == "string" then
+    modname = r
+  elseif type(r) == "function" and self_contained(r) then
+    local ok, dumped = pcall(string.dump, r)
+    if not ok then return r end
+    code = dumped
+  else
+    return r
+  end
+  local src = string.format(WRAPPER, tostring(controller), modname, code)
+  return assert(load(src, "=kinformer-verbose-reconciler"))()
+end
+
+-- Makes mgr:controller wrap each reconciler (the manager object only).
+local function wrap_controllers(mgr)
+  local orig = mgr.controller
+  mgr.controller = function(self, cfg)
+    if type(cfg) == "table" and cfg.reconciler ~= nil then
+      local c = {}
+      for k, v in pairs(cfg) do c[k] = v end
+      c.reconciler = M.verbose_reconciler(cfg.name or cfg["for"] or "controller", cfg.reconciler)
+      cfg = c
+    end
+    return orig(self, cfg)
+  end
+end
+
+-- ---- run ------------------------------------------------------------------
+
+local function fail(fmt, ...)
+  stderr("kinformer: " .. fmt .. "\n", ...)
+  return 1
+end
+
+--- The leader_election table of run's options (nil without
+-- --leader-elect): the Lease is --leader-election-id, else the manager's
+-- name, resolved when the manager starts (kinformer.leader_election).
+function M.leader_election(o)
+  if not o.leader_elect then return nil end
+  return {
+    name = o.leader_election_id,
+    namespace = o.leader_election_namespace,
+    lease_duration = o.lease_duration, renew_deadline = o.renew_deadline,
+    retry_period = o.retry_period,
+  }
+end
+
+--- Runs the command (o: kinformer.cmd.cli.parse's table). Returns the
+-- exit status.
+function M.run(o)
+  local core = require "kinformer.core"
+  if o.verbose then
+    core.set_log_level("debug")
+  elseif o.quiet then
+    core.set_log_level("warn")
+  else
+    core.set_log_level("info")
+  end
+  -- SIGINT and SIGTERM blocked before any thread exists (the in-process
+  -- sim's server threads inherit the mask), so that only mgr:run's
+  -- sigtimedwait takes them
+  core.block_signals()
+  local s, err = require("kinformer.bootstrap").load{
+    script = o.script, sim = o.sim, seed = o.seed, kubeconfig = o.kubeconfig, context = o.context,
+    namespace = o.namespace, args = o.args, verbose = o.verbose,
+    manager = {
+      name = o.name, sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
+      metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,
+      leader_election = M.leader_election(o),
+    },
+    on_sim = function(sim) stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig) end,
+    on_manager = o.verbose and wrap_controllers or nil,
+  }
+  if not s then return fail("%s", err) end
+  local mgr = s.mgr
+  -- where the endpoints are (a port of 0 picks a free one: say which)
+  if mgr:metrics_port() then
+    stderr("kinformer: serving metrics on port %d (/metrics)\n", mgr:metrics_port())
+  end
+  if mgr:metrics_port("health") then
+    stderr("kinformer: serving health probes on port %d (/healthz, /readyz)\n", mgr:metrics_port("health"))
+  end
+  if mgr:metrics_port("admin") then
+    stderr("kinformer: serving the admin endpoint on port %d (kinformer inspect)\n", mgr:metrics_port("admin"))
+  end
+
+  local printer = progress_printer(core.monotime)
+  local interrupted
+  local pok, started, serr = pcall(mgr.start, mgr, { on_progress = function(p)
+    printer.update(p)
+    -- SIGINT/SIGTERM are blocked: take one here so that a sync can be cut short
+    local sig = mgr.env:wait_signal(0)
+    if sig then
+      interrupted = sig
+      error("interrupted by " .. sig .. " while waiting for the caches to sync", 0)
+    end
+  end })
+  if not pok then started, serr = nil, started end
+  if not started then
+    s:close()
+    if interrupted then
+      stderr("\nkinformer: %s\n", serr)
+      return 0
+    end
+    return fail("%s", tostring(serr))
+  end
+  printer.done(mgr.env:sync_progress())
+  stderr("kinformer: caches synced, running (SIGINT or SIGTERM stops)\n")
+  if s.on_start then
+    local hok, herr = xpcall(s.on_start, debug.traceback)
+    if not hok then
+      s:close()
+      return fail("on_start failed: %s", tostring(herr))
+    end
+  end
+
+  local watcher
+  if o.watch then -- hot reload (kinformer.cmd.reload_watch)
+    local werr
+    watcher, werr = require("kinformer.cmd.reload_watch").start(mgr, o.script)
+    if not watcher then
+      s:close()
+      return fail("--watch: %s", tostring(werr))
+    end
+  end
+  local rok, rerr = mgr:run()
+  if watcher then watcher:close() end
+  s:close()
+  if not rok and rerr then return fail("%s", tostring(rerr)) end
+  stderr("kinformer: stopped\n")
+  if s.on_stop then
+    local hok, herr = xpcall(s.on_stop, debug.traceback)
+    if not hok then return fail("on_stop failed: %s", tostring(herr)) end
+  end
+  io.stdout:flush()
+  return 0
+end
+
+return M

@@ -1,0 +1,207 @@
+--- kinformer.lifecycle: a controller's finalizer and children, run around
+-- its reconciler (kopf's finalizer handling and Metacontroller's pruning,
+-- in controller-runtime's terms). kinformer.controller installs it when a
+-- controller has `finalizer` or `children`:
+--
+--   mgr:controller{ ["for"] = "v1/namespaces",
+--     children = { "v1/configmaps", "v1/resourcequotas" },   -- owned, pruned
+--     finalizer = "example.com/cleanup",                    -- added, removed
+--     finalize = function(req, ctx, obj) ... end,           -- runs on delete
+--     reconciler = function(req, ctx) ... ctx:ensure(child) ... end }
+--
+-- For each request (run below), with obj the For informer's cached object:
+--   * obj gone: the reconciler runs as usual (it sees nil in its lister);
+--   * obj live but not matching the controller's `selector` (a label
+--     selector: the objects the controller is for): its children are
+--     pruned, its finalizer removed, and the reconciler does not run (an
+--     object that stops matching is let go, as kopf does);
+--   * obj being deleted and holding the finalizer: finalize(req, ctx, obj)
+--     runs instead of the reconciler (default, with children: delete every
+--     child obj controls); once it returns done, the finalizer is removed
+--     (a JSON patch tested against the list it saw); an error, a
+--     requeue or a requeue_after keeps it, retried as the reconciler's;
+--   * obj being deleted without the finalizer: nothing runs (it is going);
+--   * obj live without the finalizer: the finalizer is added first (the
+--     same kind of patch), then the reconciler runs: no object is ever
+--     reconciled without the finalizer that guarantees finalize;
+--   * after a reconcile that succeeded (done, requeue, requeue_after), each
+--     child obj controls (index M.INDEX of the children's informers) that
+--     the reconcile did not ctx:ensure is deleted, with its uid as a
+--     precondition (prune = false: never).
+-- Every write goes through ctx.client, so a plan (kinformer.plan: a dry-run
+-- client) shows the finalizer patches and the prunes, and `ctl:why` lists
+-- them among the reconcile's writes.
+local core = require "kinformer.core"
+local fin = require "kinformer.util.finalizer"
+local ctxmod = require "kinformer.ctx"
+
+local M = {}
+
+--- The name of the children informers' index by controller owner uid
+-- (added by kinformer.controller: inf:add_index(M.INDEX, "controller")).
+M.INDEX = "kinformer.io/controller-uid"
+
+-- The function code names: a function, or a module whose value is a
+-- function or has field (reconcile, finalize); raises naming what is wrong.
+local function resolve(code, field)
+  if type(code) == "function" then return code end
+  local m = require(code)
+  if type(m) == "function" then return m end
+  if type(m) == "table" and type(m[field]) == "function" then return m[field] end
+  error(string.format("module '%s' has no function '%s' (return a function, or a table with .%s)",
+    code, field, field), 0)
+end
+M.resolve = resolve
+
+local function array(t) return setmetatable(t, core.array_mt) end
+
+-- A copy of obj's finalizers as a plain array (nil when it has none).
+local function finalizers_of(obj)
+  local f = type(obj.metadata) == "table" and obj.metadata.finalizers
+  if type(f) ~= "table" then return nil end
+  local out = {}
+  for i, v in ipairs(f) do out[i] = v end
+  return array(out)
+end
+
+-- Patches obj's finalizers to want (a list), tested against the list obj
+-- holds (a stale copy fails the test: the reconcile is retried once the
+-- cache caught up). Returns the patched object, or nil, msg, code.
+local function patch_finalizers(ctx, res, obj, want)
+  local have = finalizers_of(obj)
+  local ops
+  if have == nil then
+    ops = { { op = "add", path = "/metadata/finalizers", value = array(want) } }
+  elseif #want == 0 then
+    ops = { { op = "test", path = "/metadata/finalizers", value = have },
+            { op = "remove", path = "/metadata/finalizers" } }
+  else
+    ops = { { op = "test", path = "/metadata/finalizers", value = have },
+            { op = "replace", path = "/metadata/finalizers", value = array(want) } }
+  end
+  local m = obj.metadata
+  return ctx.client:patch(res, m.namespace, m.name, array(ops), { type = "json" })
+end
+
+-- "ns/name" or "name".
+local function key_of(m)
+  return (m.namespace and m.namespace ~= "" and (m.namespace .. "/") or "") .. m.name
+end
+
+-- Deletes the children of obj in cfg.children that keep() says no to.
+-- Returns true, or nil, msg, code for the first delete that failed (the
+-- others are still tried).
+local function delete_children(cfg, ctx, obj, keep)
+  local uid = obj.metadata.uid
+  local ok, first_err, first_code = true, nil, nil
+  for _, ch in ipairs(cfg.children or {}) do
+    local l = ctx.lister(ch.informer)
+    for _, c in ipairs(l and l:by_index(M.INDEX, uid) or {}) do
+      local m = c.metadata
+      local key = key_of(m)
+      if not keep(ch.resource, key) then
+        local done, err, code = ctx.client:delete(ch.resource, m.namespace, m.name, { uid = m.uid })
+        if done or code == "NotFound" or code == "Conflict" then -- gone, or another object now
+          if done then ctx.log:info("deleted %s %s (a child %s no longer ensures)", tostring(c.kind), key,
+            cfg.label) end
+        elseif ok then
+          ok, first_err, first_code = nil, err, code
+        end
+      end
+    end
+  end
+  if ok then return true end
+  return nil, first_err, first_code
+end
+
+--- The finalize used when a controller has children and a finalizer but
+-- no finalize function: delete every child the object controls.
+function M.delete_all_children(cfg, ctx, obj)
+  local ok, err, code = delete_children(cfg, ctx, obj, function() return false end)
+  if not ok then return nil, err, code end
+end
+
+-- Whether a reconciler's values mean success (done, requeue, requeue_after).
+local function succeeded(a, b)
+  local kind = core.reconcile_result(true, a, b)
+  return kind == "done" or kind == "requeue" or kind == "requeue_after"
+end
+
+-- Parsed selectors of this Lua state, by their text.
+local selectors = {}
+
+-- Whether obj matches cfg.selector (true without one).
+local function selected(cfg, obj)
+  local text = cfg.selector
+  if not text then return true end
+  local sel = selectors[text]
+  if not sel then
+    sel = assert(core.label_selector(text))
+    selectors[text] = sel
+  end
+  return sel:matches(type(obj.metadata) == "table" and obj.metadata.labels or nil)
+end
+
+--- Runs one request through cfg = {reconcile = code, finalize = code or
+-- nil, finalizer = name or nil, children = {{resource =, informer =}} or
+-- nil, prune = boolean, selector = label selector or nil, for_resource =,
+-- label = "Kind"} (kinformer.controller builds it); returns what the
+-- reconciler (or finalize) returned.
+function M.run(cfg, req, ctx)
+  local obj = ctx:object()
+  if obj ~= nil and not selected(cfg, obj) and not (cfg.finalizer and fin.is_being_deleted(obj)) then
+    -- out of scope: let it go
+    if cfg.children and cfg.prune ~= false then
+      local ok, err, code = delete_children(cfg, ctx, obj, function() return false end)
+      if not ok then return nil, err, code end
+    end
+    if cfg.finalizer and fin.has_finalizer(obj, cfg.finalizer) then
+      local want = {}
+      for _, f in ipairs(finalizers_of(obj) or {}) do if f ~= cfg.finalizer then want[#want + 1] = f end end
+      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
+      if not patched and code ~= "NotFound" then return nil, err, code end
+      ctx.log:info("removed finalizer %s of %s %s (no longer matches %s)", cfg.finalizer, cfg.label, req.key,
+        cfg.selector)
+    end
+    return
+  end
+  if obj ~= nil and cfg.finalizer then
+    local name = cfg.finalizer
+    if fin.is_being_deleted(obj) then
+      if not fin.has_finalizer(obj, name) then return end -- going; not ours to hold
+      local a, b, c
+      if cfg.finalize then
+        a, b, c = resolve(cfg.finalize, "finalize")(req, ctx, obj)
+      else
+        a, b, c = M.delete_all_children(cfg, ctx, obj)
+      end
+      if core.reconcile_result(true, a, b) ~= "done" then return a, b, c end
+      local want = {}
+      for _, f in ipairs(finalizers_of(obj) or {}) do if f ~= name then want[#want + 1] = f end end
+      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
+      if not patched and code ~= "NotFound" then return nil, err, code end
+      ctx.log:info("removed finalizer %s of %s %s", name, cfg.label, req.key)
+      return
+    end
+    if not fin.has_finalizer(obj, name) then
+      local want = finalizers_of(obj) or {}
+      want[#want + 1] = name
+      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
+      if not patched then return nil, err, code end
+      ctx.log:info("added finalizer %s to %s %s", name, cfg.label, req.key)
+    end
+  elseif obj ~= nil and fin.is_being_deleted(obj) and cfg.children then
+    -- no finalizer: the garbage collector deletes the children; nothing to
+    -- ensure for an object that is going
+    return
+  end
+  local a, b, c = resolve(cfg.reconcile, "reconcile")(req, ctx)
+  if obj ~= nil and cfg.children and cfg.prune ~= false and succeeded(a, b) then
+    local ensured = ctxmod.ensured(ctx)
+    local ok, err, code = delete_children(cfg, ctx, obj, function(res, key) return ensured[res .. "\0" .. key] end)
+    if not ok then return nil, err, code end
+  end
+  return a, b, c
+end
+
+return M
