@@ -15,10 +15,11 @@
 --     selector: the objects the controller is for): its children are
 --     pruned, its finalizer removed, and the reconciler does not run (an
 --     object that stops matching is let go, as kopf does);
---   * obj being deleted and holding the finalizer: finalize(req, ctx, obj)
---     runs instead of the reconciler (default, with children: delete every
---     child obj controls); once it returns done, the finalizer is removed
---     (a JSON patch tested against the list it saw); an error, a
+--   * obj being deleted and holding the finalizer: instead of the
+--     reconciler, every child obj controls is deleted (with children: a
+--     cluster without a garbage collector would keep them), then
+--     finalize(req, ctx, obj) runs; once it returns done, the finalizer is
+--     removed (a JSON patch tested against the list it saw); an error, a
 --     requeue or a requeue_after keeps it, retried as the reconciler's;
 --   * obj being deleted without the finalizer: nothing runs (it is going);
 --   * obj live without the finalizer: the finalizer is added first (the
@@ -114,11 +115,10 @@ local function delete_children(cfg, ctx, obj, keep)
   return nil, first_err, first_code
 end
 
---- The finalize used when a controller has children and a finalizer but
--- no finalize function: delete every child the object controls.
+--- Deletes every child obj controls (what a deleted object's finalizer
+-- does before finalize). Returns true, or nil, msg, code.
 function M.delete_all_children(cfg, ctx, obj)
-  local ok, err, code = delete_children(cfg, ctx, obj, function() return false end)
-  if not ok then return nil, err, code end
+  return delete_children(cfg, ctx, obj, function() return false end)
 end
 
 -- Whether a reconciler's values mean success (done, requeue, requeue_after).
@@ -169,13 +169,16 @@ function M.run(cfg, req, ctx)
     local name = cfg.finalizer
     if fin.is_being_deleted(obj) then
       if not fin.has_finalizer(obj, name) then return end -- going; not ours to hold
-      local a, b, c
-      if cfg.finalize then
-        a, b, c = resolve(cfg.finalize, "finalize")(req, ctx, obj)
-      else
-        a, b, c = M.delete_all_children(cfg, ctx, obj)
+      -- the children first (a cluster without a garbage collector keeps
+      -- them otherwise), then finalize, told they are gone
+      if cfg.children then
+        local ok, err, code = M.delete_all_children(cfg, ctx, obj)
+        if ok == nil and err ~= nil then return nil, err, code end
       end
-      if core.reconcile_result(true, a, b) ~= "done" then return a, b, c end
+      if cfg.finalize then
+        local a, b, c = resolve(cfg.finalize, "finalize")(req, ctx, obj)
+        if core.reconcile_result(true, a, b) ~= "done" then return a, b, c end
+      end
       local want = {}
       for _, f in ipairs(finalizers_of(obj) or {}) do if f ~= name then want[#want + 1] = f end end
       local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
