@@ -211,6 +211,12 @@ static void push_json(lua_State *L, const json_t *v) {
   }
 }
 
+/* push_json of the json_t * given as light userdata (lua_pcall'd). */
+static int push_json_protected(lua_State *L) {
+  push_json(L, lua_touserdata(L, 1));
+  return 1;
+}
+
 /* sim:request_log_take() -> the requests logged since the last take, an
  * array of tables {verb, apiGroup, apiVersion, resource, subresource,
  * namespace, name, nonResourceURL, user, userAgent, dryRun, code} (sim.h),
@@ -230,8 +236,12 @@ static int m_request_log_take(lua_State *L) {
   json_t *log = json_loads(s, 0, &e);
   free(s);
   if (!log) return lkin_fail(L, KIN_ENOMEM, "request log");
-  push_json(L, log);
+  /* protected, so that a memory error of Lua still frees log */
+  lua_pushcfunction(L, push_json_protected);
+  lua_pushlightuserdata(L, log);
+  int st = lua_pcall(L, 1, 1, 0);
   json_decref(log);
+  if (st != LUA_OK) return lua_error(L);
   return 1;
 }
 
