@@ -179,6 +179,108 @@ describe("kinformer.sim", function()
     end)
   end)
 
+  describe("request log", function()
+    -- The entries of log matching every field of want.
+    local function matching(log, want)
+      local out = {}
+      for _, e in ipairs(log) do
+        local ok = true
+        for k, v in pairs(want) do
+          if e[k] ~= v then ok = false end
+        end
+        if ok then out[#out + 1] = e end
+      end
+      return out
+    end
+
+    it("shows an informer's list and watch and each client's create, by user", function()
+      local kinformer = require "kinformer"
+      local sim = assert(simmod.start{ users = { driver = "driver-token" } })
+      local op_token = sim:token("operator")
+      assert.matches("^kinformer%-sim%-%x+$", op_token)
+      assert.are.equal(op_token, sim:token("operator"))
+      assert.are.equal("driver-token", sim:token("driver"))
+      local none, msg, code = sim:request_log_take()
+      assert.is_nil(none)
+      assert.matches("not started", msg)
+      assert.are.equal("EINVAL", code)
+      sim:request_log_start()
+      local mgr = assert(kinformer.manager{ url = sim.url, token = op_token })
+      local inf = assert(mgr:informer("v1/configmaps"))
+      assert.is_true(mgr:start{ timeout = 10 })
+      local driver = assert(kinformer.manager{ url = sim.url, token = sim:token("driver") })
+      assert(mgr.client:create{ apiVersion = "v1", kind = "ConfigMap",
+        metadata = { name = "by-operator", namespace = "default" } })
+      assert(driver.client:create{ apiVersion = "v1", kind = "ConfigMap",
+        metadata = { name = "by-driver", namespace = "default" } })
+      -- the second arrives through the informer's watch, so the watch is logged
+      assert.is_true(mgr:wait_for(function() return inf:len() == 2 end, 10))
+      local log = assert(sim:request_log_take())
+      local cm = { apiGroup = "", apiVersion = "v1", resource = "configmaps" }
+      local function with(t)
+        local r = {}
+        for k, v in pairs(cm) do r[k] = v end
+        for k, v in pairs(t) do r[k] = v end
+        return r
+      end
+      local lists = matching(log, with{ verb = "list", user = "operator", code = 200 })
+      assert.is_true(#lists >= 1, "no list by the operator")
+      assert.is_nil(lists[1].name)
+      assert.is_string(lists[1].userAgent)
+      assert.is_true(#matching(log, with{ verb = "watch", user = "operator", code = 200 }) >= 1,
+        "no watch by the operator")
+      local creates = matching(log, { verb = "create" })
+      assert.are.same({
+        with{ verb = "create", namespace = "default", user = "operator", userAgent = creates[1].userAgent, code = 201 },
+        with{ verb = "create", namespace = "default", user = "driver", userAgent = creates[2].userAgent, code = 201 },
+      }, creates)
+      -- every request came from one of the two users, over the API
+      for _, e in ipairs(log) do
+        assert.is_true(e.user == "operator" or e.user == "driver", "user " .. tostring(e.user))
+        assert.is_true(e.resource ~= nil or e.nonResourceURL ~= nil)
+      end
+      -- a take holds only what came after the last one
+      assert.are.same({}, assert(sim:request_log_take()))
+      driver:stop()
+      mgr:stop()
+      sim:stop()
+    end)
+
+    it("records refused requests, non-resource paths and the truncation", function()
+      local sim = assert(simmod.start{ request_log_limit = 3 })
+      sim:request_log_start()
+      assert.are.equal(200, (http("GET", sim.url .. "/version")))
+      assert.are.equal(404, (http("GET", sim.url .. "/apis/example.com/v1/widgets")))
+      assert.are.equal(201, (http("POST", sim.url .. "/api/v1/namespaces/default/configmaps?dryRun=All",
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1"}}')))
+      assert.are.equal(200, (http("GET", sim.url .. "/api")))
+      local log = assert(sim:request_log_take())
+      assert.are.equal(4, #log)
+      assert.are.equal("get", log[1].verb)
+      assert.are.equal("/version", log[1].nonResourceURL)
+      assert.is_nil(log[1].user) -- no token configured: anonymous
+      assert.are.equal(200, log[1].code)
+      assert.are.same({ "list", "example.com", "widgets", 404 },
+        { log[2].verb, log[2].apiGroup, log[2].resource, log[2].code })
+      assert.are.same({ "create", "default", true, 201 },
+        { log[3].verb, log[3].namespace, log[3].dryRun, log[3].code })
+      assert.are.same({ truncated = true, dropped = 1 }, log[4])
+      sim:stop()
+    end)
+
+    it("rejects bad users", function()
+      assert.has_error(function() simmod.start{ users = { a = 1 } } end)
+      assert.has_error(function() simmod.start{ users = "a" } end)
+      assert.has_error(function() simmod.start{ users = { a = "t", b = "t" } } end)
+      assert.has_error(function() simmod.start{ token = "t", users = { b = "t" } } end)
+      local sim = assert(simmod.start{ token = "t", users = { b = "u" } })
+      assert.are.equal("t", sim:token("kinformer-sim"))
+      assert.are.equal(200, (http("GET", sim.url .. "/api/v1/namespaces", nil, "u")))
+      assert.has_error(function() sim:token("") end)
+      sim:stop()
+    end)
+  end)
+
   it("stops at the end of a <close> scope and when collected", function()
     local url
     do

@@ -11,6 +11,7 @@
  * sim has no copy of the log sink and level (spec/modules_spec.lua
  * checks), so core.set_log_level and kin_log_set_sink keep applying to
  * every log line. */
+#include <jansson.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <signal.h>
@@ -36,8 +37,12 @@ static lsim *check(lua_State *L, int i) {
 }
 
 /* start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
- *           watch_history=, bookmark_interval_ms=, legacy_events=}
- *   -> sim | nil, msg, code */
+ *           watch_history=, bookmark_interval_ms=, legacy_events=,
+ *           users=, request_log_limit=}
+ *   -> sim | nil, msg, code
+ * users: { [user name] = bearer token, ... } (kin_sim_add_token); a name
+ * or token that is not a non-empty string, or a token given twice,
+ * raises. */
 static int l_start(lua_State *L) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
@@ -46,7 +51,7 @@ static int l_start(lua_State *L) {
     /* kinformer.sim.start's options; add new keys here */
     static const char *const known[] = {
         "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
-        "bookmark_interval_ms", "legacy_events", NULL};
+        "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", NULL};
     lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
     lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
@@ -69,6 +74,18 @@ static int l_start(lua_State *L) {
     luaL_argcheck(L, bi >= 0 && bi <= UINT32_MAX, 1, "bookmark_interval_ms out of range");
     cfg.bookmark_interval_ms = (uint32_t)bi;
     cfg.legacy_events_only = lkin_opt_bool(L, 1, "legacy_events");
+    lua_Integer rl = lkin_opt_integer(L, 1, "request_log_limit", 0);
+    luaL_argcheck(L, rl >= 0, 1, "request_log_limit must be >= 0");
+    cfg.request_log_limit = (size_t)rl;
+    lua_getfield(L, 1, "users");
+    int users_type = lua_type(L, -1);
+    luaL_argcheck(L, users_type == LUA_TNIL || users_type == LUA_TTABLE, 1,
+                  "option 'users' must be a table of user name = token");
+    for (lua_pushnil(L); users_type == LUA_TTABLE && lua_next(L, -2); lua_pop(L, 1))
+      luaL_argcheck(L, lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING &&
+                           lua_rawlen(L, -2) && lua_rawlen(L, -1),
+                    1, "option 'users' must map user names to tokens (non-empty strings)");
+    lua_pop(L, 1);
   }
   lsim *u = lua_newuserdatauv(L, sizeof(*u), 0);
   memset(u, 0, sizeof(*u));
@@ -81,6 +98,20 @@ static int l_start(lua_State *L) {
     lkin_signals_restore(&old_mask);
   }
   if (rc < 0) return lkin_fail(L, rc, "start sim");
+  /* the users (checked above), with the userdata kept at the top after */
+  if (!lua_isnoneornil(L, 1) && lua_getfield(L, 1, "users") == LUA_TTABLE) {
+    for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
+      rc = kin_sim_add_token(u->sim, lua_tostring(L, -2), lua_tostring(L, -1));
+      if (rc == 0) continue;
+      kin_sim_free(u->sim);
+      u->sim = NULL;
+      if (rc == KIN_EINVAL)
+        return luaL_error(L, "kinformer.sim.start: option 'users': the token of %s is already "
+                             "another user's", lua_tostring(L, -2));
+      return lkin_fail(L, rc, "start sim");
+    }
+  }
+  if (!lua_isnoneornil(L, 1)) lua_pop(L, 1);
   /* a kubeconfig pointing at this server, for clients and kubectl */
   strcpy(u->kubeconfig, "/tmp/kinformer-sim-XXXXXX");
   int fd = mkstemp(u->kubeconfig);
@@ -139,6 +170,93 @@ static int m_write_log_take(lua_State *L) {
   }
   lua_pushstring(L, s);
   free(s);
+  return 1;
+}
+
+/* sim:request_log_start(): from now on every request is logged (sim.h). */
+static int m_request_log_start(lua_State *L) {
+  kin_sim_request_log_start(check(L, 1)->sim);
+  return 0;
+}
+
+/* Pushes v (a request log's JSON: objects, arrays, strings, integers,
+ * booleans) as Lua values: objects and arrays as tables, null as nil. */
+static void push_json(lua_State *L, const json_t *v) {
+  luaL_checkstack(L, 3, "request log");
+  switch (json_typeof(v)) {
+  case JSON_OBJECT: {
+    lua_createtable(L, 0, (int)json_object_size(v));
+    const char *k;
+    json_t *x;
+    json_object_foreach((json_t *)v, k, x) {
+      push_json(L, x);
+      lua_setfield(L, -2, k);
+    }
+    break;
+  }
+  case JSON_ARRAY: {
+    lua_createtable(L, (int)json_array_size(v), 0);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+      push_json(L, json_array_get(v, i));
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    break;
+  }
+  case JSON_STRING: lua_pushlstring(L, json_string_value(v), json_string_length(v)); break;
+  case JSON_INTEGER: lua_pushinteger(L, (lua_Integer)json_integer_value(v)); break;
+  case JSON_REAL: lua_pushnumber(L, json_real_value(v)); break;
+  case JSON_TRUE: lua_pushboolean(L, 1); break;
+  case JSON_FALSE: lua_pushboolean(L, 0); break;
+  default: lua_pushnil(L); break;
+  }
+}
+
+/* push_json of the json_t * given as light userdata (lua_pcall'd). */
+static int push_json_protected(lua_State *L) {
+  push_json(L, lua_touserdata(L, 1));
+  return 1;
+}
+
+/* sim:request_log_take() -> the requests logged since the last take, an
+ * array of tables {verb, apiGroup, apiVersion, resource, subresource,
+ * namespace, name, nonResourceURL, user, userAgent, dryRun, code} (sim.h),
+ * the last one {truncated = true, dropped = N} when the limit was reached;
+ * nil, msg, code when the log was not started (EINVAL) or memory ran out
+ * (ENOMEM). */
+static int m_request_log_take(lua_State *L) {
+  lsim *u = check(L, 1);
+  char *s = kin_sim_request_log_take(u->sim);
+  if (!s) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "request log not started (sim:request_log_start) or out of memory");
+    lua_pushliteral(L, "EINVAL");
+    return 3;
+  }
+  json_error_t e;
+  json_t *log = json_loads(s, 0, &e);
+  free(s);
+  if (!log) return lkin_fail(L, KIN_ENOMEM, "request log");
+  /* protected, so that a memory error of Lua still frees log */
+  lua_pushcfunction(L, push_json_protected);
+  lua_pushlightuserdata(L, log);
+  int st = lua_pcall(L, 1, 1, 0);
+  json_decref(log);
+  if (st != LUA_OK) return lua_error(L);
+  return 1;
+}
+
+/* sim:token(user) -> a bearer token that authenticates as user: the one
+ * given in start{users=} or made by an earlier call (the start token for
+ * "kinformer-sim"), else a new random one (kin_sim_token). */
+static int m_token(lua_State *L) {
+  lsim *u = check(L, 1);
+  size_t n;
+  const char *user = luaL_checklstring(L, 2, &n);
+  luaL_argcheck(L, n > 0, 2, "user name expected");
+  char *t = kin_sim_token(u->sim, user);
+  if (!t) return lkin_fail(L, KIN_ENOMEM, "sim:token");
+  lua_pushstring(L, t);
+  free(t);
   return 1;
 }
 
@@ -232,6 +350,9 @@ static const luaL_Reg methods[] = {
     {"fault", m_fault},
     {"write_log_start", m_write_log_start},
     {"write_log_take", m_write_log_take},
+    {"request_log_start", m_request_log_start},
+    {"request_log_take", m_request_log_take},
+    {"token", m_token},
     {"stop", m_stop},
     {"running", m_running},
     {NULL, NULL}};

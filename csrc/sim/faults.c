@@ -105,7 +105,7 @@ static enum MHD_Result respond_failure(kin__sim_req *req, int code) {
   if (!resp) return MHD_NO;
   MHD_add_response_header(resp, "Content-Type", "application/json");
   if (code == 429 || code == 503) MHD_add_response_header(resp, "Retry-After", "1");
-  enum MHD_Result ret = MHD_queue_response(req->conn, (unsigned)code, resp);
+  enum MHD_Result ret = kin__sim_queue_response(req, (unsigned)code, resp);
   MHD_destroy_response(resp);
   return ret;
 }

@@ -2,7 +2,10 @@
  * (--client-ca-file) and token authenticators, without anonymous access:
  * a client certificate the client CA verifies (for client auth) makes its
  * subject CN the user and its O entries the groups; a bearer token equal to
- * the configured one is the other way in; neither is 401. An untrusted
+ * the configured one (user kinformer-sim) or to a named user's
+ * (kin_sim_add_token, as a --token-auth-file line) is the other way in;
+ * neither is 401. A server with neither a token nor a client CA serves
+ * everyone, anonymous unless a named user's token says who. An untrusted
  * certificate does not fail the TLS handshake (the server only requests
  * one, as Go's tls.RequestClientCert): the request gets 401, or passes on
  * its token. Also serves SelfSubjectReview (`kubectl auth whoami`). */
@@ -70,18 +73,42 @@ static int cert_user(kin__sim_req *req) {
   return ok;
 }
 
-int kin__sim_authenticate(kin__sim_req *req, const char *url) {
+/* The named user whose token is token, copied to req->user; 1 when there
+ * is one. Takes tokens_mu. */
+static int named_token_user(kin__sim_req *req, const char *token) {
   kin_sim *sim = req->sim;
-  if (!sim->token && !sim->client_ca) {
-    snprintf(req->user, sizeof(req->user), "system:anonymous");
-    return 1;
+  int found = 0;
+  pthread_mutex_lock(&sim->tokens_mu);
+  for (size_t i = 0; i < sim->ntokens && !found; i++) {
+    if (strcmp(sim->tokens[i].token, token)) continue;
+    snprintf(req->user, sizeof(req->user), "%s", sim->tokens[i].user);
+    found = 1;
   }
-  if (sim->client_ca && cert_user(req)) return 1;
+  pthread_mutex_unlock(&sim->tokens_mu);
+  return found;
+}
+
+/* Fills req->user from the request's bearer token (the configured one or
+ * a named user's); 1 when it authenticates the request. */
+static int token_user(kin__sim_req *req) {
+  kin_sim *sim = req->sim;
   const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Authorization");
-  if (sim->token && h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, sim->token)) {
+  if (!h || strncmp(h, "Bearer ", 7)) return 0;
+  if (sim->token && !strcmp(h + 7, sim->token)) {
     snprintf(req->user, sizeof(req->user), "kinformer-sim");
     return 1;
   }
+  return named_token_user(req, h + 7);
+}
+
+int kin__sim_authenticate(kin__sim_req *req, const char *url) {
+  kin_sim *sim = req->sim;
+  if (!sim->token && !sim->client_ca) {
+    if (!token_user(req)) snprintf(req->user, sizeof(req->user), "system:anonymous");
+    return 1;
+  }
+  if (sim->client_ca && cert_user(req)) return 1;
+  if (token_user(req)) return 1;
   /* The health and version endpoints stay open, as the real server's
    * system:public-info-viewer role leaves them to anyone. */
   return !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez") ||
@@ -117,4 +144,61 @@ int kin__sim_handle_whoami(kin__sim_req *req, const char *url, enum MHD_Result *
   if (!out.body) kin__sim_err(&out, 500, "InternalError", NULL, "out of memory");
   *ret = kin__sim_respond_result(req, &out);
   return 1;
+}
+
+int kin_sim_add_token(kin_sim *sim, const char *user, const char *token) {
+  if (!user || !*user || !token || !*token) return KIN_EINVAL;
+  if (sim->token && !strcmp(token, sim->token))
+    return strcmp(user, "kinformer-sim") ? KIN_EINVAL : 0;
+  int rc = 0;
+  pthread_mutex_lock(&sim->tokens_mu);
+  for (size_t i = 0; i < sim->ntokens; i++) {
+    if (strcmp(sim->tokens[i].token, token)) continue;
+    rc = strcmp(sim->tokens[i].user, user) ? KIN_EINVAL : 1;
+    break;
+  }
+  if (!rc && sim->ntokens == sim->captokens) {
+    size_t cap = sim->captokens ? sim->captokens * 2 : 4;
+    kin__sim_token *t = realloc(sim->tokens, cap * sizeof(*t));
+    if (t) {
+      sim->tokens = t;
+      sim->captokens = cap;
+    } else {
+      rc = KIN_ENOMEM;
+    }
+  }
+  if (!rc) {
+    kin__sim_token *t = &sim->tokens[sim->ntokens];
+    t->user = strdup(user);
+    t->token = strdup(token);
+    if (t->user && t->token) {
+      sim->ntokens++;
+    } else {
+      free(t->user);
+      free(t->token);
+      rc = KIN_ENOMEM;
+    }
+  }
+  pthread_mutex_unlock(&sim->tokens_mu);
+  return rc == 1 ? 0 : rc;
+}
+
+char *kin_sim_token(kin_sim *sim, const char *user) {
+  if (!user || !*user) return NULL;
+  if (sim->token && !strcmp(user, "kinformer-sim")) return strdup(sim->token);
+  pthread_mutex_lock(&sim->tokens_mu);
+  char *tok = NULL;
+  for (size_t i = 0; i < sim->ntokens && !tok; i++)
+    if (!strcmp(sim->tokens[i].user, user)) tok = strdup(sim->tokens[i].token);
+  pthread_mutex_unlock(&sim->tokens_mu);
+  if (tok) return tok;
+  /* A new one: 128 random bits, as a uuid's hex digits. Two callers
+   * making one for the same user at once both get theirs registered. */
+  char uuid[37], fresh[64];
+  kin__sim_uuid(uuid);
+  char *p = fresh + snprintf(fresh, sizeof(fresh), "kinformer-sim-");
+  for (const char *u = uuid; *u; u++)
+    if (*u != '-') *p++ = *u;
+  *p = 0;
+  return kin_sim_add_token(sim, user, fresh) ? NULL : strdup(fresh);
 }

@@ -30,6 +30,7 @@ typedef struct {
   char groups[KIN__SIM_MAX_GROUPS][128];
   int ngroups;
   char credential_id[80]; /* "X509SHA256=<hex>" for a client certificate */
+  int code; /* status of the answer queued (kin__sim_queue_response); 0 before */
 } kin__sim_req;
 
 /* apiserver's RequestInfo for a resource path. */
@@ -54,6 +55,11 @@ int kin__sim_query_bool(const char *v);
  * /kinformer-sim/ admin endpoints. */
 json_t *kin__sim_post_json(kin__sim_req *req);
 
+/* Queues resp (MHD_queue_response) with status code and records code in
+ * req->code for the request log; returns MHD's answer. Every answer of
+ * the sim goes through it. */
+enum MHD_Result kin__sim_queue_response(kin__sim_req *req, unsigned code,
+                                        struct MHD_Response *resp);
 /* Queue a JSON response; body stolen. Return MHD_YES/MHD_NO. */
 enum MHD_Result kin__sim_respond_json(kin__sim_req *req, int code, json_t *body);
 enum MHD_Result kin__sim_respond_result(kin__sim_req *req, kin__sim_result *r);
@@ -77,6 +83,9 @@ int kin__sim_apply_request_faults(kin__sim_req *req, const char *url, enum MHD_R
 void kin__sim_call_request_hook(kin__sim_req *req, const char *url);
 /* Logs req when the write log is on and req is an API write (write_log.c). */
 void kin__sim_write_log_add(kin__sim_req *req, const char *url);
+/* Logs req, answered with req->code, when the request log is on and url
+ * is not one of the sim's own endpoints (request_log.c). */
+void kin__sim_request_log_add(kin__sim_req *req, const char *url);
 /* The admin endpoint POST /kinformer-sim/faults; 1 when it answered. */
 int kin__sim_handle_faults(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* The admin endpoint POST /kinformer-sim/burst (burst.c); 1 when it answered. */

@@ -307,7 +307,7 @@ static enum MHD_Result respond(kin__sim_req *req, int code, const char *json, si
     if (code == 200 || code == 304) MHD_add_response_header(resp, "Last-Modified", last_modified);
   }
   if (location) MHD_add_response_header(resp, "Location", location);
-  enum MHD_Result ret = MHD_queue_response(req->conn, (unsigned)code, resp);
+  enum MHD_Result ret = kin__sim_queue_response(req, (unsigned)code, resp);
   MHD_destroy_response(resp);
   return ret;
 }

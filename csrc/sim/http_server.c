@@ -1,6 +1,7 @@
 /* http_server.c -- the libmicrohttpd side: one thread per connection (a
  * watch may block its thread), request bodies up to 3 MiB, authentication
- * (http_auth.c), and routing to discovery or the resource handlers. */
+ * (http_auth.c), routing to discovery or the resource handlers, and the
+ * request log of every answer (request_log.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,11 @@ void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   *con_cls = NULL;
 }
 
-static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
+/* Answers req: authentication, the admin endpoints, injected faults, then
+ * discovery, OpenAPI or the resource handlers; MHD_YES, or MHD_NO to close
+ * the connection. */
+static enum MHD_Result route(kin__sim_req *req, const char *url) {
   kin__sim_result out = {0, NULL};
-  kin__sim_call_request_hook(req, url);
   if (!kin__sim_authenticate(req, url)) {
     kin__sim_err(&out, 401, "Unauthorized", NULL, "Unauthorized");
     return kin__sim_respond_result(req, &out);
@@ -38,6 +41,16 @@ static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
   kin__buf b = {0};
   kin__buf_add(&b, "404 page not found\n", 19);
   return kin__sim_respond_buf(req, 404, &b, "text/plain; charset=utf-8");
+}
+
+/* The request hook, the answer, then the request log (which reads the
+ * status the answer queued): the entry is in the log before the client
+ * can read the answer. */
+static enum MHD_Result dispatch(kin__sim_req *req, const char *url) {
+  kin__sim_call_request_hook(req, url);
+  enum MHD_Result ret = route(req, url);
+  kin__sim_request_log_add(req, url);
+  return ret;
 }
 
 enum MHD_Result kin__sim_on_request(void *cls, struct MHD_Connection *conn, const char *url,

@@ -18,6 +18,13 @@ int kin__sim_query_bool(const char *v) {
            !strcasecmp(v, "n") || !strcasecmp(v, "no"));
 }
 
+enum MHD_Result kin__sim_queue_response(kin__sim_req *req, unsigned code,
+                                        struct MHD_Response *resp) {
+  enum MHD_Result ret = MHD_queue_response(req->conn, code, resp);
+  if (ret == MHD_YES) req->code = (int)code;
+  return ret;
+}
+
 enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
                                      const char *content_type) {
   if (req->proto && !strcmp(content_type, "application/json")) {
@@ -31,7 +38,7 @@ enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
   if (!resp) return MHD_NO;
   MHD_add_response_header(resp, "Content-Type", content_type);
   MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
-  enum MHD_Result ret = MHD_queue_response(req->conn, (unsigned)code, resp);
+  enum MHD_Result ret = kin__sim_queue_response(req, (unsigned)code, resp);
   MHD_destroy_response(resp);
   return ret;
 }

@@ -403,7 +403,7 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
                           w->proto ? "application/vnd.kubernetes.protobuf;stream=watch"
                                    : "application/json");
   MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
-  enum MHD_Result ret = MHD_queue_response(req->conn, MHD_HTTP_OK, resp);
+  enum MHD_Result ret = kin__sim_queue_response(req, MHD_HTTP_OK, resp);
   MHD_destroy_response(resp);
   return ret;
 }

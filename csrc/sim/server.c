@@ -84,6 +84,9 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   kin_sim *sim = calloc(1, sizeof(*sim));
   if (!sim) return KIN_ENOMEM;
   pthread_mutex_init(&sim->stop_mu, NULL);
+  pthread_mutex_init(&sim->tokens_mu, NULL);
+  pthread_mutex_init(&sim->request_log.mu, NULL);
+  sim->request_log.limit = cfg.request_log_limit ? cfg.request_log_limit : 1000000;
   sim->stopped = 1; /* nothing to stop until the daemon runs */
   sim->watch_cache_lists = cfg.watch_cache_lists;
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
@@ -183,6 +186,14 @@ void kin_sim_free(kin_sim *sim) {
   kin_sim_stop(sim);
   kin__sim_store_free(&sim->store);
   pthread_mutex_destroy(&sim->stop_mu);
+  pthread_mutex_destroy(&sim->tokens_mu);
+  for (size_t i = 0; i < sim->ntokens; i++) {
+    free(sim->tokens[i].user);
+    free(sim->tokens[i].token);
+  }
+  free(sim->tokens);
+  pthread_mutex_destroy(&sim->request_log.mu);
+  kin__buf_free(&sim->request_log.buf);
   free(sim->token);
   free(sim->tls_cert);
   free(sim->tls_key);

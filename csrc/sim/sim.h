@@ -7,7 +7,9 @@
  * object, the resourceVersion counter and the watch history; watchers wait
  * on its condition variable and copy pre-serialized events out under it, so
  * no object is ever touched without that lock. kin_sim_url and
- * kin_sim_write_kubeconfig read fields that are immutable after start. */
+ * kin_sim_write_kubeconfig read fields that are immutable after start. The
+ * request log and the named users' tokens have a lock each of their own
+ * (leaves, never held with the storage lock). */
 #ifndef KIN_SIM_H
 #define KIN_SIM_H
 
@@ -37,6 +39,8 @@ typedef struct {
                                 0 (default): limit pages them as any list */
   int legacy_events_only;    /* serve Events in core v1 only, without
                                 events.k8s.io/v1 (as servers before 1.19) */
+  size_t request_log_limit;  /* entries the request log keeps between two
+                                takes (kin_sim_request_log_take); 0: 1000000 */
 } kin_sim_config;
 
 /* Fills cfg with the defaults above. */
@@ -119,6 +123,51 @@ void kin_sim_set_request_hook(kin_sim *sim, kin_sim_request_hook fn, void *ud);
  * was never started or on ENOMEM. Both are thread-safe. */
 void kin_sim_write_log_start(kin_sim *sim);
 char *kin_sim_write_log_take(kin_sim *sim);
+
+/* Request log, for deriving RBAC rules from what a client did (as
+ * audit2rbac reads kube-apiserver's audit log): after
+ * kin_sim_request_log_start every request that reaches the API server is
+ * kept, the refused ones too (401, 404, 409, 422, injected failures...),
+ * every path but the sim's own /kinformer-sim/ endpoints, as the
+ * attributes kube-apiserver's authorizer sees (RequestInfo and the user)
+ * with the status answered. An entry is a JSON object of
+ *   "verb"       RBAC verb (get, list, watch, create, update, patch, delete,
+ *                deletecollection; "" for another method on a resource
+ *                path); the lower-case HTTP method for a non-resource path
+ *   "apiGroup", "apiVersion", "resource" (resource requests only; the
+ *                group "" for core), "subresource", "namespace", "name"
+ *                (each left out when empty)
+ *   "nonResourceURL"  the path, for non-resource requests only
+ *   "user"       the authenticated user (left out when anonymous or none)
+ *   "userAgent"  the User-Agent header ("" when none)
+ *   "dryRun"     true for ?dryRun=All (left out otherwise)
+ *   "code"       the HTTP status answered (0: the connection was closed
+ *                without an answer)
+ * kin_sim_request_log_take returns the entries since the last take as a
+ * compact JSON array text (malloc'd, the caller frees) and keeps logging;
+ * NULL when the log was never started or on ENOMEM. Past
+ * kin_sim_config.request_log_limit entries between two takes, later
+ * requests are only counted, and the array ends with one more element,
+ * {"truncated":true,"dropped":N}. Starting a started log changes nothing.
+ * Both are thread-safe. */
+void kin_sim_request_log_start(kin_sim *sim);
+char *kin_sim_request_log_take(kin_sim *sim);
+
+/* Bearer tokens of named users, beside kin_sim_config.token (whose user
+ * is "kinformer-sim"): a request with "Authorization: Bearer <token>"
+ * authenticates as the token's user (in no group but
+ * system:authenticated). A server started without token and client CA
+ * stays open to all: a request bearing a named user's token is that user,
+ * any other is anonymous, as before. kin_sim_add_token registers token
+ * for user (both copied): returns 0 (also when it is already that user's),
+ * KIN_EINVAL when either is empty or the token is another user's (the
+ * config's token included), or KIN_ENOMEM. kin_sim_token returns a token
+ * of user: its first registered one (the config's token for
+ * "kinformer-sim"), else a new random one ("kinformer-sim-" and 32 hex
+ * digits) registered for it; malloc'd, the caller frees; NULL for an
+ * empty user or on ENOMEM. Both are thread-safe. */
+int kin_sim_add_token(kin_sim *sim, const char *user, const char *token);
+char *kin_sim_token(kin_sim *sim, const char *user);
 
 /* Benchmark helper (also POST /kinformer-sim/burst, see docs/sim.md):
  * makes count updates of the existing objects of resource

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "hmap.h"
 #include "sim.h"
 
@@ -121,14 +122,36 @@ typedef struct {
   json_t *body;
 } kin__sim_result;
 
+/* The request log (request_log.c): the entries since the last take as
+ * compact JSON objects, comma-separated, after a "[" (no "]": the take
+ * adds it). mu guards every field; a leaf, never held with the store's
+ * lock or any other. */
+typedef struct {
+  pthread_mutex_t mu;
+  int on;          /* kin_sim_request_log_start was called */
+  size_t limit;    /* entries kept between two takes */
+  size_t n;        /* entries in buf */
+  uint64_t dropped; /* requests not kept since the last take (limit, ENOMEM) */
+  kin__buf buf;
+} kin__sim_request_log;
+
+/* A named user's bearer token (kin_sim_add_token; http_auth.c). */
+typedef struct {
+  char *user, *token;
+} kin__sim_token;
+
 struct kin_sim {
   kin__sim_store store;
+  kin__sim_request_log request_log;
+  pthread_mutex_t tokens_mu; /* guards tokens, ntokens, captokens (a leaf) */
+  kin__sim_token *tokens;
+  size_t ntokens, captokens;
   struct MHD_Daemon *daemon;
   char url[128];
   uint16_t port;
   int tls;
   int watch_cache_lists;    /* kin_sim_config.watch_cache_lists */
-  char *token;
+  char *token;              /* kin_sim_config.token (user "kinformer-sim") or NULL */
   char *tls_cert, *tls_key; /* PEM contents */
   char *client_ca;          /* PEM contents of the client CA bundle or NULL */
   pthread_mutex_t stop_mu;  /* serializes kin_sim_stop */

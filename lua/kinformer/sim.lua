@@ -42,10 +42,21 @@ end
 -- objects to create: a JSON array, a List, or one object per line),
 -- watch_history (events kept for watch resumption), bookmark_interval_ms
 -- (period of BOOKMARK events), legacy_events (true: no events.k8s.io/v1,
--- Events in core v1 only).
+-- Events in core v1 only), users ({ [name] = token }: more bearer tokens,
+-- each authenticating as its user; see sim:token), request_log_limit
+-- (entries the request log keeps between two takes, default 1000000).
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
--- resource_version, running, fault, write_log_start, write_log_take), or
--- nil, message, code.
+-- resource_version, running, fault, write_log_start, write_log_take,
+-- request_log_start, request_log_take, token), or nil, message, code.
+--
+-- Users: the kubeconfig's user is "kinformer-sim" (with the token option's
+-- token, or anonymous without one). sim:token(name) returns a bearer token
+-- that authenticates as name: the one given in users, else one made now
+-- (the same on every later call). A sim started without token or
+-- client_ca still serves everyone, and a request bearing a user's token is
+-- that user; so two clients, e.g. kinformer.manager{ url = sim.url,
+-- token = sim:token("operator") } and another with sim:token("driver"),
+-- are told apart in the request log.
 --
 -- Fault injection: sim:fault{kind = ...} with kind "drop" (close every open
 -- watch abruptly), "cut" (cut each watch inside its next event), "malformed"
@@ -60,6 +71,22 @@ end
 -- write (POST, PUT, PATCH, DELETE past authentication and injected
 -- failures); sim:write_log_take() returns those since the last take as a
 -- JSON array text of {method, uri, userAgent, body}.
+--
+-- Request log (deriving RBAC rules from what an operator did):
+-- sim:request_log_start() keeps every later request (all but the sim's
+-- own /kinformer-sim/ endpoints, refused ones included) as the attributes
+-- kube-apiserver's authorizer sees; sim:request_log_take() returns those
+-- since the last take as an array of tables {verb, apiGroup, apiVersion,
+-- resource, subresource, namespace, name (each absent when empty),
+-- nonResourceURL (non-resource requests: /version, /api...), user (absent
+-- when anonymous), userAgent, dryRun (true for ?dryRun=All), code (the
+-- HTTP status)}, e.g. { verb = "list", apiGroup = "", apiVersion = "v1",
+-- resource = "configmaps", namespace = "default", user = "operator",
+-- userAgent = "...", code = 200 }; verb is the RBAC verb (get, list,
+-- watch, create, update, patch, delete, deletecollection) or, for a
+-- non-resource request, the lower-case HTTP method. Past request_log_limit
+-- entries between two takes the last element is { truncated = true,
+-- dropped = N }. nil, message, code when the log was not started.
 -- An unknown key in opts raises with the closest valid one (lsim.c keeps
 -- the list of keys and checks them).
 function M.start(opts)

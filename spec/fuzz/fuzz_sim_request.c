@@ -13,7 +13,9 @@
  * A fresh sim serves each input, so an input replays alone. The admin
  * endpoints under /kinformer-sim/ (fault injection, bursts: latency and stalls
  * by design) are not fuzzed. A watch is read to its end with the store
- * marked stopping, so it sends what it has and ends. */
+ * marked stopping, so it sends what it has and ends. The request log is
+ * on: what it returns for the input's requests must be a JSON array, one
+ * entry per request served (whatever bytes the paths and headers hold). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   kin_sim_config_init(&cfg);
   kin_sim *sim = NULL;
   if (kin_sim_start(&cfg, &sim)) abort();
+  kin_sim_request_log_start(sim);
   char *p = buf, *end = buf + size;
   for (int i = 0; i < MAX_REQUESTS && p < end; i++) {
     char *next = memmem(p, (size_t)(end - p), "\n%%\n", 4);
@@ -165,6 +168,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (head_len == (size_t)(blank ? blank - p : stop - p)) serve(sim, p, body, (size_t)(stop - body));
     p = next ? next + 4 : end;
   }
+  char *log = kin_sim_request_log_take(sim);
+  json_error_t jerr;
+  json_t *entries = log ? json_loads(log, 0, &jerr) : NULL;
+  if (log && !json_is_array(entries)) abort(); /* NULL log: ENOMEM */
+  json_decref(entries);
+  free(log);
   kin_sim_free(sim);
   free(buf);
   return 0;
