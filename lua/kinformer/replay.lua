@@ -273,12 +273,15 @@ end
 local function check_opts(opts)
   if type(opts) ~= "table" then error("replay.run: a table {trace =, script =} expected", 3) end
   local known = { trace = true, script = true, faults = true, namespace = true, settle = true,
-                  timeout = true, args = true, tail = true }
+                  timeout = true, args = true, tail = true, user = true }
   for k in pairs(opts) do
     if not known[k] then error("replay.run: unknown option " .. tostring(k), 3) end
   end
   if type(opts.trace) ~= "string" then error("replay.run: trace (a file name) expected", 3) end
   if type(opts.script) ~= "string" then error("replay.run: script (a file name) expected", 3) end
+  if opts.user ~= nil and (type(opts.user) ~= "string" or opts.user == "") then
+    error("replay.run: user must be a non-empty string", 3)
+  end
   for _, k in ipairs({ "settle", "timeout", "tail" }) do
     if opts[k] ~= nil and (type(opts[k]) ~= "number" or opts[k] < 0 or opts[k] ~= opts[k]) then
       error("replay.run: " .. k .. " must be a number of seconds >= 0", 3)
@@ -297,7 +300,11 @@ end
 -- (seconds of real time without a reconcile that count as quiet, default
 -- 0.1), timeout (seconds an event or a clock step may take to settle,
 -- default 30), tail (seconds the fake clock runs on after the last event,
--- default 1), args (the script's opts.args). Returns the writes (an array); misuse
+-- default 1), args (the script's opts.args), user (the operator connects
+-- as this user, with a token of the sim's, and the requests it made are
+-- returned too: kinformer manifests --observe). Returns the writes (an
+-- array), and with user the sim's request log entries of that user
+-- (sim:request_log_take's, in order); misuse
 -- raises; a failure (a script that does not load, an event the sim
 -- rejects) raises with its message.
 function M.run(opts)
@@ -337,13 +344,18 @@ function M.run(opts)
   os.remove(seed)
   if not sim then error("replay: cannot start kinformer.sim: " .. tostring(serr) .. " (" .. tostring(scode) .. ")", 2) end
   sim:write_log_start()
+  local mopts, by_sim = { clock = "fake" }, sim
+  if opts.user then
+    mopts.url, mopts.token, by_sim = sim.url, sim:token(opts.user), nil
+    sim:request_log_start()
+  end
   local mgr, ienv, session
   local ok, writes_or_err = pcall(function()
     local base_ns, at
     local lerr
     session, lerr = bootstrap.load{
-      script = opts.script, sim = sim, namespace = opts.namespace or trace.header.namespace,
-      args = opts.args, manager = { clock = "fake" },
+      script = opts.script, sim = by_sim, namespace = opts.namespace or trace.header.namespace,
+      args = opts.args, manager = mopts,
       on_manager = function(m)
         base_ns = ns(m:clock_now()) -- the clock reads the first offset from here on
         m:clock_advance(math.max(first_ms, 0) / 1000)
@@ -391,10 +403,19 @@ function M.run(opts)
   end)
   if mgr then pcall(mgr.stop, mgr) end
   if ienv then pcall(ienv.shutdown, ienv) end
+  local requests
+  if ok and opts.user then
+    requests = {}
+    for _, e in ipairs(assert(sim:request_log_take())) do
+      if e.user == opts.user then requests[#requests + 1] = e end
+    end
+  end
   sim:stop()
   if not ok then error(writes_or_err, 0) end
-  return writes_or_err
+  return writes_or_err, requests
 end
+
+M.wait_quiet = wait_quiet
 
 --- The writes as text: indented JSON with sorted keys (kinformer.dump).
 function M.format(writes)

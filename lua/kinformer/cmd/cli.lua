@@ -32,6 +32,7 @@ local M = {}
 M.usage = [[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
+                           [--observe [--seed FILE] [--drive LUA | --trace TRACE] [--duration S]]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
        kinformer replay TRACE SCRIPT [--fault N:KIND]...
@@ -95,6 +96,13 @@ manifests: prints the ServiceAccount, RBAC (ClusterRole, or Role with
 docs/deploy.md); the script runs in a planning mode, no server is used.
   --image IMAGE       the Deployment's image (default kinformer-operator:latest)
   --name NAME         the objects' name (default: the script's folder or file name)
+  --observe           instead: run SCRIPT against an in-process kinformer.sim
+                      as its own user and print the rules its requests needed
+                      beside the derived ones (= used, + used but not derived,
+                      - derived but not used); exit 1 when a + is printed.
+                      With --seed FILE, --drive LUA (a script that makes the
+                      changes the operator reacts to) or --trace TRACE (a
+                      recorded trace, replayed), --duration S (default 1)
 
 plan: loads SCRIPT as run does, syncs the caches without starting the
 controllers, runs each controller's reconciler once per key with every write
@@ -159,6 +167,18 @@ function M.parse(argv)
         o.image = value(a)
       elseif a == "--name" then
         o.name = value(a)
+      elseif a == "--observe" then
+        o.observe = true
+      elseif a == "--drive" then
+        o.drive = value(a)
+      elseif a == "--trace" then
+        o.trace = value(a)
+      elseif a == "--duration" then
+        local v = value(a)
+        o.duration = tonumber(v)
+        if not o.duration or o.duration < 0 then
+          error({ usage = "--duration must be a number of seconds >= 0, not " .. v })
+        end
       elseif a == "--key" then
         o.keys = o.keys or {}
         o.keys[#o.keys + 1] = value(a)
@@ -226,9 +246,15 @@ function M.parse(argv)
   if o.command == nil then return nil, "no command (try: kinformer run script.lua)" end
   if o.command == "manifests" then
     if not o.script then return nil, "manifests needs a script" end
-    if o.sim or o.seed then return nil, "manifests takes no --sim or --seed" end
+    if o.sim then return nil, "manifests takes no --sim (--observe runs a kinformer.sim itself)" end
+    if (o.seed or o.drive or o.trace or o.duration) and not o.observe then
+      return nil, "--seed, --drive, --trace and --duration are options of manifests --observe"
+    end
+    if o.drive and o.trace then return nil, "--observe takes --drive or --trace, not both" end
   elseif o.image then
     return nil, "--image is an option of manifests"
+  elseif o.observe or o.drive or o.trace or o.duration then
+    return nil, "--observe, --drive, --trace and --duration are options of manifests"
   end
   if o.name ~= nil and o.command ~= "manifests" then -- manifests makes a name of it
     local ok, why = pcall(require("kinformer.manager").check_name, o.name, "--name")
@@ -287,7 +313,10 @@ function M.main(argv)
     io.stdout:write((ok and kinformer._VERSION or "kinformer (core module not found)") .. "\n")
     return ok and 0 or 1
   end
-  if o.command == "manifests" then return require("kinformer.cmd.manifests").main(o) end
+  if o.command == "manifests" then
+    if o.observe then return require("kinformer.cmd.observe").main(o) end
+    return require("kinformer.cmd.manifests").main(o)
+  end
   if o.command == "plan" then return require("kinformer.cmd.plan").main(o) end
   if o.command == "repl" then return require("kinformer.cmd.repl").main(o) end
   return require("kinformer.cmd.run").run(o)
