@@ -180,7 +180,7 @@
 
 ---@class kinformer.PlanOptions
 ---@field timeout? number cache sync, seconds
----@field out? file* the text is also written there
+---@field out? any a file (io.stdout, io.open's): the text is also written there
 
 ---A controller (mgr:controller). Supports <close>.
 ---@class kinformer.Controller
