@@ -368,8 +368,9 @@ function Controller:reconcile_once(req)
   end
   -- resolved once and kept until ctl:reload, as the workers' states are:
   -- clearing package.loaded alone changes neither
-  local fn, msg = rawget(self, "_fn"), nil
+  local fn = rawget(self, "_fn")
   if not fn or rawget(self, "_fn_for") ~= self._reconciler then
+    local msg
     fn, msg = resolve(self._reconciler)
     if not fn then return nil, msg end
     self._fn, self._fn_for = fn, self._reconciler

@@ -281,7 +281,7 @@ end
 
 -- Starts sim (with --sim), the manager and the script, as `kinformer run`
 -- does. Returns mgr, sim, on_start, on_stop or nil, message.
-local function setup(o, core)
+local function setup(o, _core)
   local kinformer = require "kinformer"
   local chunk
   if o.script then
