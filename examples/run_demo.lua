@@ -55,7 +55,9 @@ if not sim then
   local _, err, code = c:create("apiextensions.k8s.io/v1/customresourcedefinitions", crd)
   if err and code ~= "AlreadyExists" then die("cannot create the Website CRD: %s", err) end
   say("%s the Website CRD", code == "AlreadyExists" and "found" or "created")
-  local ok = mgr:wait_for(function() return c:list(website.RESOURCE, NS) ~= nil or mgr.env:resource(website.RESOURCE) end, TIMEOUT)
+  local ok = mgr:wait_for(function()
+    return c:list(website.RESOURCE, NS) ~= nil or mgr.env:resource(website.RESOURCE)
+  end, TIMEOUT)
   if not ok then die("the Website CRD is not served after %ds", TIMEOUT) end
   _, err, code = c:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = NS } })
   if err and code ~= "AlreadyExists" then die("cannot create namespace %s: %s", NS, err) end
@@ -171,7 +173,8 @@ end)
 local st = ctl:stats()
 mgr:stop()
 if sim then sim:stop() end
-say("summary: %d steps, %d ok, %d failed; controller %q: %d reconciles (%d errors, %d terminal, %d requeues), %.1f ms reconciling",
+say("summary: %d steps, %d ok, %d failed; controller %q: %d reconciles (%d errors, %d terminal, %d requeues), "
+  .. "%.1f ms reconciling",
   steps, steps - failed, failed, ctl:name(), st.reconcile_time_count or 0, st.reconcile_errors or 0,
   st.terminal_reconcile_errors or 0, (st.reconcile_requeue or 0) + (st.reconcile_requeue_after or 0),
   (st.reconcile_time_sum_seconds or 0) * 1000)

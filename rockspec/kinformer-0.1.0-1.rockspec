@@ -68,8 +68,9 @@ build = {
     LIBDIR = "$(LIBDIR)",
     BINDIR = "$(BINDIR)",
   },
-  -- copied into the rock's directory (luarocks show --rock-dir kinformer)
-  copy_directories = { "examples", "docs" },
+  -- copied into the rock's directory (luarocks show --rock-dir kinformer); types/: the
+  -- LuaCATS definitions for editors (workspace.library, see types/kinformer.lua)
+  copy_directories = { "examples", "docs", "types" },
 }
 test = {
   type = "busted",

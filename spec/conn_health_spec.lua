@@ -7,14 +7,6 @@ local kinformer = require "kinformer"
 local simmod = require "kinformer.sim"
 local proc = require "support.proc"
 
-local http = require "support.sim_http"
-
-local function create_cm(sim, name)
-  local _, code = http(sim, "POST", "/api/v1/namespaces/default/configmaps",
-    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = name }, data = { v = "1" } })
-  assert(code == 201, "create " .. name .. ": " .. tostring(code))
-end
-
 describe("connection health options", function()
   local sim, mgr
 

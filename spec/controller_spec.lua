@@ -17,8 +17,6 @@ local nmod = 0
 
 local function sh(cmd) assert(os.execute(cmd)) end
 
-local function clock() return kinformer.core.monotime() end
-
 -- Writes a module whose source is `body` with LOG (the log path) and rec
 -- (appends a line) defined; returns its name and the log path.
 local function module(body)
@@ -232,7 +230,7 @@ end]]
     start()
     local keys = { "k1", "k2", "k3" }
     local total = 0
-    for round = 1, 8 do
+    for _ = 1, 8 do
       for _, k in ipairs(keys) do
         assert(ctl:enqueue(ns, k))
       end
@@ -460,7 +458,7 @@ end]]
   it("refuses a reconciler function with an upvalue and names it", function()
     local secret_table = {}
     local ok, err = pcall(mgr.controller, mgr, { name = "bad", ["for"] = "v1/configmaps",
-      reconciler = function(req, ctx) return secret_table[req.key] end })
+      reconciler = function(req, _ctx) return secret_table[req.key] end })
     assert.is_false(ok)
     assert.matches("upvalue 'secret_table'", tostring(err), 1, true)
     assert.matches("self-contained", tostring(err), 1, true)
@@ -570,9 +568,9 @@ end }]]
     local ok = p:close()
     os.remove(script)
     assert.is_true(ok, out)
-    local lines = 0
-    for _ in out:gmatch("%[controller%] logs: Reconciler error for default/x:") do lines = lines + 1 end
-    assert.equal(1, lines, out)
+    local nlines = 0
+    for _ in out:gmatch("%[controller%] logs: Reconciler error for default/x:") do nlines = nlines + 1 end
+    assert.equal(1, nlines, out)
     assert.matches("Reconciler error for default/x: [^\n]*cannot reconcile x\nstack traceback:", out)
   end)
 end)

@@ -96,7 +96,8 @@ describe("actionable errors", function()
       assert.is_nil(r)
       assert.are.equal("EIO", code)
       assert.are.equal(0, http)
-      assert.matches("resolve v1/configmaps: GET " .. sim.url .. "/api/v1: TLS: certificate signed by unknown authority (SSL certificate problem: ", msg, 1, true)
+      assert.matches("resolve v1/configmaps: GET " .. sim.url
+        .. "/api/v1: TLS: certificate signed by unknown authority (SSL certificate problem: ", msg, 1, true)
       assert.matches("; CA: " .. ca .. ")", msg, 1, true)
       -- the client's verbs say the same
       local obj, cmsg, ccode, chttp = mgr.client:get("v1/configmaps", "default", "x")

@@ -8,8 +8,6 @@ local kinformer = require "kinformer"
 local support_mgr = require "support.mgr"
 local ctxmod = require "kinformer.ctx"
 
-local function clock() return kinformer.core.monotime() end
-
 local eventually = support_mgr.eventually
 
 local function new_namespace(mgr) return support_mgr.new_namespace(mgr, "ev") end

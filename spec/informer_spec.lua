@@ -300,7 +300,8 @@ describe("kinformer.informer", function()
     assert.are.same({ "a" }, names(inf:by_index("namespace", "default")))
     assert.are.same({ "a", "b" }, names(inf:by_index("by_app", "x")))
     assert.are.same({}, names(inf:by_index("by_app", "none")))
-    assert.has_error(function() inf:by_index("nope", "x") end, "bad argument #1 to 'by_index' (no index 'nope' (add it with add_index))")
+    assert.has_error(function() inf:by_index("nope", "x") end,
+      "bad argument #1 to 'by_index' (no index 'nope' (add it with add_index))")
   end)
 
   it("restricts a namespaced informer and names it by its options", function()
@@ -342,7 +343,8 @@ describe("kinformer.informer", function()
   end)
 
   quiet.it(it, "reports a handler module that cannot load", {
-    "kinformer error %[handler%] listener v1/configmaps #%d+: cannot build its Lua state: module 'no.such.handler.module' not found",
+    "kinformer error %[handler%] listener v1/configmaps #%d+: cannot build its Lua state: "
+      .. "module 'no.such.handler.module' not found",
     "kinformer error %[listener%] v1/configmaps: handler on_start failed %(%-22%): listener aborted",
   }, function()
     local inf = assert(mgr:informer("v1/configmaps"))

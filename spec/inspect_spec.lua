@@ -86,7 +86,8 @@ end }
     assert.equal(0, rc, out)
     assert.truthy(out:find("^controller inspected, default/web:\n"), out)
     assert.truthy(out:find("\n  %d%d:%d%d:%d%d%.%d%d%d enqueued: add %(resourceVersion %d+%)"), out)
-    assert.truthy(out:find("reconcile #%d+ done in [^\n]*: requeue_after 300s; writes: PUT /api/v1/namespaces/default/configmaps/web 200"), out)
+    assert.truthy(out:find("reconcile #%d+ done in [^\n]*: requeue_after 300s; "
+      .. "writes: PUT /api/v1/namespaces/default/configmaps/web 200"), out)
     -- its own update comes back as an event
     assert.truthy(out:find("enqueued: update %(resourceVersion %d+ %-> %d+%)"), out)
     rc, out = run(addr() .. " why default/web --controller inspected --json")

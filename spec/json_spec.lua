@@ -147,7 +147,6 @@ describe("kinformer.object(json):decode()", function()
 end)
 
 describe("kinformer.dump", function()
-  local kinformer = require "kinformer"
   it("renders objects as indented JSON with sorted keys and keeps arrays", function()
     local s = kinformer.dump({ metadata = { name = "a", finalizers = kinformer.core.empty_array() }, b = { 1, 2.5 } })
     assert.are.equal('{\n  "b": [\n    1,\n    2.5\n  ],\n  "metadata": {\n    "finalizers": [],\n    "name": "a"\n  }\n}', s)

@@ -114,7 +114,8 @@ describe("kinformer.manager", function()
     create_cm(sim, "a", "1")
     local inf = assert(mgr:informer("v1/configmaps"))
     local events = {}
-    inf:add_handler({ on_add = function(o, initial) events[#events + 1] = o.metadata.name .. " " .. tostring(initial) end }, { main = true })
+    inf:add_handler({ on_add = function(o, initial) events[#events + 1] = o.metadata.name .. " " .. tostring(initial) end },
+      { main = true })
     assert(mgr:start{ timeout = 10 })
     assert.is_true(mgr:wait_for(function() return #events == 1 end, 5))
     assert.are.same({ "a true" }, events)
@@ -169,7 +170,8 @@ describe("kinformer.manager", function()
   end)
 
   it("defaults namespaced informers to the manager's namespace", function()
-    local _, code = http(sim, "POST", "/api/v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = "team" } })
+    local _, code = http(sim, "POST", "/api/v1/namespaces",
+      { apiVersion = "v1", kind = "Namespace", metadata = { name = "team" } })
     assert.are.equal(201, code)
     local m = assert(kinformer.manager{ sim = sim, namespace = "team" })
     local cms = assert(m:informer("v1/configmaps"))

@@ -284,7 +284,9 @@ describe("kinformer repl in a terminal (tmux)", function()
     wait_for('\n{ a = { 1, 2, 3 }, b = 1, c = "x" }\n>')
     keys("controllers")
     key("Enter")
-    wait_screen(function(x) return x:find('website = kinformer%.controller "website" %(%a+, 2 workers, %d+ active, queue %d+') end,
+    wait_screen(function(x)
+      return x:find('website = kinformer%.controller "website" %(%a+, 2 workers, %d+ active, queue %d+')
+    end,
       "the controller's state")
   end)
 
@@ -318,10 +320,13 @@ describe("kinformer repl in a terminal (tmux)", function()
     key("C-l")
     -- a controller whose reconciler logs 1 s after a ConfigMap appears,
     -- then creates the marker file
-    keys(string.format([[slow = mgr:controller{name = "slow", ["for"] = "v1/configmaps", reconciler = function(req, ctx) os.execute("sleep 1") ctx.log:info("slow done " .. req.name) io.open(%q, "w"):close() end}]], marker))
+    keys(string.format([[slow = mgr:controller{name = "slow", ["for"] = "v1/configmaps", ]]
+      .. [[reconciler = function(req, ctx) os.execute("sleep 1") ctx.log:info("slow done " .. req.name) ]]
+      .. [[io.open(%q, "w"):close() end}]], marker))
     key("Enter")
     wait_for("starting 1 workers")
-    keys([[mgr.client:create{apiVersion = "v1", kind = "ConfigMap", metadata = {name = "x", namespace = "default"}}.metadata.name]])
+    keys([[mgr.client:create{apiVersion = "v1", kind = "ConfigMap", ]]
+      .. [[metadata = {name = "x", namespace = "default"}}.metadata.name]])
     key("Enter")
     wait_for("\nx\n>")
     keys("1 +")
@@ -340,7 +345,8 @@ describe("kinformer repl in a terminal (tmux)", function()
     assert.matches("\n> 1 %+ 2\n3\nkinformer info %[reconcile%] %[controller=slow key=default/x%] slow done x\n>", s)
     -- at an empty prompt, a log line is shown at once, above the prompt
     os.remove(marker)
-    keys([[mgr.client:create{apiVersion = "v1", kind = "ConfigMap", metadata = {name = "y", namespace = "default"}}.metadata.name]])
+    keys([[mgr.client:create{apiVersion = "v1", kind = "ConfigMap", ]]
+      .. [[metadata = {name = "y", namespace = "default"}}.metadata.name]])
     key("Enter")
     s = wait_screen(function(x) return at_prompt(x) and x:find("slow done y", 1, true) end, "the log line at an idle prompt")
     assert.matches("\ny\nkinformer info %[reconcile%] %[controller=slow key=default/y%] slow done y\n>", s)

@@ -50,7 +50,8 @@ local function record()
   assert(t.client:create(cm("plain", false, { b = "2" })))
   -- in the background, its pid in dir/pid and its exit status in dir/rc
   assert(os.execute(string.format(
-    "(sh -c 'echo $$ > %s/pid; exec bin/kinformer record -o %s --kubeconfig %s --namespace %s v1/configmaps' >%s/out 2>&1; echo $? > %s/rc) &",
+    "(sh -c 'echo $$ > %s/pid; exec bin/kinformer record -o %s --kubeconfig %s --namespace %s v1/configmaps' "
+      .. ">%s/out 2>&1; echo $? > %s/rc) &",
     dir, trace, t.kubeconfig, ns, dir, dir)))
   h.eventually(function() return h.read(trace):find('"type":"LIST"', 1, true) end, "the LIST line")
   assert(t.client:create(cm("a", true, { x = "1" })))
@@ -118,7 +119,8 @@ describe("the sim's write log", function()
     assert(c:create{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "before", namespace = "default" } })
     sim:write_log_start()
     assert(c:get("v1/configmaps", "default", "before"))
-    assert(c:create{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x", namespace = "default" }, data = { k = "v" } })
+    assert(c:create{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x", namespace = "default" },
+      data = { k = "v" } })
     assert(c:delete("v1/configmaps", "default", "x"))
     local log = core.json_decode(assert(sim:write_log_take()))
     assert.equal(2, #log)
@@ -179,7 +181,8 @@ describe("kinformer.replay", function()
     assert.falsy(ok)
     assert.matches("KINFORMER_UPDATE_GOLDEN=1", err)
     local code = proc.paths_prologue() .. string.format(
-      "require('kinformer.core').set_log_level('warn') require('kinformer.testing.replay').assert_writes_match(%q, %q, %q, { set = true })",
+      "require('kinformer.core').set_log_level('warn') "
+        .. "require('kinformer.testing.replay').assert_writes_match(%q, %q, %q, { set = true })",
       WEBSITE_TRACE, "examples/website/operator.lua", g)
     local out, rc = proc.run("KINFORMER_UPDATE_GOLDEN=1 lua5.4 -e " .. h.quote(code))
     assert.equal(0, rc, out)

@@ -98,7 +98,7 @@ describe("ctl:reconcile_once follows the same rules", function()
     ctl = mgr:controller {
       name = "shapes", ["for"] = "v1/configmaps",
       -- runs in this state: the globals below are this state's
-      reconciler = function(req) return KIN_RESULT_SPEC_RES, KIN_RESULT_SPEC_ERR end,
+      reconciler = function(_req) return KIN_RESULT_SPEC_RES, KIN_RESULT_SPEC_ERR end,
     }
   end)
   teardown(function()

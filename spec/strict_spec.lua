@@ -35,7 +35,8 @@ describe("strict API", function()
     it("a rejected upvalue in a reconciler names the mgr:controller line", function()
       local up = 1
       local here = line()
-      local err = raised(function() mgr:controller{ ["for"] = "v1/configmaps", name = "up", reconciler = function() return up end } end)
+      local err = raised(function() mgr:controller{ ["for"] = "v1/configmaps", name = "up",
+        reconciler = function() return up end } end)
       assert.equals(here, at_line(err), err)
       assert.matches("upvalue 'up' is not allowed", err, 1, true)
       assert.is_nil(err:find("kinformer/manager.lua", 1, true), err)

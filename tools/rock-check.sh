@@ -7,7 +7,8 @@
 #     empty tree, from / (no checkout on any path): it builds in luarocks'
 #     own temporary copy, so the checkout's `git status` must not change;
 #  4. the tree holds the kinformer command, kinformer-sim, both C modules
-#     (kinformer.core linking none of the sim's libraries) and the examples;
+#     (kinformer.core linking none of the sim's libraries), the examples and
+#     the LuaCATS definitions (types/);
 #  5. the installed kinformer-sim serves the Website example's seed and the
 #     installed kinformer runs the installed Website example against it,
 #     with no LUA_PATH/LUA_CPATH (the luarocks wrapper of bin/kinformer
@@ -50,7 +51,8 @@ t=$tree/t
 rockdir=$("${LUAROCKS[@]}" --tree "$t" show --rock-dir kinformer)
 for f in "$t/bin/kinformer" "$t/bin/kinformer-sim" "$t/lib/lua/5.4/kinformer/core.so" \
          "$t/lib/lua/5.4/kinformer/simcore.so" "$t/share/lua/5.4/kinformer/init.lua" \
-         "$t/share/lua/5.4/kinformer/cmd/cli.lua" "$rockdir/examples/website/operator.lua"; do
+         "$t/share/lua/5.4/kinformer/cmd/cli.lua" "$rockdir/examples/website/operator.lua" \
+         "$rockdir/types/kinformer.lua" "$rockdir/types/kinformer/manager.lua"; do
   [ -e "$f" ] || { echo "rock-check: the rock did not install $f" >&2; exit 1; }
 done
 # kinformer.core, the module operators load in production, links no part
@@ -65,7 +67,7 @@ readelf -d "$core_so" | grep -q 'NEEDED.*microhttpd' || {
   echo "rock-check: kinformer/core.so was not built with libmicrohttpd (metrics server)" >&2; exit 1; }
 readelf -d "$t/lib/lua/5.4/kinformer/simcore.so" | grep -q 'NEEDED.*microhttpd' || {
   echo "rock-check: kinformer/simcore.so was not built with libmicrohttpd" >&2; exit 1; }
-echo "rock-check: the tree has bin/kinformer, bin/kinformer-sim, kinformer.core (libmicrohttpd for /metrics; no GnuTLS or Jansson), kinformer.simcore, examples/"
+echo "rock-check: the tree has bin/kinformer, bin/kinformer-sim, kinformer.core (libmicrohttpd for /metrics; no GnuTLS or Jansson), kinformer.simcore, examples/, types/"
 
 # The installed programs, run from / with no Lua paths set.
 ex=$rockdir/examples/website

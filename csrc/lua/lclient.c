@@ -365,6 +365,25 @@ static int m_server_version(lua_State *L) {
   return push_result(L, rc, &out, "get", "/version");
 }
 
+/* c:get_raw(path) -> body, content_type | nil, msg, code, http_code: a GET of
+ * any absolute path of the server ("/openapi/v3", "/apis"), with the
+ * client's credentials, rate limit and retries; the body as text (what
+ * `kinformer types` reads the OpenAPI documents with). */
+static int m_get_raw(lua_State *L) {
+  kin_client *c = check(L);
+  const char *path = luaL_checkstring(L, 2);
+  luaL_argcheck(L, path[0] == '/', 2, "an absolute path expected (\"/openapi/v3\")");
+  kin_client_request req = {.path = path, .idempotent = 1};
+  kin_result out;
+  int rc = kin_client_do(c, &req, &out);
+  if (rc < 0) return push_failure(L, rc, &out, "get", path);
+  lua_pushlstring(L, out.body ? out.body : "", out.body ? out.body_len : 0);
+  if (out.content_type) lua_pushstring(L, out.content_type);
+  else lua_pushnil(L);
+  kin_result_free(&out);
+  return 2;
+}
+
 /* c:list(res [, ns [, {label_selector=, field_selector=, limit=, continue=,
  *        resource_version=}]]) -> list table | nil, msg, code, http_code */
 static int m_list(lua_State *L) {
@@ -596,6 +615,7 @@ static const luaL_Reg methods[] = {
     {"resource", m_resource},
     {"namespace", m_namespace},
     {"server_version", m_server_version},
+    {"get_raw", m_get_raw},
     {"close", m_close},
     {NULL, NULL},
 };

@@ -3,6 +3,7 @@
 -- Prints a line when a pod lacks required labels (KINFORMER_AUDIT_LABELS,
 -- default "app,team") or gets them, a count after every change, and a full
 -- report from the cache once synced and again at shutdown.
+---@type kinformer.Manager
 local mgr = ...
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 package.path = here .. "?.lua;" .. package.path

@@ -3,6 +3,7 @@
 -- where examples/website/crd.json is applied). The reconciler is the module
 -- website_reconciler next to this file, found through package.path, which
 -- the worker states copy when they are made.
+---@type kinformer.Manager
 local mgr = ...
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 package.path = here .. "?.lua;" .. package.path

@@ -555,8 +555,9 @@ function Controller:reconcile_once(req)
   -- resolved once and kept until ctl:reload, as the workers' states are:
   -- clearing package.loaded alone changes neither
   local code = rawget(self, "_run") or self._reconciler
-  local fn, msg = rawget(self, "_fn"), nil
+  local fn = rawget(self, "_fn")
   if not fn or rawget(self, "_fn_for") ~= code then
+    local msg
     fn, msg = resolve(code)
     if not fn then return nil, msg end
     self._fn, self._fn_for = fn, code

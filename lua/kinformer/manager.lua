@@ -230,8 +230,8 @@ function Manager:controller(cfg)
   end
   self._controllers[#self._controllers + 1] = ctl
   if self._started and not self._stopped and ctl.start and (not self._le or self._le:leading()) then
-    local ok, err, c = ctl:start()
-    if ok == nil and err then return nil, err, c end
+    local started, err, c = ctl:start()
+    if started == nil and err then return nil, err, c end
   end
   return ctl
 end

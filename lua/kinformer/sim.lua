@@ -19,7 +19,7 @@ Sim.__index = function(self, k)
   local m = Sim[k]
   if m then return m end
   local h = rawget(self, "_h")
-  if h[k] then return function(s, ...) return h[k](h, ...) end end
+  if h[k] then return function(_, ...) return h[k](h, ...) end end
   return nil
 end
 Sim.__close = function(self) self:stop() end

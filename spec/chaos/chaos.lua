@@ -81,7 +81,7 @@ end
 
 -- The reconciler: self-contained (it runs in the workers' states), the log
 -- path in the environment of the process.
-local function reconciler(req, ctx)
+local function reconciler(req, _ctx)
   local path = os.getenv("KINFORMER_CHAOS_RLOG")
   local f = io.open(path, "a")
   f:setvbuf("no")

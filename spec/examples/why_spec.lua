@@ -170,7 +170,8 @@ end]]))
     assert(t.client:create("v1/configmaps", cm(ns, "flaky")))
     local key = ns .. "/flaky"
     why_until(mgr, ctl, key, {
-      "reconcile #(%d+) done in [^\n]*: error: failing once on purpose\n[^\n]* enqueued: retry after error: failing once on purpose\n[^\n]*reconcile #%d+ started[^\n]*\n[^\n]*done in [^\n]*: success",
+      "reconcile #(%d+) done in [^\n]*: error: failing once on purpose\n[^\n]* enqueued: retry after error: "
+        .. "failing once on purpose\n[^\n]*reconcile #%d+ started[^\n]*\n[^\n]*done in [^\n]*: success",
     })
   end)
 end)

@@ -36,6 +36,7 @@ usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
        kinformer replay TRACE SCRIPT [--fault N:KIND]...
+       kinformer types [connection options] (RESOURCE... | --all)
        kinformer inspect [--address HOST:PORT] [caches | queues | inflight | why KEY] [--controller NAME]
        kinformer repl [SCRIPT] [options]
        kinformer --help | --version
@@ -113,6 +114,11 @@ key, a unified diff of each object it would create, update or delete. Takes
                       default: every key of each controller's For informer)
   exit status: 0 nothing would change, 2 something would, 1 an error (the
   script, the connection or the sync failed, or a reconcile failed)
+
+types: prints LuaCATS classes (k8s.apps.v1.Deployment, ...) of each RESOURCE's
+objects and the schemas they reference, from the server's OpenAPI v3
+documents, for editors; --all: every schema. Takes --kubeconfig, --context,
+--sim, --seed; `kinformer types --help` tells more.
 ]]
 
 local function stderr(fmt, ...)
@@ -296,6 +302,7 @@ function M.main(argv)
   if argv and (argv[1] == "record" or argv[1] == "replay") then
     return require("kinformer.cmd." .. argv[1]).main(argv)
   end
+  if argv and argv[1] == "types" then return require("kinformer.cmd.types").main(argv) end
   if argv and argv[1] == "inspect" then
     return require("kinformer.cmd.inspect").main({ table.unpack(argv, 2) })
   end

@@ -85,7 +85,9 @@ end
 function M.fetch(address, path, timeout)
   local url = "http://" .. address .. path
   local body, status, code = core.http_get(url, timeout)
-  if not body then return nil, string.format("%s (is `kinformer run --admin-bind-address %s` running?)", status, address), code end
+  if not body then
+    return nil, string.format("%s (is `kinformer run --admin-bind-address %s` running?)", status, address), code
+  end
   if status ~= 200 then return nil, string.format("GET %s: HTTP %d: %s", url, status, body) end
   local ok, v = pcall(core.json_decode, body)
   if not ok then return nil, "GET " .. url .. ": not JSON: " .. tostring(v) end

@@ -41,7 +41,9 @@ function M.main(argv)
       i = i + 1
       if a == "--fault" then
         local n, kind = v:match("^(%d+):([%w_]+)$")
-        if not n or not replay.FAULTS[kind] then return usage("--fault wants N:KIND (KIND drop_watches, cut_watches, compact, fail_next), not " .. v) end
+        if not n or not replay.FAULTS[kind] then
+          return usage("--fault wants N:KIND (KIND drop_watches, cut_watches, compact, fail_next), not " .. v)
+        end
         o.faults[#o.faults + 1] = { at = math.tointeger(tonumber(n)), fault = kind }
       elseif a == "--settle" or a == "--tail" then
         local k = a:sub(3)

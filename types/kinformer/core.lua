@@ -1,0 +1,301 @@
+---@meta kinformer.core
+-- kinformer.core (csrc/lua): the C module under the Lua API. An operator
+-- may use the JSON functions, the clock and the log; the rest serves
+-- kinformer's own Lua modules (marked "internal"), described so that
+-- editors and the type check follow that code too.
+
+---A Lua function or module run in a worker state of its own (core.worker; internal).
+---@class kinformer.core.Worker
+local Worker = {}
+
+---Calls the function (or the module's function named) in the worker state.
+---@param ... any
+---@return any ...
+function Worker:call(...) end
+
+---Calls a handler function of the worker's table with a key and objects.
+---@param handler string
+---@param key string
+---@param ... any
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Worker:dispatch(handler, key, ...) end
+
+---@return { calls: integer, errors: integer, rebuilds: integer, memory: integer }
+function Worker:stats() end
+
+---Stops and joins the thread. Idempotent.
+function Worker:close() end
+
+---The C controller under a kinformer.Controller (env:controller; internal).
+---@class kinformer.core.Controller
+local CController = {}
+
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function CController:start() end
+
+---@param timeout? number
+function CController:stop(timeout) end
+
+---@param timeout? number
+function CController:shutdown(timeout) end
+
+---@return kinformer.ControllerStats
+function CController:stats() end
+
+---@return kinformer.BusyWorker[]
+function CController:busy() end
+
+---@param ns string?
+---@param name string
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function CController:enqueue(ns, name) end
+
+---@param key string
+---@return kinformer.WhyEntry[]? history
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function CController:why(key) end
+
+---@return string
+function CController:name() end
+
+---@return integer
+function CController:queue_len() end
+
+---@param max? integer
+---@return kinformer.QueueItem[] items
+---@return number? next_due
+function CController:queue(max) end
+
+---@param key string
+---@return integer
+function CController:num_requeues(key) end
+
+---@param code? string|function
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function CController:reload(code) end
+
+function CController:close() end
+
+---The elector under kinformer.LeaderElection (core.leader_elector; internal).
+---@class kinformer.core.LeaderElector
+local LeaderElector = {}
+
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function LeaderElector:start() end
+
+function LeaderElector:stop() end
+
+---@return kinformer.LeaderElectionState
+function LeaderElector:state() end
+
+---@return boolean
+function LeaderElector:is_leader() end
+
+function LeaderElector:close() end
+
+---The metrics, health and admin endpoints (core.metrics_server; internal).
+---@class kinformer.core.MetricsServer
+local MetricsServer = {}
+
+---The bound port, nil when that endpoint is disabled.
+---@param which? "metrics"|"health"|"admin"
+---@return integer?
+function MetricsServer:port(which) end
+
+---@param probe "healthz"|"readyz"
+---@param name string
+---@param ok boolean
+---@param msg? string
+---@param ttl? number
+function MetricsServer:set_check(probe, name, ok, msg, ttl) end
+
+---@param probe "healthz"|"readyz"
+---@param name string
+function MetricsServer:remove_check(probe, name) end
+
+function MetricsServer:close() end
+
+---A directory watcher (core.fs_watch; internal).
+---@class kinformer.core.FsWatch
+local FsWatch = {}
+
+function FsWatch:close() end
+
+---The module: require "kinformer.core".
+---@class kinformer.core
+---@field version string
+---@field null lightuserdata JSON null (in decoded values; encodes as null)
+---@field array_mt table the metatable that makes a table encode as a JSON array
+local M = {}
+
+---Decodes JSON text (integers as Lua integers; arrays encode back as []).
+---@param s string
+---@return any value
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.json_decode(s) end
+
+---Encodes a value as JSON, or nil, message, code.
+---@param v any
+---@return string? json
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.json_encode(v) end
+
+---A new empty table that encodes as [].
+---@return table
+function M.empty_array() end
+
+---Seconds on a monotonic clock.
+---@return number
+function M.monotime() end
+
+---One line through kinformer's log.
+---@param level kinformer.LogLevel|integer
+---@param component string
+---@param msg string
+function M.log(level, component, msg) end
+
+---Whether core.log at level prints.
+---@param level kinformer.LogLevel|integer
+---@return boolean
+function M.log_enabled(level) end
+
+---Sets the process-wide log level.
+---@param level kinformer.LogLevel|integer
+function M.set_log_level(level) end
+
+---Blocks SIGINT and SIGTERM in the calling thread (env:wait_signal takes them).
+function M.block_signals() end
+
+---Flushes stdout and stderr and ends the process at once with code.
+---@param code integer
+function M.exit_now(code) end
+
+---kinformer.object.
+---@param json string
+---@return kinformer.Object? obj
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.object(json) end
+
+---kinformer.tombstone.
+---@param key string
+---@param last? kinformer.Object
+---@return kinformer.Object
+function M.tombstone(key, last) end
+
+---kinformer.plain.
+---@generic T
+---@param v T
+---@return T
+function M.materialize(v) end
+
+---kinformer.is_view.
+---@param v any
+---@return boolean
+function M.is_view(v) end
+
+---kinformer.is_terminal.
+---@param v any
+---@return boolean
+function M.is_terminal(v) end
+
+---The outcome of ok, a, b = pcall(reconcile, ...) as the workers see it:
+---"done", "requeue", "requeue_after" (detail: seconds), "error" or
+---"terminal" (detail: the error's text). Internal.
+---@param ok boolean
+---@param a any
+---@param b any
+---@return "done"|"requeue"|"requeue_after"|"error"|"terminal" kind
+---@return any detail
+function M.reconcile_result(ok, a, b) end
+
+---A manager's C state (kinformer.manager makes it; internal).
+---@param opts? table kinformer.ManagerOptions' connection part, and user_agent
+---@return kinformer.Env? env
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.env(opts) end
+
+---env:controller(spec) (internal).
+---@param env kinformer.Env
+---@param spec table
+---@return kinformer.core.Controller
+function M.controller(env, spec) end
+
+---A worker thread with its own Lua state running code (a module name, a
+---self-contained function or a table of them). Internal.
+---@param code string|function|table
+---@param opts? { memory_limit?: integer, name?: string }
+---@return kinformer.core.Worker? worker
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.worker(code, opts) end
+
+---The elector under kinformer.leader_election (internal).
+---@param env kinformer.Env
+---@param opts table
+---@return kinformer.core.LeaderElector
+function M.leader_elector(env, opts) end
+
+---Watches directories; fn(paths) runs in the main state (env:step). Internal.
+---@param env kinformer.Env
+---@param dirs string[]
+---@param fn fun(paths: string[])
+---@param debounce? number seconds (default 0.1)
+---@return kinformer.core.FsWatch? watcher
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.fs_watch(env, dirs, fn, debounce) end
+
+---Registers (or finds) a metric: kinformer.metrics' constructors (internal).
+---@param opts kinformer.MetricOptions|{ type: "counter"|"gauge"|"histogram" }
+---@return kinformer.Metric
+function M.metric(opts) end
+
+---kinformer.metrics.render.
+---@return string? text
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.metrics_render() end
+
+---Starts the metrics, health and admin endpoints (internal).
+---@param opts { metrics_bind?: string, health_bind?: string, admin_bind?: string }
+---@return kinformer.core.MetricsServer? server
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.metrics_server(opts) end
+
+---One plain GET (no auth, no TLS settings): the body and the HTTP status,
+---or nil, message, code. Internal (`kinformer inspect`).
+---@param url string
+---@param timeout? number seconds (default 10)
+---@return string? body
+---@return integer|string|nil status_or_msg
+---@return kinformer.ErrorCode? code
+function M.http_get(url, timeout) end
+
+---Holds kinformer's log lines (true) instead of writing them to stderr;
+---returns whether they were held before. Internal (the REPL).
+---@param on boolean
+---@return boolean
+function M.log_hold(on) end
+
+---The log lines held since the last take, and how many were dropped.
+---@return string[] lines
+---@return integer dropped
+function M.log_take() end
+
+return M

@@ -1,0 +1,226 @@
+---@meta kinformer.manager
+-- kinformer.manager (lua/kinformer/manager.lua): kinformer.manager{...}.
+
+---An RBAC rule the operator needs (manager and controller option `rbac`;
+---`kinformer manifests` adds it to the ClusterRole or Role).
+---@class kinformer.RbacRule
+---@field resources string[] Resources: kinformer resource names ("v1/configmaps", "apps/v1/deployments", "example.com/v1/widgets/status"), or plain resource names ("configmaps") with api_groups.
+---@field verbs string[] Verbs: "get", "list", "watch", "create", "update", "patch", "delete", ...
+---@field api_groups? string[] The API groups of plain resource names ("" the core group).
+
+---The manager's event recorder (option `events`).
+---@class kinformer.EventsOptions
+---@field instance? string reportingInstance (default the host name)
+---@field queue_size? integer events queued before new ones are dropped (default 1000)
+---@field api? "events.k8s.io/v1"|"v1" default: what discovery lists (events.k8s.io/v1 when served)
+
+---kinformer.manager{...}'s options, all optional. Durations are seconds
+---(fractions allowed).
+---@class kinformer.ManagerOptions
+---@field kubeconfig? string the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)
+---@field context? string the kubeconfig context (default its current-context)
+---@field url? string a server URL: no kubeconfig is read or written (with token, insecure, ca)
+---@field token? string bearer token (with url)
+---@field insecure? boolean skip TLS verification (with url)
+---@field ca? string CA file path (with url)
+---@field sim? kinformer.Sim an in-process server to talk to (see kinformer.sim)
+---@field namespace? string default namespace of namespaced informers and mgr.namespace
+---@field qps? number client-side rate limit
+---@field burst? integer
+---@field resync? number informers' default resync period (seconds)
+---@field timeout? number request timeout (seconds)
+---@field sync_timeout? number how long mgr:start waits for the caches (default 120)
+---@field log_level? kinformer.LogLevel
+---@field in_cluster? boolean the in-cluster service account instead of a kubeconfig
+---@field reconcile_timeout? number the controllers' default reconcile deadline (none when absent)
+---@field busy_warning_after? number warn when every worker is busy this long (default 60; 0: never)
+---@field shutdown_timeout? number how long mgr:run's shutdown lets reconciles finish (default 30)
+---@field read_idle_timeout? number probe an HTTP/2 connection silent this long (default 30)
+---@field ping_timeout? number close a connection whose probe got no answer within it (default 15)
+---@field watch_idle_timeout? number re-establish a watch silent this long (default 300)
+---@field metrics_bind? string|integer address of /metrics ("host:port", ":port"; default "0": off)
+---@field health_bind? string|integer address of /healthz and /readyz (default "0": off)
+---@field admin_bind? string|integer address of the admin endpoint `kinformer inspect` reads (default "0": off; no auth)
+---@field events? kinformer.EventsOptions
+---@field leader_election? kinformer.LeaderElectionOptions controllers run only while this replica leads
+---@field clock? "real"|"fake" "fake": the controllers' queues and rate limiters run on a clock moved by mgr:clock_advance
+---@field name? string the operator's name: the default Lease name (leader election) and the events' component
+---@field rbac? kinformer.RbacRule[] RBAC rules the operator needs beyond what its informers and controllers imply
+
+---mgr:start's and mgr:run's options.
+---@class kinformer.StartOptions
+---@field timeout? number seconds to wait for the caches (default the manager's sync_timeout)
+---@field on_progress? fun(progress: kinformer.SyncProgress[]) called with env:sync_progress() about every 0.1 s while waiting
+
+---@class kinformer.ConnectionHealth
+---@field probes integer
+---@field probes_inconclusive integer
+---@field dead_connections integer
+---@field failed_over integer
+---@field read_idle_timeout number
+---@field ping_timeout number
+---@field check_interval number
+
+---@alias kinformer.HealthCheck fun(): boolean?, string?
+
+---A manager: shares informers between handlers, controllers and listers,
+---syncs their caches, runs until SIGINT/SIGTERM. Supports <close>.
+---@class kinformer.Manager
+---@field client kinformer.Client the REST client (made on first use)
+---@field env kinformer.Env the C state under the manager
+---@field namespace string the default namespace (option namespace, else the kubeconfig's)
+---@field sync_timeout number
+---@field reconcile_timeout? number
+---@field busy_warning_after? number
+---@field shutdown_timeout number
+local Manager = {}
+
+---The shared informer for resource and opts, or nil, message, code on a
+---runtime failure (which also makes mgr:start fail). A misspelt resource
+---or option raises.
+---@param resource kinformer.Resource
+---@param opts? kinformer.InformerOptions
+---@return kinformer.Informer? informer
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload kinformer.Informer
+---@return_overload nil, string, kinformer.ErrorCode
+function Manager:informer(resource, opts) end
+
+---Adds a controller (started by mgr:start, or at once when running). A bad
+---config raises; a runtime failure returns nil, message, code.
+---@param cfg kinformer.ControllerConfig
+---@return kinformer.Controller? ctl
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload kinformer.Controller
+---@return_overload nil, string, kinformer.ErrorCode
+function Manager:controller(cfg) end
+
+---@return "created"|"started"|"stopped"
+function Manager:state() end
+
+---The registered controllers, in order and by name (a fresh table).
+---@return table<integer|string, kinformer.Controller>
+function Manager:controllers() end
+
+---Starts the informers, waits for the caches to sync, starts the
+---controllers. Returns true, or nil, message (naming the informer), code.
+---@param opts? kinformer.StartOptions
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload true
+---@return_overload nil, string, kinformer.ErrorCode
+function Manager:start(opts) end
+
+---Adds a liveness check (/healthz/<name>), run in the main state: it fails
+---when it raises, returns false, or nil and a message.
+---@param name string
+---@param fn kinformer.HealthCheck
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Manager:add_healthz_check(name, fn) end
+
+---Adds a readiness check (/readyz/<name>).
+---@param name string
+---@param fn kinformer.HealthCheck
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Manager:add_readyz_check(name, fn) end
+
+---The port of /metrics (default), the probes or the admin endpoint, nil when off.
+---@param which? "metrics"|"health"|"admin"
+---@return integer?
+function Manager:metrics_port(which) end
+
+---@return kinformer.ConnectionHealth
+function Manager:connection_health() end
+
+---Runs the main-state handlers' queued events, waiting up to timeout
+---seconds (default 0) for the first. Returns how many ran.
+---@param timeout? number
+---@return integer
+function Manager:step(timeout) end
+
+---The controllers' clock in seconds, and which clock it is.
+---@return number seconds
+---@return "fake"|"real" clock
+function Manager:clock_now() end
+
+---Moves the fake clock forward (raises on the real one); returns the new time.
+---@param seconds number
+---@return number
+function Manager:clock_advance(seconds) end
+
+---Starts, serves until SIGINT/SIGTERM, shuts down gracefully and stops.
+---@param opts? kinformer.StartOptions
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload true
+---@return_overload nil, string, kinformer.ErrorCode
+function Manager:run(opts) end
+
+---The graceful shutdown of mgr:run (sig names the signal, for the log).
+---@param sig? string
+function Manager:shutdown(sig) end
+
+---Stops the controllers, then the informers. Idempotent.
+function Manager:stop() end
+
+---An event recorder reporting as component.
+---@param component string
+---@return kinformer.EventRecorder
+function Manager:event_recorder(component) end
+
+---The leader election's state, nil without leader_election.
+---@return kinformer.LeaderElectionState?
+function Manager:leader_election() end
+
+---A read-only informer of this manager by name ("v1/pods" or an
+---informer's :name()), or nil, message, code.
+---@param name string
+---@return kinformer.Informer? lister
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload kinformer.Informer
+---@return_overload nil, string, kinformer.ErrorCode
+function Manager:lister(name) end
+
+---Calls fn until it returns a true value, pumping main-state handlers, up
+---to timeout seconds (default 10). Returns that value, or nil, "timed out",
+---"ETIMEDOUT".
+---@generic T
+---@param fn fun(): T
+---@param timeout? number
+---@return T|nil value
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Manager:wait_for(fn, timeout) end
+
+---The module: require "kinformer.manager"; callable as kinformer.manager.
+---@class kinformer.manager
+---@overload fun(opts?: kinformer.ManagerOptions): kinformer.Manager?, string?, kinformer.ErrorCode?
+---@field OPTIONS string[] kinformer.manager{...}'s option names
+---@field START_OPTIONS string[] mgr:start's and mgr:run's option names
+local M = {}
+
+---Creates a manager: see kinformer.ManagerOptions. Returns it, or nil,
+---message, code; misuse raises.
+---@param opts? kinformer.ManagerOptions
+---@return kinformer.Manager? mgr
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload kinformer.Manager
+---@return_overload nil, string, kinformer.ErrorCode
+function M.new(opts) end
+
+---The env of mgr (raises when it has none).
+---@param mgr kinformer.Manager
+---@return kinformer.Env
+function M.env_of(mgr) end
+
+return M

@@ -1,0 +1,96 @@
+---@meta kinformer.sim
+-- kinformer.sim (lua/kinformer/sim.lua, csrc/lua/lsim.c): an in-process
+-- Kubernetes API server for tests and experiments (docs/sim.md).
+
+---kinformer.sim.start's options, all optional.
+---@class kinformer.SimOptions
+---@field port? integer 0: a free one
+---@field bind? string default "127.0.0.1"
+---@field token? string a bearer token every request must carry
+---@field tls_cert? string PEM file: serve HTTPS (with tls_key)
+---@field tls_key? string PEM file
+---@field client_ca? string PEM file: client certificates it signed authenticate (CN user, O groups); needs TLS
+---@field seed? string objects to create first: a JSON array, a List, or one object per line
+---@field watch_history? integer events kept for watch resumption
+---@field bookmark_interval_ms? integer period of BOOKMARK events
+---@field legacy_events? boolean no events.k8s.io/v1: Events in core v1 only
+
+---sim:fault's argument.
+---@class kinformer.SimFault
+---@field kind "drop"|"cut"|"malformed"|"stall"|"fail"|"latency"|"compact"|"restart"
+---@field ms? integer stall, latency: required; restart: the pause (default 0)
+---@field code? 429|500|503 fail: the status
+---@field count? integer fail: how many requests (default 1)
+
+---One request of sim:request_log_take(), as a kube-apiserver audit event names it.
+---@class kinformer.SimRequest
+---@field verb string "get", "list", "watch", "create", "update", "patch", "delete", ...
+---@field apiGroup string "" for the core group
+---@field apiVersion string
+---@field resource string
+---@field subresource? string
+---@field namespace? string
+---@field name? string
+---@field nonResourceURL? string for a path that names no resource ("/version", "/openapi/v3")
+---@field user? string the authenticated user
+---@field userAgent string
+---@field code integer the HTTP status answered
+---@field dryRun? boolean
+
+---A running server. Stops on :stop(), at the end of a <close> scope and
+---when collected.
+---@class kinformer.Sim
+---@field url string "http://127.0.0.1:PORT"
+---@field port integer
+---@field kubeconfig string a kubeconfig file for it (removed on stop)
+local Sim = {}
+
+---Stops the server and removes its kubeconfig. Idempotent.
+function Sim:stop() end
+
+---@return boolean
+function Sim:running() end
+
+---Injects a fault (misuse raises).
+---@param f kinformer.SimFault
+function Sim:fault(f) end
+
+---Drops the watch history (older watches and continue tokens get 410).
+function Sim:compact() end
+
+---The store's current resourceVersion.
+---@return integer
+function Sim:resource_version() end
+
+---From now on, every API write is logged (sim:write_log_take).
+function Sim:write_log_start() end
+
+---The writes since the last take, as JSON array text of {method, uri,
+---userAgent, body}; nil, message, "EINVAL" when the log was not started.
+---@return string? json
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Sim:write_log_take() end
+
+---From now on, every request is logged (sim:request_log_take).
+function Sim:request_log_start() end
+
+---The requests since the last take (or since request_log_start), oldest first.
+---@return kinformer.SimRequest[]
+function Sim:request_log_take() end
+
+---The module: require "kinformer.sim".
+---@class kinformer.sim
+local M = {}
+
+---Starts a server. Returns it, or nil, message, code; an unknown option
+---raises with the closest valid one.
+---@param opts? kinformer.SimOptions
+---@return kinformer.Sim? sim
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload kinformer.Sim
+---@return_overload nil, string, kinformer.ErrorCode
+function M.start(opts) end
+
+return M
