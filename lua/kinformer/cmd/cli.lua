@@ -29,7 +29,7 @@
 -- operator script loads it with kinformer.bootstrap.
 local M = {}
 
-M.usage = [[
+M.usage = [==[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
                            [--observe [--seed FILE] [--drive LUA | --trace TRACE] [--duration S]]
@@ -119,7 +119,7 @@ types: prints LuaCATS classes (k8s.apps.v1.Deployment, ...) of each RESOURCE's
 objects and the schemas they reference, from the server's OpenAPI v3
 documents, for editors; --all: every schema. Takes --kubeconfig, --context,
 --sim, --seed; `kinformer types --help` tells more.
-]]
+]==]
 
 local function stderr(fmt, ...)
   io.stderr:write(string.format(fmt, ...))

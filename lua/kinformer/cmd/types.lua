@@ -36,7 +36,7 @@
 -- document's text, or nil and a message); M.main(argv) the command.
 local M = {}
 
-local argv_walk = require("kinformer.util.argv").walk
+local argv_walk = require("kinformer.cmd.argv").walk
 
 M.usage = [=[
 usage: kinformer types [--kubeconfig FILE [--context NAME] | --sim [--seed FILE]]
