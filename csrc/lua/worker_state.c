@@ -153,11 +153,8 @@ lkin_ws_template *lkin_ws_template_ref(lkin_ws_template *t) {
 
 void lkin_ws_template_unref(lkin_ws_template *t) {
   if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
-  for (size_t i = 0; i < t->nfuncs; i++) {
-    free(t->funcs[i].name);
-    free(t->funcs[i].chunk);
-  }
-  free(t->funcs);
+  free(t->code);
+  free(t->what);
   free(t->module);
   free(t->path);
   free(t->cpath);
@@ -166,13 +163,9 @@ void lkin_ws_template_unref(lkin_ws_template *t) {
 
 /* ---- building ----------------------------------------------------------- */
 
-static void load_function(lua_State *L, const lkin_ws_func *f) {
-  if (luaL_loadbufferx(L, f->chunk, f->len, f->name ? f->name : "=function", "b") != LUA_OK)
-    lua_error(L);
-}
-
 /* Loads t's code into L (a protected call) and stores it under CODE_KEY;
- * raises when it fails to load. */
+ * raises when it fails to load. Functions arrive with this state's own
+ * copy of their upvalues, made anew at every (re)build. */
 static void load_code(lua_State *L, const lkin_ws_template *t) {
   if (t->module) {
     lua_getglobal(L, "require");
@@ -182,14 +175,8 @@ static void load_code(lua_State *L, const lkin_ws_template *t) {
     if (ty != LUA_TFUNCTION && ty != LUA_TTABLE)
       luaL_error(L, "module '%s' returned a %s; a worker module returns a function or a table of functions",
                  t->module, lua_typename(L, ty));
-  } else if (t->nfuncs == 1 && !t->funcs[0].name) {
-    load_function(L, &t->funcs[0]);
   } else {
-    lua_createtable(L, 0, (int)t->nfuncs);
-    for (size_t i = 0; i < t->nfuncs; i++) {
-      load_function(L, &t->funcs[i]);
-      lua_setfield(L, -2, t->funcs[i].name);
-    }
+    lkin_ws_copy_load(L, t->code, t->code_len, t->what);
   }
   lua_rawsetp(L, LUA_REGISTRYINDEX, CODE_KEY);
 }

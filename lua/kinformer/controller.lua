@@ -10,7 +10,7 @@
 --     predicates = { "generation_changed" },  -- apply to every watch (a list is AND)
 --     workers = 2,
 --     rate_limiter = { base_delay = 0.005, max_delay = 1000, qps = 10, burst = 100 },
---     reconciler = "mymod" or function(req, ctx) ... end,   -- self-contained
+--     reconciler = "mymod" or function(req, ctx) ... end,   -- upvalues copied per worker
 --     memory_limit = bytes,               -- per worker state
 --     reconcile_timeout = 30,             -- seconds; default the manager's (none)
 --     busy_warning_after = 60,            -- seconds; default the manager's (60; 0: never)
@@ -19,7 +19,14 @@
 --
 -- The reconciler runs in worker states (one per worker thread): a module
 -- name (the module returns a function or a table with .reconcile) or a
--- self-contained function (no upvalues but _ENV). reconcile(req, ctx) with
+-- function, sent with copies of its upvalues as Lanes does: each worker
+-- state gets its own copy of the script's local helpers, constants and
+-- tables (a change a worker makes to a copied table stays in that worker);
+-- a module or a module's field (local json = require "cjson", string.format)
+-- is the worker's own; _ENV is the worker's globals. An upvalue that cannot
+-- be copied (the manager, an informer, a client, any userdata, a coroutine)
+-- is refused at mgr:controller, naming every one: use ctx.client and
+-- ctx.listers in the reconciler instead. reconcile(req, ctx) with
 -- req = {namespace=, name=, key=} returns nothing (done),
 -- {requeue_after = seconds}, {requeue = true}, or raises / returns nil, err
 -- (rate-limited retry); kinformer.terminal(err) stops retrying.
@@ -32,8 +39,8 @@
 -- key longer than that, one warning names the keys (once per episode).
 --
 -- A map function (watches) runs on the watched informer's listener thread,
--- in its own worker state: map(obj, ctx) returns a list of
--- {namespace =, name =} requests.
+-- in its own worker state (its upvalues copied as the reconciler's):
+-- map(obj, ctx) returns a list of {namespace =, name =} requests.
 local core = require "kinformer.core"
 local options = require "kinformer.util.options"
 local raise = options.raise
@@ -127,7 +134,7 @@ function M.new(mgr, cfg, opts)
   if cfg.reconciler == nil then raise("controller: reconciler required (a module name or a function)") end
   local rt = type(cfg.reconciler)
   if rt ~= "string" and rt ~= "function" then
-    raise("controller: reconciler must be a module name or a self-contained function")
+    raise("controller: reconciler must be a module name or a function")
   end
   check_predicates(cfg.predicates, "controller")
   local iopts = cfg.informer_opts
@@ -252,7 +259,8 @@ end
 
 --- Reloads the reconciler (issue 15): with no argument, its module is
 -- required again from its file (a function reconciler is rebuilt as it
--- is); with code (a module name or a self-contained function), that
+-- is, with the upvalues copied when it was registered); with code (a
+-- module name or a function, whose upvalues are copied now), that
 -- becomes the reconciler. Module map functions of the watches are reloaded
 -- too. Each worker finishes its current reconcile, then its state is
 -- rebuilt with the new code; the cache, the queue and each key's backoff
@@ -261,7 +269,7 @@ end
 -- follows (the module is required afresh in the calling state).
 function Controller:reload(code)
   local called, ok, msg, c = pcall(self._ud.reload, self._ud, code)
-  if not called then -- misuse (a function with an upvalue...): at the caller's line
+  if not called then -- misuse (an upvalue that cannot be sent...): at the caller's line
     local why = tostring(ok)
     why = why:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or why
     raise("ctl:reload: " .. why)
