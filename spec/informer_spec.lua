@@ -352,6 +352,20 @@ describe("kinformer.informer", function()
     assert.is_true(eventually(function() return inf:get("default/a").data.v == "T2" end))
   end)
 
+  it("applies a transform closure: its constant and helper are copied to the reflector's state", function()
+    create_cm(sim, "default", "a", { v = "1" })
+    local PREFIX = "T"
+    local function tag(v) return PREFIX .. v .. "!" end
+    local inf = assert(mgr:informer("v1/configmaps", {
+      transform = function(o)
+        o.data = { v = tag(o.data.v) }
+        return o
+      end,
+    }))
+    assert(mgr:start{ timeout = 10 })
+    assert.are.equal("T1!", inf:get("default/a").data.v)
+  end)
+
   it("gives read-only listers", function()
     create_cm(sim, "default", "a", { v = "1" })
     assert(mgr:informer("v1/configmaps"))

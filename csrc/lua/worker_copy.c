@@ -1,35 +1,24 @@
 /* worker_copy.c -- functions sent to worker states with copies of their
- * upvalues, as Lanes does (DESIGN.md section 2). The main state's side
- * (lkin_ws_copy_capture) walks the code and everything its upvalues reach
- * and writes it into one flat buffer that the template keeps; each worker
- * state (lkin_ws_copy_load) rebuilds its own copy from the buffer, every
- * time a state is built. Lua states never share a value: the buffer is
- * plain bytes, immutable once captured, read by any number of threads.
+ * upvalues, as Lanes does (DESIGN.md section 2): the main state's side.
+ * lkin_ws_copy_capture walks the code and everything its upvalues reach
+ * and writes it into one flat buffer (worker_int.h has its format) that
+ * the template keeps; worker_state.c rebuilds a copy of it in each worker
+ * state, every time a state is built. Lua states never share a value: the
+ * buffer is plain bytes, immutable once captured, read by any number of
+ * threads.
  *
  * What is copied: nil, booleans, integers and floats (each as it is),
  * strings, tables (their metatables too; cycles and shared references are
  * kept within one copy; a lazy view, lview.h, is first decoded in place
- * into the plain table it reads as), Lua functions (bytecode with debug info, and their
- * upvalues again; two functions sharing an upvalue share it in the copy).
- * An upvalue _ENV (or, in stripped bytecode, an unnamed upvalue holding the
- * global table) is the worker's globals. What is sent by name: a value of
- * package.loaded (a module: require(name) in the worker, _G its globals)
- * or a field of one (that module's field in the worker). Anything else (a
- * userdata, a coroutine, a C function of no module) cannot be sent: every
- * upvalue leading to one is named in one argument error.
- *
- * The buffer is a sequence of records, a one-byte tag each; an object
- * (table, function, long string, module reference) is numbered in the
- * order it is first written, and written again as a back-reference:
- *
- *   NIL FALSE TRUE            INT i64  FLT f64       (host byte order)
- *   STR n bytes               LSTR n bytes (numbered)        REF number
- *   TABLE narr:u32 nhash:u32 (key value)* END metatable-value  (numbered)
- *   FUNC n:u32 bytecode nups:u8 (ENV | JOIN number up:u8 | VAL value)*
- *   MOD name field-flag:u8 [field] where      (numbered; strings as STR)
- *
- * n and numbers are varints. Bytecode is not portable across builds, but
- * template and workers are one process. */
+ * into the plain table it reads as), Lua functions (bytecode with debug
+ * info, and their upvalues again; two functions sharing an upvalue share
+ * it in the copy). An upvalue _ENV (or, in stripped bytecode, an unnamed
+ * upvalue holding the global table) is the worker's globals. What is sent
+ * by name: a value of package.loaded (a module: require(name) in the
+ * worker, _G its globals) or a field of one (that module's field in the
+ * worker). Anything else (a userdata, a coroutine, a C function of no
+ * module) cannot be sent: every upvalue leading to one is named in one
+ * argument error. */
 #include "worker_int.h"
 
 #include <lauxlib.h>
@@ -40,15 +29,11 @@
 
 #include "lview.h"
 
-enum { T_NIL, T_FALSE, T_TRUE, T_INT, T_FLT, T_STR, T_LSTR, T_REF, T_TABLE, T_FUNC, T_MOD, T_END };
-enum { U_ENV, U_JOIN, U_VAL };
-
 /* Strings this long or longer are written once and referred to after. */
 #define LONG_STRING 32
 /* Tables and functions nested deeper than this are refused (the walks
- * recurse on the C stack, also on worker threads). */
+ * recurse on the C stack, also the load's on worker threads). */
 #define MAX_DEPTH 1000
-#define MAX_BYTES ((size_t)64 << 20)
 
 /* The standard libraries: a field of these is sent by name only when the
  * worker's own library has it for sure (see build_lookup). */
@@ -114,13 +99,13 @@ typedef struct {
   char big_unit[160]; /* the unit being written when the limit was crossed */
 } wcap;
 
-/* Appends n bytes to the buffer; past MAX_BYTES sets too_big instead and
- * writes nothing more. Raises on memory errors (the box still owns the
+/* Appends n bytes to the buffer; past LKIN_WS_COPY_MAX sets too_big
+ * instead and writes nothing more. Raises on memory errors (the box still owns the
  * buffer then). */
 static void put(wcap *c, const void *p, size_t n) {
   obuf *b = c->out;
   if (c->too_big) return;
-  if (b->len + n > MAX_BYTES) {
+  if (b->len + n > LKIN_WS_COPY_MAX) {
     c->too_big = 1;
     snprintf(c->big_unit, sizeof(c->big_unit), "%s", c->unit_label ? c->unit_label : "the code itself");
     return;
@@ -403,7 +388,7 @@ static int put_backref(wcap *c, int idx, const seg *path) {
     lua_pop(L, 1);
     return 0;
   }
-  put_byte(c, T_REF);
+  put_byte(c, WC_REF);
   put_varint(c, (uint64_t)lua_tointeger(L, -1));
   lua_pop(L, 1);
   lua_pushvalue(L, idx);
@@ -437,13 +422,13 @@ static int put_module(wcap *c, int idx, const seg *path) {
   size_t n;
   const char *name = lua_tolstring(L, -1, &n);
   remember(c, idx);
-  put_byte(c, T_MOD);
-  put_string(c, T_STR, name, n);
+  put_byte(c, WC_MOD);
+  put_string(c, WC_STR, name, n);
   lua_pushvalue(L, idx);
   if (lua_rawget(L, c->fields) == LUA_TSTRING) {
     const char *f = lua_tolstring(L, -1, &n);
     put_byte(c, 1);
-    put_string(c, T_STR, f, n);
+    put_string(c, WC_STR, f, n);
   } else {
     put_byte(c, 0);
   }
@@ -452,7 +437,7 @@ static int put_module(wcap *c, int idx, const seg *path) {
   if (!path || path->depth == 0) lua_pushstring(L, label);
   else lua_pushfstring(L, "%s (%s)", label, render(L, path)), lua_remove(L, -2);
   const char *w = lua_tolstring(L, -1, &n);
-  put_string(c, T_STR, w, n);
+  put_string(c, WC_STR, w, n);
   lua_pop(L, 3);
   return 1;
 }
@@ -468,7 +453,7 @@ static void put_table(wcap *c, int idx, const seg *path) {
    * place into the plain table it stands for, which is what is sent */
   if (lkin_view_is(L, idx)) lkin_view_materialize(L, idx);
   remember(c, idx);
-  put_byte(c, T_TABLE);
+  put_byte(c, WC_TABLE);
   size_t at_arr = reserve32(c), at_hash = reserve32(c);
   size_t narr = 0, nhash = 0;
   int depth = path ? path->depth + 1 : 1;
@@ -488,7 +473,7 @@ static void put_table(wcap *c, int idx, const seg *path) {
     lua_pop(L, 1);
   }
   if (c->too_big) return;
-  put_byte(c, T_END);
+  put_byte(c, WC_END);
   patch32(c, at_arr, narr);
   patch32(c, at_hash, nhash);
   if (lua_getmetatable(L, idx)) {
@@ -496,7 +481,7 @@ static void put_table(wcap *c, int idx, const seg *path) {
     put_value(c, lua_gettop(L), &ms);
     lua_pop(L, 1);
   } else {
-    put_byte(c, T_NIL);
+    put_byte(c, WC_NIL);
   }
   mark_bad(c, idx, path, nbad0);
 }
@@ -524,7 +509,7 @@ static void put_function(wcap *c, int idx, const seg *path, int top, const char 
   luaL_checkstack(L, 8, NULL);
   remember(c, idx);
   lua_Integer fno = c->nobj;
-  put_byte(c, T_FUNC);
+  put_byte(c, WC_FUNC);
   size_t at = reserve32(c), start = c->out->len;
   lua_pushvalue(L, idx);
   lua_dump(L, dump_writer, c, 0); /* debug info kept: tracebacks name the lines */
@@ -541,7 +526,7 @@ static void put_function(wcap *c, int idx, const seg *path, int top, const char 
     int v = lua_gettop(L);
     int unnamed = strcmp(name, "(no name)") == 0 || *name == 0;
     if (strcmp(name, "_ENV") == 0 || (unnamed && lua_rawequal(L, v, c->globals))) {
-      put_byte(c, U_ENV);
+      put_byte(c, WC_UP_ENV);
       lua_pop(L, 1);
       continue;
     }
@@ -551,7 +536,7 @@ static void put_function(wcap *c, int idx, const seg *path, int top, const char 
     if (lua_rawgetp(L, c->upids, id) == LUA_TNUMBER) {
       /* a variable another function closes over too: shared in the copy */
       lua_Integer j = lua_tointeger(L, -1);
-      put_byte(c, U_JOIN);
+      put_byte(c, WC_UP_JOIN);
       put_varint(c, (uint64_t)(j >> 8));
       put_byte(c, (int)(j & 0xff));
       if (lua_rawgetp(L, c->badups, id) == LUA_TSTRING) {
@@ -568,7 +553,7 @@ static void put_function(wcap *c, int idx, const seg *path, int top, const char 
     lua_pop(L, 1);
     lua_pushinteger(L, fno * 256 + i);
     lua_rawsetp(L, c->upids, id);
-    put_byte(c, U_VAL);
+    put_byte(c, WC_UP_VAL);
     size_t nbad_up = c->nbad;
     seg s = {top ? NULL : path, top ? S_ROOT : S_UPVAL, 0, name, top ? 0 : depth};
     if (top) start_unit(c, key, name, unnamed);
@@ -595,16 +580,16 @@ static void put_value(wcap *c, int idx, const seg *path) {
   idx = lua_absindex(L, idx);
   int ty = lua_type(L, idx);
   switch (ty) {
-  case LUA_TNIL: put_byte(c, T_NIL); return;
-  case LUA_TBOOLEAN: put_byte(c, lua_toboolean(L, idx) ? T_TRUE : T_FALSE); return;
+  case LUA_TNIL: put_byte(c, WC_NIL); return;
+  case LUA_TBOOLEAN: put_byte(c, lua_toboolean(L, idx) ? WC_TRUE : WC_FALSE); return;
   case LUA_TNUMBER:
     if (lua_isinteger(L, idx)) {
       lua_Integer i = lua_tointeger(L, idx);
-      put_byte(c, T_INT);
+      put_byte(c, WC_INT);
       put(c, &i, sizeof(i));
     } else {
       lua_Number d = lua_tonumber(L, idx);
-      put_byte(c, T_FLT);
+      put_byte(c, WC_FLT);
       put(c, &d, sizeof(d));
     }
     return;
@@ -612,10 +597,10 @@ static void put_value(wcap *c, int idx, const seg *path) {
     size_t n;
     const char *s = lua_tolstring(L, idx, &n);
     if (n < LONG_STRING) {
-      put_string(c, T_STR, s, n);
+      put_string(c, WC_STR, s, n);
     } else if (!put_backref(c, idx, path)) {
       remember(c, idx);
-      put_string(c, T_LSTR, s, n);
+      put_string(c, WC_LSTR, s, n);
     }
     return;
   }
@@ -625,7 +610,7 @@ static void put_value(wcap *c, int idx, const seg *path) {
   int depth = path ? path->depth : 0;
   if ((ty == LUA_TTABLE || ty == LUA_TFUNCTION) && depth >= MAX_DEPTH) {
     offend(c, path, "nested deeper than 1000 tables and functions");
-    put_byte(c, T_NIL);
+    put_byte(c, WC_NIL);
     return;
   }
   switch (ty) {
@@ -635,7 +620,7 @@ static void put_value(wcap *c, int idx, const seg *path) {
       put_function(c, idx, path, 0, NULL);
     } else {
       offend(c, path, "a C function that is no field of a loaded module");
-      put_byte(c, T_NIL);
+      put_byte(c, WC_NIL);
     }
     break;
   case LUA_TUSERDATA: {
@@ -648,16 +633,16 @@ static void put_value(wcap *c, int idx, const seg *path) {
       if (mt != LUA_TNIL) lua_pop(L, 1);
       offend(c, path, "a userdata");
     }
-    put_byte(c, T_NIL);
+    put_byte(c, WC_NIL);
     break;
   }
   case LUA_TLIGHTUSERDATA:
     offend(c, path, "a light userdata");
-    put_byte(c, T_NIL);
+    put_byte(c, WC_NIL);
     break;
   default:
     offend(c, path, ty == LUA_TTHREAD ? "a coroutine" : luaL_typename(L, idx));
-    put_byte(c, T_NIL);
+    put_byte(c, WC_NIL);
   }
 }
 
@@ -705,7 +690,7 @@ char *lkin_ws_copy_capture(lua_State *L, int idx, int arg, const char *what, siz
      * them in the worker, its metatable left behind */
     seg root = {NULL, S_ROOT, 0, "table", 0};
     remember(&c, idx);
-    put_byte(&c, T_TABLE);
+    put_byte(&c, WC_TABLE);
     reserve32(&c); /* no array part */
     size_t at_hash = reserve32(&c), n = 0;
     /* in the order of the names, so that messages list them so */
@@ -723,16 +708,16 @@ char *lkin_ws_copy_capture(lua_State *L, int idx, int arg, const char *what, siz
     }
     qsort(keys, n, sizeof(*keys), cmp_strings);
     for (size_t i = 0; i < n && !c.too_big; i++) {
-      put_string(&c, T_STR, keys[i], strlen(keys[i]));
+      put_string(&c, WC_STR, keys[i], strlen(keys[i]));
       lua_pushstring(L, keys[i]);
       lua_rawget(L, idx);
       if (!put_backref(&c, -1, &root)) put_function(&c, lua_gettop(L), &root, 1, keys[i]);
       lua_pop(L, 1);
     }
     lua_pop(L, 1); /* keys */
-    put_byte(&c, T_END);
+    put_byte(&c, WC_END);
     patch32(&c, at_hash, n);
-    put_byte(&c, T_NIL);
+    put_byte(&c, WC_NIL);
   }
 
   if (c.too_big) {
@@ -742,7 +727,7 @@ char *lkin_ws_copy_capture(lua_State *L, int idx, int arg, const char *what, siz
                   lua_pushfstring(L, "%s: cannot send to worker threads: the code and its upvalues "
                                      "come to more than %d MiB (%s went over); load large data "
                                      "inside the function (from a module or a file) instead",
-                                  what, (int)(MAX_BYTES >> 20),
+                                  what, (int)(LKIN_WS_COPY_MAX >> 20),
                                   c.big_unit));
   }
   if (c.nbad > 0) {
@@ -774,214 +759,4 @@ char *lkin_ws_copy_capture(lua_State *L, int idx, int arg, const char *what, siz
   lua_settop(L, base);
   if (!p) p = malloc(1); /* never empty, but keep the promise */
   return (char *)p;
-}
-
-/* ---- load (worker state) -------------------------------------------------- */
-
-typedef struct {
-  lua_State *L;
-  const unsigned char *p, *end;
-  const char *what;
-  int refs; /* stack index: number -> object */
-  lua_Integer nobj;
-  int globals;
-} wload;
-
-/* Raises: the buffer is not what the capture wrote (never, but a bug). */
-static void corrupt(wload *r) __attribute__((noreturn));
-static void corrupt(wload *r) {
-  luaL_error(r->L, "%s: the code's copy is corrupt (a bug)", r->what);
-  abort(); /* not reached */
-}
-
-static int get_byte(wload *r) {
-  if (r->p >= r->end) corrupt(r);
-  return *r->p++;
-}
-
-static uint64_t get_varint(wload *r) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    int b = get_byte(r);
-    v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) return v;
-  }
-  corrupt(r);
-}
-
-static const void *get_bytes(wload *r, size_t n) {
-  if ((size_t)(r->end - r->p) < n) corrupt(r);
-  const void *p = r->p;
-  r->p += n;
-  return p;
-}
-
-static uint32_t get_u32(wload *r) {
-  uint32_t u;
-  memcpy(&u, get_bytes(r, sizeof(u)), sizeof(u));
-  return u;
-}
-
-/* Pushes a string record (STR) and returns it. */
-static const char *get_string(wload *r) {
-  if (get_byte(r) != T_STR) corrupt(r);
-  size_t n = (size_t)get_varint(r);
-  return lua_pushlstring(r->L, get_bytes(r, n), n);
-}
-
-/* Numbers the object at the top of the stack, as remember() did. */
-static void number_it(wload *r) {
-  lua_pushvalue(r->L, -1);
-  lua_rawseti(r->L, r->refs, ++r->nobj);
-}
-
-static void get_value(wload *r);
-
-/* MOD: pushes the module (or its field) of this worker state; raises
- * naming the upvalue when it cannot be had. */
-static void get_module(wload *r) {
-  lua_State *L = r->L;
-  int base = lua_gettop(L);
-  const char *name = get_string(r);
-  const char *field = get_byte(r) ? get_string(r) : NULL;
-  const char *where = get_string(r);
-  if (strcmp(name, "_G") == 0) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-  } else {
-    lua_getglobal(L, "require");
-    lua_pushstring(L, name);
-    int st = lua_pcall(L, 1, 1, 0);
-    if (st == LUA_ERRMEM) lua_error(L);
-    if (st != LUA_OK)
-      luaL_error(L, "%s: %s is module '%s' in the main state, but require '%s' failed in this "
-                    "worker state: %s",
-                 r->what, where, name, name, luaL_tolstring(L, -1, NULL));
-  }
-  if (field) {
-    int ty = LUA_TNIL;
-    if (lua_istable(L, -1)) {
-      lua_pushstring(L, field);
-      ty = lua_rawget(L, -2);
-      lua_remove(L, -2);
-    }
-    if (ty == LUA_TNIL)
-      luaL_error(L, "%s: %s is %s.%s in the main state, but module '%s' has no field '%s' in "
-                    "this worker state (a value a script adds to a module at run time is not "
-                    "there: make it a local of the script, or define it in the module's file)",
-                 r->what, where, name, field, name, field);
-  }
-  lua_replace(L, base + 1);
-  lua_settop(L, base + 1);
-  number_it(r);
-}
-
-/* TABLE: pushes a new table with its pairs and metatable. */
-static void get_table(wload *r) {
-  lua_State *L = r->L;
-  uint32_t narr = get_u32(r), nhash = get_u32(r);
-  lua_createtable(L, narr > (1u << 24) ? 1 << 24 : (int)narr, nhash > (1u << 24) ? 1 << 24 : (int)nhash);
-  number_it(r);
-  while (r->p < r->end && *r->p != T_END) {
-    get_value(r); /* key */
-    get_value(r);
-    if (lua_isnil(L, -2)) corrupt(r);
-    lua_rawset(L, -3);
-  }
-  get_byte(r); /* END */
-  get_value(r);
-  if (lua_istable(L, -1)) lua_setmetatable(L, -2);
-  else if (lua_isnil(L, -1)) lua_pop(L, 1);
-  else corrupt(r);
-}
-
-/* FUNC: pushes a new closure of the bytecode with its upvalues set. */
-static void get_function(wload *r) {
-  lua_State *L = r->L;
-  size_t n = get_u32(r);
-  const char *code = get_bytes(r, n);
-  /* the chunk's own name (its source) comes from the dump */
-  int st = luaL_loadbufferx(L, code, n, "=function", "b");
-  if (st == LUA_ERRMEM) lua_error(L);
-  if (st != LUA_OK) corrupt(r);
-  int f = lua_gettop(L);
-  number_it(r);
-  int nups = get_byte(r);
-  /* every upvalue explicitly: a binary chunk gets the globals in its
-   * first upvalue only, and the first of a nested function need not be
-   * _ENV */
-  for (int i = 1; i <= nups; i++) {
-    switch (get_byte(r)) {
-    case U_ENV:
-      lua_pushvalue(L, r->globals);
-      if (!lua_setupvalue(L, f, i)) corrupt(r);
-      break;
-    case U_JOIN: {
-      lua_Integer j = (lua_Integer)get_varint(r);
-      int up = get_byte(r);
-      if (lua_rawgeti(L, r->refs, j) != LUA_TFUNCTION || lua_iscfunction(L, -1)) corrupt(r);
-      lua_upvaluejoin(L, f, i, -1, up);
-      lua_pop(L, 1);
-      break;
-    }
-    case U_VAL:
-      get_value(r);
-      if (!lua_setupvalue(L, f, i)) corrupt(r);
-      break;
-    default: corrupt(r);
-    }
-  }
-}
-
-/* Pushes the next value of the buffer. */
-static void get_value(wload *r) {
-  lua_State *L = r->L;
-  luaL_checkstack(L, 8, NULL);
-  int tag = get_byte(r);
-  switch (tag) {
-  case T_NIL: lua_pushnil(L); break;
-  case T_FALSE: lua_pushboolean(L, 0); break;
-  case T_TRUE: lua_pushboolean(L, 1); break;
-  case T_INT: {
-    lua_Integer i;
-    memcpy(&i, get_bytes(r, sizeof(i)), sizeof(i));
-    lua_pushinteger(L, i);
-    break;
-  }
-  case T_FLT: {
-    lua_Number d;
-    memcpy(&d, get_bytes(r, sizeof(d)), sizeof(d));
-    lua_pushnumber(L, d);
-    break;
-  }
-  case T_STR:
-  case T_LSTR: {
-    size_t n = (size_t)get_varint(r);
-    lua_pushlstring(L, get_bytes(r, n), n);
-    if (tag == T_LSTR) number_it(r);
-    break;
-  }
-  case T_REF: {
-    lua_Integer j = (lua_Integer)get_varint(r);
-    if (j < 1 || j > r->nobj) corrupt(r);
-    lua_rawgeti(L, r->refs, j);
-    break;
-  }
-  case T_TABLE: get_table(r); break;
-  case T_FUNC: get_function(r); break;
-  case T_MOD: get_module(r); break;
-  default: corrupt(r);
-  }
-}
-
-void lkin_ws_copy_load(lua_State *L, const char *buf, size_t len, const char *what) {
-  luaL_checkstack(L, 8, NULL);
-  wload r = {L, (const unsigned char *)buf, (const unsigned char *)buf + len, what, 0, 0, 0};
-  lua_newtable(L);
-  r.refs = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-  r.globals = lua_gettop(L);
-  get_value(&r);
-  if (r.p != r.end) corrupt(&r);
-  lua_replace(L, r.refs);
-  lua_settop(L, r.refs);
 }

@@ -1,8 +1,8 @@
 /* worker_int.h -- internals shared by worker_code.c (which captures
- * templates), worker_state.c (which builds states from them) and
- * worker_copy.c (the copy of functions and their upvalues that travels
- * from the one to the other): the template's layout. Includes nothing of
- * the binding. */
+ * templates), worker_copy.c (which writes the copy of functions and their
+ * upvalues that a template carries) and worker_state.c (which builds
+ * states from templates, reading that copy): the template's layout and
+ * the copy's format. Includes nothing of the binding. */
 #ifndef LKIN_WORKER_INT_H
 #define LKIN_WORKER_INT_H
 
@@ -23,24 +23,40 @@ struct lkin_ws_template {
   size_t code_len;
 };
 
+/* The copy of functions and their upvalues (worker_copy.c writes it,
+ * worker_state.c reads it): a sequence of records, a one-byte tag each. An
+ * object (table, function, long string, module reference) is numbered in
+ * the order it is first written, and written again as a back-reference:
+ *
+ *   NIL FALSE TRUE            INT i64  FLT f64       (host byte order)
+ *   STR n bytes               LSTR n bytes (numbered)        REF number
+ *   TABLE narr:u32 nhash:u32 (key value)* END metatable-value  (numbered)
+ *   FUNC n:u32 bytecode nups:u8 (UP_ENV | UP_JOIN number up:u8
+ *                                | UP_VAL value)*              (numbered)
+ *   MOD name flag:u8 [field] where  (numbered; strings as STR; where
+ *                                    names the upvalue for messages)
+ *
+ * n and numbers are varints. Bytecode is not portable across builds, but
+ * template and workers are one process. */
+enum {
+  WC_NIL, WC_FALSE, WC_TRUE, WC_INT, WC_FLT, WC_STR, WC_LSTR, WC_REF,
+  WC_TABLE, WC_FUNC, WC_MOD, WC_END
+};
+enum { WC_UP_ENV, WC_UP_JOIN, WC_UP_VAL };
+
+/* The largest copy: a capture over it is refused. */
+#define LKIN_WS_COPY_MAX ((size_t)64 << 20)
+
 /* Serializes the value at idx of the main state L (a Lua function, or a
  * table whose values are Lua functions: the caller checks the shape) with
- * everything its functions' upvalues reach, as worker_copy.c describes.
- * Returns the buffer (malloc'd, the caller frees) and its length in *len.
- * When some upvalue cannot be sent (a userdata, a coroutine, a C function
- * of no loaded module, anywhere in it), or the whole comes to more than
- * 64 MiB, raises an argument error on arg naming every such upvalue, what
- * ("reconciler") starting the message; raises on memory errors. Nothing
- * leaks when it raises. L's own thread only; runs no Lua code of L. */
+ * everything its functions' upvalues reach, in the format above. Returns
+ * the buffer (malloc'd, the caller frees) and its length in *len. When
+ * some upvalue cannot be sent (a userdata, a coroutine, a C function of
+ * no loaded module, anywhere in it), or the whole comes to more than
+ * LKIN_WS_COPY_MAX, raises an argument error on arg naming every such
+ * upvalue, what ("reconciler") starting the message; raises on memory
+ * errors. Nothing leaks when it raises. L's own thread only; runs no Lua
+ * code of L. */
 char *lkin_ws_copy_capture(lua_State *L, int idx, int arg, const char *what, size_t *len);
-
-/* Pushes onto the worker state L a new copy of the value serialized in
- * buf: its tables, functions and strings made in L, _ENV upvalues bound
- * to L's globals, modules required in L. Raises (in a protected call of
- * the caller's) when a module fails to load or lacks a field, with a
- * message naming what ("reconciler"), the upvalue and the module; and on
- * memory errors. buf is only read: any number of states may load it at
- * once. */
-void lkin_ws_copy_load(lua_State *L, const char *buf, size_t len, const char *what);
 
 #endif
