@@ -184,13 +184,15 @@ describe("kinformer.core.worker", function()
       local fmt, str = string.format, string
       local ctx = require "kinformer.ctx"
       local terminal = kinformer.terminal
-      local null = core.null
+      local null, array_mt = core.null, core.array_mt
+      local list = setmetatable({}, array_mt) -- a copied table with a module's metatable
       local w <close> = assert(core.worker(function()
         return fmt == string.format, str == string, ctx == require "kinformer.ctx",
           terminal == require("kinformer").terminal, null == require("kinformer.core").null,
-          kinformer == require "kinformer"
+          kinformer == require "kinformer", getmetatable(list) == require("kinformer.core").array_mt,
+          require("kinformer.core").json_encode(list)
       end))
-      assert.same({ true, true, true, true, true, true }, { w:call() })
+      assert.same({ true, true, true, true, true, true, true, "[]" }, { w:call() })
     end)
 
     it("sends a kept lazy view of a cached object as the plain table it reads as", function()
