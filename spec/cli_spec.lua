@@ -79,6 +79,57 @@ describe("kinformer.cmd.cli", function()
     end)
   end)
 
+  describe("kinformer.reconcile_log (-v)", function()
+    it("wraps a closure reconciler: it runs in a worker state with its upvalues, one log line per reconcile", function()
+      local core = require "kinformer.core"
+      local kinformer = require "kinformer"
+      local OUTCOMES = { again = { requeue = true }, later = { requeue_after = 1.5 } }
+      local calls = 0
+      local function outcome(name) return OUTCOMES[name] end
+      local function inner(req)
+        calls = calls + 1
+        if req.name == "bad" then return nil, "went wrong\nsecond line" end
+        if req.name == "stop" then return nil, kinformer.terminal("gave up") end
+        if req.name == "boom" then error("exploded") end
+        return outcome(req.name)
+      end
+      local w <close> = assert(core.worker(require("kinformer.reconcile_log").wrap("web", inner)))
+      local level = core.log_enabled("info")
+      core.set_log_level("info")
+      core.log_hold(true)
+      local results = {}
+      for _, name in ipairs { "ok", "again", "later", "bad", "stop", "boom" } do
+        results[name] = { w:call(nil, { namespace = "ns", name = name }) }
+      end
+      local lines = core.log_take()
+      core.log_hold(false)
+      core.set_log_level(level and "info" or "warn")
+      for i, l in ipairs(lines) do lines[i] = l:gsub("%(%d+%.%d ms%)$", "(T)") end
+      assert.same({
+        "kinformer info [reconcile] web ns/ok: done (T)",
+        "kinformer info [reconcile] web ns/again: requeue (T)",
+        "kinformer info [reconcile] web ns/later: requeue after 1.5s (T)",
+        "kinformer info [reconcile] web ns/bad: error: went wrong (T)",
+        "kinformer info [reconcile] web ns/stop: terminal: gave up (T)",
+      }, { table.unpack(lines, 1, 5) })
+      -- the copy keeps its debug info: the error names this file and line
+      assert.matches("^kinformer info %[reconcile%] web ns/boom: error: spec/cli_spec%.lua:%d+: exploded %(T%)$", lines[6])
+      assert.equal(6, #lines)
+      -- results pass through
+      assert.same({}, results.ok)
+      assert.same({ { requeue = true } }, results.again)
+      assert.same({ { requeue_after = 1.5 } }, results.later)
+      assert.same({ nil, "went wrong\nsecond line" }, results.bad)
+      assert.is_nil(results.boom[1])
+      assert.matches("exploded", results.boom[2], 1, true)
+      assert.equal(0, calls) -- counted in the worker's copy
+    end)
+
+    it("leaves what it cannot wrap to the controller", function()
+      assert.equal(42, require("kinformer.reconcile_log").wrap("web", 42))
+    end)
+  end)
+
   describe("bin/kinformer", function()
     it("prints help and version, exit 0", function()
       local rc, out = run("--help")

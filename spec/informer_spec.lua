@@ -41,9 +41,8 @@ local function create_ns(sim, name)
   assert(code == 201 or code == 409)
 end
 
--- Self-contained handler functions built from source (no upvalues: the
--- path is a literal in each) that append one line per event to path: they
--- run in a listener's own state.
+-- Handler functions built from source (the path a literal in each) that
+-- append one line per event to path: they run in a listener's own state.
 local function recorder(path, opts)
   opts = opts or {}
   local rec = string.format([[local f = assert(io.open(%q, "a")); f:write(line, "\n"); f:close()]], path)
@@ -248,15 +247,40 @@ describe("kinformer.informer", function()
     assert.are.equal(1, h:stats().errors)
   end)
 
-  it("refuses a function with an upvalue, naming it", function()
+  it("a handler set shares a local table between on_add and on_update, in its listener's state", function()
     local inf = assert(mgr:informer("v1/configmaps"))
-    local count = 0
-    local ok, err = pcall(inf.add_handler, inf, { on_add = function() count = count + 1 end })
+    local path = tmpfile()
+    local last = {} -- name -> the data.v seen last: one copy, shared by the set's functions
+    local function record(line)
+      local f = assert(io.open(path, "a"))
+      f:write(line, "\n")
+      f:close()
+    end
+    inf:add_handler {
+      on_add = function(o) last[o.metadata.name] = o.data and o.data.v end,
+      on_update = function(_, new)
+        local name = new.metadata.name
+        record(("update %s %s->%s"):format(name, tostring(last[name]), new.data.v))
+        last[name] = new.data.v
+      end,
+    }
+    assert(mgr:start{ timeout = 10 })
+    create_cm(sim, "default", "shared", { v = "1" })
+    update_cm(sim, "default", "shared", { v = "2" })
+    update_cm(sim, "default", "shared", { v = "3" })
+    assert.is_true(eventually(function() return #read_lines(path) == 2 end))
+    assert.are.same({ "update shared 1->2", "update shared 2->3" }, read_lines(path))
+    assert.are.same({}, last) -- the main state's table is not the listener's
+  end)
+
+  it("refuses a handler closing over the informer, naming the upvalue", function()
+    local inf = assert(mgr:informer("v1/configmaps"))
+    local ok, err = pcall(inf.add_handler, inf, { on_add = function(o) return inf:get(o) end })
     assert.is_false(ok)
-    assert.matches("on_add", err, 1, true)
-    assert.matches("count", err, 1, true)
+    assert.matches("handler: cannot send to worker threads: on_add's upvalue 'inf' (a kinformer.informer userdata); " ..
+                   "a handler runs in its own Lua state", err, 1, true)
     -- a main-state handler may close over anything
-    assert.is_truthy(inf:add_handler({ on_add = function() count = count + 1 end }, { main = true }))
+    assert.is_truthy(inf:add_handler({ on_add = function(o) return inf:get(o) end }, { main = true }))
   end)
 
   it("stops deliveries after remove_handler", function()
@@ -327,6 +351,20 @@ describe("kinformer.informer", function()
     assert.are.equal("T1", inf:get("default/a").data.v)
     update_cm(sim, "default", "a", { v = "2" })
     assert.is_true(eventually(function() return inf:get("default/a").data.v == "T2" end))
+  end)
+
+  it("applies a transform closure: its constant and helper are copied to the reflector's state", function()
+    create_cm(sim, "default", "a", { v = "1" })
+    local PREFIX = "T"
+    local function tag(v) return PREFIX .. v .. "!" end
+    local inf = assert(mgr:informer("v1/configmaps", {
+      transform = function(o)
+        o.data = { v = tag(o.data.v) }
+        return o
+      end,
+    }))
+    assert(mgr:start{ timeout = 10 })
+    assert.are.equal("T1!", inf:get("default/a").data.v)
   end)
 
   it("gives read-only listers", function()

@@ -38,7 +38,8 @@ end
 ]]):format(version, fail and 'return nil, "failing on purpose"' or "")
 end
 
--- A self-contained function (no upvalue) that stamps version.
+-- A function loaded from source (VERSION a local of its own) that stamps
+-- version.
 local function fn(version)
   local src = source(version):gsub("^local VERSION = (%b\"\")\nreturn function%(req, ctx%)\n",
     "return function(req, ctx)\n  local VERSION = %1\n")
@@ -138,20 +139,55 @@ describe("hot reload", function()
     assert.is_true(ctl:reload(fn("f2")))
     assert(mgr.client:create("v1/configmaps", cm(ns, "b")))
     assert(mgr:wait_for(function() return version_of(mgr, ns, "b") == "f2" end))
-    -- misuse raises at the caller's line: a function with an upvalue
-    local up = "x"
+    -- misuse raises at the caller's line: an upvalue that cannot be sent
+    local co = coroutine.create(function() end)
     local ok, err = pcall(function()
-      local r = ctl:reload(function() return up end)
+      local r = ctl:reload(function() return co end)
       return r
     end)
     assert.is_false(ok)
-    assert.matches("^spec/reload_spec%.lua:%d+: ctl:reload: reconciler: upvalue 'up' is not allowed", err)
+    assert.matches("^spec/reload_spec%.lua:%d+: ctl:reload: reconciler: cannot send to worker threads: " ..
+                   "upvalue 'co' %(a coroutine%); a reconciler runs in its own Lua state", err)
     -- reconcile_once runs f2 in this state
     local o = assert(mgr.client:get("v1/configmaps", ns, "a"))
     assert(mgr:wait_for(function() return version_of(mgr, ns, "a") == "f1" end))
     assert.is_true(ctl:reconcile_once { namespace = ns, name = "a" })
     assert.equal("f2", version_of(mgr, ns, "a"))
     assert.truthy(o)
+  end)
+
+  it("ctl:reload(closure) sends the closure's upvalues as they are at the reload", function()
+    local version = "c1"
+    local ANNOTATION = "reload-spec/version"
+    local function stamp(obj)
+      obj.metadata.annotations = obj.metadata.annotations or {}
+      if obj.metadata.annotations[ANNOTATION] == version then return false end
+      obj.metadata.annotations[ANNOTATION] = version
+      return true
+    end
+    local function reconcile(req, ctx)
+      local obj = ctx.client:get("v1/configmaps", req.namespace, req.name)
+      if obj and stamp(obj) then
+        local _, err = ctx.client:update(obj)
+        if err then return nil, err end
+      end
+    end
+    local ctl = mgr:controller { name = "reload-closure", ["for"] = "v1/configmaps",
+                                 informer_opts = { namespace = ns }, reconciler = reconcile }
+    assert(mgr:start { timeout = 30 })
+    assert(mgr.client:create("v1/configmaps", cm(ns, "a")))
+    assert(mgr:wait_for(function() return version_of(mgr, ns, "a") == "c1" end))
+    -- the workers run on their copy: a change here is not seen there
+    version = "c2"
+    assert(mgr.client:create("v1/configmaps", cm(ns, "b")))
+    assert(mgr:wait_for(function() return version_of(mgr, ns, "b") == "c1" end))
+    -- until the reload copies the upvalues again
+    assert.is_true(ctl:reload(reconcile))
+    assert(mgr.client:create("v1/configmaps", cm(ns, "c")))
+    assert(mgr:wait_for(function() return version_of(mgr, ns, "c") == "c2" end))
+    ctl:enqueue(ns, "a")
+    assert(mgr:wait_for(function() return version_of(mgr, ns, "a") == "c2" end))
+    assert.equal(0, ctl:stats().reconcile_errors)
   end)
 
   quiet.it(it, "keeps the queue and each key's backoff across a reload",
@@ -350,25 +386,30 @@ describe("kinformer run --watch", function()
   end)
 
   -- The script: a module controller in watch-a, an inline one in watch-b
-  -- stamping `inline`.
-  local function script(inline)
+  -- stamping `inline`: a closure whose upvalues (a constant, a config
+  -- table, a helper) are all that changes from one version to the next;
+  -- tail is appended (a comment changes the file, not the code).
+  local function script(inline, tail)
     return ([[
 local mgr = ...
 package.path = %q .. "/?.lua;" .. package.path
 mgr:controller { name = "watched", ["for"] = "v1/configmaps", reconciler = "kin_watch_mod",
                  informer_opts = { namespace = "watch-a" } }
+local INLINE = %q
+local config = { annotation = "reload-spec/version" }
+local function stamped(obj) return obj.metadata.annotations[config.annotation] == INLINE end
 mgr:controller { name = "inline", ["for"] = "v1/configmaps", informer_opts = { namespace = "watch-b" },
   reconciler = function(req, ctx)
     local obj = ctx.client:get("v1/configmaps", req.namespace, req.name)
     if not obj then return end
     obj.metadata.annotations = obj.metadata.annotations or {}
-    if obj.metadata.annotations["reload-spec/version"] ~= %q then
-      obj.metadata.annotations["reload-spec/version"] = %q
+    if not stamped(obj) then
+      obj.metadata.annotations[config.annotation] = INLINE
       local _, err = ctx.client:update(obj)
       if err then return nil, err end
     end
   end }
-]]):format(dir, inline, inline)
+]]):format(dir, inline) .. (tail or "")
   end
 
   it("--watch is an option of run", function()
@@ -415,9 +456,14 @@ mgr:controller { name = "inline", ["for"] = "v1/configmaps", informer_opts = { n
       assert(mgr.client:create("v1/configmaps", cm("watch-a", "c")))
       assert(mgr:wait_for(function() return version_of(mgr, "watch-a", "c") == "w2" end, 20))
 
-      -- the script's inline reconciler changed
-      proc.write(scriptf, script("s2"))
+      -- the script rewritten with the same code: nothing reloads
+      proc.write(scriptf, script("s1", "-- a comment\n"))
+      os.execute("sleep 0.5")
+      -- the script's inline reconciler changed: only the value of its upvalue
+      proc.write(scriptf, script("s2", "-- a comment\n"))
       assert(mgr:wait_for(logged('reloaded controller "inline"'), 20), "inline reload logged")
+      local _, reloads = proc.read(log):gsub('reloaded controller "inline"', "")
+      assert.equal(1, reloads)
       assert(mgr.client:create("v1/configmaps", cm("watch-b", "b")))
       assert(mgr:wait_for(function() return version_of(mgr, "watch-b", "b") == "s2" end, 20))
       -- a script that does not load: logged with its line, nothing changes

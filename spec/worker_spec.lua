@@ -1,6 +1,6 @@
 -- Worker states (csrc/lua/worker_state.c, lworker.c): C threads that each
--- own a lua_State and run user code sent by module name or as a
--- self-contained function.
+-- own a lua_State and run user code sent by module name or as functions
+-- with copies of their upvalues (csrc/lua/worker_copy.c).
 local kinformer = require "kinformer"
 local core = require "kinformer.core"
 local cjson = require "cjson"
@@ -105,7 +105,7 @@ describe("kinformer.core.worker", function()
     end)
   end)
 
-  describe("self-contained functions", function()
+  describe("functions", function()
     it("sends a function with string.dump; it sees the worker's globals", function()
       local w <close> = assert(core.worker(function(a, b)
         return string.format("%s-%s", a, b), math.max(#a, #b), _G ~= nil
@@ -139,27 +139,100 @@ describe("kinformer.core.worker", function()
       assert.is_nil(rawget(_G, "counter"))
     end)
 
-    it("refuses a function with an upvalue, naming it", function()
-      local count = 0
-      local ok, err = pcall(core.worker, function() count = count + 1 end)
-      assert.is_false(ok)
-      assert.matches("handler: upvalue 'count' is not allowed; functions sent to worker threads must be " ..
-                     "self-contained (use a module, or keep state in a module-level table)", err, 1, true)
-      assert.matches("bad argument #1", err, 1, true)
+    it("copies upvalues into each state: helpers, constants, tables; changes stay in that state", function()
+      local PREFIX, LIMIT, RATIO, ON, NOTHING = "n=", 3, 2.5, true, nil
+      local state = { count = 0, seen = {} }
+      state.self = state
+      local function clamp(n) return math.min(n, LIMIT) end
+      local function describe_count() return PREFIX .. clamp(state.count) end
+      local f = function()
+        state.count = state.count + 1
+        state.seen[#state.seen + 1] = state.count
+        return describe_count(), #state.seen, math.type(LIMIT), math.type(RATIO), ON, NOTHING == nil,
+          state.self == state
+      end
+      local a <close> = assert(core.worker(f))
+      local b <close> = assert(core.worker(f))
+      assert.same({ "n=1", 1, "integer", "float", true, true, true }, { a:call() })
+      assert.same({ "n=2", 2, "integer", "float", true, true, true }, { a:call() })
+      a:call()
+      assert.same({ "n=3", 4, "integer", "float", true, true, true }, { a:call() })
+      assert.same({ "n=1", 1, "integer", "float", true, true, true }, { b:call() })
+      assert.equal(0, state.count) -- the main state's table is untouched
+      assert.same({}, state.seen)
     end)
 
-    it("checks each function of a table and names the handler", function()
+    it("shares an upvalue between the functions of a table, and a table reached twice", function()
+      local n = 0
+      local box = {}
+      local alias = box
+      local w <close> = assert(core.worker({
+        incr = function() n = n + 1; return n end,
+        get = function() return n end,
+        put = function(v) box.v = v end,
+        take = function() return alias.v end,
+      }))
+      assert.equal(1, w:call("incr"))
+      assert.equal(2, w:call("incr"))
+      assert.equal(2, w:call("get"))
+      w:call("put", "shared")
+      assert.equal("shared", w:call("take"))
+      assert.equal(0, n)
+    end)
+
+    it("sends modules and their fields by name: the worker's own", function()
+      local fmt, str = string.format, string
+      local ctx = require "kinformer.ctx"
+      local terminal = kinformer.terminal
+      local null, array_mt = core.null, core.array_mt
+      local list = setmetatable({}, array_mt) -- a copied table with a module's metatable
+      local w <close> = assert(core.worker(function()
+        return fmt == string.format, str == string, ctx == require "kinformer.ctx",
+          terminal == require("kinformer").terminal, null == require("kinformer.core").null,
+          kinformer == require "kinformer", getmetatable(list) == require("kinformer.core").array_mt,
+          require("kinformer.core").json_encode(list)
+      end))
+      assert.same({ true, true, true, true, true, true, true, "[]" }, { w:call() })
+    end)
+
+    it("sends a kept lazy view of a cached object as the plain table it reads as", function()
+      local cm = pod("kept", "7", ',"data":{"a":"1","list":[1,2]}'):view()
+      assert.is_true(core.is_view(cm))
+      local w <close> = assert(core.worker(function()
+        return cm.metadata.name, cm.data.a, #cm.data.list, getmetatable(cm) == nil
+      end))
+      assert.same({ "kept", "1", 2, true }, { w:call() })
+      assert.is_false(core.is_view(cm)) -- decoded in place to be sent
+      assert.equal("kept", cm.metadata.name)
+    end)
+
+    it("refuses upvalues that cannot be sent, naming every one with its path", function()
+      local co = coroutine.create(function() end)
+      local holder = { deep = { list = { 1, 2, io.tmpfile() } } }
+      local count = 0
+      local ok, err = pcall(core.worker, function() count = count + 1; return co, holder end)
+      assert.is_false(ok)
+      assert.matches("bad argument #1", err, 1, true)
+      assert.matches("handler: cannot send to worker threads: upvalue 'co' (a coroutine), " ..
+                     "upvalue 'holder' (holder.deep.list[3] is a FILE* userdata); a handler runs in its own " ..
+                     "Lua state: ", err, 1, true)
+      assert.is_nil(err:find("'count'", 1, true))
+    end)
+
+    it("names the handler of a table whose upvalue cannot be sent", function()
       local seen = {}
-      local function helper(o) return o end
-      local ok, err = pcall(core.worker, {
+      local w <close> = assert(core.worker({
         on_add = function(o) return o end,
         on_update = function(_, new) seen[#seen + 1] = new end,
+      }))
+      local ok, err = pcall(core.worker, {
+        on_add = function() return w end,
+        on_delete = function() return seen end,
+        on_update = function() return coroutine.running() end,
       })
       assert.is_false(ok)
-      assert.matches("handler on_update: upvalue 'seen' is not allowed", err, 1, true)
-      ok, err = pcall(core.worker, { on_delete = function(o) return helper(o) end })
-      assert.is_false(ok)
-      assert.matches("handler on_delete: upvalue 'helper' is not allowed", err, 1, true)
+      assert.matches("handler: cannot send to worker threads: on_add's upvalue 'w' (a kinformer.worker userdata); ",
+                     err, 1, true)
     end)
 
     it("binds _ENV, whatever it was, to the worker's globals", function()

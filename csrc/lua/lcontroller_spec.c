@@ -3,7 +3,7 @@
  *
  * The spec is the normalised one lua/kinformer/controller.lua builds:
  *   { name = "web", workers = 2, memory_limit = bytes,
- *     reconciler = "mymod" | self-contained function,
+ *     reconciler = "mymod" | function (sent with copies of its upvalues),
  *     rate_limiter = { base_delay = s, max_delay = s, qps = n, burst = n },
  *     watches = {
  *       { informer = <kinformer.informer>, kind = "object" | "owner" | "map",

@@ -270,8 +270,8 @@ static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v)
 /* env:informer(resource [, opts]) -> informer | nil, msg, code
  * opts: namespace, label_selector, field_selector, resync (s),
  * watch_idle_timeout (s), read_idle_timeout (s), ping_timeout (s), metadata_only,
- * watch_list, keep_managed_fields, transform (a
- * self-contained function or module name: table in, table out),
+ * watch_list, keep_managed_fields, transform (a function, sent with
+ * copies of its upvalues, or a module name: table in, table out),
  * transform_memory_limit. The same resource and options give the same
  * shared informer (an informer with a transform is never shared). Unknown
  * resources give nil, msg, "ENOENT". Main state only. */

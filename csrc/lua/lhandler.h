@@ -10,7 +10,7 @@
 /* inf:add_handler(h [, opts]), for linformer.c: the informer at 1 (inf,
  * of env e, registered as infname), h at 2, opts at 3. Returns 1 with a
  * kinformer.handler pushed, or 3 (nil, msg, code; "ECLOSED" after
- * shutdown). Misuse (a function with an upvalue, a bad option, a main
+ * shutdown). Misuse (an upvalue that cannot be sent, a bad option, a main
  * module that returns no table) raises. Main state only. */
 int lkin_handler_add(lua_State *L, lkin_env *e, kin_informer *inf, const char *infname);
 

@@ -291,7 +291,8 @@ static worker *check(lua_State *L, int i) {
 }
 
 /* worker(code [, opts]) -> worker | nil, msg, code
- *   code: a module name, a self-contained function or a table of them
+ *   code: a module name, a function or a table of functions (sent with
+ *         copies of their upvalues, worker_state.h)
  *   opts: memory_limit (bytes, default 512 MiB), name (for log lines) */
 static int l_worker(lua_State *L) {
   luaL_checkany(L, 1);

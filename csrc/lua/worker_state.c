@@ -1,6 +1,8 @@
 /* worker_state.c -- the state half of worker_state.h: the factory, the
  * memory-limited allocator, protected calls with a traceback, rebuild after
- * running out of memory, and objects pushed as lazy views (lview.h). */
+ * running out of memory, the load of functions sent with copies of their
+ * upvalues (each state its own copy), and objects pushed as lazy views
+ * (lview.h). */
 #include "worker_state.h"
 #include "worker_int.h"
 
@@ -8,6 +10,7 @@
 #include <lualib.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,26 +156,235 @@ lkin_ws_template *lkin_ws_template_ref(lkin_ws_template *t) {
 
 void lkin_ws_template_unref(lkin_ws_template *t) {
   if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
-  for (size_t i = 0; i < t->nfuncs; i++) {
-    free(t->funcs[i].name);
-    free(t->funcs[i].chunk);
-  }
-  free(t->funcs);
+  free(t->code);
+  free(t->what);
   free(t->module);
   free(t->path);
   free(t->cpath);
   free(t);
 }
 
-/* ---- building ----------------------------------------------------------- */
+/* ---- the copy of functions and their upvalues (worker_int.h) ------------ */
 
-static void load_function(lua_State *L, const lkin_ws_func *f) {
-  if (luaL_loadbufferx(L, f->chunk, f->len, f->name ? f->name : "=function", "b") != LUA_OK)
-    lua_error(L);
+typedef struct {
+  lua_State *L;
+  const unsigned char *p, *end;
+  const char *what;
+  int refs; /* stack index: number -> object */
+  lua_Integer nobj;
+  int globals;
+} wload;
+
+/* Raises: the buffer is not what the capture wrote (never, but a bug). */
+static void corrupt(wload *r) __attribute__((noreturn));
+static void corrupt(wload *r) {
+  luaL_error(r->L, "%s: the code's copy is corrupt (a bug)", r->what);
+  abort(); /* not reached */
 }
 
+static int get_byte(wload *r) {
+  if (r->p >= r->end) corrupt(r);
+  return *r->p++;
+}
+
+static uint64_t get_varint(wload *r) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    int b = get_byte(r);
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  corrupt(r);
+}
+
+static const void *get_bytes(wload *r, size_t n) {
+  if ((size_t)(r->end - r->p) < n) corrupt(r);
+  const void *p = r->p;
+  r->p += n;
+  return p;
+}
+
+static uint32_t get_u32(wload *r) {
+  uint32_t u;
+  memcpy(&u, get_bytes(r, sizeof(u)), sizeof(u));
+  return u;
+}
+
+/* Pushes a string record (STR) and returns it. */
+static const char *get_string(wload *r) {
+  if (get_byte(r) != WC_STR) corrupt(r);
+  size_t n = (size_t)get_varint(r);
+  return lua_pushlstring(r->L, get_bytes(r, n), n);
+}
+
+/* Numbers the object at the top of the stack, as remember() did. */
+static void number_it(wload *r) {
+  lua_pushvalue(r->L, -1);
+  lua_rawseti(r->L, r->refs, ++r->nobj);
+}
+
+static void get_value(wload *r);
+
+/* MOD: pushes the module (or its field) of this worker state; raises
+ * naming the upvalue when it cannot be had. */
+static void get_module(wload *r) {
+  lua_State *L = r->L;
+  int base = lua_gettop(L);
+  const char *name = get_string(r);
+  const char *field = get_byte(r) ? get_string(r) : NULL;
+  const char *where = get_string(r);
+  if (strcmp(name, "_G") == 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  } else {
+    lua_getglobal(L, "require");
+    lua_pushstring(L, name);
+    int st = lua_pcall(L, 1, 1, 0);
+    if (st == LUA_ERRMEM) lua_error(L);
+    if (st != LUA_OK)
+      luaL_error(L, "%s: %s is module '%s' in the main state, but require '%s' failed in this "
+                    "worker state: %s",
+                 r->what, where, name, name, luaL_tolstring(L, -1, NULL));
+  }
+  if (field) {
+    int ty = LUA_TNIL;
+    if (lua_istable(L, -1)) {
+      lua_pushstring(L, field);
+      ty = lua_rawget(L, -2);
+      lua_remove(L, -2);
+    }
+    if (ty == LUA_TNIL)
+      luaL_error(L, "%s: %s is %s.%s in the main state, but module '%s' has no field '%s' in "
+                    "this worker state (a value a script adds to a module at run time is not "
+                    "there: make it a local of the script, or define it in the module's file)",
+                 r->what, where, name, field, name, field);
+  }
+  lua_replace(L, base + 1);
+  lua_settop(L, base + 1);
+  number_it(r);
+}
+
+/* TABLE: pushes a new table with its pairs and metatable. */
+static void get_table(wload *r) {
+  lua_State *L = r->L;
+  uint32_t narr = get_u32(r), nhash = get_u32(r);
+  lua_createtable(L, narr > (1u << 24) ? 1 << 24 : (int)narr, nhash > (1u << 24) ? 1 << 24 : (int)nhash);
+  number_it(r);
+  while (r->p < r->end && *r->p != WC_END) {
+    get_value(r); /* key */
+    get_value(r);
+    if (lua_isnil(L, -2)) corrupt(r);
+    lua_rawset(L, -3);
+  }
+  get_byte(r); /* END */
+  get_value(r);
+  if (lua_istable(L, -1)) lua_setmetatable(L, -2);
+  else if (lua_isnil(L, -1)) lua_pop(L, 1);
+  else corrupt(r);
+}
+
+/* FUNC: pushes a new closure of the bytecode with its upvalues set. */
+static void get_function(wload *r) {
+  lua_State *L = r->L;
+  size_t n = get_u32(r);
+  const char *code = get_bytes(r, n);
+  /* the chunk's own name (its source) comes from the dump */
+  int st = luaL_loadbufferx(L, code, n, "=function", "b");
+  if (st == LUA_ERRMEM) lua_error(L);
+  if (st != LUA_OK) corrupt(r);
+  int f = lua_gettop(L);
+  number_it(r);
+  int nups = get_byte(r);
+  /* every upvalue explicitly: a binary chunk gets the globals in its
+   * first upvalue only, and the first of a nested function need not be
+   * _ENV */
+  for (int i = 1; i <= nups; i++) {
+    switch (get_byte(r)) {
+    case WC_UP_ENV:
+      lua_pushvalue(L, r->globals);
+      if (!lua_setupvalue(L, f, i)) corrupt(r);
+      break;
+    case WC_UP_JOIN: {
+      lua_Integer j = (lua_Integer)get_varint(r);
+      int up = get_byte(r);
+      if (lua_rawgeti(L, r->refs, j) != LUA_TFUNCTION || lua_iscfunction(L, -1)) corrupt(r);
+      lua_upvaluejoin(L, f, i, -1, up);
+      lua_pop(L, 1);
+      break;
+    }
+    case WC_UP_VAL:
+      get_value(r);
+      if (!lua_setupvalue(L, f, i)) corrupt(r);
+      break;
+    default: corrupt(r);
+    }
+  }
+}
+
+/* Pushes the next value of the buffer. */
+static void get_value(wload *r) {
+  lua_State *L = r->L;
+  luaL_checkstack(L, 8, NULL);
+  int tag = get_byte(r);
+  switch (tag) {
+  case WC_NIL: lua_pushnil(L); break;
+  case WC_FALSE: lua_pushboolean(L, 0); break;
+  case WC_TRUE: lua_pushboolean(L, 1); break;
+  case WC_INT: {
+    lua_Integer i;
+    memcpy(&i, get_bytes(r, sizeof(i)), sizeof(i));
+    lua_pushinteger(L, i);
+    break;
+  }
+  case WC_FLT: {
+    lua_Number d;
+    memcpy(&d, get_bytes(r, sizeof(d)), sizeof(d));
+    lua_pushnumber(L, d);
+    break;
+  }
+  case WC_STR:
+  case WC_LSTR: {
+    size_t n = (size_t)get_varint(r);
+    lua_pushlstring(L, get_bytes(r, n), n);
+    if (tag == WC_LSTR) number_it(r);
+    break;
+  }
+  case WC_REF: {
+    lua_Integer j = (lua_Integer)get_varint(r);
+    if (j < 1 || j > r->nobj) corrupt(r);
+    lua_rawgeti(L, r->refs, j);
+    break;
+  }
+  case WC_TABLE: get_table(r); break;
+  case WC_FUNC: get_function(r); break;
+  case WC_MOD: get_module(r); break;
+  default: corrupt(r);
+  }
+}
+
+/* Pushes onto L a new copy of the value serialized in buf (worker_copy.c):
+ * its tables, functions and strings made in L, _ENV upvalues bound to L's
+ * globals, modules required in L. Raises (within build's protected call)
+ * when a module fails to load or lacks a field, with a message naming what
+ * ("reconciler"), the upvalue and the module; and on memory errors. buf is
+ * only read: any number of states load it at once. */
+static void load_copy(lua_State *L, const char *buf, size_t len, const char *what) {
+  luaL_checkstack(L, 8, NULL);
+  wload r = {L, (const unsigned char *)buf, (const unsigned char *)buf + len, what, 0, 0, 0};
+  lua_newtable(L);
+  r.refs = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  r.globals = lua_gettop(L);
+  get_value(&r);
+  if (r.p != r.end) corrupt(&r);
+  lua_replace(L, r.refs);
+  lua_settop(L, r.refs);
+}
+
+/* ---- building ----------------------------------------------------------- */
+
 /* Loads t's code into L (a protected call) and stores it under CODE_KEY;
- * raises when it fails to load. */
+ * raises when it fails to load. Functions arrive with this state's own
+ * copy of their upvalues, made anew at every (re)build. */
 static void load_code(lua_State *L, const lkin_ws_template *t) {
   if (t->module) {
     lua_getglobal(L, "require");
@@ -182,14 +394,8 @@ static void load_code(lua_State *L, const lkin_ws_template *t) {
     if (ty != LUA_TFUNCTION && ty != LUA_TTABLE)
       luaL_error(L, "module '%s' returned a %s; a worker module returns a function or a table of functions",
                  t->module, lua_typename(L, ty));
-  } else if (t->nfuncs == 1 && !t->funcs[0].name) {
-    load_function(L, &t->funcs[0]);
   } else {
-    lua_createtable(L, 0, (int)t->nfuncs);
-    for (size_t i = 0; i < t->nfuncs; i++) {
-      load_function(L, &t->funcs[i]);
-      lua_setfield(L, -2, t->funcs[i].name);
-    }
+    load_copy(L, t->code, t->code_len, t->what);
   }
   lua_rawsetp(L, LUA_REGISTRYINDEX, CODE_KEY);
 }

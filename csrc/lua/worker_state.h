@@ -11,10 +11,19 @@
  *   "myop.reconcile"   a module name: the worker requires it; the module
  *                      returns a function or a table of functions, and its
  *                      module-level variables are per state;
- *   function           a self-contained function, sent with string.dump;
- *   {on_add = f, ...}  a table of self-contained functions, each checked.
- * A self-contained function has no upvalue other than _ENV, which in the
- * worker is the worker's global table (whatever it was in the main state).
+ *   function           a Lua function, sent with copies of its upvalues;
+ *   {on_add = f, ...}  a table of Lua functions, sent together: what they
+ *                      share (a local, a table) they share in the worker.
+ * As Lanes does (worker_copy.c): each state built from the template, and
+ * each rebuild, gets its own copy of the upvalues, recursively (strings,
+ * numbers, booleans, tables with their metatables, cycles and shared
+ * references, Lua functions with their upvalues), so a change one worker
+ * makes to a copied table stays in that worker. _ENV is the worker's global
+ * table (whatever it was in the main state); a module (package.loaded) or
+ * a module's field (string.format, kinformer.terminal) is the worker's own,
+ * required there. An upvalue that cannot be copied (a userdata such as the
+ * manager's env, an informer or a client; a coroutine; a C function of no
+ * module) is refused at capture, naming every such upvalue.
  *
  * Lookup (lkin_ws_push_function): with no name, the code itself must be a
  * function (a function, or a module returning one); with a name, the code
@@ -53,9 +62,10 @@ void lkin_ws_set_core(lua_CFunction open);
  * function or a table of functions) with L's package.path/cpath and the
  * memory limit (0: the default) into a new template holding one reference.
  * what names the code in messages ("handler", "reconciler"). Programming
- * errors raise an argument error on idx that names the culprit (a function
- * with an upvalue, a C function, a non-function in the table...); memory
- * errors raise. Nothing leaks when it raises. Call on L's own thread. */
+ * errors raise an argument error on idx that names the culprit (every
+ * upvalue that cannot be sent, with the path to what cannot; a C function;
+ * a non-function in the table...); memory errors raise. Nothing leaks when
+ * it raises. Call on L's own thread. */
 lkin_ws_template *lkin_ws_template_new(lua_State *L, int idx, const char *what,
                                        size_t memory_limit);
 /* Templates are immutable and shared by the threads built from them;
@@ -72,7 +82,8 @@ const char *lkin_ws_template_module(const lkin_ws_template *t);
  * name labels the state in log lines ("worker", "listener pods"...).
  * Returns 0 and the state in *out; or KIN_ENOMEM (allocation failed or the
  * state hit its limit while loading) or KIN_EINVAL (the code failed to
- * load, e.g. a missing module or an error in its body), with a message in
+ * load, e.g. a missing module, an error in its body, or a module an
+ * upvalue refers to that this state cannot require), with a message in
  * *err that the caller frees (NULL when even that could not be allocated). */
 int lkin_ws_open(lkin_ws_template *t, const char *name, lkin_ws **out, char **err);
 /* Closes the Lua state and frees w; NULL is a no-op. Owner thread only. */

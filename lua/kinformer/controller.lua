@@ -10,7 +10,7 @@
 --     predicates = { "generation_changed" },  -- apply to every watch (a list is AND)
 --     workers = 2,
 --     rate_limiter = { base_delay = 0.005, max_delay = 1000, qps = 10, burst = 100 },
---     reconciler = "mymod" or function(req, ctx) ... end,   -- self-contained
+--     reconciler = "mymod" or function(req, ctx) ... end,   -- upvalues copied per worker
 --     memory_limit = bytes,               -- per worker state
 --     reconcile_timeout = 30,             -- seconds; default the manager's (none)
 --     busy_warning_after = 60,            -- seconds; default the manager's (60; 0: never)
@@ -19,7 +19,14 @@
 --
 -- The reconciler runs in worker states (one per worker thread): a module
 -- name (the module returns a function or a table with .reconcile) or a
--- self-contained function (no upvalues but _ENV). reconcile(req, ctx) with
+-- function, sent with copies of its upvalues as Lanes does: each worker
+-- state gets its own copy of the script's local helpers, constants and
+-- tables (a change a worker makes to a copied table stays in that worker);
+-- a module or a module's field (local json = require "cjson", string.format)
+-- is the worker's own; _ENV is the worker's globals. An upvalue that cannot
+-- be copied (the manager, an informer, a client, any userdata, a coroutine)
+-- is refused at mgr:controller, naming every one: use ctx.client and
+-- ctx.listers in the reconciler instead. reconcile(req, ctx) with
 -- req = {namespace=, name=, key=} returns nothing (done),
 -- {requeue_after = seconds}, {requeue = true}, or raises / returns nil, err
 -- (rate-limited retry); kinformer.terminal(err) stops retrying.
@@ -32,8 +39,8 @@
 -- key longer than that, one warning names the keys (once per episode).
 --
 -- A map function (watches) runs on the watched informer's listener thread,
--- in its own worker state: map(obj, ctx) returns a list of
--- {namespace =, name =} requests.
+-- in its own worker state (its upvalues copied as the reconciler's):
+-- map(obj, ctx) returns a list of {namespace =, name =} requests.
 local core = require "kinformer.core"
 local options = require "kinformer.util.options"
 local raise = options.raise
@@ -293,10 +300,7 @@ function M.new(mgr, cfg, opts)
   if rtimeout == nil then rtimeout = mgr_default("reconcile_timeout") end
   local busy_after = cfg.busy_warning_after
   if busy_after == nil then busy_after = mgr_default("busy_warning_after") end
-  local reconciler = cfg.reconciler
-  if cfg.finalizer or cfg.children or cfg.selector then
-    reconciler = M.lifecycle_reconciler(cfg, owner, watches[1].informer, children)
-  end
+  local reconciler = M.worker_code(mgr, name, cfg, { owner, watches[1] and watches[1].informer, children })
   local spec = {
     name = name, ctx = CTX_MODULE, workers = cfg.workers, reconciler = reconciler,
     for_resource = for_res and watches[1].informer:name() or nil,
@@ -319,6 +323,21 @@ function M.new(mgr, cfg, opts)
                         _lc_args = { owner, watches[1] and watches[1].informer, children },
                         _for_res = for_res, _namespaced = owner and owner.namespaced or false,
                         _name = name, _cfg = cfg, _for = for_res and watches[1].informer or nil }, Controller)
+end
+
+--- What a controller's workers run for cfg (and lc_args = {owner,
+-- for informer, children} of M.lifecycle_reconciler): the reconciler, in
+-- the lifecycle when the controller has a finalizer, children or a
+-- selector, logged per reconcile when the manager has log_reconciles.
+function M.worker_code(mgr, name, cfg, lc_args)
+  local code = cfg.reconciler
+  if cfg.finalizer or cfg.children or cfg.selector then
+    code = M.lifecycle_reconciler(cfg, table.unpack(lc_args))
+  end
+  if type(mgr) == "table" and rawget(mgr, "log_reconciles") then
+    code = require("kinformer.reconcile_log").wrap(name, code)
+  end
+  return code
 end
 
 --- The reconciler a controller with a finalizer or children runs: the
@@ -386,10 +405,11 @@ end
 
 --- Reloads the reconciler (issue 15): with no argument, its module is
 -- required again from its file (a function reconciler is captured again:
--- its upvalues as they are now); with code (a module name or a function),
--- that becomes the reconciler. Module map functions of the watches are
--- reloaded too. Each worker finishes its current reconcile, then its state
--- is rebuilt with the new code; the cache, the queue and each key's backoff
+-- its upvalues copied as they are now); with code (a module name or a
+-- function, whose upvalues are copied now), that becomes the reconciler.
+-- Module map functions of the watches are reloaded too. Each worker
+-- finishes its current reconcile, then its state is rebuilt with the new
+-- code; the cache, the queue and each key's backoff
 -- are kept. Returns true, or nil, msg (naming file:line), code when the
 -- new code fails to load: the old code keeps running. reconcile_once
 -- follows (the module is required afresh in the calling state).
@@ -399,12 +419,13 @@ function Controller:reload(code)
   end
   local r = code
   if r == nil then r = self._reconciler end
-  -- what the workers get: the code itself, or the lifecycle around it
-  local cfg = self._cfg
+  -- what the workers get: the code itself, or what wraps it (the
+  -- lifecycle, the per-reconcile log line)
+  local cfg = type(self._cfg) == "table" and self._cfg or { reconciler = r }
   local send = code
   if type(r) == "function" then send = r end
-  if rawget(self, "_run") and type(cfg) == "table" then
-    if type(r) == "string" then -- the workers load it inside the lifecycle: check it here
+  if rawget(self, "_run") then
+    if type(r) == "string" then -- the workers load it inside a wrapper: check it here
       package.loaded[r] = nil
       local ok, err = pcall(require, r)
       if not ok then
@@ -415,7 +436,7 @@ function Controller:reload(code)
     local c = {}
     for k, v in pairs(cfg) do c[k] = v end
     c.reconciler = r
-    send = M.lifecycle_reconciler(c, table.unpack(self._lc_args))
+    send = M.worker_code(self._mgr, self._name, c, self._lc_args)
   end
   local called, ok, msg, ecode = pcall(self._ud.reload, self._ud, send)
   if not called then -- misuse (an upvalue that cannot be copied...): at the caller's line

@@ -62,6 +62,8 @@ end
 -- fires when the clock is advanced past it; the informers, the per-key
 -- history and the reconcile_timeout / busy_warning_after deadlines stay on
 -- the real clock).
+-- log_reconciles: log one line per reconcile of every controller
+-- (kinformer.reconcile_log; `kinformer run -v`).
 -- name: the operator's name (a DNS label such as "namespace-guard"):
 -- the default leader-election Lease ("<name>") and what a Lease held by
 -- another operator is told apart by; without it the command derives one
@@ -69,7 +71,7 @@ end
 -- Returns the manager, or nil, message, code. Misuse (an unknown option,
 -- a value of the wrong type) raises at the caller's line.
 M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
-  "name", "kubeconfig", "context", "url", "token", "insecure", "ca", "sim", "namespace", "qps",
+  "name", "log_reconciles", "kubeconfig", "context", "url", "token", "insecure", "ca", "sim", "namespace", "qps",
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
@@ -135,6 +137,7 @@ function M.new(opts)
   end
   local mgr = setmetatable({
     _name = opts.name,
+    log_reconciles = opts.log_reconciles and true or nil,
     _server = server,
     _checks = {},
     _checks_due = 0,

@@ -79,8 +79,8 @@ function M.overlaps(lines)
   return bad, n
 end
 
--- The reconciler: self-contained (it runs in the workers' states), the log
--- path in the environment of the process.
+-- The reconciler (it runs in the workers' states, each with its own copy
+-- of any upvalue); the log path in the environment of the process.
 local function reconciler(req, _ctx)
   local path = os.getenv("KINFORMER_CHAOS_RLOG")
   local f = io.open(path, "a")

@@ -11,8 +11,9 @@
 --   * the script changed: it is loaded again and run against a stand-in
 --     manager that only records the mgr:controller{...} calls (everything
 --     else it does is ignored: nothing is created, no handler added);
---     a registered controller whose reconciler function (compared with
---     string.dump) or module name differs reloads with the new one.
+--     a registered controller whose reconciler function (its bytecode,
+--     string.dump, and the values of its upvalues, which travel with it)
+--     or module name differs reloads with the new one.
 --     Controllers new in the script need a restart (logged).
 --
 -- Each reload is logged: `reloaded controller "x" (file)`, or its error
@@ -84,6 +85,42 @@ local function script_controllers(mgr, script)
   return found
 end
 
+-- Whether a and b (a registered reconciler and the one the script now
+-- registers) would run alike in a worker state: equal numbers and strings,
+-- functions with the same bytecode and alike upvalues (_ENV aside), tables
+-- with alike contents and metatables, and anything else the very same
+-- value. A closure's upvalues go to the workers with it, so a changed
+-- constant or config table is a change. seen: pairs already being compared
+-- (cycles compare alike).
+local function alike(a, b, seen)
+  if rawequal(a, b) then return true end
+  local t = type(a)
+  if t ~= type(b) then return false end
+  if t == "number" then return math.type(a) == math.type(b) and a == b end
+  if t ~= "function" and t ~= "table" then return false end
+  seen = seen or {}
+  if seen[a] == b then return true end
+  seen[a] = b
+  if t == "function" then
+    local okd, d1 = pcall(string.dump, a)
+    local okn, d2 = pcall(string.dump, b)
+    if not (okd and okn and d1 == d2) then return false end
+    for i = 1, math.huge do
+      local n1, v1 = debug.getupvalue(a, i)
+      local n2, v2 = debug.getupvalue(b, i)
+      if n1 == nil or n2 == nil then return n1 == n2 end
+      if n1 ~= n2 or (n1 ~= "_ENV" and not alike(v1, v2, seen)) then return false end
+    end
+  end
+  for k, v in next, a do
+    if not alike(v, rawget(b, k), seen) then return false end
+  end
+  for k in next, b do
+    if rawget(a, k) == nil then return false end
+  end
+  return alike(debug.getmetatable(a), debug.getmetatable(b), seen)
+end
+
 local function script_changed(mgr, script)
   local cfgs, err = script_controllers(mgr, script)
   if not cfgs then
@@ -104,9 +141,7 @@ local function script_changed(mgr, script)
       local old, new = rawget(ctl, "_reconciler"), cfg.reconciler
       local changed
       if type(new) == "function" and type(old) == "function" then
-        local okd, d1 = pcall(string.dump, old)
-        local okn, d2 = pcall(string.dump, new)
-        changed = not (okd and okn and d1 == d2)
+        changed = not alike(old, new)
       else
         changed = new ~= old
       end

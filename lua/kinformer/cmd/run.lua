@@ -9,8 +9,7 @@
 -- naming on stderr the reconciles it abandoned.
 --
 -- -v: debug logging, plus one line per reconcile (controller, key,
--- outcome, duration), made by wrapping each controller's reconciler (see
--- verbose_reconciler below).
+-- outcome, duration): the manager's log_reconciles (kinformer.reconcile_log).
 local M = {}
 
 local function stderr(fmt, ...)
@@ -82,106 +81,6 @@ local function progress_printer(monotime)
   return printer
 end
 
--- ---- -v: one line per reconcile -------------------------------------------
-
--- The source of a self-contained reconciler that calls the user's one
--- (a module name, or a dumped self-contained function) and logs a line per
--- call: "reconcile <controller> <ns/name>: done|requeue|requeue after Ns|
--- error: msg|terminal: msg (1.2 ms)". Results and errors pass through
--- unchanged (an error keeps its traceback in the message).
-local WRAPPER = [==[
-return function(req, ctx)
-  local controller, modname, code = %q, %q, %q
-  local core = require "kinformer.core"
-  -- no upvalues (the function is sent to worker states): the resolved
-  -- reconciler is kept per state in package.loaded
-  local cache = package.loaded["kinformer.cmd.cli.verbose"]
-  if type(cache) ~= "table" then
-    cache = {}
-    package.loaded["kinformer.cmd.cli.verbose"] = cache
-  end
-  local inner = cache[controller]
-  if not inner then
-    if modname ~= "" then
-      local m = require(modname)
-      inner = type(m) == "table" and m.reconcile or m
-    else
-      inner = assert(load(code, "=reconciler", "b"))
-    end
-    cache[controller] = inner
-  end
-  local t0 = core.monotime()
-  local key = req.key or ((req.namespace and req.namespace ~= "" and (req.namespace .. "/") or "") .. tostring(req.name))
-  local function errtext(e)
-    if type(e) == "table" and rawget(e, "kinformer_terminal") then return "terminal: " .. tostring(e.message) end
-    return "error: " .. (tostring(e):match("^[^\n]*"))
-  end
-  local function line(what)
-    local ms = (core.monotime() - t0) * 1000
-    core.log("info", "reconcile", string.format("%%s %%s: %%s (%%.1f ms)", controller, key, what, ms))
-  end
-  -- a raised error is logged while it unwinds (a to-be-closed guard), so
-  -- the controller's own traceback still points at where it was raised
-  local finished = false
-  local guard <close> = setmetatable({}, { __close = function(_, e)
-    if not finished then line(errtext(e)) end
-  end })
-  local a, b = inner(req, ctx)
-  finished = true
-  if a == nil and b ~= nil then
-    line(errtext(b))
-  elseif type(a) == "table" and a.requeue_after then
-    line(string.format("requeue after %%gs", a.requeue_after))
-  elseif type(a) == "table" and a.requeue then
-    line("requeue")
-  else
-    line("done")
-  end
-  return a, b
-end
-]==]
-
--- Whether f has no upvalue but _ENV (what string.dump can carry).
-local function self_contained(f)
-  for i = 1, math.huge do
-    local name = debug.getupvalue(f, i)
-    if name == nil then return true end
-    if name ~= "_ENV" then return false end
-  end
-end
-
---- Returns a reconciler (a self-contained function) that runs r (a module
--- name or a self-contained function) and logs one line per reconcile; or r
--- unchanged when it cannot be wrapped (the controller then reports why).
-function M.verbose_reconciler(controller, r)
-  local modname, code = "", ""
-  if type(r) == "string" then
-    modname = r
-  elseif type(r) == "function" and self_contained(r) then
-    local ok, dumped = pcall(string.dump, r)
-    if not ok then return r end
-    code = dumped
-  else
-    return r
-  end
-  local src = string.format(WRAPPER, tostring(controller), modname, code)
-  return assert(load(src, "=kinformer-verbose-reconciler"))()
-end
-
--- Makes mgr:controller wrap each reconciler (the manager object only).
-local function wrap_controllers(mgr)
-  local orig = mgr.controller
-  mgr.controller = function(self, cfg)
-    if type(cfg) == "table" and cfg.reconciler ~= nil then
-      local c = {}
-      for k, v in pairs(cfg) do c[k] = v end
-      c.reconciler = M.verbose_reconciler(cfg.name or cfg["for"] or "controller", cfg.reconciler)
-      cfg = c
-    end
-    return orig(self, cfg)
-  end
-end
-
 -- ---- run ------------------------------------------------------------------
 
 local function fail(fmt, ...)
@@ -222,11 +121,11 @@ function M.run(o)
     namespace = o.namespace, args = o.args, verbose = o.verbose,
     manager = {
       name = o.name, sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
+      log_reconciles = o.verbose or nil,
       metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,
       leader_election = M.leader_election(o),
     },
     on_sim = function(sim) stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig) end,
-    on_manager = o.verbose and wrap_controllers or nil,
   }
   if not s then return fail("%s", err) end
   local mgr = s.mgr
