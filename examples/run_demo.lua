@@ -12,8 +12,7 @@ local kinformer = require "kinformer"
 local core = require "kinformer.core"
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-package.path = here .. "website/?.lua;" .. package.path
-local website = require "website_reconciler"
+local website = { RESOURCE = "example.kinformer.io/v1/websites" }
 
 local TIMEOUT = tonumber(os.getenv("KINFORMER_DEMO_TIMEOUT") or "") or 30
 local t0 = core.monotime()
@@ -70,7 +69,8 @@ if not sim then
 end
 
 -- ---- the operator -------------------------------------------------------------
-local ctl = website.register(mgr)
+assert(loadfile(here .. "website/operator.lua"))(mgr, { args = {} })
+local ctl = mgr:controllers().website
 local ok, serr = mgr:start{ timeout = TIMEOUT }
 if not ok then die("%s", tostring(serr)) end
 say("operator started: controller %q, 2 workers, caches synced", ctl:name())

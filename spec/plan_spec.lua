@@ -12,8 +12,13 @@ local diff = require "kinformer.diff"
 local RES = "example.kinformer.io/v1/websites"
 local DEPS, SVCS = "apps/v1/deployments", "v1/services"
 
-package.path = "examples/website/?.lua;" .. package.path
-local website = require "website_reconciler"
+-- the Website operator's script, registered on a manager as `kinformer run` does
+local website = {
+  register = function(mgr)
+    assert(loadfile("examples/website/operator.lua"))(mgr, { args = {} })
+    return mgr:controllers().website
+  end,
+}
 
 describe("kinformer.yamlish", function()
   it("renders objects with a stable key order and quotes what YAML would misread", function()
@@ -409,7 +414,8 @@ describe("kinformer plan --sim", function()
       local deps = mgr:lister(DEPS)
       assert(mgr:wait_for(function()
         local s = mgr:lister(RES):get("default/hello")
-        return s and s.status and s.status.service == "hello" and deps:get("default/hello")
+        local c = s and s.status and s.status.conditions and s.status.conditions[1]
+        return c and c.status == "True" and deps:get("default/hello")
       end, 20))
       local report = assert(ctl:plan("default/hello"))
       assert.is_false(report.changed, report.text)

@@ -137,22 +137,30 @@ describe("kinformer.replay", function()
   it("feeds the trace through the operator against a sim and returns its writes", function()
     local trace, ns = record()
     local writes = replay.run{ trace = trace, script = MIRROR }
-    -- the LIST's labelled ConfigMap, then the watch's
-    local pre = assert(find(writes, "create", SECRETS, "pre"), replay.format(writes))
+    -- the LIST's labelled ConfigMap, then the watch's: each Secret applied
+    -- (ctx:ensure), the ConfigMap's finalizer added first
+    local pre = assert(find(writes, "patch", SECRETS, "pre"), replay.format(writes))
     assert.equal(ns, pre.namespace)
     assert.equal("MQ==", pre.body.data.a)
     assert.is_nil(pre.body.metadata.uid)
-    assert.truthy(find(writes, "create", SECRETS, "a"))
+    assert.truthy(find(writes, "patch", SECRETS, "a"))
     assert.truthy(find(writes, "delete", SECRETS, "pre"))
-    assert.is_nil(find(writes, "create", SECRETS, "plain"))
+    assert.is_nil(find(writes, "patch", SECRETS, "plain"))
     -- the update of a reached the Secret: the last write of a holds x=2
     local last_a
     for _, w in ipairs(writes) do
-      if w.name == "a" and w.body and w.body.data then last_a = w end
+      if w.name == "a" and w.resource == SECRETS and w.body and w.body.data then last_a = w end
     end
     assert.equal("Mg==", last_a.body.data.x)
-    -- nothing the replay itself wrote
-    for _, w in ipairs(writes) do assert.are_not.equal("v1/configmaps", w.resource) end
+    -- of the ConfigMaps, the operator writes their finalizer only, never what the replay wrote
+    for _, w in ipairs(writes) do
+      if w.resource == "v1/configmaps" then
+        assert.equal("patch", w.verb)
+        assert.same({ "metadata" }, (function() local k = {} for x in pairs(w.body) do k[#k + 1] = x end return k end)())
+        local f = w.body.metadata.finalizers -- added (a list), or the last removed (null)
+        assert.is_true(type(f) == "table" or f == core.null)
+      end
+    end
   end)
 
   quiet.it(it, "gives the same writes with watches dropped, history compacted and a request failed mid-stream", {}, function()
@@ -170,7 +178,7 @@ describe("kinformer.replay", function()
     -- lags behind its own last write
     local writes = golden.assert_writes_match(WEBSITE_TRACE, "examples/website/operator.lua", WEBSITE_GOLDEN,
       { set = true })
-    assert.truthy(find(writes, "create", "apps/v1/deployments", "b"))
+    assert.truthy(find(writes, "patch", "apps/v1/deployments", "b")) -- applied (ctx:ensure)
     assert.truthy(find(writes, "delete", "v1/services", "b"))
   end)
 

@@ -1,11 +1,127 @@
 -- The Website operator: `kinformer run examples/website/operator.lua --sim
 -- --seed examples/website/seed.json` (or --kubeconfig F against a cluster
--- where examples/website/crd.json is applied). The reconciler is the module
--- website_reconciler next to this file, found through package.path, which
--- the worker states copy when they are made.
----@type kinformer.Manager
+-- where examples/website/crd.json is applied).
+--
+-- A Website (example.kinformer.io/v1, crd.json) asks for a web server:
+-- spec.image, spec.replicas (default 1), spec.port (default 80). For each
+-- Website the controller keeps a Deployment and a Service of the same name,
+-- both controlled by the Website (ctx:ensure: server-side apply, no write
+-- when they already are as described; anything else it owns is pruned), and
+-- reports in status.conditions (type Ready, with observedGeneration). Its
+-- finalizer deletes the children when the Website is deleted, then
+-- finalize reports it: a cluster without a garbage collector (kinformer.sim,
+-- a bare kube-apiserver) would leave them behind otherwise. What it creates
+-- or changes, and an invalid spec, it also reports as Events about the
+-- Website (kubectl describe website / kubectl get events).
 local mgr = ...
-local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-package.path = here .. "?.lua;" .. package.path
 
-require("website_reconciler").register(mgr)
+local RESOURCE = "example.kinformer.io/v1/websites"
+
+-- Integer view of a JSON number.
+local function int(v, default)
+  if type(v) ~= "number" then return default end
+  return math.tointeger(v) or v
+end
+
+-- The spec with defaults, or nil and what is wrong with it.
+local function spec_of(site)
+  local s = type(site.spec) == "table" and site.spec or {}
+  local image, replicas, port = s.image, int(s.replicas, 1), int(s.port, 80)
+  if type(image) ~= "string" or image == "" then return nil, "spec.image is required" end
+  if math.type(replicas) ~= "integer" or replicas < 0 then return nil, "spec.replicas must be an integer >= 0" end
+  if math.type(port) ~= "integer" or port < 1 or port > 65535 then return nil, "spec.port must be 1-65535" end
+  return { image = image, replicas = replicas, port = port }
+end
+
+local function labels(name)
+  return { ["app.kubernetes.io/name"] = "website", ["app.kubernetes.io/instance"] = name,
+           ["app.kubernetes.io/managed-by"] = "kinformer" }
+end
+
+local function selector(name)
+  return { ["app.kubernetes.io/name"] = "website", ["app.kubernetes.io/instance"] = name }
+end
+
+local function deployment(site, spec)
+  local name = site.metadata.name
+  return {
+    apiVersion = "apps/v1", kind = "Deployment",
+    metadata = { name = name, namespace = site.metadata.namespace, labels = labels(name) },
+    spec = {
+      replicas = spec.replicas,
+      selector = { matchLabels = selector(name) },
+      template = {
+        metadata = { labels = labels(name) },
+        spec = { containers = { { name = "web", image = spec.image,
+                                  ports = { { name = "http", containerPort = spec.port } } } } },
+      },
+    },
+  }, string.format("replicas %d, image %s", spec.replicas, spec.image)
+end
+
+local function service(site, spec)
+  local name = site.metadata.name
+  return {
+    apiVersion = "v1", kind = "Service",
+    metadata = { name = name, namespace = site.metadata.namespace, labels = labels(name) },
+    spec = { selector = selector(name),
+             ports = { { name = "http", port = spec.port, targetPort = spec.port, protocol = "TCP" } } },
+  }, string.format("port %d", spec.port)
+end
+
+-- Sets the Ready condition and observedGeneration, writing the status
+-- only when they changed.
+local function set_ready(ctx, site, ready, reason, message)
+  local changed = ctx.set_condition(site, { type = "Ready", status = ready and "True" or "False",
+                                            reason = reason, message = message })
+  local gen = int(site.metadata.generation, nil)
+  if site.status.observedGeneration ~= gen then
+    site.status.observedGeneration, changed = gen, true
+  end
+  if not changed then return end
+  -- a merge patch of the status: no conflict with the cache's resourceVersion
+  assert(ctx.client:patch(RESOURCE, site.metadata.namespace, site.metadata.name, { status = site.status },
+    { type = "merge", subresource = "status" }))
+  ctx.log:info("set Website %s Ready=%s (%s, generation %s)", ctx.request.key, ready and "True" or "False",
+    reason, tostring(gen))
+end
+
+local function reconcile(req, ctx)
+  local site = ctx:object()
+  if not site then return end -- deleted; the finalizer already cleaned up
+  local spec, why = spec_of(site)
+  if not spec then
+    ctx:event(site, "Warning", "InvalidSpec", why)
+    set_ready(ctx, site, false, "InvalidSpec", why)
+    return nil, ctx.terminal("invalid Website: " .. why)
+  end
+  for _, make in ipairs { deployment, service } do
+    local want, summary = make(site, spec)
+    local obj, state = ctx:ensure(want)
+    if not obj then -- a failed request (retried), or a child another owner controls (terminal)
+      if ctx.is_terminal(state) then set_ready(ctx, site, false, "ChildConflict", state.message) end
+      return nil, state
+    end
+    if state ~= "unchanged" then
+      local what = string.format("%s %s %s (%s)", state, want.kind, req.key, summary)
+      ctx.log:info("%s", what)
+      ctx:event(site, "Normal", state == "created" and "Created" or "Updated", what)
+    end
+  end
+  set_ready(ctx, site, true, "Reconciled", string.format("Deployment and Service %s are up to date", req.name))
+end
+
+if not mgr.env:resource(RESOURCE) then
+  error("the Website CRD is not installed on this server (apply examples/website/crd.json first)", 0)
+end
+assert(mgr:controller{
+  name = "website",
+  ["for"] = RESOURCE,
+  children = { "apps/v1/deployments", "v1/services" },
+  finalizer = "example.kinformer.io/children",
+  finalize = function(req, ctx, site)  -- after the children were deleted
+    ctx.log:info("deleted the Deployment and Service of Website %s", req.key)
+  end,
+  workers = 2,
+  reconciler = reconcile,
+})

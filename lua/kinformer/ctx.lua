@@ -199,17 +199,26 @@ M.resource_name = resource_name
 
 --- ctx:object() -> the reconciled object: the For informer's cached copy
 -- of the request's key (a lazy view), or nil when it is not cached (gone,
--- or the controller has no For resource).
+-- or the controller has no For resource); before the informer synced (a
+-- reconcile_once before mgr:start) the server's copy, read once per ctx
+-- (a failed read raises).
 function Ctx.object(self)
   if getmetatable(self) ~= Ctx then error("ctx.object(): call it as ctx:object()", 2) end
+  local set = rawget(self, "_object")
+  if set ~= nil then return set or nil end
   local res = rawget(self, "for_resource")
   local req = rawget(self, "request")
   if type(res) ~= "string" or type(req) ~= "table" then return nil end
   local l = get_lister(rawget(self, "env"), res)
-  return l and l:get(request_key(req)) or nil
+  if l and l:has_synced() then return l:get(request_key(req)) or nil end
+  -- no synced cache (reconcile_once before mgr:start, in a REPL): the server
+  local obj, err, code = self.client:get(res:match("^[^?]*"), req.namespace, req.name)
+  if not obj and code ~= "NotFound" then error("ctx:object(): " .. tostring(err), 2) end
+  rawset(self, "_object", obj or false)
+  return obj or nil
 end
 
-M.ENSURE_OPTIONS = { "owner", "resource", "force", "field_manager" }
+M.ENSURE_OPTIONS = { "owner", "resource", "force", "field_manager", "adopt" }
 
 --- ctx:ensure(obj [, opts]) -> the object, "created" | "updated" |
 -- "unchanged"; or nil, msg, code [, http_code] (a failed request; a
@@ -217,7 +226,9 @@ M.ENSURE_OPTIONS = { "owner", "resource", "force", "field_manager" }
 -- (false: no owner reference; a table: that object instead of ctx:object()),
 -- resource (default: obj's apiVersion and kind), force (default true: take
 -- over fields another manager set), field_manager (default: the
--- controller's name). Misuse (no table, no name, no apiVersion/kind)
+-- controller's name), adopt (default true: an existing object nobody
+-- controls becomes owner's, as controller-runtime's SetControllerReference
+-- adopts; false: that is a terminal error too). Misuse (no table, no name, no apiVersion/kind)
 -- raises at the caller's line.
 function Ctx.ensure(self, obj, opts)
   if getmetatable(self) ~= Ctx then error("ctx.ensure(...): call it as ctx:ensure(obj [, opts])", 2) end
@@ -283,6 +294,10 @@ function Ctx.ensure(self, obj, opts)
         r.kind, key, tostring(ref.kind), tostring(ref.name), tostring(owner.kind), tostring(owner.metadata.name))),
         "AlreadyOwned"
     end
+    if not ref and owner and opts.adopt == false then
+      return nil, errors.terminal(string.format("%s %s exists and has no controller: not adopting it for %s %s "
+        .. "(adopt = false)", r.kind, key, tostring(owner.kind), tostring(owner.metadata.name))), "AlreadyExists"
+    end
     if apply.unchanged(d, h, cur) then
       ensured[plural .. "\0" .. key] = true
       return cur, "unchanged"
@@ -296,6 +311,10 @@ function Ctx.ensure(self, obj, opts)
   local rv = type(res.metadata) == "table" and res.metadata.resourceVersion
   return res, (rv ~= nil and rv == cur.metadata.resourceVersion) and "unchanged" or "updated"
 end
+
+--- Makes ctx:object() return obj for the rest of this reconcile (the
+-- lifecycle's copy after it patched the object: fresher than the cache).
+function M.set_object(ctx, obj) rawset(ctx, "_object", obj) end
 
 --- What this reconcile ensured: a set of "<resource>\0<key>" strings
 -- (kinformer.lifecycle prunes the rest).

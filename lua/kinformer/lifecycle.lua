@@ -19,12 +19,14 @@
 --     reconciler, every child obj controls is deleted (with children: a
 --     cluster without a garbage collector would keep them), then
 --     finalize(req, ctx, obj) runs; once it returns done, the finalizer is
---     removed (a JSON patch tested against the list it saw); an error, a
+--     removed (a merge patch with the resourceVersion it saw as a
+--     precondition); an error, a
 --     requeue or a requeue_after keeps it, retried as the reconciler's;
 --   * obj being deleted without the finalizer: nothing runs (it is going);
 --   * obj live without the finalizer: the finalizer is added first (the
---     same kind of patch), then the reconciler runs: no object is ever
---     reconciled without the finalizer that guarantees finalize;
+--     same kind of patch), then the reconciler runs, ctx:object() being the
+--     patched object: no object is ever reconciled without the finalizer
+--     that guarantees finalize;
 --   * after a reconcile that succeeded (done, requeue, requeue_after), each
 --     child obj controls (index M.INDEX of the children's informers) that
 --     the reconcile did not ctx:ensure is deleted, with its uid as a
@@ -65,23 +67,16 @@ local function finalizers_of(obj)
   return array(out)
 end
 
--- Patches obj's finalizers to want (a list), tested against the list obj
--- holds (a stale copy fails the test: the reconcile is retried once the
--- cache caught up). Returns the patched object, or nil, msg, code.
+-- Patches obj's finalizers to want (a list), with obj's resourceVersion
+-- as a precondition (a merge patch: kubectl's optimistic concurrency), so a
+-- stale copy never drops a finalizer someone else added meanwhile: it gets
+-- a Conflict and the reconcile is retried once the cache caught up.
+-- Returns the patched object, or nil, msg, code.
 local function patch_finalizers(ctx, res, obj, want)
-  local have = finalizers_of(obj)
-  local ops
-  if have == nil then
-    ops = { { op = "add", path = "/metadata/finalizers", value = array(want) } }
-  elseif #want == 0 then
-    ops = { { op = "test", path = "/metadata/finalizers", value = have },
-            { op = "remove", path = "/metadata/finalizers" } }
-  else
-    ops = { { op = "test", path = "/metadata/finalizers", value = have },
-            { op = "replace", path = "/metadata/finalizers", value = array(want) } }
-  end
   local m = obj.metadata
-  return ctx.client:patch(res, m.namespace, m.name, array(ops), { type = "json" })
+  local patch = { metadata = { resourceVersion = m.resourceVersion,
+                               finalizers = #want > 0 and array(want) or core.null } }
+  return ctx.client:patch(res, m.namespace, m.name, patch, { type = "merge" })
 end
 
 -- "ns/name" or "name".
@@ -192,6 +187,9 @@ function M.run(cfg, req, ctx)
       local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
       if not patched then return nil, err, code end
       ctx.log:info("added finalizer %s to %s %s", name, cfg.label, req.key)
+      -- the reconciler sees the object as patched, not the cache's older copy
+      obj = patched
+      ctxmod.set_object(ctx, patched)
     end
   elseif obj ~= nil and fin.is_being_deleted(obj) and cfg.children then
     -- no finalizer: the garbage collector deletes the children; nothing to

@@ -110,7 +110,8 @@ describe("examples/configmap-mirror", function()
     assert(t.client:create({ apiVersion = "v1", kind = "Secret", type = "Opaque",
       metadata = { name = "foreign", namespace = ns }, data = { keep = "bWU=" } }))
     assert(t.client:create(configmap(ns, "foreign", { [MIRROR] = "true" }, { other = "x" })))
-    op:wait_output("not a mirror of ConfigMap foreign", "err")
+    op:wait_output("Secret " .. h.esc(ns) .. "/foreign exists and has no controller: not adopting it for "
+      .. "ConfigMap foreign", "err")
     local s = assert(secret("foreign"))
     assert.same({ keep = "bWU=" }, s.data)
     assert.is_nil(h.controller_ref(s))

@@ -5,7 +5,8 @@
 -- ctx:ensure applies (server-side apply, the controller's field manager,
 -- force) a copy of the object the reconciler describes, carrying the
 -- controller owner reference and an annotation, kinformer.io/applied, a
--- hash of everything else it applies. The next reconcile skips the write
+-- hash of the description (everything else it applies but the owner
+-- reference). The next reconcile skips the write
 -- when the object it sees (the cache, else a GET) still has that hash and
 -- holds every field it describes with the same value (desired ⊆ current):
 -- nothing it would send is missing or different, and since the hash is
@@ -122,11 +123,14 @@ function M.desired(desc, owner)
   local d = M.copy(desc)
   local m = O.meta(d)
   if type(m.annotations) == "table" then m.annotations[M.ANNOTATION] = nil end
+  -- the hash is of the description alone: the same in every run and every
+  -- cluster (the owner's uid is not in it; the subset test sees a
+  -- reference to another uid)
+  local h = M.hash(d)
   if owner then
     local ok, msg, code = require("kinformer.util.owner").set_controller_reference(owner, d)
     if not ok then return nil, msg, code end
   end
-  local h = M.hash(d)
   if type(m.annotations) ~= "table" then m.annotations = {} end
   m.annotations[M.ANNOTATION] = h
   return d, h
