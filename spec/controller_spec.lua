@@ -571,6 +571,49 @@ end]]
     assert.matches("controller: reconciler module '" .. mod .. "' failed to load: .*boom at load", err)
   end)
 
+  quiet.it(it, "names the cause when a worker cannot start, never an errno", {
+    "kinformer error %[controller%] controller onlymain worker %d+: .*only loads in the main state",
+    "kinformer error %[controller%] onlymain: worker %d+ failed to start: invalid argument or malformed input %(EINVAL%)",
+  }, function()
+    -- loads in the main state (so mgr:controller takes it), fails in the workers'
+    local mod = module [[
+if not KIN_CTL_SPEC_MAIN then error("this module only loads in the main state") end
+return { reconcile = function() end }]]
+    _G.KIN_CTL_SPEC_MAIN = true
+    mgr:controller { name = "onlymain", ["for"] = "v1/configmaps", reconciler = mod,
+                     informer_opts = { namespace = ns } }
+    _G.KIN_CTL_SPEC_MAIN = nil
+    local ok, err = mgr:start { timeout = 30 }
+    assert.is_nil(ok)
+    assert.matches("controller onlymain: a worker failed to start: .*only loads in the main state", err)
+  end)
+
+  it("enqueues by (ns, name), \"ns/name\", \"name\" for a cluster-scoped For, or a request table", function()
+    local ctl = mgr:controller { name = "nsed", ["for"] = "v1/namespaces", reconciler = function() end }
+    local cms = mgr:controller { name = "cms", ["for"] = "v1/configmaps", reconciler = function() end,
+                                 informer_opts = { namespace = ns } }
+    for _, k in ipairs { "team-a" } do assert(ctl:enqueue(k)) end
+    assert(ctl:enqueue({ metadata = { name = "team-b" } }))
+    assert(cms:enqueue(ns .. "/a"))
+    assert(cms:enqueue(ns, "b"))
+    assert(cms:enqueue({ namespace = ns, name = "c" }))
+    local keys = {}
+    for _, it_ in ipairs(ctl:queue()) do keys[#keys + 1] = it_.key end
+    table.sort(keys)
+    assert.same({ "team-a", "team-b" }, keys)
+    keys = {}
+    for _, it_ in ipairs(cms:queue()) do keys[#keys + 1] = it_.key end
+    table.sort(keys)
+    assert.same({ ns .. "/a", ns .. "/b", ns .. "/c" }, keys)
+    -- a bare name for a namespaced For: an error at the caller's line saying what to give
+    local ok, err = pcall(function() local r = cms:enqueue("a"); return r end)
+    assert.is_false(ok)
+    assert.matches('^spec/controller_spec.lua:%d+: ctl:enqueue%("a"%): v1/configmaps is namespaced: give '
+      .. '"namespace/name" or %(namespace, name%)', err)
+    ok, err = pcall(function() local r = cms:enqueue(42); return r end)
+    assert.matches("^spec/controller_spec.lua:%d+: ctl:enqueue: want %(namespace, name%)", err)
+  end)
+
   it("reconcile_once runs the reconciler in the calling state", function()
     local mod = module [[
 local kinformer = require "kinformer"

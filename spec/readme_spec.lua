@@ -122,4 +122,36 @@ describe("README.md", function()
       assert.is_truthy(out:find(want, 1, true), "transcript expects `" .. want .. "` in:\n" .. out)
     end
   end)
+
+  it("has a Writing an operator session whose commands print what it shows", function()
+    local section = assert(readme:match("\n## Writing an operator\n(.-)\n## "))
+    local shown = assert(section:match("\n```lua examples/namespace%-guard/operator%.lua\n(.-\n)```"))
+    assert.equal(read("examples/namespace-guard/operator.lua"), shown)
+    local n = select(2, shown:gsub("\n", ""))
+    assert.is_true(n < 60, "the namespace guard has " .. n .. " lines")
+    local text = assert(section:match("\n```text\n(.-)\n```"))
+    -- "$ command" lines, each followed by lines its output must hold, in
+    -- order ("..." alone: lines left out; inside a line: anything)
+    local runs = {}
+    for line in text:gmatch("[^\n]+") do
+      if line:sub(1, 2) == "$ " then
+        runs[#runs + 1] = { cmd = line:sub(3), want = {} }
+      elseif line ~= "..." then
+        local w = runs[#runs].want
+        w[#w + 1] = "^" .. line:gsub("%p", "%%%0"):gsub("%%%.%%%.%%%.", ".-") .. "$"
+      end
+    end
+    assert.equal(3, #runs)
+    for _, r in ipairs(runs) do
+      -- run serves until a signal: 4 s are enough for the sim's objects
+      local cmd = r.cmd:match("^bin/kinformer run ") and ("timeout -s INT 4 " .. r.cmd) or r.cmd
+      local out = run(cmd .. " 2>&1")
+      local i = 1
+      for line in out:gmatch("[^\n]+") do
+        if r.want[i] and line:match(r.want[i]) then i = i + 1 end
+      end
+      assert.is_nil(r.want[i], ("`%s` printed no line matching `%s` (in order) in:\n%s"):format(r.cmd,
+        tostring(r.want[i]), out))
+    end
+  end)
 end)
