@@ -611,6 +611,7 @@ return { reconcile = function() end }]]
     assert.matches('^spec/controller_spec.lua:%d+: ctl:enqueue%("a"%): v1/configmaps is namespaced: give '
       .. '"namespace/name" or %(namespace, name%)', err)
     ok, err = pcall(function() local r = cms:enqueue(42); return r end)
+    assert.is_false(ok)
     assert.matches("^spec/controller_spec.lua:%d+: ctl:enqueue: want %(namespace, name%)", err)
   end)
 

@@ -12,14 +12,13 @@ end
 local FIN = "spec.kinformer.io/cleanup"
 
 describe("controller lifecycle", function()
-  local sim, mgr, client, secrets, cms
+  local sim, mgr, client, secrets
 
   before_each(function()
     sim = assert(require("kinformer.sim").start{})
     mgr = assert(kinformer.manager{ sim = sim })
     client = mgr.client
     secrets = mgr:informer("v1/secrets")
-    cms = mgr:informer("v1/configmaps")
   end)
 
   after_each(function()
@@ -49,12 +48,12 @@ describe("controller lifecycle", function()
       name = "parents", ["for"] = "v1/configmaps", workers = 2, selector = "role=parent",
       children = { "v1/secrets" }, finalizer = FIN,
       rate_limiter = { base_delay = 0.01, max_delay = 0.05 },
-      finalize = function(req, ctx, obj)
+      finalize = function(_, ctx, obj)
         -- leaves a trace the test can read: a ConfigMap of its own
         local _, err = ctx.client:create(cm("finalized-" .. obj.metadata.name, nil, { by = "finalize" }))
         if err then return nil, err end
       end,
-      reconciler = function(req, ctx)
+      reconciler = function(_, ctx)
         local parent = ctx:object()
         if not parent then return end
         for key in pairs(parent.data or {}) do
@@ -98,7 +97,7 @@ describe("controller lifecycle", function()
   it("keeps the finalizer while finalize fails, and retries it", function()
     -- a counter in an upvalue table: each worker state has its own copy
     local tries = { n = 0 }
-    register{ workers = 1, finalize = function(req, ctx, obj)
+    register{ workers = 1, finalize = function(_, ctx, obj)
       tries.n = tries.n + 1
       if tries.n < 3 then return nil, "not yet (" .. tries.n .. ")" end
       ctx.client:create(cm("finalized-" .. obj.metadata.name, nil, { tries = tostring(tries.n) }))

@@ -36,7 +36,8 @@ describe("strict API", function()
       local up = 1 -- copied: fine
       local co = coroutine.create(function() end)
       local here = line()
-      local err = raised(function() mgr:controller{ ["for"] = "v1/configmaps", name = "up", reconciler = function() return up, mgr, co end } end)
+      local err = raised(function() mgr:controller{ ["for"] = "v1/configmaps", name = "up",
+        reconciler = function() return up, mgr, co end } end)
       assert.equals(here, at_line(err), err)
       assert.matches("controller up: reconciler: cannot send to worker threads: upvalue 'mgr' (mgr.env is a " ..
                      "kinformer.env userdata), upvalue 'co' (a coroutine); a reconciler runs in its own Lua state",

@@ -119,7 +119,7 @@ assert(mgr:controller{
   ["for"] = RESOURCE,
   children = { "apps/v1/deployments", "v1/services" },
   finalizer = "example.kinformer.io/children",
-  finalize = function(req, ctx, site)  -- after the children were deleted
+  finalize = function(req, ctx)        -- after the children were deleted
     ctx.log:info("deleted the Deployment and Service of Website %s", req.key)
   end,
   workers = 2,

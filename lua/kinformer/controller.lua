@@ -136,8 +136,7 @@ M.OPTIONS = { -- mgr:controller{...}'s keys: add new options here
 -- mgr:controller with the path searched, not on every reconcile.
 local function check_module(name, field, what)
   if package.loaded[name] == nil and not package.searchpath(name, package.path) then
-    local ok, err = pcall(require, name) -- preloads, C modules: require knows
-    if not ok then
+    if not pcall(require, name) then -- preloads, C modules: require knows
       local seen, list = {}, {}
       for t in package.path:gmatch("[^;]+") do
         if not seen[t] then seen[t] = true list[#list + 1] = t end
@@ -300,7 +299,7 @@ function M.new(mgr, cfg, opts)
   if rtimeout == nil then rtimeout = mgr_default("reconcile_timeout") end
   local busy_after = cfg.busy_warning_after
   if busy_after == nil then busy_after = mgr_default("busy_warning_after") end
-  local reconciler = M.worker_code(mgr, name, cfg, { owner, watches[1] and watches[1].informer, children })
+  local reconciler = M.worker_code(mgr, name, cfg, { owner, children })
   local spec = {
     name = name, ctx = CTX_MODULE, workers = cfg.workers, reconciler = reconciler,
     for_resource = for_res and watches[1].informer:name() or nil,
@@ -320,13 +319,13 @@ function M.new(mgr, cfg, opts)
   -- _for: the For informer (its keys are what ctl:plan() plans by default)
   return setmetatable({ _ud = ud, _env = env, _mgr = mgr, _reconciler = cfg.reconciler,
                         _run = reconciler ~= cfg.reconciler and reconciler or nil,
-                        _lc_args = { owner, watches[1] and watches[1].informer, children },
+                        _lc_args = { owner, children },
                         _for_res = for_res, _namespaced = owner and owner.namespaced or false,
                         _name = name, _cfg = cfg, _for = for_res and watches[1].informer or nil }, Controller)
 end
 
 --- What a controller's workers run for cfg (and lc_args = {owner,
--- for informer, children} of M.lifecycle_reconciler): the reconciler, in
+-- children} of M.lifecycle_reconciler): the reconciler, in
 -- the lifecycle when the controller has a finalizer, children or a
 -- selector, logged per reconcile when the manager has log_reconciles.
 function M.worker_code(mgr, name, cfg, lc_args)
@@ -342,11 +341,11 @@ end
 
 --- The reconciler a controller with a finalizer or children runs: the
 -- user's code (cfg.reconciler, cfg.finalize) inside kinformer.lifecycle.
--- owner: the For resource's table; for_inf: its informer; children:
+-- owner: the For resource's table; children:
 -- {{name =, resource =, informer =}}. Adds the children informers' index
 -- by controller uid. Returns a function (sent to the worker states with
 -- its upvalues copied).
-function M.lifecycle_reconciler(cfg, owner, for_inf, children)
+function M.lifecycle_reconciler(cfg, owner, children)
   local lc = {
     reconcile = cfg.reconciler, finalize = cfg.finalize, finalizer = cfg.finalizer,
     prune = cfg.prune ~= false, selector = cfg.selector,
@@ -575,13 +574,13 @@ function Controller:reconcile_once(req)
   end
   -- resolved once and kept until ctl:reload, as the workers' states are:
   -- clearing package.loaded alone changes neither
-  local code = rawget(self, "_run") or self._reconciler
+  local runs = rawget(self, "_run") or self._reconciler
   local fn = rawget(self, "_fn")
-  if not fn or rawget(self, "_fn_for") ~= code then
+  if not fn or rawget(self, "_fn_for") ~= runs then
     local msg
-    fn, msg = resolve(code)
+    fn, msg = resolve(runs)
     if not fn then return nil, msg end
-    self._fn, self._fn_for = fn, code
+    self._fn, self._fn_for = fn, runs
   end
   local ns = req.namespace or ""
   local r = { namespace = ns, name = req.name, key = ns ~= "" and (ns .. "/" .. req.name) or req.name }

@@ -38,7 +38,7 @@ function M.wrap(controller, r)
     -- a raised error is logged while it unwinds (a to-be-closed guard), so
     -- the controller's own traceback still points at where it was raised
     local finished = false
-    local guard <close> = setmetatable({}, { __close = function(_, e)
+    local guard <close> = setmetatable({}, { __close = function(_, e) -- luacheck: ignore 211
       if not finished then line(errtext(e)) end
     end })
     local a, b = reconciler(req, ctx)

@@ -263,8 +263,8 @@ function M.parse(argv)
     return nil, "--observe, --drive, --trace and --duration are options of manifests"
   end
   if o.name ~= nil and o.command ~= "manifests" then -- manifests makes a name of it
-    local ok, why = pcall(require("kinformer.manager").check_name, o.name, "--name")
-    if not ok then return nil, (tostring(why):gsub("^[^:]*:%d+: ", "")) end
+    local good, why = pcall(require("kinformer.manager").check_name, o.name, "--name")
+    if not good then return nil, (tostring(why):gsub("^[^:]*:%d+: ", "")) end
   end
   if o.keys and o.command ~= "plan" then return nil, "--key is an option of plan" end
   if o.command == "plan" then
