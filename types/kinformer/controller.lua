@@ -17,12 +17,13 @@
 
 ---@alias kinformer.ReconcileReturn kinformer.ReconcileResult|kinformer.TerminalError|true
 
----A reconciler: self-contained (no upvalues but _ENV) when given as a
----function, since it runs in the workers' own Lua states.
+---A reconciler. Given as a function it runs in the workers' own Lua
+---states, each with its own copy of its upvalues (local helpers,
+---constants, config tables); the manager or any userdata cannot travel.
 ---@alias kinformer.ReconcileFn fun(req: kinformer.Request, ctx: kinformer.Ctx): kinformer.ReconcileReturn?, any?, string?
 
----A finalizer's cleanup: called when the object is being deleted; the
----finalizer is removed once it returns done.
+---A finalizer's cleanup: called when the object is being deleted (after
+---its children were deleted); the finalizer is removed once it returns done.
 ---@alias kinformer.FinalizeFn fun(req: kinformer.Request, ctx: kinformer.Ctx, obj: kinformer.KObject): kinformer.ReconcileReturn?, any?, string?
 
 ---A map function of a watch: the requests an object of the watched
@@ -64,7 +65,7 @@
 ---@field resource? kinformer.Resource
 ---@field predicates? kinformer.Predicates
 ---@field informer_opts? kinformer.InformerOptions
----@field map? string|kinformer.MapFn a self-contained function or a module name
+---@field map? string|kinformer.MapFn a function (its upvalues copied) or a module name
 ---@field owner? kinformer.Resource enqueue this owner kind (by owner reference)
 
 ---mgr:controller{...}'s config.
@@ -76,23 +77,22 @@
 ---@field predicates? kinformer.Predicates applied to every watch
 ---@field workers? integer default 1
 ---@field rate_limiter? kinformer.RateLimiter
----@field reconciler string|kinformer.ReconcileFn a module name (returning a function or {reconcile=}) or a self-contained function
+---@field reconciler string|kinformer.ReconcileFn a module name (returning a function or {reconcile=}) or a function (its upvalues copied to each worker)
 ---@field memory_limit? integer bytes per worker state
 ---@field reconcile_timeout? number seconds; default the manager's (none)
 ---@field busy_warning_after? number seconds; default the manager's (60; 0: never)
 ---@field informer_opts? kinformer.InformerOptions for every watch without its own
 ---@field replace? boolean stop a registered controller of that name first
 ---@field children? kinformer.Resource[] the resources of the objects the reconciler makes with ctx:ensure (watched as owned)
----@field prune? boolean delete the children (of `children`, owned by the object) that a successful reconcile did not ensure
----@field finalizer? string a finalizer kept on each object until `finalize` succeeded
----@field finalize? kinformer.FinalizeFn runs instead of the reconciler when the object is being deleted
----@field rbac? kinformer.RbacRule[] RBAC rules the reconciler needs (for `kinformer manifests`)
----@field field_manager? string the field manager of ctx:ensure's writes
+---@field prune? boolean default true: delete the children (of `children`, controlled by the object) that a successful reconcile did not ensure
+---@field finalizer? string a finalizer added before the first reconcile, removed once `finalize` succeeded on delete
+---@field finalize? string|kinformer.FinalizeFn runs instead of the reconciler when the object is being deleted (a function or a module with .finalize)
+---@field selector? string a label selector: objects not matching it are let go (children pruned, finalizer removed), the reconciler not called
+---@field rbac? kinformer.RbacRule[] RBAC rules the reconciler needs beyond what `kinformer manifests` derives
 
 ---ctl:stats().
 ---@class kinformer.ControllerStats
 ---@field reconcile_success integer
----@field reconcile_error integer
 ---@field reconcile_requeue integer
 ---@field reconcile_requeue_after integer
 ---@field reconcile_errors integer
@@ -277,7 +277,34 @@ function Controller:plan(keys, opts) end
 ---@field OPTIONS string[] mgr:controller{...}'s keys
 ---@field ENTRY_OPTIONS { owns: string[], watches: string[] } the keys of owns and watches entries
 ---@field RUNTIME table the metatable of a runtime failure raised by new
+---@field RBAC_KEYS string[] the keys of an rbac rule
 local M = {}
+
+---Checks the rbac option (a list of kinformer.RbacRule) of what ("controller",
+---"kinformer.manager"); raises at the caller's line naming the entry.
+---Returns rules.
+---@param rules? kinformer.RbacRule[]
+---@param what string
+---@return kinformer.RbacRule[]?
+function M.check_rbac(rules, what) end
+
+---What a controller's workers run for cfg (internal): the reconciler, in
+---the lifecycle with a finalizer, children or a selector, logged per
+---reconcile with the manager's log_reconciles.
+---@param mgr kinformer.Manager
+---@param name string
+---@param cfg kinformer.ControllerConfig
+---@param lc_args table {owner resource, children}
+---@return string|function
+function M.worker_code(mgr, name, cfg, lc_args) end
+
+---The reconciler of a controller with a finalizer, children or a selector
+---(internal): cfg's code inside kinformer.lifecycle.
+---@param cfg kinformer.ControllerConfig
+---@param owner kinformer.ResourceInfo
+---@param children { name: string, resource: string, informer: kinformer.Informer }[]
+---@return function
+function M.lifecycle_reconciler(cfg, owner, children) end
 
 ---The name ctl was registered under.
 ---@param ctl kinformer.Controller
@@ -286,7 +313,7 @@ function M.name_of(ctl) end
 
 ---What kinformer.plan needs of ctl (internal).
 ---@param ctl kinformer.Controller
----@return { name: string, reconciler: string|function, env: kinformer.Env, mgr: kinformer.Manager, for_informer?: kinformer.Informer }
+---@return { name: string, reconciler: string|function, env: kinformer.Env, mgr: kinformer.Manager, for_informer?: kinformer.Informer, for_resource?: string }
 function M.parts(ctl) end
 
 ---Creates a controller from cfg (mgr:controller calls it). Raises on a bad

@@ -85,6 +85,17 @@ function CController:reload(code) end
 
 function CController:close() end
 
+---A label selector (core.label_selector); tostring gives its canonical form.
+---@class kinformer.core.LabelSelector
+local LabelSelector = {}
+
+---Whether labels (a table of name -> value; nil: none) match.
+---@param labels? table<string, string>
+---@return boolean
+function LabelSelector:matches(labels) end
+
+function LabelSelector:close() end
+
 ---The elector under kinformer.LeaderElection (core.leader_elector; internal).
 ---@class kinformer.core.LeaderElector
 local LeaderElector = {}
@@ -243,6 +254,17 @@ function M.controller(env, spec) end
 ---@return string? msg
 ---@return kinformer.ErrorCode? code
 function M.worker(code, opts) end
+
+---A fresh default leader-election identity, "<hostname>_<uuid>" (internal).
+---@return string
+function M.leader_identity() end
+
+---A label selector parsed with the API server's rules, or nil, message, "EINVAL".
+---@param selector? string "" and nil select everything
+---@return kinformer.core.LabelSelector? sel
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.label_selector(selector) end
 
 ---The elector under kinformer.leader_election (internal).
 ---@param env kinformer.Env

@@ -7,7 +7,9 @@
 ---@class kinformer.EnsureOptions
 ---@field owner? false|kinformer.KObject the controller owner set on obj: default the request's object; false: none
 ---@field resource? kinformer.Resource default: from obj.apiVersion and obj.kind
----@field force? boolean take fields other field managers own
+---@field force? boolean default true: take fields other field managers own
+---@field field_manager? string default: the controller's name
+---@field adopt? boolean default true: an existing object nobody controls becomes the owner's; false: a terminal error
 
 ---@alias kinformer.EnsureResult "created"|"updated"|"unchanged"
 
@@ -21,7 +23,14 @@
 ---@field controller string the controller's name
 ---@field worker integer the worker's index (0: reconcile_once, plan)
 ---@field env kinformer.Env
+---@field for_resource? string the controller's For informer (ctx:object reads it)
 local Ctx = {}
+
+---The reconciled object: the For informer's cached copy of the request's
+---key (a lazy view), or nil when it is gone; the server's copy before the
+---cache synced (reconcile_once before mgr:start).
+---@return kinformer.KObject?
+function Ctx:object() end
 
 ---Writes an Event about obj from this controller (reportingController =
 ---its name), asynchronously: true once queued, nil, message, "EBUSY" when
@@ -39,8 +48,10 @@ function Ctx:event(obj, type, reason, message, action) end
 ---Makes the server's object match obj: creates it, or updates the fields
 ---obj sets (server-side apply under the controller's field manager), with
 ---the request's object as controller owner unless opts.owner says
----otherwise. Returns the object as stored and what happened, or nil,
----message, code.
+---otherwise; no request when it already is as described. Returns the
+---object and what happened, or nil, message, code (a terminal error when
+---another owner controls it). Mind: `local o, state = ctx:ensure(x); if
+---not o then return nil, state end`.
 ---@param obj kinformer.KObject
 ---@param opts? kinformer.EnsureOptions
 ---@return kinformer.KObject? obj
@@ -121,6 +132,7 @@ function Ctx.is_terminal(v) end
 
 ---The module: require "kinformer.ctx". The helpers are also its functions.
 ---@class kinformer.ctx
+---@field ENSURE_OPTIONS string[] ctx:ensure's option names
 local M = {}
 
 M.has_finalizer = Ctx.has_finalizer
@@ -142,9 +154,9 @@ M.is_terminal = Ctx.is_terminal
 ---@return kinformer.Logger
 function M.logger(controller, key, component) end
 
----A ctx over env (a kinformer.env) for info {controller=, worker=, request=}.
+---A ctx over env (a kinformer.env) for info {controller=, worker=, request=, for_resource=}.
 ---@param env kinformer.Env
----@param info? { controller?: string, worker?: integer, request?: { namespace?: string, name: string, key?: string } }
+---@param info? { controller?: string, worker?: integer, request?: { namespace?: string, name: string, key?: string }, for_resource?: string }
 ---@return kinformer.Ctx
 function M.new(env, info) end
 
@@ -153,7 +165,25 @@ function M.new(env, info) end
 ---@param controller string
 ---@param worker integer
 ---@param req kinformer.Request
+---@param for_resource? string the For informer's name
 ---@return kinformer.Ctx
-function M.for_request(env, controller, worker, req) end
+function M.for_request(env, controller, worker, req, for_resource) end
+
+---"group/version/resource" ("version/resource" for the core group) of a
+---resource table (client:resource's).
+---@param r kinformer.ResourceInfo
+---@return string
+function M.resource_name(r) end
+
+---What ctx:ensure ensured in this reconcile: a set of "<resource>\0<key>"
+---(kinformer.lifecycle prunes the rest).
+---@param ctx kinformer.Ctx
+---@return table<string, true>
+function M.ensured(ctx) end
+
+---Makes ctx:object() return obj for the rest of this reconcile.
+---@param ctx kinformer.Ctx
+---@param obj kinformer.KObject
+function M.set_object(ctx, obj) end
 
 return M

@@ -4,9 +4,9 @@
 -- standby. Given as kinformer.manager{leader_election = {...}}.
 
 ---@class kinformer.LeaderElectionOptions
----@field name string the Lease's name
+---@field name? string the Lease's name (default the manager's name, mgr:name())
 ---@field namespace? string default the manager's namespace
----@field identity? string default "<hostname>_<uuid>"
+---@field identity? string default "<operator name>/<hostname>_<uuid>"
 ---@field lease_duration? number seconds (default 15)
 ---@field renew_deadline? number seconds (default 10)
 ---@field retry_period? number seconds (default 2)
@@ -36,7 +36,11 @@
 ---@field exit_on_loss boolean
 local LeaderElection = {}
 
----Starts the elector's thread.
+---The Lease's name: the name option, else the manager's name.
+---@return string
+function LeaderElection:lease_name() end
+
+---Makes the elector (under the name resolved now) and starts its thread.
 ---@return true? ok
 ---@return string? msg
 ---@return kinformer.ErrorCode? code
@@ -71,5 +75,10 @@ local M = {}
 ---@param opts kinformer.LeaderElectionOptions
 ---@return kinformer.LeaderElection
 function M.new(mgr, opts) end
+
+---The operator name in an identity kinformer made ("<operator>/<hostname>_<uuid>"), or nil.
+---@param identity string
+---@return string?
+function M.operator_of(identity) end
 
 return M

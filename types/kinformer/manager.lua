@@ -7,6 +7,8 @@
 ---@field resources string[] Resources: kinformer resource names ("v1/configmaps", "apps/v1/deployments", "example.com/v1/widgets/status"), or plain resource names ("configmaps") with api_groups.
 ---@field verbs string[] Verbs: "get", "list", "watch", "create", "update", "patch", "delete", ...
 ---@field api_groups? string[] The API groups of plain resource names ("" the core group).
+---@field resource_names? string[] Only these objects.
+---@field non_resource_urls? string[] Non-resource URLs (a ClusterRole only).
 
 ---The manager's event recorder (option `events`).
 ---@class kinformer.EventsOptions
@@ -44,7 +46,8 @@
 ---@field events? kinformer.EventsOptions
 ---@field leader_election? kinformer.LeaderElectionOptions controllers run only while this replica leads
 ---@field clock? "real"|"fake" "fake": the controllers' queues and rate limiters run on a clock moved by mgr:clock_advance
----@field name? string the operator's name: the default Lease name (leader election) and the events' component
+---@field name? string the operator's name (a DNS label): the default Lease name of leader election; default: the script's folder and controllers' names
+---@field log_reconciles? boolean log one line per reconcile of every controller (`kinformer run -v`)
 ---@field rbac? kinformer.RbacRule[] RBAC rules the operator needs beyond what its informers and controllers imply
 
 ---mgr:start's and mgr:run's options.
@@ -99,6 +102,11 @@ function Manager:controller(cfg) end
 
 ---@return "created"|"started"|"stopped"
 function Manager:state() end
+
+---The operator's name: the name option, else derived from the script the
+---command runs and the controllers registered (the default Lease).
+---@return string
+function Manager:name() end
 
 ---The registered controllers, in order and by name (a fresh table).
 ---@return table<integer|string, kinformer.Controller>
@@ -222,5 +230,28 @@ function M.new(opts) end
 ---@param mgr kinformer.Manager
 ---@return kinformer.Env
 function M.env_of(mgr) end
+
+---Calls fn(...) with kinformer.manager{...} answered by make(opts) meanwhile
+---(kinformer.bootstrap: a script that makes its own manager gets the
+---command's). Returns what fn returns.
+---@param make fun(opts: kinformer.ManagerOptions?, by: string?): kinformer.Manager
+---@param fn function
+---@param ... any
+---@return any ...
+function M.with_factory(make, fn, ...) end
+
+---Raises at the caller's line unless name is nil or a DNS name of at most
+---63 characters; what names the option in the message.
+---@param name any
+---@param what string
+function M.check_name(name, what) end
+
+---The name of a manager without a name option: the script's folder (for
+---operator.lua, main.lua, init.lua; else its file name), then each
+---controller name that differs, joined by "-".
+---@param script? string
+---@param controllers? string[]
+---@return string
+function M.derived_name(script, controllers) end
 
 return M

@@ -97,4 +97,12 @@ function M.leader_election_status(lease_name, is_leader) end
 ---@return kinformer.ErrorCode? code
 function M.render() end
 
+---Calls fn(...) with every metric constructed meanwhile in this Lua state a
+---stand-in that records nothing (a plan runs reconcilers for real but must
+---not count into the operator's metrics). Returns what fn returns.
+---@param fn function
+---@param ... any
+---@return any ...
+function M.dropped(fn, ...) end
+
 return M

@@ -21,6 +21,7 @@
 ---@field timeout? number seconds an event or clock step may take to settle (default 30)
 ---@field tail? number seconds the fake clock runs on after the last event (default 1)
 ---@field args? string[] the script's opts.args
+---@field user? string run the operator as this user (a token of the sim's) and return its requests too
 
 ---A write the operator made.
 ---@class kinformer.ReplayWrite
@@ -39,6 +40,7 @@
 
 ---The module: require "kinformer.replay".
 ---@class kinformer.replay
+---@field FAULTS table<string, fun(sim: kinformer.Sim, f: kinformer.ReplayFault)> the faults by name
 ---@field USER_AGENT string the replay's own client's User-Agent
 local M = {}
 
@@ -53,11 +55,20 @@ function M.read_trace(path) end
 ---@return kinformer.ReplayWrite?
 function M.write_of(e) end
 
----Replays opts.trace through opts.script; returns the writes. Misuse and
+---Replays opts.trace through opts.script; returns the writes (and, with
+---opts.user, the sim's request log entries of that user). Misuse and
 ---failures raise.
 ---@param opts kinformer.ReplayOptions
----@return kinformer.ReplayWrite[]
+---@return kinformer.ReplayWrite[] writes
+---@return kinformer.SimRequest[]? requests
 function M.run(opts) end
+
+---Steps mgr until its controllers are quiet for settle seconds; raises
+---after timeout.
+---@param mgr kinformer.Manager
+---@param settle number
+---@param timeout number
+function M.wait_quiet(mgr, settle, timeout) end
 
 ---The writes as indented JSON with sorted keys.
 ---@param writes kinformer.ReplayWrite[]

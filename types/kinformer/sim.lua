@@ -14,6 +14,8 @@
 ---@field watch_history? integer events kept for watch resumption
 ---@field bookmark_interval_ms? integer period of BOOKMARK events
 ---@field legacy_events? boolean no events.k8s.io/v1: Events in core v1 only
+---@field users? table<string, string> named users' bearer tokens: { operator = "token-1" }
+---@field request_log_limit? integer entries the request log keeps between two takes (default 1,000,000)
 
 ---sim:fault's argument.
 ---@class kinformer.SimFault
@@ -75,9 +77,19 @@ function Sim:write_log_take() end
 ---From now on, every request is logged (sim:request_log_take).
 function Sim:request_log_start() end
 
----The requests since the last take (or since request_log_start), oldest first.
----@return kinformer.SimRequest[]
+---The requests since the last take (or since request_log_start), oldest
+---first (past the limit, a last {truncated = true, dropped = n}); nil,
+---message, "EINVAL" when the log was not started.
+---@return kinformer.SimRequest[]? requests
+---@return string? msg
+---@return kinformer.ErrorCode? code
 function Sim:request_log_take() end
+
+---The bearer token of user name (the users option's, else one made on the
+---first call): a request bearing it authenticates as that user.
+---@param name string
+---@return string
+function Sim:token(name) end
 
 ---The module: require "kinformer.sim".
 ---@class kinformer.sim

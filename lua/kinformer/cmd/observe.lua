@@ -17,7 +17,12 @@
 -- an RBAC attribute set; the rules are their (apiGroup, resource
 -- [/subresource]) with the verbs used. Non-resource requests (discovery,
 -- /version, /openapi) are left out: every authenticated user may make them
--- (the system:discovery and system:public-info-viewer roles).
+-- (the system:discovery and system:public-info-viewer roles). A patch that
+-- created its object (a server-side apply answered 201) counts as create
+-- too, as kube-apiserver authorizes it. What admission plugins check
+-- besides (OwnerReferencesPermissionEnforcement's update on the owner's
+-- finalizers when blockOwnerDeletion is set) is not a request and not
+-- seen here; the derived rules have it.
 --
 -- The result is printed beside the rules `kinformer manifests` derives
 -- from the script (kinformer.cmd.manifests.rules_for), each verb marked:
@@ -52,6 +57,8 @@ function M.rules_of(entries, user)
         out[#out + 1] = r
       end
       r.verbs[e.verb] = true
+      -- an apply that made the object (201) is authorized as create too
+      if e.verb == "patch" and e.code == 201 then r.verbs.create = true end
       r.count = r.count + 1
     end
   end
