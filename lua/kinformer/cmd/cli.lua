@@ -14,6 +14,7 @@
 --   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
 --                     [--controller NAME]]   (kinformer.cmd.inspect)
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
+--                                  [--allow-undetermined]
 --   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
 --                             [--namespace N] [--sim [--seed FILE]]
 --                             [--sync-timeout S] [-v|-q] [-- ARGS...]
@@ -31,7 +32,7 @@ local M = {}
 
 M.usage = [[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
-       kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
+       kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME] [--allow-undetermined]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
        kinformer replay TRACE SCRIPT [--fault N:KIND]...
@@ -95,6 +96,10 @@ manifests: prints the ServiceAccount, RBAC (ClusterRole, or Role with
 docs/deploy.md); the script runs in a planning mode, no server is used.
   --image IMAGE       the Deployment's image (default kinformer-operator:latest)
   --name NAME         the objects' name (default: the script's folder or file name)
+  --allow-undetermined  print the YAML even when a client call's resource could
+                      not be determined and no declared rbac rule covers it
+                      (it is granted nothing; stderr still lists it). Without
+                      it such a call fails the command: exit 1, no YAML
 
 plan: loads SCRIPT as run does, syncs the caches without starting the
 controllers, runs each controller's reconciler once per key with every write
@@ -114,7 +119,8 @@ end
 
 --- Parses argv (an array of strings, as `arg`). Returns a table
 -- {command = "run"|"repl"|"manifests"|"plan"|"help"|"version", script =, keys =
--- (plan's --key values), kubeconfig =, context =,
+-- (plan's --key values), image =, name =, allow_undetermined = (manifests'),
+-- kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
 -- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
 -- leader_election_id =, leader_election_namespace =, lease_duration =,
@@ -159,6 +165,8 @@ function M.parse(argv)
         o.image = value(a)
       elseif a == "--name" then
         o.name = value(a)
+      elseif a == "--allow-undetermined" then
+        o.allow_undetermined = true
       elseif a == "--key" then
         o.keys = o.keys or {}
         o.keys[#o.keys + 1] = value(a)
@@ -229,6 +237,8 @@ function M.parse(argv)
     if o.sim or o.seed then return nil, "manifests takes no --sim or --seed" end
   elseif o.image then
     return nil, "--image is an option of manifests"
+  elseif o.allow_undetermined then
+    return nil, "--allow-undetermined is an option of manifests"
   end
   if o.name ~= nil and o.command ~= "manifests" then -- manifests makes a name of it
     local ok, why = pcall(require("kinformer.manager").check_name, o.name, "--name")
