@@ -154,9 +154,22 @@ local function check_module(name, field, what)
 end
 
 -- The RBAC rules an rbac option declares, checked: a list of {resources =
--- {...}, verbs = {...}, api_groups = {...}?, resource_names = {...}?}.
--- Raises naming the entry; returns the list.
+-- {...}, verbs = {...}, api_groups = {...}?, resource_names = {...}?,
+-- non_resource_urls = {...}?}. A resource is a kinformer name
+-- ("v1/configmaps", "apps/v1/deployments/status": its group is derived,
+-- and must be among api_groups when they are given) or a plain resource
+-- ("configmaps", "pods/log", "*"), which needs api_groups. Used by
+-- mgr:controller{rbac =}, kinformer.manager{rbac =} and mgr:rbac; `kinformer
+-- manifests` prints them. Raises naming the entry; returns the list.
 M.RBAC_KEYS = { "resources", "verbs", "api_groups", "resource_names", "non_resource_urls" }
+-- The group of a kinformer resource name ("" for "v1/pods", "apps" for
+-- "apps/v1/deployments"), nil for a plain resource ("pods", "*").
+local function rbac_group(res)
+  local a, b = res:match("^([^/]+)/([^/]+)/")
+  if res:match("^v%d[^/]*/[^/]") then return "" end
+  if a and b:match("^v%d") then return a end
+  return nil
+end
 function M.check_rbac(rules, what)
   if rules == nil then return nil end
   if type(rules) ~= "table" then raise(what .. ": rbac must be a list of rules") end
@@ -170,8 +183,25 @@ function M.check_rbac(rules, what)
       raise(("%s: rbac rule #%d needs resources = {...} (or non_resource_urls)"):format(what, i))
     end
     for _, k in ipairs(M.RBAC_KEYS) do
+      if r[k] ~= nil and type(r[k]) ~= "table" then
+        raise(("%s: rbac rule #%d: %s must be a list of strings"):format(what, i, k))
+      end
       for j, v in ipairs(type(r[k]) == "table" and r[k] or {}) do
         if type(v) ~= "string" then raise(("%s: rbac rule #%d: %s[%d] must be a string"):format(what, i, k, j)) end
+      end
+    end
+    local groups
+    if r.api_groups then
+      groups = {}
+      for _, g in ipairs(r.api_groups) do groups[g] = true end
+    end
+    for _, res in ipairs(type(r.resources) == "table" and r.resources or {}) do
+      local g = rbac_group(res)
+      if g == nil and not groups then
+        raise(("%s: rbac rule #%d: resource %q needs api_groups (or a kinformer name such as \"v1/%s\")")
+          :format(what, i, res, res))
+      elseif g ~= nil and groups and not groups[g] and not groups["*"] then
+        raise(("%s: rbac rule #%d: resource %q is in group %q, which api_groups does not list"):format(what, i, res, g))
       end
     end
   end

@@ -68,6 +68,10 @@ end
 -- the default leader-election Lease ("<name>") and what a Lease held by
 -- another operator is told apart by; without it the command derives one
 -- from the script's folder and the controllers' names (mgr:name()).
+-- rbac: RBAC rules the operator needs that `kinformer manifests` cannot
+-- read from its source (a list of {resources =, verbs =, api_groups =,
+-- resource_names =, non_resource_urls =}, checked as mgr:controller's
+-- rbac; see Manager:rbac); a running manager only keeps them.
 -- Returns the manager, or nil, message, code. Misuse (an unknown option,
 -- a value of the wrong type) raises at the caller's line.
 M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
@@ -75,7 +79,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
-  "leader_election", "admin_bind", "clock",
+  "leader_election", "admin_bind", "clock", "rbac",
 }
 -- While a factory is set (M.with_factory), kinformer.manager{...} is the
 -- factory's: how kinformer.bootstrap gives a script that makes its own
@@ -108,6 +112,7 @@ function M.new(opts)
   if factory then return factory(opts) end
   opts = options.check(opts, M.OPTIONS, "kinformer.manager")
   check_name(opts.name, "kinformer.manager")
+  require("kinformer.controller").check_rbac(opts.rbac, "kinformer.manager")
   if opts.log_level then options.call(core.set_log_level, opts.log_level) end
   local kubeconfig, url = opts.kubeconfig, nil -- sim, then url, win over kubeconfig
   if opts.sim then
@@ -150,14 +155,38 @@ function M.new(opts)
     busy_warning_after = opts.busy_warning_after,
     shutdown_timeout = opts.shutdown_timeout or 30,
     _controllers = {},
+    _rbac = {}, -- declared RBAC rules (opts.rbac, mgr:rbac): read by kinformer manifests
     _informer_failures = {}, -- what mgr:informer could not create: fails mgr:start
     _started = false,
     _stopped = false,
   }, Manager)
+  for _, r in ipairs(opts.rbac or {}) do mgr._rbac[#mgr._rbac + 1] = r end
   if opts.leader_election ~= nil then
     mgr._le = options.call(require("kinformer.leader_election").new, mgr, opts.leader_election)
   end
   return mgr
+end
+
+--- Declares RBAC rules the operator needs beyond what `kinformer
+-- manifests` reads from its source (a call whose resource it cannot
+-- determine: a resource name computed at run time, an object built
+-- elsewhere): rules is a list of {resources = {...}, verbs = {...},
+-- api_groups = {...}?, resource_names = {...}?, non_resource_urls =
+-- {...}?}; a resource is a kinformer name ("v1/configmaps",
+-- "apps/v1/deployments/status": group and resource derived) or a plain
+-- one ("configmaps", "*") with api_groups. For a script that gets its
+-- manager from the command (local mgr = ...); kinformer.manager{rbac =
+-- ...} and mgr:controller{rbac = ...} do the same. A running manager only
+-- keeps them: manifests prints them, merged with what it reads. Raises
+-- on a malformed rule; returns every rule declared so far (a fresh list).
+function Manager:rbac(rules)
+  require("kinformer.controller").check_rbac(rules, "mgr:rbac")
+  if rules == nil then options.raise("bad argument #1 to mgr:rbac (a list of rules expected)") end
+  local all = rawget(self, "_rbac")
+  for _, r in ipairs(rules) do all[#all + 1] = r end
+  local copy = {}
+  for i, r in ipairs(all) do copy[i] = r end
+  return copy
 end
 
 --- The kinformer.env userdata of mgr: modules that build on a manager

@@ -14,6 +14,7 @@
 --   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
 --                     [--controller NAME]]   (kinformer.cmd.inspect)
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
+--                                  [--allow-undetermined]
 --   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
 --                             [--namespace N] [--sim [--seed FILE]]
 --                             [--sync-timeout S] [-v|-q] [-- ARGS...]
@@ -31,7 +32,7 @@ local M = {}
 
 M.usage = [==[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
-       kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
+       kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME] [--allow-undetermined]
                            [--observe [--seed FILE] [--drive LUA | --trace TRACE] [--duration S]]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
@@ -97,6 +98,10 @@ manifests: prints the ServiceAccount, RBAC (ClusterRole, or Role with
 docs/deploy.md); the script runs in a planning mode, no server is used.
   --image IMAGE       the Deployment's image (default kinformer-operator:latest)
   --name NAME         the objects' name (default: the script's folder or file name)
+  --allow-undetermined  print the YAML even when a client call's resource could
+                      not be determined and no declared rbac rule covers it
+                      (it is granted nothing; stderr still lists it). Without
+                      it such a call fails the command: exit 1, no YAML
   --observe           instead: run SCRIPT against an in-process kinformer.sim
                       as its own user and print the rules its requests needed
                       beside the derived ones (= used, + used but not derived,
@@ -128,7 +133,8 @@ end
 
 --- Parses argv (an array of strings, as `arg`). Returns a table
 -- {command = "run"|"repl"|"manifests"|"plan"|"help"|"version", script =, keys =
--- (plan's --key values), kubeconfig =, context =,
+-- (plan's --key values), image =, name =, allow_undetermined = (manifests'),
+-- kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
 -- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
 -- leader_election_id =, leader_election_namespace =, lease_duration =,
@@ -185,6 +191,8 @@ function M.parse(argv)
         if not o.duration or o.duration < 0 then
           error({ usage = "--duration must be a number of seconds >= 0, not " .. v })
         end
+      elseif a == "--allow-undetermined" then
+        o.allow_undetermined = true
       elseif a == "--key" then
         o.keys = o.keys or {}
         o.keys[#o.keys + 1] = value(a)
@@ -261,6 +269,8 @@ function M.parse(argv)
     return nil, "--image is an option of manifests"
   elseif o.observe or o.drive or o.trace or o.duration then
     return nil, "--observe, --drive, --trace and --duration are options of manifests"
+  elseif o.allow_undetermined then
+    return nil, "--allow-undetermined is an option of manifests"
   end
   if o.name ~= nil and o.command ~= "manifests" then -- manifests makes a name of it
     local good, why = pcall(require("kinformer.manager").check_name, o.name, "--name")

@@ -3,424 +3,397 @@
 -- informers, controllers and client calls need, a ConfigMap holding the
 -- script and its modules, and a Deployment running it (see docs/deploy.md).
 --
--- What the script uses is learnt two ways, and the output says which rule
--- came from which (YAML comments):
---   * plan: the script runs once against a planning manager (plan_script
---     below) that records mgr:informer, mgr:controller (for / owns /
---     watches) and handler and reconciler module names, and records the
---     client calls the script itself makes while it loads, instead of
---     connecting (no server, no kubeconfig);
+-- The RBAC is never silently wrong: what the script needs is learnt three
+-- ways, every rule says where it came from (YAML comments), and a call
+-- whose resource could not be learnt and that no declared rule covers
+-- stops the command (exit 1, each such call on stderr with file:line, no
+-- YAML) unless --allow-undetermined:
+--   * plan: the script runs once against a planning manager
+--     (kinformer.cmd.manifests_plan) that records mgr:informer,
+--     mgr:controller (for / owns / watches / children / finalizer / rbac,
+--     where its reconciler is) and mgr:rbac, and the client calls the
+--     script itself makes while it loads, instead of connecting (no
+--     server, no kubeconfig);
 --   * source: reconcilers, handlers and map functions run later, in other
---     Lua states, so their client calls are read from the source of the
---     script and of its modules (scan_source): every `client:<verb>(` call,
---     its resource taken from a string literal, from a constant assigned a
---     string literal in the same file (M.RES = "apps/v1/deployments"), or,
---     when it is a parameter of the enclosing function, from the arguments
---     of that function's calls in the same file. A call whose resource
---     cannot be resolved that way is listed as undetermined in the output
---     (and grants nothing): add its rule by hand.
+--     Lua states, so their client calls, ctx:ensure calls and owner
+--     references are read from the source of the script and of its modules
+--     (kinformer.cmd.rbac_scan says what it resolves);
+--   * declared: rbac = {{resources =, verbs =, api_groups =,
+--     resource_names =, non_resource_urls =}, ...} on mgr:controller{...},
+--     on kinformer.manager{...} or given to mgr:rbac(rules). A declared rule
+--     granting a verb (on any resource) covers an undetermined call of
+--     that verb; a module outside the script's folder (not scanned) is
+--     covered by any declared rule.
 -- The files read are the script and the modules of its folder that it
 -- requires (while planning, or in the text of a read file) or names as a
--- reconciler, handler or map module; they are what the ConfigMap ships. A
--- script that makes its own manager (kinformer.manager{...}) gets the
--- planning one, and its namespace and leader_election are honoured.
+-- reconciler, handler, map or finalize module; they are what the ConfigMap
+-- ships. A script that makes its own manager (kinformer.manager{...}) gets
+-- the planning one, and its namespace, leader_election and rbac are
+-- honoured.
+--
+-- M.rules_for(script, opts) returns the merged rules as data (group,
+-- resource, verbs, why), apart from the YAML, so that another source of
+-- rules can be compared with them.
 --
 -- The script travels in a ConfigMap rather than in the image: one image
 -- (examples/deploy/Containerfile) serves every operator, and a changed
 -- script is a `kubectl apply` (a hash of it in the pod template rolls the
 -- pods) instead of an image build.
 --
--- RBAC verbs: an informer (For, Owns, Watches or mgr:informer) needs get,
--- list, watch; client get/list/create/update/patch/delete need their verb,
--- apply needs patch, update_status update on <resource>/status (patch with
--- subresource = "status": patch on it). A controller whose reconciler sets
--- owner references (set_controller_reference / set_owner_reference, which
--- set blockOwnerDeletion) gets update on <for resource>/finalizers, which
--- the OwnerReferencesPermissionEnforcement admission plugin asks for.
+-- RBAC verbs: an informer (For, Owns, Watches, children or mgr:informer)
+-- needs get, list, watch; client get/list/create/update/patch/delete need
+-- their verb; update_status update on <resource>/status (patch or apply
+-- with subresource = "status": patch on it); server-side apply (client:apply,
+-- patch with type = "apply") patch and create (an apply that creates is
+-- authorized as a create); ctx:ensure get, create and patch; a
+-- controller's children get, list, watch, create, patch, delete; its
+-- finalizer patch on the For resource and update on <for>/finalizers; an
+-- owner reference with blockOwnerDeletion (set_controller_reference, and
+-- ctx:ensure unless owner = false) update on <owner's resource>/finalizers
+-- (the OwnerReferencesPermissionEnforcement admission plugin asks for it).
 -- Always added: events (create, patch; groups "" and events.k8s.io) and, in
 -- a Role of the operator's own namespace, coordination.k8s.io leases (get,
 -- create, update) for leader election.
+local scan = require "kinformer.cmd.rbac_scan"
+
 local M = {}
 
--- ---- resources ------------------------------------------------------------
+local planning = require "kinformer.cmd.manifests_plan"
+local norm_path = planning.norm_path
 
---- "apps/v1/deployments" -> "apps", "deployments"; "v1/pods" -> "", "pods";
--- a subresource ("v1/pods/status") stays in the resource ("pods/status").
--- Returns nil for anything else.
-function M.split_resource(res)
-  if type(res) ~= "string" then return nil end
-  local parts = {}
-  for p in res:gmatch("[^/]+") do parts[#parts + 1] = p end
-  if #parts >= 2 and parts[1]:match("^v%d") then
-    return "", table.concat(parts, "/", 2)
-  elseif #parts >= 3 and parts[2]:match("^v%d") then
-    return parts[1], table.concat(parts, "/", 3)
-  end
-  return nil
+--- "apps/v1/deployments" -> "apps", "deployments" (kinformer.cmd.manifests_plan).
+M.split_resource = planning.split_resource
+
+--- The planning run (kinformer.cmd.manifests_plan).
+M.plan_script = planning.plan_script
+
+-- ---- the files ------------------------------------------------------------
+
+local function readfile(p)
+  local f = io.open(p, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
 end
 
--- ---- the planning manager -------------------------------------------------
-
--- What an unknown field or method of the planning objects gives: a value
--- that can be indexed and called (returning itself), so that a script
--- calling a manager feature planning knows nothing of (a metric, a health
--- check...) while it loads does not fail.
-local anything
-anything = setmetatable({}, {
-  __index = function() return anything end,
-  __call = function() return anything end,
-  __tostring = function() return "kinformer.cmd.manifests planning stand-in" end,
-})
-
-local function permissive(t)
-  return setmetatable(t, { __index = function() return anything end })
-end
-
-local CLIENT_VERBS = { "get", "list", "create", "update", "update_status", "patch", "apply", "delete" }
-
--- The first argument of a client call as a resource string, or nil (an
--- object: its resource would come from apiVersion/kind).
-local function call_resource(a)
-  if type(a) == "string" then return a end
-  if type(a) == "table" and type(a.apiVersion) == "string" and type(a.kind) == "string" then
-    return nil, a.apiVersion .. " " .. a.kind
-  end
-  return nil
-end
-
---- Runs the script (path) against a planning manager. opts: namespace
--- (the manager's, as --namespace), args. Returns the plan
--- {informers = {{resource=, namespace=, why=}}, controllers = {{name=,
--- ["for"]=, owns=, watches=, reconciler=}}, modules = {names required or
--- named}, calls = {{verb=, resource=, why=}}, undetermined = {...}}, or
--- nil, message when the script cannot be loaded or raises.
-function M.plan_script(path, opts)
-  opts = opts or {}
-  local plan = { informers = {}, controllers = {}, modules = {}, module_set = {}, calls = {},
-                 undetermined = {}, namespace = opts.namespace }
-  local function module(name, why)
-    if type(name) == "string" and not plan.module_set[name] then
-      plan.module_set[name] = why
-      plan.modules[#plan.modules + 1] = name
+-- The files to scan and ship: the script, and the modules it required or
+-- named that live in its folder (found through its package.path), each
+-- {name = (relative to the folder), path =, src =, module =}; and the
+-- modules outside the folder that may make calls (not scanned): {name =,
+-- why =, path =}.
+local function collect_files(script, plan)
+  local dir = script:match("^(.*)/[^/]*$") or "."
+  local files = {}
+  local src = readfile(script)
+  files[1] = scan.new_file(script:match("([^/]*)$"), script, src)
+  files[1].npath = norm_path(script)
+  local function requires_of(f)
+    for _, m in ipairs(scan.requires(f)) do
+      if not plan.module_set[m] then
+        plan.module_set[m] = "required by " .. f.name
+        plan.modules[#plan.modules + 1] = m
+      end
     end
   end
-  local function informer(res, o, why)
-    plan.informers[#plan.informers + 1] = { resource = res, namespace = o and o.namespace or opts.namespace,
-                                            why = why }
-  end
-  local client = {}
-  for _, v in ipairs(CLIENT_VERBS) do
-    client[v] = function(_, a)
-      local res, objdesc = call_resource(a)
-      local why = "script load"
-      if res then
-        plan.calls[#plan.calls + 1] = { verb = v, resource = res, why = why }
-      else
-        plan.undetermined[#plan.undetermined + 1] = "client:" .. v .. " at script load on "
-          .. (objdesc or "an unknown resource")
-      end
-      return nil, "planning: no server", "EPLAN"
-    end
-  end
-  client = permissive(client)
-  local env = permissive({
-    resource = function(_, res)
-      local g, r = M.split_resource(res)
-      if not g then return nil end
-      return { group = g, resource = r, name = res }
-    end,
-    namespace = function() return opts.namespace or "default" end,
-    client = function() return client end,
-    sync_progress = function() return {} end,
-  })
-  local function fake_informer(res)
-    return permissive({
-      add_handler = function(_, h)
-        if type(h) == "string" then module(h, "handler of informer " .. res) end
-        return true
-      end,
-      list = function() return {} end,
-      name = function() return res end,
-      has_synced = function() return true end,
-    })
-  end
-  local mgr = permissive({
-    env = env, client = client, namespace = opts.namespace or "default", planning = true,
-    informer = function(_, res, o)
-      informer(res, o, "mgr:informer")
-      return fake_informer(res)
-    end,
-    controller = function(_, cfg)
-      local c = { name = cfg.name or (cfg["for"] and cfg["for"]:match("([^/]+)$")) or "controller",
-                  ["for"] = cfg["for"], owns = {}, watches = {} }
-      local iopts = cfg.informer_opts
-      if cfg["for"] then informer(cfg["for"], iopts, "controller " .. c.name .. " (for)") end
-      local function res_of(e) if type(e) == "table" then return e[1], e end return e, {} end
-      for _, e in ipairs(cfg.owns or {}) do
-        local r, o = res_of(e)
-        c.owns[#c.owns + 1] = r
-        informer(r, o.informer_opts or iopts, "controller " .. c.name .. " (owns)")
-      end
-      for _, e in ipairs(cfg.watches or {}) do
-        local r, o = res_of(e)
-        c.watches[#c.watches + 1] = r
-        informer(r, o.informer_opts or iopts, "controller " .. c.name .. " (watches)")
-        if type(o.map) == "string" then module(o.map, "map of controller " .. c.name) end
-      end
-      if type(cfg.reconciler) == "string" then
-        c.reconciler = cfg.reconciler
-        module(cfg.reconciler, "reconciler of controller " .. c.name)
-      end
-      plan.controllers[#plan.controllers + 1] = c
-      return permissive({ name = function() return c.name end })
-    end,
-    start = function() return true end,
-    run = function() return true end,
-    step = function() return 0 end,
-    wait_for = function() return true end,
-    lister = function(_, name) return fake_informer(name) end,
-  })
-  -- the manager of the script: the bootstrap's (by = "bootstrap"), and
-  -- the one a script makes itself, whose options are honoured
-  local function own_manager(o, by)
-    if by ~= "bootstrap" then
-      o = type(o) == "table" and o or {}
-      plan.manager_opts = o
-      if o.namespace and not opts.namespace then rawset(mgr, "namespace", o.namespace) end
-    end
-    return mgr
-  end
-  local s, err = require("kinformer.bootstrap").load{
-    script = path, namespace = opts.namespace, args = opts.args, fresh = true,
-    flags = { planning = true }, make_manager = own_manager,
-  }
-  if not s then
-    if err:match("^script ") then return nil, err:gsub("^(script %S+) failed:", "%1 failed while planning:") end
-    return nil, err
-  end
-  for _, name in ipairs(s.loaded) do module(name, "required by the script") end
-  plan.path = package.path
-  return plan
-end
-
--- ---- the source scan ------------------------------------------------------
-
--- Splits the argument list that starts at src[i] (just after "(") into
--- argument texts (top-level commas), skipping strings and comments.
--- Returns the array of trimmed texts and the index after ")".
-local function split_args(src, i)
-  local args, depth, start = {}, 0, i
-  local n = #src
-  while i <= n do
-    local c = src:sub(i, i)
-    if c == '"' or c == "'" then
-      local j = i + 1
-      while j <= n do
-        local d = src:sub(j, j)
-        if d == "\\" then j = j + 1 elseif d == c then break end
-        j = j + 1
-      end
-      i = j
-    elseif c == "[" and src:match("^%[=*%[", i) then
-      local eq = src:match("^%[(=*)%[", i)
-      local close = src:find("]" .. eq .. "]", i, true)
-      i = close and close + #eq + 1 or n
-    elseif c == "-" and src:sub(i, i + 1) == "--" then
-      local eol = src:find("\n", i, true)
-      i = eol or n
-    elseif c == "(" or c == "{" or c == "[" then
-      depth = depth + 1
-    elseif c == ")" or c == "}" or c == "]" then
-      if depth == 0 then
-        local a = src:sub(start, i - 1):match("^%s*(.-)%s*$")
-        if a ~= "" or #args > 0 then args[#args + 1] = a end
-        return args, i + 1
-      end
-      depth = depth - 1
-    elseif c == "," and depth == 0 then
-      args[#args + 1] = src:sub(start, i - 1):match("^%s*(.-)%s*$")
-      start = i + 1
-    end
-    i = i + 1
-  end
-  return args, n + 1
-end
-
-local function line_of(src, pos)
-  local _, n = src:sub(1, pos):gsub("\n", "")
-  return n + 1
-end
-
--- The string an expression denotes in src, or nil: a literal, or a name
--- (M.X, X) assigned a string literal somewhere in src.
-local function constant(src, expr)
-  local lit = expr:match('^"([^"\\]*)"$') or expr:match("^'([^'\\]*)'$")
-  if lit then return lit end
-  if not expr:match("^[%a_][%w_]*$") and not expr:match("^[%a_][%w_]*%.[%a_][%w_]*$") then return nil end
-  local pat = "%f[%w_.]" .. expr:gsub("%.", "%%.") .. "%s*=%s*(['\"])([^'\"\n]*)%1"
-  local _, v = src:match(pat)
-  return v
-end
-
--- The enclosing function of position pos: the nearest preceding
--- "function NAME(params)" -> name, params array.
-local function enclosing(src, pos)
-  local best, bname, bparams
-  for s, name, params in src:gmatch("()function%s+([%w_.:]+)%s*(%b())") do
-    if s < pos then best, bname, bparams = s, name, params else break end
-  end
-  if not best then return nil end
-  local ps = {}
-  for p in bparams:sub(2, -2):gmatch("[^,%s]+") do ps[#ps + 1] = p end
-  return bname:match("([%w_]+)$"), ps
-end
-
--- The resources expr may denote at pos in src: a constant, or, for a
--- parameter of the enclosing function, the constants passed at its call
--- sites. Returns an array (empty when undetermined).
-local function resolve(src, expr, pos, depth)
-  local c = constant(src, expr)
-  if c then return { c } end
-  if depth > 2 or not expr:match("^[%a_][%w_]*$") then return {} end
-  local fname, params = enclosing(src, pos)
-  if not fname then return {} end
-  local idx
-  for i, p in ipairs(params) do if p == expr then idx = i end end
-  if not idx then return {} end
-  local out = {}
-  local callpat = "%f[%w_]" .. fname .. "%s*%("
+  requires_of(files[1])
+  local external, by_module = {}, {}
   local i = 1
-  while true do
-    local s, e = src:find(callpat, i)
-    if not s then break end
-    i = e + 1
-    -- skip the definition itself
-    local before = src:sub(math.max(1, s - 60), s - 1)
-    if not before:match("function%s+[%w_.:]*$") then
-      local args = split_args(src, e + 1)
-      local a = args[idx]
-      if a then
-        local r = resolve(src, a, s, depth + 1)
-        if #r == 0 then return {} end -- one unresolved call site: undetermined
-        for _, x in ipairs(r) do out[#out + 1] = x end
+  while i <= #plan.modules do
+    local m = plan.modules[i]
+    i = i + 1
+    if not m:match("^kinformer$") and not m:match("^kinformer%.") then
+      local p = package.searchpath(m, plan.path)
+      local prefix = dir .. "/"
+      local why = plan.module_set[m]
+      if p and p:sub(1, #prefix) == prefix then
+        local f = scan.new_file(p:sub(#prefix + 1), p, readfile(p) or "")
+        f.npath, f.module = norm_path(p), m
+        files[#files + 1] = f
+        by_module[m] = f
+        requires_of(f)
+      elseif not why:match("^required by") then
+        -- a reconciler, handler, map or finalize module: it makes calls
+        external[#external + 1] = { name = m, why = why, path = p }
+      elseif p and p:match("%.lua$") then
+        local text = readfile(p)
+        if text and scan.makes_calls(text) then external[#external + 1] = { name = m, why = why, path = p } end
       end
     end
   end
-  return out
-end
-
---- Scans Lua source text (name: the file, for the notes) for client calls.
--- Returns calls {{verb=, resource=, subresource=, why=}}, undetermined
--- {"file:line: client:verb(expr)"}, and whether it sets owner references.
-function M.scan_source(src, name)
-  local calls, undetermined = {}, {}
-  -- comments out, strings kept (resources are string literals)
-  local code = src:gsub("%-%-%[(=*)%[.-%]%1%]", function(s) return (s:gsub("[^\n]", " ")) end)
-  code = code:gsub("%-%-[^\n]*", function(s) return (" "):rep(#s) end)
-  local verbs = {}
-  for _, v in ipairs(CLIENT_VERBS) do verbs[v] = true end
-  for s, verb, e in code:gmatch("()client%s*:%s*([%a_][%w_]*)%s*%(()") do
-    if verbs[verb] then
-      local args = split_args(code, e)
-      local where = string.format("%s:%d", name, line_of(code, s))
-      local first = args[1] or ""
-      local sub
-      local last = args[#args] or ""
-      if (verb == "patch" or verb == "apply") and last:match("subresource%s*=%s*['\"]status['\"]") then
-        sub = "status"
-      end
-      local rs = resolve(code, first, s, 0)
-      if #rs == 0 or not M.split_resource(rs[1]) then
-        undetermined[#undetermined + 1] = string.format("%s: client:%s(%s, ...)", where, verb, first)
-      else
-        for _, r in ipairs(rs) do
-          calls[#calls + 1] = { verb = verb, resource = r, subresource = sub, why = where }
-        end
-      end
-    end
-  end
-  local owner_refs = code:find("set_controller_reference%s*%(") or code:find("set_owner_reference%s*%(")
-  return calls, undetermined, owner_refs ~= nil
+  return files, external, by_module
 end
 
 -- ---- rules ----------------------------------------------------------------
 
-local VERB_ORDER = { "get", "list", "watch", "create", "update", "patch", "delete" }
+local VERB_ORDER = { "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection" }
+local VERB_RANK = {}
+for i, v in ipairs(VERB_ORDER) do VERB_RANK[v] = i end
 
---- Builds the rules from a plan and the scanned files ({name, src} with
--- .controller set for a controller's reconciler). Returns rules
--- {{group=, resource=, verbs = {...}, why = {...}}} sorted by group and
--- resource, and the notes (undetermined calls).
-function M.rules(plan, files)
-  local by, order = {}, {}
-  local function grant(res, verb, why)
-    local g, r = M.split_resource(res)
-    if not g then
-      plan.undetermined[#plan.undetermined + 1] = why .. ": resource " .. tostring(res) .. " not understood"
-      return
-    end
-    local k = g .. "\0" .. r
-    local e = by[k]
+local function sort_verbs(set)
+  local vs = {}
+  for v in pairs(set) do vs[#vs + 1] = v end
+  table.sort(vs, function(a, b)
+    local ra, rb = VERB_RANK[a] or 100, VERB_RANK[b] or 100
+    if ra ~= rb then return ra < rb end
+    return a < b
+  end)
+  return vs
+end
+
+-- A set of rules keyed by group, resource (and resource names): each
+-- {group =, resource =, resource_names =, verbs = set, why = {{why =,
+-- verbs = set}}}.
+local function rule_set()
+  local set = { by = {}, order = {} }
+  function set.add(key, proto, verbs, why)
+    local e = set.by[key]
     if not e then
-      e = { group = g, resource = r, verbs = {}, why = {}, whyset = {} }
-      by[k] = e
-      order[#order + 1] = e
+      e = proto
+      e.verbs, e.why, e.whyset = {}, {}, {}
+      set.by[key] = e
+      set.order[#set.order + 1] = e
     end
-    e.verbs[verb] = true
     local w = e.whyset[why]
     if not w then
       w = { why = why, verbs = {} }
       e.whyset[why] = w
       e.why[#e.why + 1] = w
     end
-    w.verbs[verb] = true
-  end
-  for _, inf in ipairs(plan.informers) do
-    for _, v in ipairs({ "get", "list", "watch" }) do grant(inf.resource, v, "plan: informer of " .. inf.why) end
-  end
-  local function add_calls(calls, source)
-    for _, c in ipairs(calls) do
-      local res = c.resource
-      local verb = c.verb
-      if verb == "update_status" then res, verb = res .. "/status", "update"
-      elseif verb == "apply" then verb = "patch" end
-      if c.subresource then res = res .. "/" .. c.subresource end
-      grant(res, verb, source .. " client:" .. c.verb .. " at " .. c.why)
+    for _, v in ipairs(verbs) do
+      e.verbs[v] = true
+      w.verbs[v] = true
     end
   end
-  add_calls(plan.calls, "plan:")
-  local undetermined = {}
-  for _, u in ipairs(plan.undetermined) do undetermined[#undetermined + 1] = "plan: " .. u end
-  for _, f in ipairs(files) do
-    local calls, und, owner_refs = M.scan_source(f.src, f.name)
-    add_calls(calls, "source:")
-    for _, u in ipairs(und) do undetermined[#undetermined + 1] = "source: " .. u end
-    if owner_refs then
-      for _, c in ipairs(plan.controllers) do
-        if c["for"] and (f.controllers or {})[c.name] then
-          grant(c["for"] .. "/finalizers", "update", "source: reconciler of controller " .. c.name
-            .. " sets owner references (blockOwnerDeletion) in " .. f.name)
+  return set
+end
+
+-- The hint of an undetermined item: the rule that would cover it.
+local function hint(item)
+  local vs = {}
+  for i, v in ipairs(item.verbs or {}) do vs[i] = string.format("%q", v) end
+  local rule = string.format("{{resources = {%s}, verbs = {%s}}}", item.hint_resources or "...",
+    item.external and "..." or table.concat(vs, ", "))
+  if item.external then
+    return "declare what it needs with rbac = " .. rule .. " on the controller (or mgr:rbac)"
+  end
+  if item.in_controller then return "declare it with rbac = " .. rule .. " on the controller" end
+  return "declare it with mgr:rbac" .. rule .. " (or rbac = ... on the controller)"
+end
+
+--- The one-line description of an undetermined item (without the
+-- "kinformer: manifests: " of stderr).
+function M.describe(item)
+  if item.external then
+    return string.format("module %s (%s%s) is outside the script's folder: not scanned; %s", item.module,
+      item.why, item.path and (", " .. item.path) or "", hint(item))
+  end
+  return string.format("%s%s: %s; %s", item.where and (item.where .. ": ") or "", item.text,
+    item.reason or "resource not determined", hint(item))
+end
+
+--- The rules script needs, as data. opts: namespace, args (as
+-- plan_script's). Returns {rules = {{group =, resource =, verbs = {...},
+-- why = {"verb, verb: origin", ...}, resource_names = {...} or nil}, ...}
+-- (sorted by group and resource; events and leases not included: the
+-- documents add them), non_resource_rules = {{non_resource_urls =, verbs
+-- =, why =}}, undetermined = {item} (what no rule covers: {where =
+-- "file:line", name = (the same, relative to the script's folder), text
+-- =, verbs =, reason =} or {external = true, module =, why =, path =}),
+-- covered = {item} (undetermined, but covered by a declared rule), plan =,
+-- files =, external =}; or nil, message (the script failed to load, or a
+-- resource name is not one).
+function M.rules_for(script, opts)
+  opts = opts or {}
+  local plan, err = M.plan_script(script, opts)
+  if not plan then return nil, err end
+  local files, external, by_module = collect_files(script, plan)
+
+  -- which controllers' code is where: whole files (reconciler, finalize
+  -- and map modules, and what they require) and line ranges (functions)
+  local whole, ranges = {}, {}
+  local function add_whole(npath, c)
+    whole[npath] = whole[npath] or {}
+    for _, x in ipairs(whole[npath]) do if x == c then return false end end
+    table.insert(whole[npath], c)
+    return true
+  end
+  for m, ctls in pairs(plan.module_of) do
+    local f = by_module[m]
+    if f then for _, c in ipairs(ctls) do add_whole(f.npath, c) end end
+  end
+  for _, c in ipairs(plan.controllers) do
+    for _, w in pairs(c.code) do
+      ranges[w.path] = ranges[w.path] or {}
+      table.insert(ranges[w.path], { ctl = c, first = w.first, last = w.last })
+    end
+  end
+  local changed = true
+  while changed do -- a module a controller's file requires runs in its workers too
+    changed = false
+    for _, f in ipairs(files) do
+      local mine = {}
+      for _, c in ipairs(whole[f.npath] or {}) do mine[#mine + 1] = c end
+      for _, r in ipairs(ranges[f.npath] or {}) do mine[#mine + 1] = r.ctl end
+      for _, m in ipairs(scan.requires(f)) do
+        local g = by_module[m]
+        if g and g ~= f then
+          for _, c in ipairs(mine) do if add_whole(g.npath, c) then changed = true end end
         end
       end
     end
   end
-  table.sort(order, function(a, b)
+  local function controllers_at(f, line)
+    local best
+    for _, r in ipairs(ranges[f.npath] or {}) do
+      if line >= r.first and line <= r.last and (not best or r.last - r.first < best.last - best.first) then
+        best = r
+      end
+    end
+    local out = {}
+    if best then
+      for _, r in ipairs(ranges[f.npath]) do
+        if r.first == best.first and r.last == best.last then out[#out + 1] = r.ctl end
+      end
+    else
+      for _, c in ipairs(whole[f.npath] or {}) do out[#out + 1] = c end
+    end
+    return out
+  end
+  local function attribute(f, line)
+    local out = {}
+    for _, c in ipairs(controllers_at(f, line)) do
+      local children = {}
+      for _, ch in ipairs(c.children) do children[#children + 1] = ch end
+      out[#out + 1] = { name = c.name, ["for"] = c["for"], children = children }
+    end
+    return out
+  end
+
+  local set, nonres = rule_set(), {}
+  local undetermined = {}
+  local function grant(res, verbs, why, item)
+    local g, r = M.split_resource(res)
+    if not g then
+      local u = item or {}
+      undetermined[#undetermined + 1] = { where = u.where, name = u.name, text = u.text or tostring(res),
+        verbs = verbs, in_controller = u.in_controller,
+        reason = string.format("%q is not a resource name (group/version/resource, e.g. apps/v1/deployments)",
+          tostring(res)) }
+      return
+    end
+    set.add(g .. "\0" .. r, { group = g, resource = r }, verbs, why)
+  end
+  for _, inf in ipairs(plan.informers) do
+    grant(inf.resource, { "get", "list", "watch" }, "plan: informer of " .. inf.why)
+  end
+  for _, c in ipairs(plan.controllers) do
+    for _, ch in ipairs(c.children) do
+      grant(ch, { "get", "create", "patch", "delete" }, "plan: children of controller " .. c.name
+        .. " (ctx:ensure applies them, pruning deletes them)")
+    end
+    if c.finalizer and c["for"] then
+      grant(c["for"], { "patch" }, "plan: finalizer " .. tostring(c.finalizer) .. " of controller " .. c.name
+        .. " (added and removed with JSON patches)")
+      grant(c["for"] .. "/finalizers", { "update" }, "plan: finalizer " .. tostring(c.finalizer)
+        .. " of controller " .. c.name)
+    end
+  end
+  for _, call in ipairs(plan.calls) do
+    grant(call.resource, call.verbs, "plan: client:" .. call.verb .. " at " .. call.why
+      .. (call.guessed and " (resource from the object's kind)" or ""))
+  end
+  for _, u in ipairs(plan.undetermined) do
+    u.name = u.where and u.where:match("([^/]*)$")
+    undetermined[#undetermined + 1] = u
+  end
+
+  local sc = scan.new(files, attribute)
+  for _, fd in ipairs(sc:run()) do
+    local f = fd.file
+    local item = { where = f.path .. ":" .. fd.line, name = f.name .. ":" .. fd.line, text = fd.text,
+                   verbs = fd.verbs, in_controller = #controllers_at(f, fd.line) > 0 }
+    if fd.resources then
+      local notes = {}
+      if fd.owner then notes[#notes + 1] = "owner reference with blockOwnerDeletion"
+      elseif fd.why == "ctx:ensure" then notes[#notes + 1] = "server-side apply" end
+      notes[#notes + 1] = fd.note
+      if fd.guessed and not fd.owner then notes[#notes + 1] = "resource from the object's kind" end
+      local why = "source: " .. fd.why .. " at " .. f.name .. ":" .. fd.line
+        .. (#notes > 0 and (" (" .. table.concat(notes, "; ") .. ")") or "")
+      for _, r in ipairs(fd.resources) do grant(r, fd.verbs, why, item) end
+    else
+      item.reason = fd.reason
+        or (fd.owner and "the owner's resource not determined (blockOwnerDeletion needs update on <owner>/finalizers)")
+        or "resource not determined"
+      if fd.owner then item.hint_resources = '"<group/version/resource>/finalizers"' end
+      undetermined[#undetermined + 1] = item
+    end
+  end
+  for _, e in ipairs(external) do
+    undetermined[#undetermined + 1] = { external = true, module = e.name, why = e.why, path = e.path }
+  end
+
+  -- declared rules
+  local declared_verbs, declared_any = {}, false
+  for _, d in ipairs(plan.rbac) do
+    for i, r in ipairs(d.rules) do
+      declared_any = true
+      local why = "declared: " .. d.why .. (#d.rules > 1 and (" #" .. i) or "")
+      for _, v in ipairs(r.verbs) do declared_verbs[v] = true end
+      if r.non_resource_urls then
+        nonres[#nonres + 1] = { non_resource_urls = r.non_resource_urls, verbs = r.verbs, why = { why } }
+      end
+      for _, res in ipairs(r.resources or {}) do
+        local targets = {}
+        local g, rr = M.split_resource(res)
+        if g then
+          targets[1] = { g, rr }
+        else
+          for _, ag in ipairs(r.api_groups or {}) do targets[#targets + 1] = { ag, res } end
+        end
+        for _, t in ipairs(targets) do
+          if r.resource_names then
+            local names = {}
+            for k, n in ipairs(r.resource_names) do names[k] = n end
+            table.sort(names)
+            set.add(t[1] .. "\0" .. t[2] .. "\0" .. table.concat(names, "\0"),
+              { group = t[1], resource = t[2], resource_names = names }, r.verbs, why)
+          else
+            set.add(t[1] .. "\0" .. t[2], { group = t[1], resource = t[2] }, r.verbs, why)
+          end
+        end
+      end
+    end
+  end
+  local covered, left = {}, {}
+  for _, u in ipairs(undetermined) do
+    local ok = false
+    if u.external then
+      ok = declared_any
+    elseif next(declared_verbs) then
+      ok = true
+      for _, v in ipairs(u.verbs or {}) do
+        if not (declared_verbs[v] or declared_verbs["*"]) then ok = false end
+      end
+    end
+    if ok then covered[#covered + 1] = u else left[#left + 1] = u end
+  end
+
+  table.sort(set.order, function(a, b)
     if a.group ~= b.group then return a.group < b.group end
-    return a.resource < b.resource
+    if a.resource ~= b.resource then return a.resource < b.resource end
+    return table.concat(a.resource_names or {}, ",") < table.concat(b.resource_names or {}, ",")
   end)
   local rules = {}
-  for _, e in ipairs(order) do
-    local verbs = {}
-    for _, v in ipairs(VERB_ORDER) do if e.verbs[v] then verbs[#verbs + 1] = v end end
+  for _, e in ipairs(set.order) do
     local why = {}
-    for _, w in ipairs(e.why) do
-      local vs = {}
-      for _, v in ipairs(VERB_ORDER) do if w.verbs[v] then vs[#vs + 1] = v end end
-      why[#why + 1] = table.concat(vs, ", ") .. ": " .. w.why
-    end
-    rules[#rules + 1] = { group = e.group, resource = e.resource, verbs = verbs, why = why }
+    for _, w in ipairs(e.why) do why[#why + 1] = table.concat(sort_verbs(w.verbs), ", ") .. ": " .. w.why end
+    rules[#rules + 1] = { group = e.group, resource = e.resource, resource_names = e.resource_names,
+                          verbs = sort_verbs(e.verbs), why = why }
   end
-  return rules, undetermined
+  return { rules = rules, non_resource_rules = nonres, undetermined = left, covered = covered, plan = plan,
+           files = files, external = external }
 end
 
 -- ---- YAML -----------------------------------------------------------------
@@ -521,15 +494,8 @@ function M.yaml(docs)
   return table.concat(out, "\n") .. "\n"
 end
 
--- ---- the documents --------------------------------------------------------
 
-local function readfile(p)
-  local f = io.open(p, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+-- ---- the documents --------------------------------------------------------
 
 -- FNV-1a (32 bit) of s as hex: a content hash for the pod template, so a
 -- changed script rolls the Deployment.
@@ -558,65 +524,28 @@ function M.default_name(script)
 end
 
 local function rule_doc(r)
-  local o = om("apiGroups", { r.group }, "resources", { r.resource }, "verbs", r.verbs)
+  local o
+  if r.non_resource_urls then
+    o = om("nonResourceURLs", r.non_resource_urls, "verbs", r.verbs)
+  else
+    o = om("apiGroups", { r.group }, "resources", { r.resource }, "resourceNames", r.resource_names,
+      "verbs", r.verbs)
+  end
   o.__comment = r.why
   return o
 end
 
 --- Builds everything for script. opts: namespace (as --namespace: a
--- namespaced operator, a Role), image, name, args. Returns the YAML text,
--- or nil, message.
+-- namespaced operator, a Role), image, name, args. Returns the YAML text
+-- and the rules (M.rules_for's answer: its undetermined are listed in the
+-- text's header, granted nothing), or nil, message.
 function M.generate(script, opts)
   opts = opts or {}
-  local plan, err = M.plan_script(script, opts)
-  if not plan then return nil, err end
-  local dir = script:match("^(.*)/[^/]*$") or "."
-  -- the files to scan and ship: the script, and the modules it required or
-  -- named that live in its folder (found through its package.path)
-  local files, shipped = {}, {}
-  local src = readfile(script)
-  files[#files + 1] = { name = script:match("([^/]*)$"), src = src, path = script, controllers = {} }
-  shipped[#shipped + 1] = { rel = script:match("([^/]*)$"), src = src }
-  local recon_of = {}
-  for _, c in ipairs(plan.controllers) do
-    if c.reconciler then recon_of[c.reconciler] = recon_of[c.reconciler] or {}; recon_of[c.reconciler][c.name] = true end
-  end
-  -- a function reconciler lives in the script: its controllers read it
-  for _, c in ipairs(plan.controllers) do if not c.reconciler then files[1].controllers[c.name] = true end end
-  -- modules a file requires (also those not loaded while planning: inside
-  -- functions, or in a reconciler module only its worker states load)
-  local function requires_of(text, from)
-    for m in text:gmatch("require%s*%(?%s*[\"']([%w_.%-]+)[\"']") do
-      if not plan.module_set[m] then
-        plan.module_set[m] = "required by " .. from
-        plan.modules[#plan.modules + 1] = m
-      end
-    end
-  end
-  requires_of(src, files[1].name)
-  local external = {}
-  local i = 1
-  while i <= #plan.modules do
-    local m = plan.modules[i]
-    i = i + 1
-    if not m:match("^kinformer") then
-      local p = package.searchpath(m, plan.path)
-      local prefix = dir .. "/"
-      if p and p:sub(1, #prefix) == prefix then
-        local s = readfile(p)
-        local rel = p:sub(#prefix + 1)
-        files[#files + 1] = { name = rel, src = s, path = p, controllers = recon_of[m] or {} }
-        shipped[#shipped + 1] = { rel = rel, src = s }
-        requires_of(s, rel)
-      elseif not plan.module_set[m]:match("^required by") then
-        external[#external + 1] = m .. " (" .. plan.module_set[m] .. (p and (", " .. p) or ", not found") .. ")"
-      end
-    end
-  end
-  local rules, undetermined = M.rules(plan, files)
-  for _, e in ipairs(external) do
-    undetermined[#undetermined + 1] = "module " .. e .. " is outside the script's folder: not scanned"
-  end
+  local result, err = M.rules_for(script, opts)
+  if not result then return nil, err end
+  local plan = result.plan
+  local shipped = {}
+  for _, f in ipairs(result.files) do shipped[#shipped + 1] = { rel = f.name, src = f.src } end
   local mopts = plan.manager_opts or {}
   local name = opts.name and dns_name(opts.name) or (type(mopts.name) == "string" and dns_name(mopts.name))
     or M.default_name(script)
@@ -631,7 +560,10 @@ function M.generate(script, opts)
   end
 
   local role_rules = {}
-  for _, r in ipairs(rules) do role_rules[#role_rules + 1] = rule_doc(r) end
+  for _, r in ipairs(result.rules) do role_rules[#role_rules + 1] = rule_doc(r) end
+  if not namespaced then
+    for _, r in ipairs(result.non_resource_rules) do role_rules[#role_rules + 1] = rule_doc(r) end
+  end
   local ev = om("apiGroups", { "" }, "resources", { "events" }, "verbs", { "create", "patch" })
   ev.__comment = { "events: ctx:event and recorders (core/v1 Events, where the server has no events.k8s.io)" }
   role_rules[#role_rules + 1] = ev
@@ -645,13 +577,25 @@ function M.generate(script, opts)
     string.format("Generated by `kinformer manifests %s%s`.", script,
       opts.namespace and (" --namespace " .. opts.namespace) or ""),
     "Rules come from the script run in planning mode (plan:, informers and",
-    "controllers it registered) and from its source and modules' source (source:).",
+    "controllers it registered), from its source and modules' source (source:)",
+    "and from the rbac rules it declares (declared:).",
   }
-  if #undetermined == 0 then
+  local function note(u)
+    if u.external then
+      return "module " .. u.module .. " (" .. u.why .. ") is outside the script's folder: not scanned"
+    end
+    return (u.name and (u.name .. ": ") or "") .. u.text .. ": " .. (u.reason or "resource not determined")
+  end
+  if #result.undetermined == 0 and #result.covered == 0 then
     sa.__header[#sa.__header + 1] = "Every client call's resource was determined."
-  else
+  end
+  if #result.covered > 0 then
+    sa.__header[#sa.__header + 1] = "Not determined from the source, covered by the declared rules (declared:):"
+    for _, u in ipairs(result.covered) do sa.__header[#sa.__header + 1] = "  " .. note(u) end
+  end
+  if #result.undetermined > 0 then
     sa.__header[#sa.__header + 1] = "NOT DETERMINED (no rule granted; add what they need by hand):"
-    for _, u in ipairs(undetermined) do sa.__header[#sa.__header + 1] = "  " .. u end
+    for _, u in ipairs(result.undetermined) do sa.__header[#sa.__header + 1] = "  source: " .. note(u) end
   end
   docs[#docs + 1] = sa
   local kind = namespaced and "Role" or "ClusterRole"
@@ -664,6 +608,20 @@ function M.generate(script, opts)
   docs[#docs + 1] = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", kind .. "Binding",
     "metadata", meta(name, namespaced and ns or nil),
     "roleRef", om("apiGroup", "rbac.authorization.k8s.io", "kind", kind, "name", name), "subjects", subj)
+  if namespaced and #result.non_resource_rules > 0 then
+    -- a Role cannot grant non-resource URLs: a ClusterRole of their own
+    local nr = {}
+    for _, r in ipairs(result.non_resource_rules) do nr[#nr + 1] = rule_doc(r) end
+    local nrname = name .. "-non-resource"
+    local cr = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRole", "metadata", meta(nrname),
+      "rules", nr)
+    cr.__header = { "The declared non-resource URLs: a Role cannot grant them." }
+    docs[#docs + 1] = cr
+    docs[#docs + 1] = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "ClusterRoleBinding",
+      "metadata", meta(nrname),
+      "roleRef", om("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", nrname),
+      "subjects", subj)
+  end
   local le_name = name .. "-leader-election"
   local le = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", meta(le_name, le_ns),
     "rules", { om("apiGroups", { "coordination.k8s.io" }, "resources", { "leases" },
@@ -721,11 +679,12 @@ function M.generate(script, opts)
   dep.__header = { "Two replicas: one leads (a Lease in " .. ns .. "), the other keeps its caches warm.",
     "Metrics on :8080/metrics, probes on :8081 (/readyz, /healthz)." }
   docs[#docs + 1] = dep
-  return M.yaml(docs)
+  return M.yaml(docs), result
 end
 
 M.usage = [[
-usage: kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME] [-- ARGS...]
+usage: kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
+                          [--allow-undetermined] [-- ARGS...]
 
 Prints the YAML to deploy SCRIPT: a ServiceAccount, a ClusterRole (a Role
 with --namespace) with the verbs and resources the script's informers,
@@ -733,10 +692,17 @@ controllers and client calls need plus events, a leader-election Role for
 Leases, their bindings, a ConfigMap with the script and its modules, and a
 Deployment (2 replicas, --leader-elect, metrics :8080, probes :8081).
 No server is contacted: the script runs in a planning mode.
+A client call whose resource cannot be determined and that no declared
+rbac rule covers is listed on stderr and fails the command (exit 1, no
+YAML); --allow-undetermined prints the YAML anyway (exit 0), without rules
+for them.
 ]]
 
 --- `kinformer manifests` (o: the parsed command line). Returns the exit
--- status.
+-- status: 1 when the script cannot be planned, or when a call's resource is
+-- undetermined and not covered by a declared rule (each on stderr, no YAML
+-- on stdout) unless o.allow_undetermined (then the YAML, still listing them
+-- on stderr, and 0).
 function M.main(o)
   local f = io.open(o.script or "", "r")
   if not f then
@@ -744,12 +710,27 @@ function M.main(o)
     return 1
   end
   f:close()
-  local text, err = M.generate(o.script, { namespace = o.namespace, image = o.image, name = o.name,
-                                           args = o.args })
+  local text, result = M.generate(o.script, { namespace = o.namespace, image = o.image, name = o.name,
+                                              args = o.args })
   if not text then
-    io.stderr:write("kinformer: ", tostring(err), "\n")
+    io.stderr:write("kinformer: ", tostring(result), "\n")
     return 1
   end
+  local und = result.undetermined
+  for _, u in ipairs(und) do io.stderr:write("kinformer: manifests: ", M.describe(u), "\n") end
+  if #und > 0 and not o.allow_undetermined then
+    local calls, mods = 0, 0
+    for _, u in ipairs(und) do if u.external then mods = mods + 1 else calls = calls + 1 end end
+    local what = {}
+    if calls > 0 then what[#what + 1] = calls .. (calls == 1 and " call" or " calls") end
+    if mods > 0 then what[#what + 1] = mods .. (mods == 1 and " module" or " modules") end
+    io.stderr:write(string.format("kinformer: manifests: %s not determined: no YAML printed "
+      .. "(declare what %s with rbac rules, or pass --allow-undetermined to print the YAML without %s)\n",
+      table.concat(what, " and "), #und == 1 and "it needs" or "they need", #und == 1 and "it" or "them"))
+    io.stderr:flush()
+    return 1
+  end
+  io.stderr:flush()
   io.stdout:write(text)
   io.stdout:flush()
   return 0

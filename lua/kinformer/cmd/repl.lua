@@ -43,6 +43,7 @@ M.descriptions = {
     add_readyz_check = "mgr:add_readyz_check(name, fn) -> a /readyz check",
     clock_now = "mgr:clock_now() -> seconds on the controllers' clock, 'fake'|'real'",
     clock_advance = "mgr:clock_advance(s) -> moves a fake clock (manager{clock='fake'})",
+    rbac = "mgr:rbac{{resources=, verbs=}, ...} -> declares RBAC rules for kinformer manifests",
   },
   ["kinformer.controller"] = {
     reconcile_once = "ctl:reconcile_once{namespace=, name=} -> runs the reconciler here, once",
