@@ -7,14 +7,15 @@
 -- (A ResourceQuota would be the natural second object; kinformer.sim does
 -- not serve ResourceQuota, docs/sim.md, so a ServiceAccount stands in.)
 local mgr = ...
+-- the resources, declared on one line (`kinformer manifests` resolves them);
+-- the reconciler takes them along to its worker threads
+local NAMESPACES, CONFIGMAPS, SERVICEACCOUNTS = "v1/namespaces", "v1/configmaps", "v1/serviceaccounts"
+
 assert(mgr:controller{
   name = "team-namespace",
   ["for"] = "v1/namespaces",
   owns = { "v1/configmaps", "v1/serviceaccounts" },
   reconciler = function(req, ctx)
-    -- a reconciler runs in worker threads and may hold no upvalues: its
-    -- constants live in it (`kinformer manifests` reads them from here)
-    local NAMESPACES, CONFIGMAPS, SERVICEACCOUNTS = "v1/namespaces", "v1/configmaps", "v1/serviceaccounts"
     local ns = ctx.listers[NAMESPACES]:get(req.name)
     local team = ns and not ns.metadata.deletionTimestamp and (ns.metadata.labels or {}).team
     if not team or team == "" then return end -- not a team's namespace (or going)

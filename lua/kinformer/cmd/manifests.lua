@@ -192,6 +192,17 @@ function M.describe(item)
     item.reason or "resource not determined", hint(item))
 end
 
+--- The rules every operator gets beside its own: Events (ctx:event and
+-- recorders, in both groups) in its Role or ClusterRole, and its Lease (a
+-- Role of its own namespace, for --leader-elect).
+M.EVENT_RULES = {
+  { group = "", resource = "events", verbs = { "create", "patch" },
+    why = "events: ctx:event and recorders (core/v1 Events, where the server has no events.k8s.io)" },
+  { group = "events.k8s.io", resource = "events", verbs = { "create", "patch" }, why = "events: events.k8s.io/v1 Events" },
+}
+M.LEASE_RULE = { group = "coordination.k8s.io", resource = "leases", verbs = { "get", "create", "update" },
+                 why = "leader election" }
+
 --- The rules script needs, as data. opts: namespace, args (as
 -- plan_script's). Returns {rules = {{group =, resource =, verbs = {...},
 -- why = {"verb, verb: origin", ...}, resource_names = {...} or nil}, ...}
@@ -564,12 +575,11 @@ function M.generate(script, opts)
   if not namespaced then
     for _, r in ipairs(result.non_resource_rules) do role_rules[#role_rules + 1] = rule_doc(r) end
   end
-  local ev = om("apiGroups", { "" }, "resources", { "events" }, "verbs", { "create", "patch" })
-  ev.__comment = { "events: ctx:event and recorders (core/v1 Events, where the server has no events.k8s.io)" }
-  role_rules[#role_rules + 1] = ev
-  local ev2 = om("apiGroups", { "events.k8s.io" }, "resources", { "events" }, "verbs", { "create", "patch" })
-  ev2.__comment = { "events: events.k8s.io/v1 Events" }
-  role_rules[#role_rules + 1] = ev2
+  for _, r in ipairs(M.EVENT_RULES) do
+    local ev = om("apiGroups", { r.group }, "resources", { r.resource }, "verbs", r.verbs)
+    ev.__comment = { r.why }
+    role_rules[#role_rules + 1] = ev
+  end
 
   local docs = {}
   local sa = om("apiVersion", "v1", "kind", "ServiceAccount", "metadata", meta(name, ns))
@@ -624,8 +634,8 @@ function M.generate(script, opts)
   end
   local le_name = name .. "-leader-election"
   local le = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", meta(le_name, le_ns),
-    "rules", { om("apiGroups", { "coordination.k8s.io" }, "resources", { "leases" },
-                  "verbs", { "get", "create", "update" }) })
+    "rules", { om("apiGroups", { M.LEASE_RULE.group }, "resources", { M.LEASE_RULE.resource },
+                  "verbs", M.LEASE_RULE.verbs) })
   le.__header = { "Leader election (--leader-elect): the Lease in namespace " .. le_ns
     .. (le_opts.name and (" (" .. tostring(le_opts.name) .. ", the script's leader_election.name)") or "") .. "." }
   docs[#docs + 1] = le

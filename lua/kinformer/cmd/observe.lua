@@ -75,10 +75,10 @@ local function grants(rules, group, resource, verb)
   for _, r in ipairs(rules) do
     local gs = r.groups or { r.group }
     local group_ok, res_ok, verb_ok = false, false, false
-    for _, g in ipairs(gs) do if g == group or g == "*" then group_ok = true end end
+    for _, g in ipairs(gs) do if g == group or g == "*" or group == "*" then group_ok = true end end
     local rs = r.resources or { r.resource }
-    for _, x in ipairs(rs) do if x == resource or x == "*" then res_ok = true end end
-    if r.verbs[verb] or r.verbs["*"] then verb_ok = true end
+    for _, x in ipairs(rs) do if x == resource or x == "*" or resource == "*" then res_ok = true end end
+    if r.verbs[verb] or r.verbs["*"] or verb == "*" then verb_ok = true end
     for _, v in ipairs(r.verbs) do if v == verb or v == "*" then verb_ok = true end end
     if group_ok and res_ok and verb_ok then return true end
   end
@@ -216,10 +216,19 @@ end
 function M.main(o)
   require("kinformer.core").set_log_level(o.verbose and "debug" or "warn")
   local manifests = require "kinformer.cmd.manifests"
-  local derived, derr = manifests.rules_for(o.script, { namespace = o.namespace, args = o.args })
-  if not derived then
+  local r, derr = manifests.rules_for(o.script, { namespace = o.namespace, args = o.args })
+  if not r then
     stderr("kinformer: %s\n", tostring(derr))
     return 1
+  end
+  -- what the printed documents grant: the derived rules, Events and the Lease
+  local derived = {}
+  for _, x in ipairs(r.rules) do derived[#derived + 1] = x end
+  for _, x in ipairs(manifests.EVENT_RULES) do derived[#derived + 1] = x end
+  derived[#derived + 1] = manifests.LEASE_RULE
+  if #r.undetermined > 0 then
+    for _, item in ipairs(r.undetermined) do stderr("kinformer: manifests: %s\n", manifests.describe(item)) end
+    stderr("kinformer: --observe: %d calls not determined: the derived rules grant them nothing\n", #r.undetermined)
   end
   local observed, n = M.observe(o.script, { seed = o.seed, drive = o.drive, trace = o.trace,
     duration = o.duration, namespace = o.namespace, args = o.args, sync_timeout = o.sync_timeout })
