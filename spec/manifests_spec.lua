@@ -49,8 +49,8 @@ local function with_events(t)
 end
 
 local WEBSITE_RULES = with_events {
-  ["example.kinformer.io websites"] = "get,list,watch,update",
-  ["example.kinformer.io websites/status"] = "update",
+  ["example.kinformer.io websites"] = "get,list,watch,patch",
+  ["example.kinformer.io websites/status"] = "patch",
   ["example.kinformer.io websites/finalizers"] = "update",
   ["apps deployments"] = "get,list,watch,create,patch,delete",
   [" services"] = "get,list,watch,create,patch,delete",
@@ -81,10 +81,9 @@ describe("kinformer manifests", function()
     assert.same({ kind = "Role", name = "website-leader-election", apiGroup = "rbac.authorization.k8s.io" },
       by.RoleBinding[1].roleRef)
 
-    -- the ConfigMap ships the script and the reconciler module, unchanged
+    -- the ConfigMap ships the script (one file), unchanged
     local cm = by.ConfigMap[1]
     assert.equal(proc.read("examples/website/operator.lua"), cm.data["operator.lua"])
-    assert.equal(proc.read("examples/website/website_reconciler.lua"), cm.data["website_reconciler.lua"])
 
     local dep = by.Deployment[1]
     assert.equal(2, dep.spec.replicas)
@@ -102,17 +101,16 @@ describe("kinformer manifests", function()
     assert.same({ metrics = 8080, health = 8081 }, ports)
     assert.same({ { name = "script", mountPath = "/operator", readOnly = true } }, c.volumeMounts)
     assert.equal("website-script", pod.volumes[1].configMap.name)
-    assert.same({ { key = "operator.lua", path = "operator.lua" },
-                  { key = "website_reconciler.lua", path = "website_reconciler.lua" } },
-      pod.volumes[1].configMap.items)
+    assert.same({ { key = "operator.lua", path = "operator.lua" } }, pod.volumes[1].configMap.items)
     assert.same(dep.spec.selector.matchLabels["app.kubernetes.io/name"],
       dep.spec.template.metadata.labels["app.kubernetes.io/name"])
 
     -- the comments say where each rule came from
     assert.matches("# Every client call's resource was determined.", out, 1, true)
     assert.matches("# get, list, watch: plan: informer of controller website (for)", out, 1, true)
-    assert.matches("# update: source: client:update_status at website_reconciler.lua:", out, 1, true)
-    assert.matches("# delete: source: client:delete at website_reconciler.lua:", out, 1, true)
+    assert.matches("# patch: source: client:patch at operator.lua:", out, 1, true)
+    assert.matches("# get, create, patch, delete: plan: children of controller website", out, 1, true)
+    assert.matches("# patch: plan: finalizer example.kinformer.io/children of controller website", out, 1, true)
   end)
 
   it("gives a namespaced manager a Role in its namespace (configmap-mirror)", function()
@@ -125,25 +123,28 @@ describe("kinformer manifests", function()
     local role = by.Role[1]
     assert.same({ "configmap-mirror", "shop" }, { role.metadata.name, role.metadata.namespace })
     assert.same(with_events {
-      [" configmaps"] = "get,list,watch",
+      [" configmaps"] = "get,list,watch,patch",
       [" configmaps/finalizers"] = "update",
-      [" secrets"] = "get,list,watch,create,update,delete",
+      [" secrets"] = "get,list,watch,create,patch,delete",
     }, rules_of(role))
     assert.equal("shop", by.RoleBinding[1].subjects[1].namespace)
     assert.equal("shop", by.Deployment[1].metadata.namespace)
     local cmd = by.Deployment[1].spec.template.spec.containers[1].command
     assert.same({ "--namespace", "shop", "/operator/operator.lua" }, { table.unpack(cmd, #cmd - 2) })
-    assert.is_string(by.ConfigMap[1].data["mirror_reconciler.lua"])
+    assert.same({ "operator.lua" }, (function()
+      local keys = {}
+      for k in pairs(by.ConfigMap[1].data) do keys[#keys + 1] = k end
+      return keys
+    end)())
   end)
 
-  it("gives a handlers-only script its informer's rules and ships its handler module (pod-label-auditor)", function()
+  it("gives a handlers-only script its informer's rules (pod-label-auditor)", function()
     local rc, out, err = run("examples/pod-label-auditor/operator.lua")
     assert.equal(0, rc, err)
     local _, by = docs_of(out)
     assert.same(with_events { [" pods"] = "get,list,watch" }, rules_of(by.ClusterRole[1]))
     local data = by.ConfigMap[1].data
-    assert.equal(proc.read("examples/pod-label-auditor/auditor_handlers.lua"), data["auditor_handlers.lua"])
-    assert.equal(proc.read("examples/pod-label-auditor/auditor.lua"), data["auditor.lua"])
+    assert.equal(proc.read("examples/pod-label-auditor/operator.lua"), data["operator.lua"])
     assert.equal("pod-label-auditor", by.Deployment[1].metadata.name)
   end)
 

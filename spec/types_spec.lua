@@ -16,9 +16,7 @@ local proc = require "spec.support.proc"
 -- pending ("not implemented yet"), not as a failure, while the real module
 -- lacks it. Once it exists it is checked like the rest (and the entry
 -- shows as pending "implemented now": drop it then).
-local NOT_YET = {
-  ["kinformer.ManagerOptions.rbac"] = true, -- helper-rbac
-}
+local NOT_YET = {}
 
 -- ---- reading types/ ------------------------------------------------------------
 

@@ -15,8 +15,9 @@
 --     selector: the objects the controller is for): its children are
 --     pruned, its finalizer removed, and the reconciler does not run (an
 --     object that stops matching is let go, as kopf does);
---   * obj being deleted and holding the finalizer: instead of the
---     reconciler, every child obj controls is deleted (with children: a
+--   * obj being deleted and holding the finalizer (in the cache, and then
+--     in a GET: the cache may lag behind the reconcile that finalized it):
+--     instead of the reconciler, every child obj controls is deleted (with children: a
 --     cluster without a garbage collector would keep them), then
 --     finalize(req, ctx, obj) runs; once it returns done, the finalizer is
 --     removed (a merge patch with the resourceVersion it saw as a
@@ -84,10 +85,11 @@ local function key_of(m)
   return (m.namespace and m.namespace ~= "" and (m.namespace .. "/") or "") .. m.name
 end
 
--- Deletes the children of obj in cfg.children that keep() says no to.
+-- Deletes the children of obj in cfg.children that keep() says no to,
+-- logging each with why ("Website default/web no longer ensures it").
 -- Returns true, or nil, msg, code for the first delete that failed (the
 -- others are still tried).
-local function delete_children(cfg, ctx, obj, keep)
+local function delete_children(cfg, ctx, obj, keep, why)
   local uid = obj.metadata.uid
   local ok, first_err, first_code = true, nil, nil
   for _, ch in ipairs(cfg.children or {}) do
@@ -98,8 +100,8 @@ local function delete_children(cfg, ctx, obj, keep)
       if not keep(ch.resource, key) then
         local done, err, code = ctx.client:delete(ch.resource, m.namespace, m.name, { uid = m.uid })
         if done or code == "NotFound" or code == "Conflict" then -- gone, or another object now
-          if done then ctx.log:info("deleted %s %s (a child %s no longer ensures)", tostring(c.kind), key,
-            cfg.label) end
+          if done then ctx.log:info("deleted %s %s: %s %s %s", tostring(c.kind), key, cfg.label, key_of(obj.metadata),
+            why) end
         elseif ok then
           ok, first_err, first_code = nil, err, code
         end
@@ -112,8 +114,8 @@ end
 
 --- Deletes every child obj controls (what a deleted object's finalizer
 -- does before finalize). Returns true, or nil, msg, code.
-function M.delete_all_children(cfg, ctx, obj)
-  return delete_children(cfg, ctx, obj, function() return false end)
+function M.delete_all_children(cfg, ctx, obj, why)
+  return delete_children(cfg, ctx, obj, function() return false end, why or "is being deleted")
 end
 
 -- Whether a reconciler's values mean success (done, requeue, requeue_after).
@@ -147,7 +149,7 @@ function M.run(cfg, req, ctx)
   if obj ~= nil and not selected(cfg, obj) and not (cfg.finalizer and fin.is_being_deleted(obj)) then
     -- out of scope: let it go
     if cfg.children and cfg.prune ~= false then
-      local ok, err, code = delete_children(cfg, ctx, obj, function() return false end)
+      local ok, err, code = M.delete_all_children(cfg, ctx, obj, "no longer matches " .. cfg.selector)
       if not ok then return nil, err, code end
     end
     if cfg.finalizer and fin.has_finalizer(obj, cfg.finalizer) then
@@ -164,6 +166,17 @@ function M.run(cfg, req, ctx)
     local name = cfg.finalizer
     if fin.is_being_deleted(obj) then
       if not fin.has_finalizer(obj, name) then return end -- going; not ours to hold
+      -- the cache may lag behind an earlier reconcile that already finalized
+      -- it (a child's deletion enqueues it again): finalize on what the
+      -- server holds now, once (a deletion is rare, one GET is cheap)
+      local fresh, gerr, gcode = ctx.client:get(cfg.for_resource, obj.metadata.namespace, obj.metadata.name)
+      if not fresh then
+        if gcode == "NotFound" then return end
+        return nil, gerr, gcode
+      end
+      if not fin.has_finalizer(fresh, name) then return end
+      obj = fresh
+      ctxmod.set_object(ctx, fresh)
       -- the children first (a cluster without a garbage collector keeps
       -- them otherwise), then finalize, told they are gone
       if cfg.children then
@@ -199,7 +212,8 @@ function M.run(cfg, req, ctx)
   local a, b, c = resolve(cfg.reconcile, "reconcile")(req, ctx)
   if obj ~= nil and cfg.children and cfg.prune ~= false and succeeded(a, b) then
     local ensured = ctxmod.ensured(ctx)
-    local ok, err, code = delete_children(cfg, ctx, obj, function(res, key) return ensured[res .. "\0" .. key] end)
+    local ok, err, code = delete_children(cfg, ctx, obj, function(res, key) return ensured[res .. "\0" .. key] end,
+      "no longer ensures it")
     if not ok then return nil, err, code end
   end
   return a, b, c

@@ -143,16 +143,17 @@ W
 wait_log 'set Website default/rbac Ready=True'
 grep -q 'created Deployment default/rbac' "$TMP/run.log" || fail "no Deployment created"
 kc patch website rbac -n default --type merge -p '{"spec": {"replicas": 3}}' >/dev/null
-wait_log 'scaled Deployment default/rbac from 2 to 3 replicas'
+wait_log 'updated Deployment default/rbac (replicas 3, image nginx:1.27)'
 kc delete website rbac -n default --wait=false >/dev/null
-wait_log 'removed the finalizer of Website default/rbac'
-grep -q 'deleted Deployment default/rbac' "$TMP/run.log" || fail "the Deployment was not deleted"
+wait_log 'removed finalizer example.kinformer.io/children of Website default/rbac'
+grep -q 'deleted Deployment default/rbac: Website default/rbac is being deleted' "$TMP/run.log" ||
+  fail "the Deployment was not deleted"
 stop_operator website
 grep -q 'released by' "$TMP/run.log" || fail "the Lease was not released"
 # its Events, written under the printed rules (stop_operator flushed them)
 reasons=$(kc get events.events.k8s.io -n default \
   --field-selector regarding.name=rbac -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' | sort -u | tr '\n' ' ')
-case "$reasons" in *Created*Scaled*|*Scaled*Created*) ;; *) fail "Events about Website rbac: '$reasons' (want Created and Scaled)";; esac
+case "$reasons" in *Created*Updated*|*Updated*Created*) ;; *) fail "Events about Website rbac: '$reasons' (want Created and Updated)";; esac
 echo "rbac-manifests: website ran under its printed ClusterRole (create, scale, delete) and leases Role (--leader-elect: acquired, released), its Events written"
 
 # --- configmap-mirror: a namespaced manager, a Role ---------------------------
@@ -181,7 +182,7 @@ kc create configmap cfg -n shop --from-literal=k=v >/dev/null
 kc label configmap cfg -n shop kinformer.io/mirror=true >/dev/null
 wait_log 'created Secret shop/cfg with 1 keys'
 kc label configmap cfg -n shop kinformer.io/mirror- >/dev/null
-wait_log 'deleted Secret shop/cfg'
+wait_log 'deleted Secret shop/cfg: ConfigMap shop/cfg no longer matches kinformer.io/mirror=true'
 stop_operator configmap-mirror
 echo "rbac-manifests: configmap-mirror ran under its printed Role in shop (mirror, unmirror)"
 
@@ -218,5 +219,27 @@ kc delete configmap team-info -n rbac-team >/dev/null
 wait_log 'created ConfigMap rbac-team/team-info for team search'
 stop_operator team-namespace
 echo "rbac-manifests: team-namespace ran under its printed ClusterRole (create, update, owner references)"
+
+# --- namespace-guard: the README's "Writing an operator" (ensure, children, finalizer, selector)
+manifests guard examples/namespace-guard/operator.lua
+kc apply -f "$TMP/guard.yaml" >/dev/null
+sa_kubeconfig default namespace-guard "$TMP/guard.kubeconfig"
+run_operator examples/namespace-guard/operator.lua "$TMP/guard.kubeconfig" --leader-elect
+wait_log 'acquired by'
+kc create namespace rbac-guard >/dev/null
+kc label namespace rbac-guard team=payments >/dev/null
+wait_log 'added finalizer guard.kinformer.io/release to Namespace rbac-guard'
+wait_log 'namespace-guard rbac-guard: done'
+kc get configmap team-settings -n rbac-guard >/dev/null || fail "no team-settings ConfigMap"
+kc get serviceaccount team-deployer -n rbac-guard >/dev/null || fail "no team-deployer ServiceAccount"
+kc label namespace rbac-guard team- >/dev/null
+wait_log 'deleted ConfigMap rbac-guard/team-settings: Namespace rbac-guard no longer matches team'
+wait_log 'removed finalizer guard.kinformer.io/release of Namespace rbac-guard (no longer matches team)'
+kc label namespace rbac-guard team=search >/dev/null
+wait_log 'added finalizer guard.kinformer.io/release to Namespace rbac-guard' 2
+kc delete namespace rbac-guard --wait=false >/dev/null
+wait_log 'removed finalizer guard.kinformer.io/release of Namespace rbac-guard$'
+stop_operator namespace-guard
+echo "rbac-manifests: namespace-guard ran under its printed ClusterRole (ensure, prune, finalizer, finalize)"
 
 echo "rbac-manifests: forbidden per operator: ${SUMMARY[*]}"

@@ -103,6 +103,13 @@ function Manager:controller(cfg) end
 ---@return "created"|"started"|"stopped"
 function Manager:state() end
 
+---Declares RBAC rules the operator needs beyond what `kinformer manifests`
+---derives (for scripts that get their manager from the command); returns
+---every rule declared so far (the rbac option's first).
+---@param rules kinformer.RbacRule[]
+---@return kinformer.RbacRule[]
+function Manager:rbac(rules) end
+
 ---The operator's name: the name option, else derived from the script the
 ---command runs and the controllers registered (the default Lease).
 ---@return string

@@ -305,7 +305,7 @@ function M.rules_for(script, opts)
     end
     if c.finalizer and c["for"] then
       grant(c["for"], { "patch" }, "plan: finalizer " .. tostring(c.finalizer) .. " of controller " .. c.name
-        .. " (added and removed with JSON patches)")
+        .. " (added and removed with merge patches)")
       grant(c["for"] .. "/finalizers", { "update" }, "plan: finalizer " .. tostring(c.finalizer)
         .. " of controller " .. c.name)
     end
