@@ -6,7 +6,7 @@
 #    (bench/informer_seed.c). BENCH_REPEAT times, each client alone, in
 #    alternating order:
 #      kinformer: bench/lua/handler_bench.lua, an informer from Lua
-#        (kinformer.manager) with an on_update handler - a self-contained
+#        (kinformer.manager) with an on_update handler - a
 #        function, run in its own worker state on the listener thread - that
 #        reads new.metadata.resourceVersion;
 #      client-go: kinformer-ref-informer -read-field, a typed informer whose
@@ -24,7 +24,7 @@
 # 2. Reconcile rate, 1 and 2 workers, no object involved:
 #      kinformer: bench/lua/reconcile_bench.lua, mgr:controller For v1/secrets
 #        (none in the sim, so only the benchmark enqueues) with a trivial
-#        self-contained reconciler (returns nothing); ctl:enqueue of KEYS
+#        trivial reconciler (returns nothing); ctl:enqueue of KEYS
 #        distinct requests, timed until ctl:stats().reconcile_success
 #        reaches KEYS (polled every 1 ms);
 #      kinformer-metrics: the same with --metrics 1 (the /metrics endpoint

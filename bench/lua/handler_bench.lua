@@ -1,5 +1,5 @@
 --- make bench-lua, handler dispatch: one kinformer informer from Lua with an
--- on_update handler (a self-contained function, so it runs in its own
+-- on_update handler (a function, so it runs in its own
 -- worker state on the listener thread) that reads the new object's
 -- metadata.resourceVersion.
 --

@@ -1,5 +1,5 @@
 --- make bench-lua, reconcile rate: a kinformer controller whose reconciler
--- is a trivial self-contained Lua function (returns nothing: done), run by
+-- is a trivial Lua function (returns nothing: done), run by
 -- `workers` worker threads, each in its own worker state.
 --
 --   lua5.4 bench/lua/reconcile_bench.lua --kubeconfig K --keys M --workers N
