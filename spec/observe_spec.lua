@@ -49,6 +49,16 @@ describe("kinformer manifests --observe", function()
     end)
   end
 
+  it("replays a recorded trace through the operator (--trace) and finds its requests granted", function()
+    local out, rc = proc.run("bin/kinformer manifests examples/website/operator.lua --observe "
+      .. "--trace spec/fixtures/replay/website.jsonl 2>&1")
+    assert.equal(0, rc, out)
+    -- the trace creates, changes and deletes Websites: every verb of the children is used
+    assert.matches("\napps deployments +=get =list =watch =create =patch =delete\n", out)
+    assert.matches("\nexample.kinformer.io websites/status +=patch\n", out)
+    assert.matches("\nobserve: 0 verbs used and not granted", out)
+  end)
+
   it("exits 1 when a request is not granted (the script's own client call, resource not determinable)", function()
     local script = proc.write_tmp([[
 local mgr = ...
