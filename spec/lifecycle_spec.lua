@@ -178,4 +178,35 @@ describe("controller lifecycle", function()
     fails({ selector = "a in (" }, "selector: bad label selector")
     fails({ finalizer = 3 }, "finalizer must be a non%-empty string")
   end)
+
+  it("retries a finalizer patch that met a Conflict on a fresh read, keeping what others added", function()
+    local core = require "kinformer.core"
+    local lifecycle = require "kinformer.lifecycle"
+    local stale = { apiVersion = "v1", kind = "ConfigMap",
+                    metadata = { name = "c", namespace = "default", resourceVersion = "1" } }
+    local fresh = { apiVersion = "v1", kind = "ConfigMap",
+                    metadata = { name = "c", namespace = "default", resourceVersion = "2", finalizers = { "other/f" } } }
+    local patches, gets = {}, 0
+    local fake = {
+      patch = function(_, res, ns, name, body, opts)
+        patches[#patches + 1] = { res = res, ns = ns, name = name, body = body, type = opts.type }
+        if #patches == 1 then return nil, "Operation cannot be fulfilled: the object has been modified", "Conflict", 409 end
+        return { metadata = { name = name, namespace = ns, resourceVersion = "3", finalizers = body.metadata.finalizers } }
+      end,
+      get = function() gets = gets + 1; return fresh end,
+    }
+    local ctx = { client = fake, object = function(self) return rawget(self, "_object") or stale end,
+                  log = { info = function() end } }
+    local ran
+    local cfg = { reconcile = function(_, c) ran = c:object() end, finalizer = FIN, for_resource = "v1/configmaps",
+                  label = "ConfigMap" }
+    assert.is_nil((lifecycle.run(cfg, { namespace = "default", name = "c", key = "default/c" }, ctx)))
+    assert.equal(2, #patches)
+    assert.equal(1, gets)
+    assert.same({ "1", { FIN } }, { patches[1].body.metadata.resourceVersion, patches[1].body.metadata.finalizers })
+    -- the second from the fresh copy: its resourceVersion, the other finalizer kept
+    assert.same({ "2", { "other/f", FIN } }, { patches[2].body.metadata.resourceVersion, patches[2].body.metadata.finalizers })
+    assert.equal(core.array_mt, getmetatable(patches[2].body.metadata.finalizers))
+    assert.equal("3", ran.metadata.resourceVersion) -- the reconciler saw the patched object
+  end)
 end)

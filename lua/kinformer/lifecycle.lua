@@ -71,13 +71,49 @@ end
 -- Patches obj's finalizers to want (a list), with obj's resourceVersion
 -- as a precondition (a merge patch: kubectl's optimistic concurrency), so a
 -- stale copy never drops a finalizer someone else added meanwhile: it gets
--- a Conflict and the reconcile is retried once the cache caught up.
--- Returns the patched object, or nil, msg, code.
-local function patch_finalizers(ctx, res, obj, want)
+-- a Conflict. Returns the patched object, or nil, msg, code.
+local function patch_once(ctx, res, obj, want)
   local m = obj.metadata
   local patch = { metadata = { resourceVersion = m.resourceVersion,
                                finalizers = #want > 0 and array(want) or core.null } }
   return ctx.client:patch(res, m.namespace, m.name, patch, { type = "merge" })
+end
+
+-- patch_once, and on a Conflict (someone wrote the object since obj was
+-- read: a writer racing the reconcile, or a lagging cache) again on a
+-- fresh GET, as client-go's RetryOnConflict, at most three times in all:
+-- change(finalizers) gives the list to write from a copy's list, or nil
+-- when the fresh copy needs no change (then the fresh copy is returned).
+local function patch_finalizers(ctx, res, obj, change)
+  local want = change(finalizers_of(obj) or {})
+  for attempt = 1, 3 do
+    if want == nil then return obj end
+    local patched, err, code, http = patch_once(ctx, res, obj, want)
+    if patched or code ~= "Conflict" or attempt == 3 then return patched, err, code, http end
+    local m = obj.metadata
+    local fresh, gerr, gcode, ghttp = ctx.client:get(res, m.namespace, m.name)
+    if not fresh then return nil, gerr, gcode, ghttp end
+    obj, want = fresh, change(finalizers_of(fresh) or {})
+  end
+end
+
+-- The change functions of patch_finalizers: name added, name removed.
+local function adding(name)
+  return function(list)
+    for _, f in ipairs(list) do if f == name then return nil end end
+    list[#list + 1] = name
+    return list
+  end
+end
+
+local function removing(name)
+  return function(list)
+    local out, found = {}, false
+    for _, f in ipairs(list) do
+      if f == name then found = true else out[#out + 1] = f end
+    end
+    return found and out or nil
+  end
 end
 
 -- "ns/name" or "name".
@@ -153,9 +189,7 @@ function M.run(cfg, req, ctx)
       if not ok then return nil, err, code end
     end
     if cfg.finalizer and fin.has_finalizer(obj, cfg.finalizer) then
-      local want = {}
-      for _, f in ipairs(finalizers_of(obj) or {}) do if f ~= cfg.finalizer then want[#want + 1] = f end end
-      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
+      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, removing(cfg.finalizer))
       if not patched and code ~= "NotFound" then return nil, err, code end
       ctx.log:info("removed finalizer %s of %s %s (no longer matches %s)", cfg.finalizer, cfg.label, req.key,
         cfg.selector)
@@ -187,17 +221,13 @@ function M.run(cfg, req, ctx)
         local a, b, c = resolve(cfg.finalize, "finalize")(req, ctx, obj)
         if core.reconcile_result(true, a, b) ~= "done" then return a, b, c end
       end
-      local want = {}
-      for _, f in ipairs(finalizers_of(obj) or {}) do if f ~= name then want[#want + 1] = f end end
-      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
+      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, removing(name))
       if not patched and code ~= "NotFound" then return nil, err, code end
       ctx.log:info("removed finalizer %s of %s %s", name, cfg.label, req.key)
       return
     end
     if not fin.has_finalizer(obj, name) then
-      local want = finalizers_of(obj) or {}
-      want[#want + 1] = name
-      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, want)
+      local patched, err, code = patch_finalizers(ctx, cfg.for_resource, obj, adding(name))
       if not patched then return nil, err, code end
       ctx.log:info("added finalizer %s to %s %s", name, cfg.label, req.key)
       -- the reconciler sees the object as patched, not the cache's older copy
