@@ -141,7 +141,8 @@ function M.load(o)
     return nil, "cannot create the manager: " .. tostring(ok and msg or mgr)
   end
   s.mgr = mgr
-  if type(mgr) == "table" and type(rawget(mgr, "env")) ~= "nil" and mgr._set_script then mgr:_set_script(script) end
+  -- a manager (not a stand-in) learns its script: its default name comes from it
+  if type(mgr) == "table" and type(mgr._set_script) == "function" then mgr:_set_script(script) end
   if o.on_manager then o.on_manager(mgr) end
 
   local sopts = { args = o.args or {}, verbose = o.verbose, sim = s.sim, script = script }
