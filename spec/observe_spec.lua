@@ -38,7 +38,7 @@ describe("kinformer manifests --observe", function()
     assert.same({ "core configmaps                              =list =update" }, lines)
   end)
 
-  for _, ex in ipairs { "hello", "website", "configmap-mirror", "namespace-guard", "pod-label-auditor" } do
+  for _, ex in ipairs { "hello", "website", "configmap-mirror", "namespace-guard", "pod-label-auditor", "team-namespace" } do
     it("finds every request of examples/" .. ex .. " granted by the derived rules", function()
       local out, rc = proc.run(("bin/kinformer manifests examples/%s/operator.lua --observe --seed examples/%s/seed.json "
         .. "--drive spec/fixtures/observe/%s.lua --duration 0.5 2>&1"):format(ex, ex, ex))
