@@ -170,6 +170,27 @@ function Scan:call_sites(f, fn)
   return out
 end
 
+-- Adds to out what every assignment to path in f denotes (those at the
+-- occurrences keep(o) accepts, all without keep), through how. Returns
+-- whether one was found, or nil when one cannot be resolved.
+local function assigned(self, f, path, depth, how, out, keep)
+  local found = false
+  for _, o in ipairs(occurrences(f, path)) do
+    if not keep or keep(o) then
+      local a = f:assignment_at(o[1], o[2])
+      if a and a.kind == "assign" then
+        local rhs = a.rhs[a.index]
+        if not rhs then return nil end
+        local v = how(self, f, rhs[1], rhs[2], a.stmt, depth + 1)
+        if not v then return nil end
+        add_all(out, v)
+        found = true
+      end
+    end
+  end
+  return found
+end
+
 -- Resolves the name path at pos through fn (the value of an expression
 -- span: self.strings or self.objects). Returns an array or nil.
 function Scan:resolve_path(f, path, pos, depth, how)
@@ -199,37 +220,18 @@ function Scan:resolve_path(f, path, pos, depth, how)
       add_all(out, v)
       found = true
     end
-    for _, o in ipairs(occurrences(f, path)) do
-      if o[1] ~= (d and d.s) and (not d or (o[1] > d.s and (not d.scope or o[1] <= d.scope.stop))) then
-        local a = f:assignment_at(o[1], o[2])
-        if a and a.kind == "assign" then
-          -- (a global: every assignment in the file counts)
-          local rhs = a.rhs[a.index]
-          if not rhs then return nil end
-          local v = how(self, f, rhs[1], rhs[2], a.stmt, depth + 1)
-          if not v then return nil end
-          add_all(out, v)
-          found = true
-        end
-      end
-    end
-    if not found then return nil end
+    -- later assignments in its scope (a global: every assignment in the file)
+    local later = assigned(self, f, path, depth, how, out, function(o)
+      return o[1] ~= (d and d.s) and (not d or (o[1] > d.s and (not d.scope or o[1] <= d.scope.stop)))
+    end)
+    if later == nil then return nil end
+    if not (found or later) then return nil end
     return finish(out)
   end
   -- a field: its assignments (M.A = ..., M.A, M.B = ...) and the table
   -- constructors of its parent
-  local found = false
-  for _, o in ipairs(occurrences(f, path)) do
-    local a = f:assignment_at(o[1], o[2])
-    if a and a.kind == "assign" then
-      local rhs = a.rhs[a.index]
-      if not rhs then return nil end
-      local v = how(self, f, rhs[1], rhs[2], a.stmt, depth + 1)
-      if not v then return nil end
-      add_all(out, v)
-      found = true
-    end
-  end
+  local found = assigned(self, f, path, depth, how, out)
+  if found == nil then return nil end
   local parent = { table.unpack(path, 1, #path - 1) }
   local tables = self:resolve_path(f, parent, pos, depth + 1, Scan.constructors)
   for _, t in ipairs(tables or {}) do
