@@ -11,12 +11,6 @@ local kinformer = require "kinformer"
 local core = require "kinformer.core"
 local proc = require "spec.support.proc"
 
--- API that issue 22 specifies and this checkout does not implement yet
--- (it comes with another branch): annotated in types/, and reported as
--- pending ("not implemented yet"), not as a failure, while the real module
--- lacks it. Once it exists it is checked like the rest (and the entry
--- shows as pending "implemented now": drop it then).
-local NOT_YET = {}
 
 -- ---- reading types/ ------------------------------------------------------------
 
@@ -171,15 +165,13 @@ end
 
 local defs = parse_all()
 
--- problems found (failures), and the not-yet-implemented names met (pending)
+-- the problems found (each a failure)
 local function checker()
-  return { problems = {}, pending = {} }
+  return { problems = {} }
 end
 
 local function missing(r, class, name, what)
-  local id = class .. "." .. name
-  if NOT_YET[id] then r.pending[#r.pending + 1] = "not implemented yet: " .. id
-  else r.problems[#r.problems + 1] = ("%s: %s is annotated but the real %s has none"):format(id, what, class) end
+  r.problems[#r.problems + 1] = ("%s.%s: %s is annotated but the real %s has none"):format(class, name, what, class)
 end
 
 -- Compares the annotated class `cname` with the real value v. opts:
@@ -210,9 +202,6 @@ local function compare(r, cname, v, opts)
     if type(f) ~= "function" then
       missing(r, cname, name, "the function")
     else
-      if NOT_YET[cname .. "." .. name] then
-        r.pending[#r.pending + 1] = "implemented now: drop " .. cname .. "." .. name .. " from NOT_YET"
-      end
       local pf = f
       if opts.delegate then pf = opts.delegate(name, f) end
       local ps, vararg
@@ -273,19 +262,13 @@ local function compare_options(r, cname, keys, extra)
     end
   end
   for name in pairs(c.fields) do
-    if not accepted[name] then
-      missing(r, cname, name, "the option")
-    elseif NOT_YET[cname .. "." .. name] then
-      r.pending[#r.pending + 1] = "implemented now: drop " .. cname .. "." .. name .. " from NOT_YET"
-    end
+    if not accepted[name] then missing(r, cname, name, "the option") end
   end
 end
 
 local function report(r)
   table.sort(r.problems)
   assert(#r.problems == 0, "types/ disagrees with the code:\n  " .. table.concat(r.problems, "\n  "))
-  table.sort(r.pending)
-  if #r.pending > 0 then pending(table.concat(r.pending, "; ")) end
 end
 
 describe("types/ (LuaCATS definitions)", function()
