@@ -31,7 +31,10 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CORE_LAYERS := util json transport cache workqueue controller leaderelection events metrics
 CORE_INT_INC := $(foreach l,$(CORE_LAYERS),$(if $(wildcard csrc/core/$(l)/*.h),-Icsrc/core/$(l)))
 CORE_HDR := $(wildcard include/kinformer/*.h csrc/core/*/*.h)
-SIM_INC := -Icsrc/sim -Icsrc/core/util
+# The sim's folders by concern (csrc/sim/<folder>/, cli/ apart): each is on
+# the include path, so a file includes a folder's interface by its name.
+SIM_DIRS := $(filter-out csrc/sim/cli/ csrc/sim/openapi/ csrc/sim/proto/ csrc/sim/discovery/,$(sort $(dir $(wildcard csrc/sim/*/*.[ch]))))
+SIM_INC := -Icsrc/sim $(patsubst %/,-I%,$(SIM_DIRS)) -Icsrc/core/util
 LUA_CORE_INC := -Icsrc/core/json -Icsrc/core/util
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -pthread $(WARN) -Iinclude/kinformer
 ifeq ($(MODE),release)
@@ -56,7 +59,8 @@ CORE_LIBS := -lyaml -lm -lcurl -luv -lmicrohttpd
 
 # The embedded API server (kinformer.sim): its own library, linked into the
 # tests and the Lua module kinformer.simcore (never into kinformer.core).
-SIM_SRC := $(sort $(wildcard csrc/sim/*.c))
+SIM_SRC := $(sort $(wildcard csrc/sim/*.c) $(foreach d,$(SIM_DIRS),$(wildcard $(d)*.c)))
+SIM_HDR := $(wildcard csrc/sim/*.h) $(foreach d,$(SIM_DIRS),$(wildcard $(d)*.h))
 SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
 # kube-apiserver's OpenAPI v3 documents (csrc/sim/openapi/, make
 # sim-openapi), compiled in as the generated $(BUILD)/sim/openapi_data.c
@@ -112,7 +116,7 @@ $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/sim/%.o: csrc/sim/%.c $(wildcard csrc/sim/*.h) $(CORE_HDR)
+$(BUILD)/sim/%.o: csrc/sim/%.c $(SIM_HDR) $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
@@ -120,7 +124,7 @@ $(BUILD)/sim/openapi_data.c: $(SIM_OPENAPI) tools/embed-openapi.sh
 	@mkdir -p $(@D)
 	tools/embed-openapi.sh $@ $(SIM_OPENAPI)
 
-$(BUILD)/sim/openapi_data.o: $(BUILD)/sim/openapi_data.c $(wildcard csrc/sim/*.h) $(CORE_HDR)
+$(BUILD)/sim/openapi_data.o: $(BUILD)/sim/openapi_data.c $(SIM_HDR) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
 $(BUILD)/sim/proto_schema.c: csrc/sim/proto/schema.txt tools/embed-proto.sh
