@@ -43,6 +43,56 @@ static lsim *check(lua_State *L, int i) {
  * users: { [user name] = bearer token, ... } (kin_sim_add_token); a name
  * or token that is not a non-empty string, or a token given twice,
  * raises. */
+/* Raises for the controllers option: the bad word and the names known. */
+static int controllers_error(lua_State *L, const char *bad) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  int on;
+  for (size_t i = 0; kin_sim_controller_name(i, &on); i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, kin_sim_controller_name(i, &on));
+  }
+  luaL_pushresult(&b);
+  return luaL_error(L, "kinformer.sim.start: option 'controllers': unknown controller '%s' "
+                       "(the sim's: %s; \"*\" the default ones, \"-name\" without one, "
+                       "\"none\" none)", bad, lua_tostring(L, -1));
+}
+
+/* The controllers option of the table at 1 as kin_sim_config.controllers
+ * wants it (a string, or a list of names joined with commas), left on the
+ * stack so it lives until the start; NULL when absent. Raises on a bad
+ * type or an unknown name. */
+static const char *controllers_opt(lua_State *L) {
+  int t = lua_getfield(L, 1, "controllers");
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushnil(L); /* keep the stack shape */
+    return NULL;
+  }
+  luaL_argcheck(L, t == LUA_TSTRING || t == LUA_TTABLE, 1,
+                "option 'controllers' must be a string or a list of controller names");
+  if (t == LUA_TTABLE) {
+    /* {"garbagecollector", "-kubelet"} -> "garbagecollector,-kubelet"; {} -> "none" */
+    int tbl = lua_gettop(L);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, tbl);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (lua_Integer i = 1; i <= n; i++) {
+      luaL_argcheck(L, lua_rawgeti(L, tbl, i) == LUA_TSTRING, 1,
+                    "option 'controllers' must be a list of controller names");
+      if (i > 1) luaL_addchar(&b, ',');
+      luaL_addvalue(&b);
+    }
+    if (n == 0) luaL_addstring(&b, "none");
+    luaL_pushresult(&b);
+    lua_replace(L, tbl); /* the string takes the table's slot */
+  }
+  const char *spec = lua_tostring(L, -1);
+  char bad[128];
+  if (kin_sim_controllers_check(spec, bad, sizeof(bad))) controllers_error(L, bad);
+  return spec;
+}
+
 static int l_start(lua_State *L) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
@@ -51,7 +101,8 @@ static int l_start(lua_State *L) {
     /* kinformer.sim.start's options; add new keys here */
     static const char *const known[] = {
         "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
-        "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", NULL};
+        "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", "controllers",
+        "clock", NULL};
     lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
     lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
@@ -77,6 +128,11 @@ static int l_start(lua_State *L) {
     lua_Integer rl = lkin_opt_integer(L, 1, "request_log_limit", 0);
     luaL_argcheck(L, rl >= 0, 1, "request_log_limit must be >= 0");
     cfg.request_log_limit = (size_t)rl;
+    cfg.controllers = controllers_opt(L);
+    static const char *const clocks[] = {"real", "fake", NULL};
+    lua_getfield(L, 1, "clock");
+    cfg.fake_clock = luaL_checkoption(L, -1, "real", clocks) == 1;
+    lua_pop(L, 1);
     lua_getfield(L, 1, "users");
     int users_type = lua_type(L, -1);
     luaL_argcheck(L, users_type == LUA_TNIL || users_type == LUA_TTABLE, 1,
@@ -314,6 +370,44 @@ static int m_fault(lua_State *L) {
   return 0;
 }
 
+/* sim:settle([timeout_s = 10]) -> true | nil, msg, code: waits until the
+ * controllers have seen every change so far and have nothing due now
+ * (kin_sim_settle). */
+static int m_settle(lua_State *L) {
+  kin_sim *sim = check(L, 1)->sim;
+  lua_Number t = luaL_optnumber(L, 2, 10);
+  luaL_argcheck(L, t >= 0 && t <= 3600, 2, "timeout (0..3600 s) expected");
+  int rc;
+  {
+    sigset_t old_mask;
+    lkin_signals_block_all(&old_mask);
+    rc = kin_sim_settle(sim, (uint32_t)(t * 1000));
+    lkin_signals_restore(&old_mask);
+  }
+  if (rc) return lkin_fail(L, rc, "sim:settle: the controllers were still busy");
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* sim:clock_now() -> seconds on the controllers' clock. */
+static int m_clock_now(lua_State *L) {
+  lua_pushnumber(L, (lua_Number)kin_sim_clock_now_ms(check(L, 1)->sim) / 1000.0);
+  return 1;
+}
+
+/* sim:clock_advance(seconds) -> the new clock_now: moves a fake clock
+ * (start{clock = "fake"}); raises on the real clock. */
+static int m_clock_advance(lua_State *L) {
+  kin_sim *sim = check(L, 1)->sim;
+  lua_Number sec = luaL_checknumber(L, 2);
+  luaL_argcheck(L, sec >= 0 && sec <= 1e9, 2, "seconds (>= 0) expected");
+  if (kin_sim_clock_advance(sim, (uint64_t)(sec * 1000 + 0.5)))
+    return luaL_error(L, "sim:clock_advance: the sim runs on the real clock (start it with "
+                         "clock = \"fake\" and at least one controller)");
+  lua_pushnumber(L, (lua_Number)kin_sim_clock_now_ms(sim) / 1000.0);
+  return 1;
+}
+
 /* Stops the server and removes its kubeconfig; idempotent. */
 static int m_stop(lua_State *L) {
   lsim *u = luaL_checkudata(L, 1, SIM_MT);
@@ -341,6 +435,23 @@ static int m_tostring(lua_State *L) {
   return 1;
 }
 
+/* simcore.controllers() -> { {name =, default = bool}, ... }: the sim's
+ * controllers, in the order they run. */
+static int l_controllers(lua_State *L) {
+  lua_newtable(L);
+  int on;
+  const char *name;
+  for (size_t i = 0; (name = kin_sim_controller_name(i, &on)); i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "name");
+    lua_pushboolean(L, on);
+    lua_setfield(L, -2, "default");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
 static const luaL_Reg methods[] = {
     {"url", m_url},
     {"port", m_port},
@@ -353,6 +464,9 @@ static const luaL_Reg methods[] = {
     {"request_log_start", m_request_log_start},
     {"request_log_take", m_request_log_take},
     {"token", m_token},
+    {"settle", m_settle},
+    {"clock_now", m_clock_now},
+    {"clock_advance", m_clock_advance},
     {"stop", m_stop},
     {"running", m_running},
     {NULL, NULL}};
@@ -368,5 +482,7 @@ int luaopen_kinformer_simcore(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushcfunction(L, l_start);
   lua_setfield(L, -2, "start");
+  lua_pushcfunction(L, l_controllers);
+  lua_setfield(L, -2, "controllers");
   return 1;
 }

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "controllers.h"
+#include "ctl_registry.h"
 #include "http_int.h"
 #include "kin.h"
 
@@ -108,6 +110,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   /* Client certificates only exist over TLS. */
   if (!rc && cfg.client_ca_file)
     rc = sim->tls && (sim->client_ca = read_file(cfg.client_ca_file)) ? kin__sim_client_ca_check(sim->client_ca) : KIN_EINVAL;
+  if (!rc) rc = kin__simctl_start(sim, cfg.controllers, cfg.fake_clock, &sim->ctl);
   sim->sa.sin_family = AF_INET;
   sim->sa.sin_port = htons(cfg.port);
   const char *bind_addr = cfg.bind_address ? cfg.bind_address : "127.0.0.1";
@@ -133,6 +136,9 @@ uint16_t kin_sim_port(const kin_sim *sim) { return sim->port; }
 
 void kin_sim_stop(kin_sim *sim) {
   pthread_mutex_lock(&sim->stop_mu);
+  /* The controllers first: a stopped server changes nothing more. */
+  kin__simctl_free(sim->ctl);
+  sim->ctl = NULL;
   if (!sim->stopped) {
     pthread_mutex_lock(&sim->store.mu);
     sim->store.stopping = 1;
@@ -184,6 +190,8 @@ int kin_sim_restart(kin_sim *sim, uint32_t down_ms) {
 void kin_sim_free(kin_sim *sim) {
   if (!sim) return;
   kin_sim_stop(sim);
+  kin__simctl_free(sim->ctl); /* a start that failed before serving */
+  sim->ctl = NULL;
   kin__sim_store_free(&sim->store);
   pthread_mutex_destroy(&sim->stop_mu);
   pthread_mutex_destroy(&sim->tokens_mu);
@@ -199,6 +207,31 @@ void kin_sim_free(kin_sim *sim) {
   free(sim->tls_key);
   free(sim->client_ca);
   free(sim);
+}
+
+int kin_sim_controllers_check(const char *spec, char *bad, size_t cap) {
+  return kin__simctl_parse(spec, bad, cap);
+}
+
+const char *kin_sim_controller_name(size_t i, int *on_by_default) {
+  for (size_t k = 0; kin__simctl_all[k]; k++) {
+    if (k != i) continue;
+    if (on_by_default) *on_by_default = !kin__simctl_all[k]->off_by_default;
+    return kin__simctl_all[k]->name;
+  }
+  return NULL;
+}
+
+/* The controller manager is only freed by kin_sim_stop, which callers must
+ * not race with these (as with every call on a stopped server). */
+uint64_t kin_sim_clock_now_ms(kin_sim *sim) { return sim->ctl ? kin__simctl_now_ms(sim->ctl) : 0; }
+
+int kin_sim_clock_advance(kin_sim *sim, uint64_t ms) {
+  return sim->ctl ? kin__simctl_advance(sim->ctl, ms) : KIN_EINVAL;
+}
+
+int kin_sim_settle(kin_sim *sim, uint32_t timeout_ms) {
+  return sim->ctl ? kin__simctl_wait_idle(sim->ctl, timeout_ms) : 0;
 }
 
 uint64_t kin_sim_resource_version(kin_sim *sim) {

@@ -41,7 +41,39 @@ typedef struct {
                                 events.k8s.io/v1 (as servers before 1.19) */
   size_t request_log_limit;  /* entries the request log keeps between two
                                 takes (kin_sim_request_log_take); 0: 1000000 */
+  const char *controllers;   /* the control-plane controllers that run, in
+                                kube-controller-manager's --controllers
+                                syntax ("*": the default ones, "name",
+                                "-name", comma-separated; "none": a bare API
+                                server); NULL: "*". See kin_sim_controllers_check. */
+  int fake_clock;            /* the controllers' clock only moves by
+                                kin_sim_clock_advance (0: real time) */
 } kin_sim_config;
+
+/* Checks a kin_sim_config.controllers value. Returns 0, or KIN_EINVAL
+ * with the first word that names no controller copied into bad (cap
+ * bytes, NUL-terminated; bad may be NULL when cap is 0). The names:
+ * kin_sim_controller_name. Thread-safe. */
+int kin_sim_controllers_check(const char *spec, char *bad, size_t cap);
+
+/* The name of the i-th controller the sim has (from 0), or NULL past the
+ * last; *on_by_default (may be NULL) tells whether "*" runs it. */
+const char *kin_sim_controller_name(size_t i, int *on_by_default);
+
+/* The controllers' clock in milliseconds since start (0 when no
+ * controller runs). Thread-safe. */
+uint64_t kin_sim_clock_now_ms(kin_sim *sim);
+
+/* Moves a fake clock (kin_sim_config.fake_clock) forward by ms; what falls
+ * due runs on the controllers' thread. Returns 0, or KIN_EINVAL on the
+ * real clock or when no controller runs. Thread-safe. */
+int kin_sim_clock_advance(kin_sim *sim, uint64_t ms);
+
+/* Waits until the controllers have seen every change made so far and have
+ * no work due now (work due later, such as a Pod that becomes Ready after
+ * a delay, does not count). Returns 0 (at once when no controller runs)
+ * or KIN_ETIMEDOUT after timeout_ms. Thread-safe. */
+int kin_sim_settle(kin_sim *sim, uint32_t timeout_ms);
 
 /* Fills cfg with the defaults above. */
 void kin_sim_config_init(kin_sim_config *cfg);

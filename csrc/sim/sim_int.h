@@ -114,6 +114,11 @@ typedef struct kin__sim_store {
   uint32_t bookmark_interval_ms;
   kin__sim_faults faults;
   json_t *write_log;           /* recorded API writes (write_log.c); NULL: off */
+  /* Called under mu after each commit (the controller manager's feed,
+   * controllers/ctl_manager.c); NULL: none. It may take references. */
+  void (*commit_hook)(void *ud, int type, kin__sim_storage *st, kin__sim_obj *obj,
+                      kin__sim_obj *prev);
+  void *commit_hook_ud;
 } kin__sim_store;
 
 /* An answer: HTTP code and a JSON body (object or Status), owned. */
@@ -140,8 +145,12 @@ typedef struct {
   char *user, *token;
 } kin__sim_token;
 
+struct kin__simctl;
+
 struct kin_sim {
   kin__sim_store store;
+  struct kin__simctl *ctl;  /* the controller manager, NULL when none runs;
+                               set at start, cleared by kin_sim_stop under stop_mu */
   kin__sim_request_log request_log;
   pthread_mutex_t tokens_mu; /* guards tokens, ntokens, captokens (a leaf) */
   kin__sim_token *tokens;

@@ -80,6 +80,7 @@ kin__sim_obj *kin__sim_commit(kin__sim_store *s, kin__sim_storage *st, int type,
     kin__sim_obj_unref(old);
     s->rv = rv;
     st->sorted_dirty = 1;
+    if (s->commit_hook) s->commit_hook(s->commit_hook_ud, type, st, o, prev);
     kin__sim_obj_unref(o); /* the history holds it */
     return o;
   }
@@ -91,6 +92,7 @@ kin__sim_obj *kin__sim_commit(kin__sim_store *s, kin__sim_storage *st, int type,
   s->rv = rv;
   st->sorted_dirty = 1;
   kin__sim_history_append(s, type, st, o, prev);
+  if (s->commit_hook) s->commit_hook(s->commit_hook_ud, type, st, o, prev);
   kin__sim_obj_unref(old);
   return o;
 }

@@ -44,10 +44,22 @@ end
 -- (period of BOOKMARK events), legacy_events (true: no events.k8s.io/v1,
 -- Events in core v1 only), users ({ [name] = token }: more bearer tokens,
 -- each authenticating as its user; see sim:token), request_log_limit
--- (entries the request log keeps between two takes, default 1000000).
+-- (entries the request log keeps between two takes, default 1000000),
+-- controllers (the control-plane controllers that run in the sim, as
+-- kube-controller-manager's --controllers: "*" (the default) runs the
+-- default ones, a list {"garbagecollector", "namespace"} or a string
+-- "*,-kubelet" picks, "none" or {} is a bare API server; names:
+-- require("kinformer.simcore").controllers()), clock ("real", the default,
+-- or "fake": the controllers' delays only pass by sim:clock_advance).
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
 -- resource_version, running, fault, write_log_start, write_log_take,
--- request_log_start, request_log_take, token), or nil, message, code.
+-- request_log_start, request_log_take, token, settle, clock_now,
+-- clock_advance), or nil, message, code.
+--
+-- Controllers: sim:settle([timeout_s]) waits until they have seen every
+-- change so far and have nothing due now (true, or nil, msg, code on
+-- timeout); sim:clock_now() is their clock in seconds since start;
+-- sim:clock_advance(s) moves a fake clock and returns the new time.
 --
 -- Users: the kubeconfig's user is "kinformer-sim" (with the token option's
 -- token, or anonymous without one). sim:token(name) returns a bearer token

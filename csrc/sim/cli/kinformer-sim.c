@@ -4,6 +4,11 @@
  *   kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]
  *                 [--client-ca-file FILE] [--token T] [--seed FILE] [--kubeconfig PATH]
  *                 [--history N] [--bookmark-interval MS] [--watch-cache-lists]
+ *                 [--controllers=LIST] [--fake-clock]
+ *
+ * --controllers takes kube-controller-manager's syntax ("*", "name",
+ * "-name", comma-separated; "none": a bare API server). A flag's value may
+ * follow it as the next word or after "=".
  *
  * Prints the URL on stdout (one line) once serving. */
 #include <pthread.h>
@@ -20,7 +25,14 @@ static void usage(FILE *f) {
           "usage: kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]\n"
           "                     [--client-ca-file FILE] [--token T] [--seed FILE]\n"
           "                     [--kubeconfig PATH]\n"
-          "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n");
+          "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n"
+          "                     [--controllers=LIST] [--fake-clock]\n"
+          "controllers (default \"*\"; \"none\" for a bare API server):");
+  int on;
+  const char *name;
+  for (size_t i = 0; (name = kin_sim_controller_name(i, &on)); i++)
+    fprintf(f, " %s%s", name, on ? "" : " (off by default)");
+  fprintf(f, "\n");
 }
 
 int main(int argc, char **argv) {
@@ -37,11 +49,25 @@ int main(int argc, char **argv) {
       cfg.watch_cache_lists = 1;
       continue;
     }
-    if (i + 1 >= argc) {
+    if (!strcmp(a, "--fake-clock")) {
+      cfg.fake_clock = 1;
+      continue;
+    }
+    /* --flag=value */
+    char flag[64];
+    const char *v;
+    const char *eq = strchr(a, '=');
+    if (eq && eq - a < (long)sizeof(flag)) {
+      memcpy(flag, a, (size_t)(eq - a));
+      flag[eq - a] = 0;
+      a = flag;
+      v = eq + 1;
+    } else if (i + 1 >= argc) {
       usage(stderr);
       return 2;
+    } else {
+      v = argv[++i];
     }
-    const char *v = argv[++i];
     if (!strcmp(a, "--bind"))
       cfg.bind_address = v;
     else if (!strcmp(a, "--port"))
@@ -62,6 +88,15 @@ int main(int argc, char **argv) {
       cfg.watch_history = (size_t)atol(v);
     else if (!strcmp(a, "--bookmark-interval"))
       cfg.bookmark_interval_ms = (uint32_t)atol(v);
+    else if (!strcmp(a, "--controllers")) {
+      char bad[128];
+      if (kin_sim_controllers_check(v, bad, sizeof(bad))) {
+        fprintf(stderr, "kinformer-sim: --controllers: unknown controller '%s'\n", bad);
+        usage(stderr);
+        return 2;
+      }
+      cfg.controllers = v;
+    }
     else {
       fprintf(stderr, "kinformer-sim: unknown flag %s\n", a);
       usage(stderr);

@@ -1,0 +1,9 @@
+/* ctl_registry.c -- the list of the sim's controllers. A new controller
+ * adds its kin__simctl_def here and in ctl_registry.h; its name is the
+ * one kube-controller-manager's --controllers flag knows. */
+#include "ctl_registry.h"
+
+const kin__simctl_def *const kin__simctl_all[] = {
+    &kin__simctl_serviceaccount,
+    NULL,
+};

@@ -1,0 +1,13 @@
+/* ctl_registry.h -- every controller the sim has, in the order the
+ * manager runs them (ctl_registry.c). */
+#ifndef KIN_SIM_CTL_REGISTRY_H
+#define KIN_SIM_CTL_REGISTRY_H
+
+#include "ctl.h"
+
+/* NULL-terminated. */
+extern const kin__simctl_def *const kin__simctl_all[];
+
+extern const kin__simctl_def kin__simctl_serviceaccount;
+
+#endif
