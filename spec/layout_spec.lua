@@ -38,18 +38,46 @@ local function unnamed(text)
   return missing, n
 end
 
-local function graph(dir)
-  return proc.run("bash tools/include-graph.sh -q " .. dir .. " 2>&1")
+-- flags "-i": includes only (csrc/core and csrc/lua: their call cycles
+-- are not yet broken); none: includes and calls.
+local function graph(dir, flags)
+  return proc.run("bash tools/include-graph.sh -q " .. (flags or "") .. " " .. dir .. " 2>&1")
 end
 
 describe("source layout", function()
-  for _, dir in ipairs { "csrc/core", "csrc/lua", "csrc/sim" } do
+  for _, dir in ipairs { "csrc/core", "csrc/lua" } do
     it("has no include cycle in " .. dir, function()
-      local out, rc = graph(dir)
+      local out, rc = graph(dir, "-i")
       assert.are.equal(0, rc, out)
       assert.matches("no cycle", out, 1, true)
     end)
   end
+
+  it("has no cycle of includes or calls in csrc/sim", function()
+    local out, rc = graph("csrc/sim")
+    assert.are.equal(0, rc, out)
+    assert.matches("no cycle", out, 1, true)
+  end)
+
+  it("reports two files that call each other as a cycle", function()
+    local d = os.tmpname()
+    os.remove(d)
+    assert(os.execute("mkdir -p " .. d))
+    -- no include between them: only the calls (a hub header declares both)
+    proc.write(d .. "/hub.h", "int a_one(void);\nint b_two(void);\n")
+    proc.write(d .. "/a.c", '#include "hub.h"\nint a_one(void) {\n  return b_two();\n}\n')
+    proc.write(d .. "/b.c", '#include "hub.h"\n/* a_one() in a comment is no call */\n'
+      .. 'static int helper(void) {\n  return a_one();\n}\nint b_two(void) {\n  return helper();\n}\n')
+    local out, rc = proc.run("bash tools/include-graph.sh -q -p '' " .. d .. " 2>&1")
+    local inc, irc = proc.run("bash tools/include-graph.sh -q -i -p '' " .. d .. " 2>&1")
+    proc.write(d .. "/b.c", '#include "hub.h"\n/* a_one() in a comment is no call */\nint b_two(void) {\n  return 2;\n}\n')
+    local one, orc = proc.run("bash tools/include-graph.sh -q -p '' " .. d .. " 2>&1")
+    os.execute("rm -rf " .. d)
+    assert.are.equal(1, rc, out)
+    assert.matches("cycle: a b", out, 1, true)
+    assert.are.equal(0, irc, inc) -- includes alone see none
+    assert.are.equal(0, orc, one) -- a call one way, and a comment, make none
+  end)
 
   it("reports a cycle when there is one", function()
     local d = os.tmpname()

@@ -2,7 +2,7 @@
 # include-graph.sh -- prints the `#include "..."` graph of the C files of one
 # folder (and of its subfolders) and exits 1 when it has a cycle.
 #
-#   tools/include-graph.sh [-q] [-p PUBDIR] [DIR]      (DIR defaults to csrc/lua)
+#   tools/include-graph.sh [-q] [-i] [-p PUBDIR] [DIR]  (DIR defaults to csrc/lua)
 #
 # Units, not files: a.c, a.h and a_int.h (a's internal header) count as one
 # unit "a", so a.c including b.h while b.c includes a.h is a cycle. PUBDIR
@@ -11,6 +11,12 @@
 # include/kinformer; "-p ''" for none): a.h there still belongs to unit a.
 # Only quoted includes naming a header of DIR or PUBDIR are edges (system
 # headers and other folders' headers are left out).
+#
+# Calls count as well: a .c file that names a function (or a global) that
+# another unit's .c file defines without `static` depends on that unit,
+# as if it included it, so two files that call each other are a cycle even
+# when a hub header sits between them. Comments and strings are skipped;
+# declarations in headers are not uses. -i counts includes only.
 #
 # Folders: a unit lives in the subfolder of DIR that holds its .c file (or
 # else its header); a public header with no file under DIR names its folder
@@ -27,10 +33,12 @@
 set -euo pipefail
 
 quiet=0
+calls=1
 pub=unset
 while (($#)); do
   case $1 in
     -q) quiet=1; shift ;;
+    -i) calls=0; shift ;;
     -p) pub=${2-}; shift 2 ;;
     -*) echo "include-graph.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -68,7 +76,7 @@ fi
 {
   for f in "${files[@]}"; do echo "F $f"; done
   for f in "${pubfiles[@]}"; do echo "P $f"; done
-} | awk -v quiet="$quiet" -v dir="$dir" '
+} | awk -v quiet="$quiet" -v calls="$calls" -v debug="${INCLUDE_GRAPH_DEBUG:-0}" -v dir="$dir" '
   function unitof(base,   u) {
     u = base
     sub(/\.[^.]*$/, "", u)
@@ -114,6 +122,71 @@ fi
       }
     }
     return found
+  }
+  # Reads path as code: text without comments, string and char literals
+  # (their quotes kept empty), one string per file in code[path].
+  function readcode(path,   line, out, incom, i, c, n, q) {
+    out = ""; incom = 0
+    while ((getline line < path) > 0) {
+      n = length(line); i = 1
+      while (i <= n) {
+        c = substr(line, i, 1)
+        if (incom) { if (substr(line, i, 2) == "*/") { incom = 0; i += 2 } else i++; continue }
+        if (substr(line, i, 2) == "/*") { incom = 1; i += 2; continue }
+        if (substr(line, i, 2) == "//") break
+        if (c == "\"" || c == "\047") {
+          q = c; out = out q; i++
+          while (i <= n && substr(line, i, 1) != q) { if (substr(line, i, 1) == "\\") i++; i++ }
+          out = out q; i++; continue
+        }
+        out = out c; i++
+      }
+      out = out "\n"
+    }
+    close(path)
+    return out
+  }
+  # Records in def[] the names a .c file defines for other files: functions
+  # and globals declared at column 0 without static (a definition ends in
+  # "{" or has "="; a prototype ends in ";" and defines nothing).
+  function defs(path, u,   text, nl, lines, i, st, buf, name, t) {
+    text = readcode(path)
+    nl = split(text, lines, "\n")
+    for (i = 1; i <= nl; i++) {
+      if (lines[i] !~ /^[A-Za-z_]/ || lines[i] ~ /^(typedef|extern|(struct|union|enum) [A-Za-z0-9_]+ *[;{]|[A-Za-z_][A-Za-z0-9_]*:|#)/) continue
+      st = lines[i] ~ /^static/
+      buf = lines[i]
+      while (buf !~ /[{;][ \t]*$/ && i < nl) buf = buf " " lines[++i]
+      if (buf ~ /^[^=(]*[A-Za-z_][A-Za-z0-9_]*[ \t]*\(/ && buf ~ /\{[ \t]*$/) {
+        t = buf; sub(/[ \t]*\(.*/, "", t); name = t; sub(/.*[^A-Za-z0-9_]/, "", name)
+      } else if (buf ~ /^[^(]*[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?[ \t]*=/) {
+        t = buf; sub(/(\[[^]]*\])?[ \t]*=.*/, "", t); name = t; sub(/.*[^A-Za-z0-9_]/, "", name)
+      } else continue
+      if (name == "" || name == "main") continue
+      own[path, name] = 1
+      if (!st) def[name] = u
+    }
+  }
+  # Adds an edge from the unit of each .c file to the unit defining a name it uses.
+  function call_edges(   i, u, text, n, toks, k, t, to) {
+    for (i = 1; i <= ns; i++) if (src[i] ~ /\.c$/ && index(src[i], dir "/") == 1) defs(src[i], unitof(base(src[i])))
+    for (i = 1; i <= ns; i++) {
+      if (src[i] !~ /\.c$/ || index(src[i], dir "/") != 1) continue
+      u = unitof(base(src[i]))
+      text = readcode(src[i])
+      gsub(/[^A-Za-z0-9_]+/, " ", text)
+      n = split(text, toks, " ")
+      for (k = 1; k <= n; k++) {
+        t = toks[k]
+        if (!(t in def) || ((src[i] SUBSEP t) in own)) continue
+        to = def[t]
+        if (debug && to != u) printf "call: %s -> %s (%s)\n", u, to, t
+        if (to != u && !((u SUBSEP to) in edge)) {
+          edge[u, to] = 1
+          uadj[u] = uadj[u] " " to
+        }
+      }
+    }
   }
   # The list of files, from stdin.
   {
@@ -165,6 +238,7 @@ fi
       }
       close(src[i])
     }
+    if (calls) call_edges()
     multi = 0
     for (i = 1; i <= nu; i++) if (folder[units[i]] != ".") multi = 1
     for (i = 1; i <= nu; i++) {

@@ -110,7 +110,10 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   /* Client certificates only exist over TLS. */
   if (!rc && cfg.client_ca_file)
     rc = sim->tls && (sim->client_ca = read_file(cfg.client_ca_file)) ? kin__sim_client_ca_check(sim->client_ca) : KIN_EINVAL;
-  if (!rc) rc = kin__simctl_start(sim, cfg.controllers, cfg.fake_clock, &sim->ctl);
+  if (!rc) rc = kin__simctl_start(sim, kin__simctl_all, cfg.controllers, cfg.fake_clock, &sim->ctl);
+  /* Serve the state a cluster has once its controllers ran (the default
+   * ServiceAccounts, say), so what a client sees first does not race them. */
+  if (!rc && sim->ctl) (void)kin__simctl_wait_idle(sim->ctl, 5000);
   sim->sa.sin_family = AF_INET;
   sim->sa.sin_port = htons(cfg.port);
   const char *bind_addr = cfg.bind_address ? cfg.bind_address : "127.0.0.1";
@@ -210,7 +213,7 @@ void kin_sim_free(kin_sim *sim) {
 }
 
 int kin_sim_controllers_check(const char *spec, char *bad, size_t cap) {
-  return kin__simctl_parse(spec, bad, cap);
+  return kin__simctl_parse(kin__simctl_all, spec, bad, cap);
 }
 
 const char *kin_sim_controller_name(size_t i, int *on_by_default) {

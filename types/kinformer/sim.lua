@@ -16,6 +16,8 @@
 ---@field legacy_events? boolean no events.k8s.io/v1: Events in core v1 only
 ---@field users? table<string, string> named users' bearer tokens: { operator = "token-1" }
 ---@field request_log_limit? integer entries the request log keeps between two takes (default 1,000,000)
+---@field controllers? string|string[] the controllers that run, in kube-controller-manager's --controllers syntax: "*" (default), "none", {"garbagecollector", "-kubelet"}
+---@field clock? "real"|"fake" the controllers' clock; "fake" moves only by sim:clock_advance
 
 ---sim:fault's argument.
 ---@class kinformer.SimFault
@@ -90,6 +92,24 @@ function Sim:request_log_take() end
 ---@param name string
 ---@return string
 function Sim:token(name) end
+
+---Waits until the controllers have seen every change so far and have
+---nothing due now; nil, message, "ETIMEDOUT" after timeout (default 10 s).
+---@param timeout? number seconds
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Sim:settle(timeout) end
+
+---The controllers' clock: seconds since start.
+---@return number
+function Sim:clock_now() end
+
+---Moves a fake clock (start{clock = "fake"}) forward; raises on the real
+---clock. Returns the new clock_now.
+---@param seconds number
+---@return number
+function Sim:clock_advance(seconds) end
 
 ---The module: require "kinformer.sim".
 ---@class kinformer.sim

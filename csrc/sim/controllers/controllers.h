@@ -16,20 +16,25 @@
 #include "sim_int.h"
 
 typedef struct kin__simctl kin__simctl;
+typedef struct kin__simctl_def kin__simctl_def; /* a controller (ctl.h) */
 
 /* Checks a --controllers value (kube-controller-manager's syntax: "*" all
  * default controllers, "name" one, "-name" not that one, "none" no
- * controller, comma-separated). Returns 0, or KIN_EINVAL with the
- * offending word copied to bad (NUL-terminated, cap bytes). NULL is "*". */
-int kin__simctl_parse(const char *spec, char *bad, size_t cap);
+ * controller, comma-separated) against defs (NULL-terminated: the
+ * controllers there are, ctl_registry.h). Returns 0, or KIN_EINVAL with
+ * the offending word copied to bad (NUL-terminated, cap bytes). NULL is
+ * "*". */
+int kin__simctl_parse(const kin__simctl_def *const *defs, const char *spec, char *bad,
+                      size_t cap);
 
-/* Starts the controller manager of sim for the controllers spec enables
- * (spec checked by kin__simctl_parse), on the real clock or, with
+/* Starts the controller manager of sim for the controllers of defs that
+ * spec enables (spec checked by kin__simctl_parse), on the real clock or, with
  * fake_clock, on a clock that only kin__simctl_advance moves. Every object
  * already stored is observed as added first. Returns 0 and the manager in
  * *out (NULL when spec enables nothing: no thread runs), KIN_EINVAL for a
  * bad spec, or KIN_ENOMEM. Call without the store lock. */
-int kin__simctl_start(kin_sim *sim, const char *spec, int fake_clock, kin__simctl **out);
+int kin__simctl_start(kin_sim *sim, const kin__simctl_def *const *defs, const char *spec,
+                      int fake_clock, kin__simctl **out);
 
 /* Stops the thread, drops the queued changes and frees m (NULL: no-op).
  * Call without the store lock, before the store is freed. */

@@ -20,7 +20,7 @@
 
 #define KIN__SIMCTL_NEVER UINT64_MAX
 
-typedef struct {
+struct kin__simctl_def {
   const char *name; /* kube-controller-manager's name, e.g. "garbagecollector" */
   /* Returns the controller's state (any non-NULL pointer), or NULL on
    * ENOMEM. Runs on the manager's thread before any observe. */
@@ -37,7 +37,7 @@ typedef struct {
   void (*destroy)(void *self);
   int off_by_default; /* only runs when named (kube-controller-manager's
                          disabled-by-default controllers) */
-} kin__simctl_def;
+};
 
 /* ---- the store, as a client (ctl_client.c); call without locks ---- */
 

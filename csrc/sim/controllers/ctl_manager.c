@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "ctl.h"
-#include "ctl_registry.h"
 #include "kin.h"
 
 /* A committed change waiting for the controllers; holds a reference on
@@ -81,11 +80,10 @@ void kin__simctl_wall_rfc3339(kin__simctl *m, char out[32]) {
 
 /* ---- which controllers run ---- */
 
-/* 1 when word (len bytes) names a controller of the registry. */
-static int known(const char *w, size_t len) {
-  for (size_t i = 0; kin__simctl_all[i]; i++)
-    if (strlen(kin__simctl_all[i]->name) == len && !strncmp(kin__simctl_all[i]->name, w, len))
-      return 1;
+/* 1 when word (len bytes) names a controller of defs. */
+static int known(const kin__simctl_def *const *defs, const char *w, size_t len) {
+  for (size_t i = 0; defs[i]; i++)
+    if (strlen(defs[i]->name) == len && !strncmp(defs[i]->name, w, len)) return 1;
   return 0;
 }
 
@@ -109,7 +107,8 @@ static int spec_enables(const char *spec, const kin__simctl_def *def) {
   return star && !def->off_by_default;
 }
 
-int kin__simctl_parse(const char *spec, char *bad, size_t cap) {
+int kin__simctl_parse(const kin__simctl_def *const *defs, const char *spec, char *bad,
+                      size_t cap) {
   if (!spec || !strcmp(spec, "none")) return 0;
   for (const char *p = spec;;) {
     const char *e = strchr(p, ',');
@@ -117,7 +116,7 @@ int kin__simctl_parse(const char *spec, char *bad, size_t cap) {
     const char *w = p;
     size_t wl = len;
     if (wl && *w == '-') w++, wl--;
-    if (!(len == 1 && *p == '*') && !known(w, wl)) {
+    if (!(len == 1 && *p == '*') && !known(defs, w, wl)) {
       if (cap) {
         size_t n = len < cap - 1 ? len : cap - 1;
         memcpy(bad, p, n);
@@ -259,9 +258,10 @@ static int queue_existing(kin__simctl *m) {
   return 0;
 }
 
-int kin__simctl_start(kin_sim *sim, const char *spec, int fake_clock, kin__simctl **out) {
+int kin__simctl_start(kin_sim *sim, const kin__simctl_def *const *defs, const char *spec,
+                      int fake_clock, kin__simctl **out) {
   *out = NULL;
-  if (kin__simctl_parse(spec, NULL, 0)) return KIN_EINVAL;
+  if (kin__simctl_parse(defs, spec, NULL, 0)) return KIN_EINVAL;
   if (spec && !strcmp(spec, "none")) return 0;
   kin__simctl *m = calloc(1, sizeof(*m));
   if (!m) return KIN_ENOMEM;
@@ -277,14 +277,14 @@ int kin__simctl_start(kin_sim *sim, const char *spec, int fake_clock, kin__simct
   pthread_cond_init(&m->cond, &ca);
   pthread_condattr_destroy(&ca);
   size_t total = 0;
-  while (kin__simctl_all[total]) total++;
+  while (defs[total]) total++;
   m->ctls = calloc(total ? total : 1, sizeof(*m->ctls));
   if (!m->ctls) {
     kin__simctl_free(m);
     return KIN_ENOMEM;
   }
   for (size_t i = 0; i < total; i++) {
-    const kin__simctl_def *d = kin__simctl_all[i];
+    const kin__simctl_def *d = defs[i];
     if (!spec_enables(spec, d)) continue;
     void *self = d->create(m);
     if (!self) {
