@@ -33,7 +33,7 @@ CORE_INT_INC := $(foreach l,$(CORE_LAYERS),$(if $(wildcard csrc/core/$(l)/*.h),-
 CORE_HDR := $(wildcard include/kinformer/*.h csrc/core/*/*.h)
 # The sim's folders by concern (csrc/sim/<folder>/, cli/ apart): each is on
 # the include path, so a file includes a folder's interface by its name.
-SIM_DIRS := $(filter-out csrc/sim/cli/ csrc/sim/openapi/ csrc/sim/proto/ csrc/sim/discovery/,$(sort $(dir $(wildcard csrc/sim/*/*.[ch]))))
+SIM_DIRS := $(filter-out csrc/sim/cli/,$(sort $(dir $(wildcard csrc/sim/*/*.[ch]))))
 SIM_INC := -Icsrc/sim $(patsubst %/,-I%,$(SIM_DIRS)) -Icsrc/core/util
 LUA_CORE_INC := -Icsrc/core/json -Icsrc/core/util
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -pthread $(WARN) -Iinclude/kinformer
@@ -131,14 +131,14 @@ $(BUILD)/sim/proto_schema.c: csrc/sim/proto/schema.txt tools/embed-proto.sh
 	@mkdir -p $(@D)
 	tools/embed-proto.sh $@ csrc/sim/proto/schema.txt
 
-$(BUILD)/sim/proto_schema.o: $(BUILD)/sim/proto_schema.c csrc/sim/proto_int.h $(CORE_HDR)
+$(BUILD)/sim/proto_schema.o: $(BUILD)/sim/proto_schema.c csrc/sim/proto/proto_int.h $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
 $(SIM_LIB): $(SIM_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $(SIM_OBJ)
 
-$(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/sim/*.h) $(CORE_HDR)
+$(BUILD)/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h) $(SIM_HDR) $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -I$(LUA_INC) $(LUA_CORE_INC) $(SIM_INC) -c $< -o $@
 
@@ -160,7 +160,7 @@ $(SUITES_H): $(TEST_SRC) Makefile
 	@for f in $(TEST_SRC); do n=$$(basename $$f .c); echo "KIN_SUITE_USE($${n#test_})"; done > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
-$(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(wildcard csrc/sim/*.h) $(CORE_HDR)
+$(BUILD)/spec/%.o: spec/c/%.c $(wildcard spec/c/*.h) $(SUITES_H) $(SIM_HDR) $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(CORE_INT_INC) -I$(BUILD)/spec -Ispec/c $(SIM_INC) -c $< -o $@
 

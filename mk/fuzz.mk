@@ -28,14 +28,14 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/fuzz_%)
 
 # The sim's harness links spec/fuzz/fake_mhd.c in place of libmicrohttpd.
 $(BUILD)/fuzz_sim_request: spec/fuzz/fuzz_sim_request.c spec/fuzz/fake_mhd.c $(SIM_LIB) $(CORE_LIB) \
-                           $(wildcard csrc/sim/*.h) $(CORE_HDR)
+                           $(SIM_HDR) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ spec/fuzz/fuzz_sim_request.c spec/fuzz/fake_mhd.c \
 	  $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(filter-out -lmicrohttpd,$(SIM_LIBS)) -lm
 
-$(BUILD)/fuzz_proto: spec/fuzz/fuzz_proto.c $(SIM_LIB) $(CORE_LIB) $(wildcard csrc/sim/*.h) $(CORE_HDR)
+$(BUILD)/fuzz_proto: spec/fuzz/fuzz_proto.c $(SIM_LIB) $(CORE_LIB) $(SIM_HDR) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ $< $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(filter-out -lmicrohttpd,$(SIM_LIBS)) -lm
 
-$(BUILD)/fuzz_patch: spec/fuzz/fuzz_patch.c $(SIM_LIB) $(CORE_LIB) $(wildcard csrc/sim/*.h) $(CORE_HDR)
+$(BUILD)/fuzz_patch: spec/fuzz/fuzz_patch.c $(SIM_LIB) $(CORE_LIB) $(SIM_HDR) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -o $@ $< $(SIM_LIB) $(CORE_LIB) $(FUZZ_LDFLAGS) $(SIM_LIBS) -lm
 
 $(BUILD)/fuzz_%: spec/fuzz/fuzz_%.c $(CORE_LIB) $(CORE_HDR)

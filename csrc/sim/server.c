@@ -92,6 +92,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   sim->stopped = 1; /* nothing to stop until the daemon runs */
   sim->watch_cache_lists = cfg.watch_cache_lists;
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
+  if (!rc) rc = kin__sim_registry_init_builtins(&sim->store);
   static const char *const namespaces[] = {"default", "kube-system", "kube-public",
                                            "kube-node-lease"};
   for (size_t i = 0; !rc && i < 4; i++) rc = create_namespace(&sim->store, namespaces[i]);
@@ -195,6 +196,9 @@ void kin_sim_free(kin_sim *sim) {
   kin_sim_stop(sim);
   kin__simctl_free(sim->ctl); /* a start that failed before serving */
   sim->ctl = NULL;
+  /* The registry's objects first (each holds its own reference), then
+   * the history's and the store. */
+  kin__sim_registry_free(&sim->store);
   kin__sim_store_free(&sim->store);
   pthread_mutex_destroy(&sim->stop_mu);
   pthread_mutex_destroy(&sim->tokens_mu);
@@ -235,19 +239,6 @@ int kin_sim_clock_advance(kin_sim *sim, uint64_t ms) {
 
 int kin_sim_settle(kin_sim *sim, uint32_t timeout_ms) {
   return sim->ctl ? kin__simctl_wait_idle(sim->ctl, timeout_ms) : 0;
-}
-
-uint64_t kin_sim_resource_version(kin_sim *sim) {
-  pthread_mutex_lock(&sim->store.mu);
-  uint64_t rv = sim->store.rv;
-  pthread_mutex_unlock(&sim->store.mu);
-  return rv;
-}
-
-void kin_sim_compact(kin_sim *sim) {
-  pthread_mutex_lock(&sim->store.mu);
-  kin__sim_store_compact(&sim->store);
-  pthread_mutex_unlock(&sim->store.mu);
 }
 
 int kin_sim_write_kubeconfig(const kin_sim *sim, const char *path) {

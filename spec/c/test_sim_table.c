@@ -1,4 +1,4 @@
-/* test_sim_table.c -- server-side Table output (csrc/sim/http_table.c):
+/* test_sim_table.c -- server-side Table output (csrc/sim/http/http_table.c):
  * the Accept negotiation, kube-apiserver v1.36.3's columns and cells for
  * pods, configmaps and deployments, includeObject, a Table watch (columns
  * only on the first event), custom resources' printer columns, and

@@ -9,7 +9,7 @@ Runs inside `spec/e2e/cluster.sh run`, which exports the cluster's address
 and admin credentials (KINFORMER_E2E_SERVER, _CA, _ADMIN_CERT, _ADMIN_KEY).
 KINFORMER_SIM names a kinformer-sim program: the group-versions, resources
 and scale subresources to keep are read from its discovery, so the data
-follows csrc/sim/registry.c. Each document keeps the paths of the sim's
+follows csrc/sim/store/registry.c. Each document keeps the paths of the sim's
 resources (with their /status and /scale subresources and the
 /watch/ paths) and the gv's root, and the components.schemas those paths
 reach through $ref; it is written compact (the real server's key order)

@@ -1,5 +1,5 @@
 /* fuzz_patch.c -- libFuzzer harness for the sim's patches
- * (csrc/sim/sim_patch.c: JSON merge patch, JSON patch;
+ * (csrc/sim/patch/sim_patch.c: JSON merge patch, JSON patch;
  * sim_patch_strategic*.c: strategic merge patch) and server-side apply
  * (csrc/sim/ssa_*.c). The input is
  *   <mode><target JSON>\n<patch JSON>

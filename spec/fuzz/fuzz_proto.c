@@ -1,5 +1,5 @@
 /* fuzz_proto.c -- libFuzzer harness for the sim's protobuf transcoder
- * (csrc/sim/proto_decode.c, proto_encode.c, proto_envelope.c). The input
+ * (csrc/sim/proto/proto_decode.c, proto_encode.c, proto_envelope.c). The input
  * is <selector><bytes>: an even selector reads the bytes as an enveloped
  * body (`k8s\0` + runtime.Unknown), an odd one as the bare message number
  * selector/2 of the schema. Whatever decodes must encode again (or be

@@ -23,7 +23,7 @@
 #include "fake_mhd.h"
 #include "http_int.h"
 #include "sim.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 enum MHD_Result kin__sim_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,

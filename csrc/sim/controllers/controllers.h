@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "sim_int.h"
+#include "store_int.h"
 
 typedef struct kin__simctl kin__simctl;
 typedef struct kin__simctl_def kin__simctl_def; /* a controller (ctl.h) */

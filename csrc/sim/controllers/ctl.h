@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "controllers.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 #define KIN__SIMCTL_NEVER UINT64_MAX
 

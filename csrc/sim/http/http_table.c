@@ -12,7 +12,14 @@
  * included, as the server always prints them (kubectl hides priority > 0
  * columns unless -o wide). includeObject: Metadata (default:
  * PartialObjectMetadata), Object, None. */
-#include "http_table_int.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http_table_cells.h"
+#include "http_table_printers.h"
+#include "kin.h"
 
 static json_t *col_json(const char *name, const char *type, const char *format,
                         const char *desc, long long prio) {
@@ -51,12 +58,12 @@ static json_t *cr_columns(const kin__sim_resource *r) {
 }
 
 static void cr_row(json_t *cells, const json_t *cols, const json_t *o, time_t now) {
-  json_array_append_new(cells, name_of(o));
+  json_array_append_new(cells, kin__sim_tc_name_of(o));
   size_t i;
   json_t *c;
   json_array_foreach((json_t *)cols, i, c) {
-    const json_t *v = at(o, kin__sim_jstr(c, "jsonPath", NULL) + 1);
-    const char *type = or_default(kin__sim_jstr(c, "type", NULL), "");
+    const json_t *v = kin__sim_tc_at(o, kin__sim_jstr(c, "jsonPath", NULL) + 1);
+    const char *type = kin__sim_tc_or_default(kin__sim_jstr(c, "type", NULL), "");
     json_t *cell = NULL;
     if (v && !json_is_null(v)) {
       if (!strcmp(type, "string")) {
@@ -78,7 +85,7 @@ static void cr_row(json_t *cells, const json_t *cols, const json_t *o, time_t no
       } else if (!strcmp(type, "date")) {
         time_t t;
         if (json_is_string(v))
-          cell = parse_time(json_string_value(v), &t) ? since(json_string_value(v), now)
+          cell = kin__sim_tc_parse_time(json_string_value(v), &t) ? kin__sim_tc_since(json_string_value(v), now)
                                                       : json_string("<invalid>");
       }
     }
@@ -186,13 +193,13 @@ json_t *kin__sim_table_convert(const kin__sim_resource *r, const json_t *body, i
       char dd[600];
       if (!desc || !*desc) {
         snprintf(dd, sizeof(dd), "Custom resource definition column (in JSONPath format): %s",
-                 or_default(kin__sim_jstr(c, "jsonPath", NULL), ""));
+                 kin__sim_tc_or_default(kin__sim_jstr(c, "jsonPath", NULL), ""));
         desc = dd;
       }
-      json_array_append_new(cols, col_json(or_default(kin__sim_jstr(c, "name", NULL), ""),
-                                           or_default(kin__sim_jstr(c, "type", NULL), ""),
-                                           or_default(kin__sim_jstr(c, "format", NULL), ""), desc,
-                                           int_at(c, "priority")));
+      json_array_append_new(cols, col_json(kin__sim_tc_or_default(kin__sim_jstr(c, "name", NULL), ""),
+                                           kin__sim_tc_or_default(kin__sim_jstr(c, "type", NULL), ""),
+                                           kin__sim_tc_or_default(kin__sim_jstr(c, "format", NULL), ""), desc,
+                                           kin__sim_tc_int_at(c, "priority")));
     }
   } else {
     for (const table_col *c = p ? p->cols : kin__sim_table_dflt_cols; c->name; c++)

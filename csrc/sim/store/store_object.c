@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 void kin__sim_key_of(char *buf, size_t cap, int namespaced, const char *ns, const char *name) {
   if (namespaced)

@@ -1,35 +1,12 @@
-/* sim_patch_strategic_int.h -- internal to the strategic merge patch
- * (sim_patch_strategic*.c): the patch-metadata schema of the built-in types
- * (sim_patch_strategic_schema.c), the error state, Go formatting, directive
- * handling and list helpers (sim_patch_strategic_util.c) that the merge
- * itself (sim_patch_strategic.c) is written with. */
-#ifndef KIN_SIM_PATCH_STRATEGIC_INT_H
-#define KIN_SIM_PATCH_STRATEGIC_INT_H
+/* sim_patch_strategic_util.h -- the strategic merge patch's errors in
+ * upstream's words, its directives ($patch, $retainKeys, $setElementOrder)
+ * and its list helpers (sim_patch_strategic_util.c). */
+#ifndef KIN_SIM_PATCH_STRATEGIC_UTIL_H
+#define KIN_SIM_PATCH_STRATEGIC_UTIL_H
 
 #include <jansson.h>
 #include <stddef.h>
 
-/* ---- schema (sim_patch_strategic_schema.c) ------------------------------ */
-
-typedef struct smp_type smp_type;
-
-typedef struct {
-  const char *name;
-  int merge;               /* patchStrategy includes "merge" */
-  const char *merge_key;   /* patchMergeKey, for lists of objects */
-  const smp_type *type;    /* struct type of the field or of the list's elements */
-} smp_field;
-
-struct smp_type {
-  const char *kind;        /* Go Kind of the type, for "... for %s" messages */
-  const smp_field *fields; /* terminated by a NULL name */
-};
-
-const smp_type *kin__smp_schema_for(const json_t *target, const json_t *patch);
-
-const smp_field *kin__smp_lookup(const smp_type *t, const char *key);
-
-/* ---- errors, directives, lists (sim_patch_strategic_util.c) ------------- */
 /* Each function is documented at its definition. */
 
 #define E_BAD_PATCH_TYPE_PRIMITIVE "invalid patch format of primitive list"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 int kin__sim_store_init(kin__sim_store *s, size_t history, uint32_t bookmark_ms) {
   memset(s, 0, sizeof(*s));
@@ -26,7 +26,7 @@ int kin__sim_store_init(kin__sim_store *s, size_t history, uint32_t bookmark_ms)
   /* rv 1 is the empty store; the first write gets 2. */
   s->rv = 1;
   s->floor = 1;
-  return kin__sim_registry_init_builtins(s);
+  return 0;
 }
 
 /* Drops one reference; frees the object with the last. */
@@ -45,7 +45,6 @@ void kin__sim_store_free(kin__sim_store *s) {
   for (size_t i = 0; i < s->hlen; i++) event_clear(&s->hist[(s->hstart + i) % s->hcap]);
   free(s->hist);
   json_decref(s->write_log);
-  kin__sim_registry_free(s);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cond);
 }
@@ -246,4 +245,19 @@ kin__sim_obj **kin__sim_store_snapshot(kin__sim_store *s, kin__sim_storage *st, 
   if (st->nsorted) memcpy(arr, st->sorted, st->nsorted * sizeof(*arr));
   *n = st->nsorted;
   return arr;
+}
+
+/* ---- the public calls on the store (sim.h) ---- */
+
+uint64_t kin_sim_resource_version(kin_sim *sim) {
+  pthread_mutex_lock(&sim->store.mu);
+  uint64_t rv = sim->store.rv;
+  pthread_mutex_unlock(&sim->store.mu);
+  return rv;
+}
+
+void kin_sim_compact(kin_sim *sim) {
+  pthread_mutex_lock(&sim->store.mu);
+  kin__sim_store_compact(&sim->store);
+  pthread_mutex_unlock(&sim->store.mu);
 }

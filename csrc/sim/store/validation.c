@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_int.h"
+#include "store_int.h"
 
 static int alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 

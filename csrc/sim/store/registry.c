@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 static const char *const verbs_all[] = {"create", "delete", "deletecollection", "get", "list",
                                         "patch",  "update", "watch",            NULL};

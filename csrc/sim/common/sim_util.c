@@ -5,7 +5,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "sim_int.h"
+#include "sim_util.h"
 
 void kin__sim_uuid(char out[37]) {
   unsigned char b[16];

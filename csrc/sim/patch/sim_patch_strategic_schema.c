@@ -2,7 +2,7 @@
  * the k8s.io/api types kinformer.sim serves, as the strategic merge patch
  * (sim_patch_strategic.c) reads them: a type per kind, chosen by the
  * object's "kind"; unknown kinds get ObjectMeta's merge keys only. */
-#include "sim_patch_strategic_int.h"
+#include "sim_patch_strategic_schema.h"
 
 #include <string.h>
 

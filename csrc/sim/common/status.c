@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_int.h"
+#include "status.h"
 
 /* Returns a new Status (caller decrefs); steals details (may be NULL). */
 json_t *kin__sim_status(int code, const char *reason, const char *message, json_t *details) {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 /* Gives the object just created from seed its seed status back, as a
  * second write (a CRD keeps the conditions the sim sets). Caller holds mu. */

@@ -5,7 +5,7 @@
  * lookup, $setElementOrder ordering, partitions). Ported from
  * k8s.io/apimachinery pkg/util/strategicpatch (v0.36). */
 #include "sim_patch.h"
-#include "sim_patch_strategic_int.h"
+#include "sim_patch_strategic_util.h"
 #include "buf.h"
 #include "kin.h"
 

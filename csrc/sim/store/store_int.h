@@ -1,4 +1,5 @@
-/* sim_int.h -- internals of kinformer.sim shared by its files.
+/* store_int.h -- the store of kinformer.sim, as its other folders see it:
+ * the registry, the objects, the watch history and the server's state.
  *
  * The names follow kube-apiserver: the registry of served resources
  * (discovery's APIResource), the generic registry store (storage of one
@@ -6,8 +7,8 @@
  * watch cache (bounded history of events), Status errors
  * (k8s.io/apimachinery pkg/api/errors) and the HTTP handlers
  * (k8s.io/apiserver pkg/endpoints/handlers). */
-#ifndef KIN_SIM_INT_H
-#define KIN_SIM_INT_H
+#ifndef KIN_SIM_STORE_INT_H
+#define KIN_SIM_STORE_INT_H
 
 #include <jansson.h>
 #include <netinet/in.h>
@@ -18,6 +19,8 @@
 #include "buf.h"
 #include "hmap.h"
 #include "sim.h"
+#include "sim_util.h"
+#include "status.h"
 
 /* One committed version of an object: its key and its compact JSON (with
  * metadata.resourceVersion inside, kind/apiVersion/metadata first) in one
@@ -121,11 +124,6 @@ typedef struct kin__sim_store {
   void *commit_hook_ud;
 } kin__sim_store;
 
-/* An answer: HTTP code and a JSON body (object or Status), owned. */
-typedef struct {
-  int code;
-  json_t *body;
-} kin__sim_result;
 
 /* The request log (request_log.c): the entries since the last take as
  * compact JSON objects, comma-separated, after a "[" (no "]": the take
@@ -168,34 +166,6 @@ struct kin_sim {
   struct sockaddr_in sa;    /* bound address (kin_sim_restart binds it again) */
 };
 
-/* ---- util.c ---- */
-void kin__sim_uuid(char out[37]);
-void kin__sim_now_rfc3339(char out[32]);
-char *kin__sim_strdup(const char *s);
-const char *kin__sim_jstr(const json_t *o, const char *k1, const char *k2);
-/* Base64url without padding, as Go's RawURLEncoding; caller frees. */
-char *kin__sim_b64url_encode(const char *s, size_t n);
-/* Returns the decoded bytes (NUL-terminated, caller frees) or NULL. */
-char *kin__sim_b64url_decode(const char *s, size_t *n);
-
-/* ---- status.c (k8s.io/apimachinery/pkg/api/errors) ---- */
-json_t *kin__sim_status(int code, const char *reason, const char *message, json_t *details);
-void kin__sim_err(kin__sim_result *r, int code, const char *reason, json_t *details,
-                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-void kin__sim_err_not_found(kin__sim_result *r, const char *group, const char *resource,
-                            const char *name);
-void kin__sim_err_already_exists(kin__sim_result *r, const char *group, const char *resource,
-                                 const char *name);
-void kin__sim_err_conflict(kin__sim_result *r, const char *group, const char *kind_or_res,
-                           const char *name, const char *why);
-void kin__sim_err_bad_request(kin__sim_result *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* 422 Invalid for one field: message "<Kind> "<name>" is invalid: <field>: <detail>". */
-void kin__sim_err_invalid(kin__sim_result *r, const char *group, const char *kind,
-                          const char *name, const char *field, const char *cause_reason,
-                          const char *detail);
-void kin__sim_err_expired(kin__sim_result *r, const char *message);
-
 /* ---- registry.c ---- */
 int kin__sim_registry_init_builtins(kin__sim_store *s);
 /* Finds the resource served at group/version/resource; NULL when none. */
@@ -211,7 +181,12 @@ kin__sim_storage *kin__sim_registry_remove_crd(kin__sim_store *s, const char *cr
 void kin__sim_registry_free(kin__sim_store *s);
 
 /* ---- store.c (generic registry Store) ---- */
+/* Sets up an empty store (no resource registered: the caller then calls
+ * kin__sim_registry_init_builtins). Returns 0 or KIN_ENOMEM; free it with
+ * kin__sim_store_free either way. */
 int kin__sim_store_init(kin__sim_store *s, size_t history, uint32_t bookmark_ms);
+/* Frees the history and the lock; the registry (and every stored object)
+ * must be freed first, by kin__sim_registry_free. */
 void kin__sim_store_free(kin__sim_store *s);
 void kin__sim_obj_unref(kin__sim_obj *o);
 /* Sorted snapshot of a storage at resourceVersion rv (0: now), filtered by

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 /* 1 when a and b differ outside metadata and status (custom resources)
  * or in spec (built-ins): what bumps metadata.generation. */

@@ -1,4 +1,6 @@
-/* http_util.c -- buffers, responses and query access for the handlers. */
+/* http_util.c -- query access, sending a body as it is, the pieces of a
+ * list or watch body, and request bodies, for the handlers. Answers that
+ * negotiate their encoding are http_respond.c's. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +27,8 @@ enum MHD_Result kin__sim_queue_response(kin__sim_req *req, unsigned code,
   return ret;
 }
 
-enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
-                                     const char *content_type) {
-  if (req->proto && !strcmp(content_type, "application/json")) {
-    req->proto = 0; /* once: its fallbacks answer in JSON */
-    return kin__sim_proto_respond(req, code, buf);
-  }
+enum MHD_Result kin__sim_send_buf(kin__sim_req *req, int code, kin__buf *buf,
+                                  const char *content_type) {
   struct MHD_Response *resp =
       MHD_create_response_from_buffer(buf->len, buf->p ? buf->p : (char *)"", buf->p ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
   buf->p = NULL;
@@ -41,29 +39,6 @@ enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
   enum MHD_Result ret = kin__sim_queue_response(req, (unsigned)code, resp);
   MHD_destroy_response(resp);
   return ret;
-}
-
-enum MHD_Result kin__sim_respond_json(kin__sim_req *req, int code, json_t *body) {
-  kin__buf b = {0};
-  char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
-  json_decref(body);
-  if (s) {
-    b.p = s;
-    b.len = strlen(s);
-    b.cap = b.len + 1;
-  } else {
-    code = 500;
-    kin__buf_printf(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-                            "\"status\":\"Failure\",\"message\":\"out of memory\",\"code\":500}");
-  }
-  kin__buf_add(&b, "\n", 1);
-  return kin__sim_respond_buf(req, code, &b, "application/json");
-}
-
-enum MHD_Result kin__sim_respond_result(kin__sim_req *req, kin__sim_result *r) {
-  json_t *body = r->body;
-  r->body = NULL;
-  return kin__sim_respond_json(req, r->code ? r->code : 500, body);
 }
 
 void kin__sim_api_version(const kin__sim_resource *r, char *buf, size_t cap) {

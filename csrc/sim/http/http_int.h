@@ -9,7 +9,7 @@
 #include "buf.h"
 
 #include "label_selector.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 /* Largest request body the real server reads (3 MiB). */
 #define KIN__SIM_MAX_BODY (3u * 1024u * 1024u)
@@ -63,9 +63,14 @@ enum MHD_Result kin__sim_queue_response(kin__sim_req *req, unsigned code,
 /* Queue a JSON response; body stolen. Return MHD_YES/MHD_NO. */
 enum MHD_Result kin__sim_respond_json(kin__sim_req *req, int code, json_t *body);
 enum MHD_Result kin__sim_respond_result(kin__sim_req *req, kin__sim_result *r);
-/* Takes ownership of buf's bytes. */
+/* Answers buf (its bytes taken) as content_type, in protobuf instead when
+ * the request negotiated it and the body is JSON (http_respond.c). */
 enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
                                      const char *content_type);
+/* Answers buf (its bytes taken) as content_type as it is, no negotiation
+ * (http_util.c). */
+enum MHD_Result kin__sim_send_buf(kin__sim_req *req, int code, kin__buf *buf,
+                                  const char *content_type);
 
 /* 0 when the PEM bundle holds at least one certificate, else KIN_EINVAL. */
 int kin__sim_client_ca_check(const char *pem);

@@ -170,12 +170,12 @@ enum MHD_Result kin__sim_proto_respond(kin__sim_req *req, int code, kin__buf *js
     if (!st || kin__sim_pb_wrap(st, NULL, NULL, &pb, err, sizeof(err))) {
       json_decref(st);
       kin__buf_free(&pb);
-      return kin__sim_respond_buf(req, code, json, "application/json");
+      return kin__sim_send_buf(req, code, json, "application/json");
     }
     json_decref(st);
   }
   kin__buf_free(json);
-  return kin__sim_respond_buf(req, code, &pb, PB_TYPE);
+  return kin__sim_send_buf(req, code, &pb, PB_TYPE);
 }
 
 int kin__sim_proto_watch_frames(kin__buf *buf, size_t from) {

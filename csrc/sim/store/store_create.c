@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 static void crd_set_status(json_t *crd) {
   json_t *names = json_object_get(json_object_get(crd, "spec"), "names");

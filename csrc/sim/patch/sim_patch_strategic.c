@@ -22,7 +22,8 @@
  * helpers: sim_patch_strategic_util.c (sim_patch_strategic_int.h).
  */
 #include "sim_patch.h"
-#include "sim_patch_strategic_int.h"
+#include "sim_patch_strategic_schema.h"
+#include "sim_patch_strategic_util.h"
 #include "buf.h"
 #include "kin.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "sim_int.h"
+#include "store_int.h"
 
 static void delete_all(kin__sim_store *s, kin__sim_storage *st, const char *ns) {
   size_t n = 0;
