@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim_int.h"
+#include "store_int.h"
 
 static double now(void) {
   struct timespec t;

@@ -2,10 +2,12 @@
 #
 #   make sim         build build/<mode>/kinformer-sim
 #   make bench-sim   LIST of 100k ConfigMaps and watch fan-out (table)
+#   make bench-sim-rss  the sim's RSS per stored 1 KB ConfigMap beside its
+#                    JSON size (bench/sim_rss.sh; SIM_RSS_OBJECTS, default 100000)
 #   make sim-openapi refresh csrc/sim/openapi/ from kube-apiserver (needs make e2e-deps)
 #   make sim-proto   regenerate csrc/sim/proto/schema.txt (protobuf schema; needs make e2e-deps)
 
-.PHONY: sim bench-sim test-differential differential-golden
+.PHONY: sim bench-sim bench-sim-rss test-differential differential-golden
 
 SIM_CLI := $(BUILD)/kinformer-sim
 $(SIM_CLI): csrc/sim/cli/kinformer-sim.c $(SIM_LIB) $(CORE_LIB)
@@ -22,6 +24,11 @@ $(SIM_BENCH): bench/sim_bench.c $(SIM_LIB) $(CORE_LIB)
 bench-sim: deps
 	$(MAKE) --no-print-directory MODE=release $(SIM_BENCH)
 	./$(SIM_BENCH) $(BENCH_ARGS)
+
+SIM_RSS_OBJECTS ?= 100000
+bench-sim-rss: deps
+	$(MAKE) --no-print-directory MODE=release sim
+	bench/sim_rss.sh $(abspath $(BUILD)/kinformer-sim) $(SIM_RSS_OBJECTS)
 
 # The differential corpus against the sim, compared with the real server's
 # recording (spec/differential/golden); part of make test. make e2e runs the

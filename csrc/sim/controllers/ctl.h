@@ -2,8 +2,12 @@
  *
  * A controller is a kin__simctl_def: the manager's thread calls observe
  * for each committed change (in commit order, none lost), then run, which
- * does the work due and says when it wants to run again. Both run on that
- * one thread, with no lock held: a controller's own state needs no lock.
+ * does the work due and says when it wants to run again. A controller's
+ * own state needs no lock: observe and run never run at the same time
+ * (observe is called for the objects present at start before the thread
+ * starts, with the store lock held; later on the thread, without it).
+ * observe only records what changed: it must not call the store calls
+ * below; run does the work.
  * It reads and writes the store only through the calls below, which take
  * the store lock themselves, as a client of the API would, so its writes
  * are validated, versioned and watched like any other; it sees them back

@@ -18,13 +18,23 @@ typedef struct {
   kin__sim_obj *obj, *prev;
 } change;
 
+/* The queue is a list of blocks of BLOCK changes: a burst (a seed of a
+ * million objects) never needs one large allocation, whose free would
+ * raise malloc's mmap threshold and leave the heap fragmented. */
+enum { BLOCK = 127 };
+typedef struct block {
+  struct block *next;
+  size_t head, tail; /* changes[head..tail) are queued */
+  change changes[BLOCK];
+} block;
+
 typedef struct {
   const kin__simctl_def *def;
   void *self;
   uint64_t due; /* when run wants to be called next */
 } running;
 
-/* mu guards every field from queue on; the store lock may be held when it
+/* mu guards every field from first on; the store lock may be held when it
  * is taken (the commit hook), never the other way round. The controllers'
  * states are the thread's own. */
 struct kin__simctl {
@@ -37,8 +47,8 @@ struct kin__simctl {
   time_t start_wall;      /* time(NULL) at start */
   pthread_mutex_t mu;
   pthread_cond_t cond;    /* a change, an advance, stop, or idle */
-  change *queue;
-  size_t qhead, qlen, qcap;
+  block *first, *last;    /* the queue, oldest first */
+  size_t qlen;
   uint64_t fake_ms;       /* the fake clock */
   uint64_t next_due;      /* earliest due of any controller (thread writes) */
   int busy;               /* the thread is between taking changes and running */
@@ -142,22 +152,24 @@ static void on_commit(void *ud, int type, kin__sim_storage *st, kin__sim_obj *ob
                       kin__sim_obj *prev) {
   kin__simctl *m = ud;
   pthread_mutex_lock(&m->mu);
-  if (m->qlen == m->qcap) {
-    size_t nc = m->qcap ? m->qcap * 2 : 256;
-    change *q = malloc(nc * sizeof(*q));
-    if (!q) { /* the change is lost to the controllers; the store has it */
+  if (!m->last || m->last->tail == BLOCK) {
+    block *bl = malloc(sizeof(*bl));
+    if (!bl) { /* the change is lost to the controllers; the store has it */
       pthread_mutex_unlock(&m->mu);
       return;
     }
-    for (size_t i = 0; i < m->qlen; i++) q[i] = m->queue[(m->qhead + i) % m->qcap];
-    free(m->queue);
-    m->queue = q;
-    m->qhead = 0;
-    m->qcap = nc;
+    bl->next = NULL;
+    bl->head = bl->tail = 0;
+    if (m->last)
+      m->last->next = bl;
+    else
+      m->first = bl;
+    m->last = bl;
   }
   obj->refs++;
   if (prev) prev->refs++;
-  m->queue[(m->qhead + m->qlen++) % m->qcap] = (change){type, st, obj, prev};
+  m->last->changes[m->last->tail++] = (change){type, st, obj, prev};
+  m->qlen++;
   pthread_cond_broadcast(&m->cond);
   pthread_mutex_unlock(&m->mu);
 }
@@ -169,9 +181,14 @@ static void on_commit(void *ud, int type, kin__sim_storage *st, kin__sim_obj *ob
 static size_t take(kin__simctl *m, change *out, size_t cap) {
   size_t n = 0;
   while (m->qlen && n < cap) {
-    out[n++] = m->queue[m->qhead];
-    m->qhead = (m->qhead + 1) % m->qcap;
+    block *bl = m->first;
+    out[n++] = bl->changes[bl->head++];
     m->qlen--;
+    if (bl->head == bl->tail) {
+      m->first = bl->next;
+      if (!m->first) m->last = NULL;
+      free(bl);
+    }
   }
   return n;
 }
@@ -242,20 +259,21 @@ static void *thread_main(void *arg) {
 
 /* ---- start, stop ---- */
 
-/* Feeds every stored object to the controllers as added. Runs before the
- * hook is set, under the store lock, so no change falls between. */
-static int queue_existing(kin__simctl *m) {
+/* Hands every stored object to the controllers as added, at once (no
+ * queue: a seed of a million objects costs no memory here). Runs before
+ * the hook is set and the thread starts, under the store lock, so no
+ * change falls between and the controllers' states are not shared yet. */
+static void observe_existing(kin__simctl *m) {
   kin__sim_store *s = &m->sim->store;
   for (size_t i = 0; i < s->nst; i++) {
     kin__sim_storage *st = s->storages[i];
     if (!st->served) continue;
-    size_t n = 0;
-    int too_old;
-    kin__sim_obj **arr = kin__sim_store_snapshot(s, st, 0, &n, &too_old);
-    for (size_t k = 0; k < n; k++) on_commit(m, KIN__SIM_ADDED, st, arr[k], NULL);
-    free(arr);
+    size_t pos = 0;
+    kin__hmap_entry *e;
+    while ((e = kin__hmap_next(&st->objects, &pos)))
+      for (size_t j = 0; j < m->nctl; j++)
+        m->ctls[j].def->observe(m->ctls[j].self, m, KIN__SIM_ADDED, st, e->val, NULL);
   }
-  return 0;
 }
 
 int kin__simctl_start(kin_sim *sim, const kin__simctl_def *const *defs, const char *spec,
@@ -299,7 +317,7 @@ int kin__simctl_start(kin_sim *sim, const kin__simctl_def *const *defs, const ch
   }
   kin__sim_store *s = &sim->store;
   pthread_mutex_lock(&s->mu);
-  queue_existing(m);
+  observe_existing(m);
   s->commit_hook = on_commit;
   s->commit_hook_ud = m;
   pthread_mutex_unlock(&s->mu);
@@ -336,7 +354,6 @@ void kin__simctl_free(kin__simctl *m) {
   while (take(m, &c, 1)) release(m, &c, 1);
   for (size_t i = 0; i < m->nctl; i++) m->ctls[i].def->destroy(m->ctls[i].self);
   free(m->ctls);
-  free(m->queue);
   pthread_mutex_destroy(&m->mu);
   pthread_cond_destroy(&m->cond);
   free(m);
