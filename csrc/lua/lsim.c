@@ -38,8 +38,10 @@ static lsim *check(lua_State *L, int i) {
 
 /* start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
  *           watch_history=, bookmark_interval_ms=, legacy_events=,
- *           users=, request_log_limit=}
+ *           users=, request_log_limit=, authorization=}
  *   -> sim | nil, msg, code
+ * authorization: "rbac" (kin_sim_config.authorization_mode "RBAC") or
+ * "always-allow" (the default); anything else raises.
  * users: { [user name] = bearer token, ... } (kin_sim_add_token); a name
  * or token that is not a non-empty string, or a token given twice,
  * raises. */
@@ -51,7 +53,8 @@ static int l_start(lua_State *L) {
     /* kinformer.sim.start's options; add new keys here */
     static const char *const known[] = {
         "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
-        "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", NULL};
+        "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", "authorization",
+        NULL};
     lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
     lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
@@ -77,6 +80,10 @@ static int l_start(lua_State *L) {
     lua_Integer rl = lkin_opt_integer(L, 1, "request_log_limit", 0);
     luaL_argcheck(L, rl >= 0, 1, "request_log_limit must be >= 0");
     cfg.request_log_limit = (size_t)rl;
+    const char *authz = lkin_opt_string(L, 1, "authorization");
+    luaL_argcheck(L, !authz || !strcmp(authz, "rbac") || !strcmp(authz, "always-allow"), 1,
+                  "option 'authorization' must be \"rbac\" or \"always-allow\"");
+    if (authz) cfg.authorization_mode = strcmp(authz, "rbac") ? "AlwaysAllow" : "RBAC";
     lua_getfield(L, 1, "users");
     int users_type = lua_type(L, -1);
     luaL_argcheck(L, users_type == LUA_TNIL || users_type == LUA_TTABLE, 1,

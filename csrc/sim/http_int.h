@@ -44,6 +44,20 @@ typedef struct {
  * non-resource path, -1 for a malformed one. */
 int kin__sim_request_info_parse(const char *url, kin__sim_request_info *ri);
 
+/* The attributes kube-apiserver's authorizer is given for a request
+ * (RequestInfo and its verb), shared by the request log and the RBAC
+ * authorizer. A path the sim's RequestInfo does not read is a
+ * non-resource one (resource_path 0), with the lower-case method as verb. */
+typedef struct {
+  kin__sim_request_info ri;
+  int resource_path; /* ri holds a resource request */
+  char verb[24];     /* get, list, watch, create, update, patch, delete,
+                        deletecollection; "" for another method */
+  char ns[256];      /* the namespace (a namespace's own for /namespaces/{name}) */
+  char name[256];    /* the object's, or a list's metadata.name field selector */
+} kin__sim_request_attrs;
+void kin__sim_request_attrs_of(kin__sim_req *req, const char *url, kin__sim_request_attrs *a);
+
 /* Query parameter value (decoded) or NULL. */
 const char *kin__sim_query(kin__sim_req *req, const char *name);
 /* A boolean query parameter as the server converts it
@@ -69,11 +83,13 @@ enum MHD_Result kin__sim_respond_buf(kin__sim_req *req, int code, kin__buf *buf,
 
 /* 0 when the PEM bundle holds at least one certificate, else KIN_EINVAL. */
 int kin__sim_client_ca_check(const char *pem);
+/* The user a bearer token of the sim authenticates (the config's token:
+ * "kinformer-sim"; a named user's) copied into user (cap bytes); 1 when
+ * there is one, 0 otherwise. Takes the tokens' lock (http_auth.c). */
+int kin__sim_token_user(kin_sim *sim, const char *token, char *user, size_t cap);
 /* Authenticates req (client certificate, then bearer token; fills
  * req->user/groups); 1 when it may proceed, 0 for a 401 (http_auth.c). */
 int kin__sim_authenticate(kin__sim_req *req, const char *url);
-/* POST /apis/authentication.k8s.io/v1/selfsubjectreviews; 1 when it answered. */
-int kin__sim_handle_whoami(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* Discovery (/api, /apis, /version...); returns 1 when it answered. */
 int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* Request faults (latency, injected failures); 1 when it answered. */

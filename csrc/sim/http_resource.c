@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "auth.h"
 #include "http_int.h"
 #include "kin.h"
 #include "sim_patch.h"
@@ -305,7 +306,9 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
-  if (!check_namespace(r, obj, ri->ns, out)) {
+  if (kin__sim_review_create(req, r, ri->ns, obj, out)) {
+    /* a review: answered, not stored */
+  } else if (!check_namespace(r, obj, ri->ns, out)) {
     kin__sim_managed_create(req, r, obj);
     kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
   }
@@ -389,6 +392,11 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   }
   int named = ri->name[0] != 0;
   int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
+  if (!has_verb(r, "get") && (strcmp(m, "POST") || named)) { /* the create-only reviews */
+    kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
+                 "the server does not allow this method on the requested resource");
+    return kin__sim_respond_result(req, &out);
+  }
   if (ri->watch_path || (is_get && !named && kin__sim_query_bool(kin__sim_query(req, "watch"))))
     return is_get ? kin__sim_handle_watch(req, r, ri)
                   : (kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),

@@ -1,11 +1,13 @@
 /* http_server.c -- the libmicrohttpd side: one thread per connection (a
  * watch may block its thread), request bodies up to 3 MiB, authentication
- * (http_auth.c), routing to discovery or the resource handlers, and the
+ * (http_auth.c), authorization (csrc/sim/auth/ under RBAC), routing to
+ * discovery or the resource handlers, and the
  * request log of every answer (request_log.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "http_int.h"
 
 /* Per-request state, freed when MHD reports completion. */
@@ -18,8 +20,8 @@ void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   *con_cls = NULL;
 }
 
-/* Answers req: authentication, the admin endpoints, injected faults, then
- * discovery, OpenAPI or the resource handlers; MHD_YES, or MHD_NO to close
+/* Answers req: authentication, the admin endpoints, injected faults,
+ * authorization, then discovery, OpenAPI or the resource handlers; MHD_YES, or MHD_NO to close
  * the connection. */
 static enum MHD_Result route(kin__sim_req *req, const char *url) {
   kin__sim_result out = {0, NULL};
@@ -31,8 +33,8 @@ static enum MHD_Result route(kin__sim_req *req, const char *url) {
   if (kin__sim_handle_faults(req, url, &ret)) return ret;
   if (kin__sim_handle_burst(req, url, &ret)) return ret;
   if (kin__sim_apply_request_faults(req, url, &ret)) return ret;
+  if (kin__sim_authz_request(req, url, &ret)) return ret;
   kin__sim_write_log_add(req, url);
-  if (kin__sim_handle_whoami(req, url, &ret)) return ret;
   if (kin__sim_handle_discovery(req, url, &ret)) return ret;
   if (kin__sim_handle_openapi(req, url, &ret)) return ret;
   kin__sim_request_info ri;

@@ -4,6 +4,7 @@
  *   kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]
  *                 [--client-ca-file FILE] [--token T] [--seed FILE] [--kubeconfig PATH]
  *                 [--history N] [--bookmark-interval MS] [--watch-cache-lists]
+ *                 [--authorization-mode AlwaysAllow|RBAC]
  *
  * Prints the URL on stdout (one line) once serving. */
 #include <pthread.h>
@@ -20,7 +21,8 @@ static void usage(FILE *f) {
           "usage: kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]\n"
           "                     [--client-ca-file FILE] [--token T] [--seed FILE]\n"
           "                     [--kubeconfig PATH]\n"
-          "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n");
+          "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n"
+          "                     [--authorization-mode AlwaysAllow|RBAC]\n");
 }
 
 int main(int argc, char **argv) {
@@ -62,6 +64,8 @@ int main(int argc, char **argv) {
       cfg.watch_history = (size_t)atol(v);
     else if (!strcmp(a, "--bookmark-interval"))
       cfg.bookmark_interval_ms = (uint32_t)atol(v);
+    else if (!strcmp(a, "--authorization-mode") && (!strcmp(v, "RBAC") || !strcmp(v, "AlwaysAllow")))
+      cfg.authorization_mode = v;
     else {
       fprintf(stderr, "kinformer-sim: unknown flag %s\n", a);
       usage(stderr);
