@@ -255,6 +255,8 @@ int kin__sim_review_create(kin__sim_req *req, kin__sim_resource *r, const char *
                            kin__sim_result *out) {
   if (r->crd_name) return 0;
   const char *res = r->resource;
+  if (!json_is_object(json_object_get(obj, "metadata")))
+    json_object_set_new(obj, "metadata", json_object());
   if (!strcmp(r->group, "authorization.k8s.io")) {
     if (!strcmp(res, "subjectaccessreviews")) {
       kin__sim_managed_create(req, r, obj);
