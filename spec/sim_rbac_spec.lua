@@ -7,7 +7,6 @@
 -- and the real server's forbidden text.
 local simmod = require "kinformer.sim"
 local cjson = require "cjson"
-local lyaml = require "lyaml"
 local proc = require "support.proc"
 
 local F = "spec/c/fixtures/"
@@ -264,7 +263,7 @@ describe("kinformer.sim authorization = \"rbac\"", function()
       assert.equal(200, (http(sim, "GET", ns .. "configmaps?fieldSelector=metadata.name%3Da", { token = t })))
       assert.equal(404, (http(sim, "GET", "/apis/apps/v1/namespaces/default/deployments/d/scale", { token = t })))
       assert.equal(403, (http(sim, "GET", "/apis/apps/v1/namespaces/default/deployments/d", { token = t })))
-      code, body = http(sim, "PATCH", ns .. "pods/p/status", { token = t, body = "{}" })
+      code = http(sim, "PATCH", ns .. "pods/p/status", { token = t, body = "{}" })
       assert.equal(415, code) -- authorized, then refused for its content type
       code, body = http(sim, "PATCH", ns .. "pods/p", { token = t, body = "{}" })
       assert.equal(403, code)

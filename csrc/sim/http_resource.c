@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "auth.h"
 #include "http_int.h"
 #include "kin.h"
 #include "sim_patch.h"

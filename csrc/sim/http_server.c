@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
 #include "http_int.h"
 
 /* Per-request state, freed when MHD reports completion. */

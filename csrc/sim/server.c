@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "auth.h"
 #include "http_int.h"
 #include "kin.h"
 

@@ -14,7 +14,6 @@
 
 #include <jansson.h>
 
-#include "auth.h"
 #include "buf.h"
 #include "http_int.h"
 
