@@ -17,6 +17,7 @@ local function http(sim, method, path, opts)
   opts = opts or {}
   local args = { "curl -sk -o - -w '\\n%{http_code}' -X " .. method, "-H 'Content-Type: application/json'" }
   if opts.token then args[#args + 1] = "-H 'Authorization: Bearer " .. opts.token .. "'" end
+  for _, h in ipairs(opts.headers or {}) do args[#args + 1] = "-H '" .. h .. "'" end
   if opts.cert then
     args[#args + 1] = string.format("--cert %s%s.crt --key %s%s.key", F, opts.cert, F, opts.cert)
   end
@@ -313,6 +314,57 @@ describe("kinformer.sim authorization = \"rbac\"", function()
       code = http(sim, "GET", "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1", { token = sim:token("una") })
       assert.equal(200, code)
       assert.equal(403, (http(sim, "GET", "/api/v1/namespaces/default/pods", { token = sim:token("una") })))
+    end)
+
+    it("impersonates (Impersonate-User, -Group) when the user may, and makes ServiceAccount tokens", function()
+      local whoami = { apiVersion = "authentication.k8s.io/v1", kind = "SelfSubjectReview" }
+      local ssr = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+      -- the sim's anonymous user (system:masters) may impersonate anyone
+      local code, body = http(sim, "POST", ssr, { body = whoami, headers = { "Impersonate-User: bob",
+        "Impersonate-Group: team", "Impersonate-Group: qa" } })
+      assert.equal(201, code)
+      assert.same({ username = "bob", groups = { "team", "qa", "system:authenticated" } }, body.status.userInfo)
+      code, body = http(sim, "POST", ssr, { body = whoami,
+        headers = { "Impersonate-User: system:serviceaccount:ci:builder" } })
+      assert.equal(201, code)
+      assert.same({ "system:serviceaccounts", "system:serviceaccounts:ci", "system:authenticated" },
+        body.status.userInfo.groups)
+      code, body = http(sim, "GET", "/api/v1/pods", { headers = { "Impersonate-User: bob" } })
+      assert.equal(403, code)
+      assert.equal('pods is forbidden: User "bob" cannot list resource "pods" in API group "" at the cluster scope',
+        body.message)
+      -- eve may not, until a role grants impersonate on users named bob
+      code, body = http(sim, "GET", "/api/v1/pods", { token = sim:token("eve"), headers = { "Impersonate-User: bob" } })
+      assert.equal(403, code)
+      assert.equal('users "bob" is forbidden: User "eve" cannot impersonate resource "users" in API group "" '
+        .. 'at the cluster scope', body.message)
+      create(sim, RBAC .. "clusterroles", role(nil, "as-bob", { { apiGroups = { "" }, resources = { "users" },
+        resourceNames = { "bob" }, verbs = { "impersonate" } } }, "ClusterRole"))
+      create(sim, RBAC .. "clusterrolebindings", binding(nil, "eve-as-bob", "ClusterRole", "as-bob",
+        { { kind = "User", name = "eve" } }))
+      code, body = http(sim, "POST", ssr, { token = sim:token("eve"), body = whoami,
+        headers = { "Impersonate-User: bob" } })
+      assert.equal(201, code)
+      assert.equal("bob", body.status.userInfo.username)
+      code, body = http(sim, "POST", ssr, { token = sim:token("eve"), body = whoami,
+        headers = { "Impersonate-User: bob", "Impersonate-Group: system:masters" } })
+      assert.equal(403, code)
+      assert.equal('groups "system:masters" is forbidden: User "eve" cannot impersonate resource "groups" in API '
+        .. 'group "" at the cluster scope', body.message)
+      -- TokenRequest: a token of the ServiceAccount, once it exists
+      code = http(sim, "POST", "/api/v1/namespaces/default/serviceaccounts/ci/token", { body = "{}" })
+      assert.equal(404, code)
+      create(sim, "/api/v1/namespaces/default/serviceaccounts",
+        { apiVersion = "v1", kind = "ServiceAccount", metadata = { name = "ci" } })
+      code, body = http(sim, "POST", "/api/v1/namespaces/default/serviceaccounts/ci/token",
+        { body = { apiVersion = "authentication.k8s.io/v1", kind = "TokenRequest", spec = { expirationSeconds = 600 } } })
+      assert.equal(201, code)
+      assert.equal("TokenRequest", body.kind)
+      assert.equal(600, body.spec.expirationSeconds)
+      assert.equal(sim:token("system:serviceaccount:default:ci"), body.status.token)
+      code, body = http(sim, "POST", ssr, { token = body.status.token, body = whoami })
+      assert.equal(201, code)
+      assert.equal("system:serviceaccount:default:ci", body.status.userInfo.username)
     end)
 
     it("lists a user's rules (SelfSubjectRulesReview), with the errors", function()

@@ -30,6 +30,7 @@ typedef struct {
   char groups[KIN__SIM_MAX_GROUPS][128];
   int ngroups;
   char credential_id[80]; /* "X509SHA256=<hex>" for a client certificate */
+  int impersonated; /* user and groups are from Impersonate-* headers (auth/) */
   int code; /* status of the answer queued (kin__sim_queue_response); 0 before */
 } kin__sim_req;
 
@@ -96,6 +97,17 @@ int kin__sim_authenticate(kin__sim_req *req, const char *url);
 typedef struct kin__sim_rbac kin__sim_rbac;
 void kin__sim_rbac_free(kin__sim_rbac *p);
 
+/* POST .../serviceaccounts/{name}/token (auth/token_request.c): when r
+ * and ri are that subresource, fills out with the TokenRequest (201) or a
+ * Status (404 for a missing ServiceAccount, 405, 400) and returns 1; else
+ * returns 0. */
+int kin__sim_token_request(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                           kin__sim_result *out);
+/* The Impersonate-User / Impersonate-Group headers (auth/impersonation.c):
+ * when req has them and its user may impersonate (always in AlwaysAllow
+ * mode), req's user and groups become the impersonated ones and 0 is
+ * returned; 1 with *ret set when it answered (403, 400); 0 without them. */
+int kin__sim_impersonate(kin__sim_req *req, enum MHD_Result *ret);
 /* Authorizes req (after authentication) when the sim runs with
  * authorization mode RBAC: returns 1 with *ret set when it answered 403
  * Forbidden, 0 when the request may proceed (always 0 in AlwaysAllow

@@ -376,6 +376,8 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   /* Table output stays JSON (metav1.Table has no protobuf form). */
   req->proto = pb && !kin__sim_table_accept(
                          MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"));
+  if (r && ri->subresource[0] && !ri->watch_path && kin__sim_token_request(req, r, ri, &out))
+    return kin__sim_respond_result(req, &out);
   if (!r ||
       (ri->subresource[0] && !(!strcmp(ri->subresource, "status") && r->has_status) &&
        !(scale && r->has_scale)) ||

@@ -19,7 +19,7 @@ void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   *con_cls = NULL;
 }
 
-/* Answers req: authentication, the admin endpoints, injected faults,
+/* Answers req: authentication, impersonation, the admin endpoints, injected faults,
  * authorization, then discovery, OpenAPI or the resource handlers; MHD_YES, or MHD_NO to close
  * the connection. */
 static enum MHD_Result route(kin__sim_req *req, const char *url) {
@@ -29,6 +29,7 @@ static enum MHD_Result route(kin__sim_req *req, const char *url) {
     return kin__sim_respond_result(req, &out);
   }
   enum MHD_Result ret;
+  if (kin__sim_impersonate(req, &ret)) return ret;
   if (kin__sim_handle_faults(req, url, &ret)) return ret;
   if (kin__sim_handle_burst(req, url, &ret)) return ret;
   if (kin__sim_apply_request_faults(req, url, &ret)) return ret;

@@ -37,7 +37,7 @@ void kin__sim_subject_of(kin__sim_req *req, kin__sim_subject *out) {
   for (int i = 0; i < req->ngroups; i++) add_group(out, req->groups[i]);
   if (!req->ngroups) kin__sim_subject_sa_groups(req->user, out);
   /* The sim's own user, and everyone on a sim without authentication. */
-  if (sim->authz_rbac &&
+  if (sim->authz_rbac && !req->impersonated &&
       (!strcmp(req->user, "kinformer-sim") ||
        (!strcmp(req->user, "system:anonymous") && !sim->token && !sim->client_ca)))
     add_group(out, "system:masters");
