@@ -82,6 +82,9 @@ typedef struct {
   json_t *errors; /* distinct error texts, in order */
 } visit_state;
 
+/* The visitor of kin__sim_rbac_visit: stops (0) at the first rule that
+ * allows, with the reason written; keeps each distinct error text (an
+ * allocation failure loses it). */
 static int visit(void *ud, const char *source, const json_t *rule, const char *err) {
   visit_state *v = ud;
   if (rule && kin__sim_rule_allows(rule, v->a)) {
@@ -139,6 +142,7 @@ static void quote_as(kin__buf *b, const char *s, int sanitize) {
   kin__buf_add(b, "\"", 1);
 }
 
+/* quote_as with the sanitizer's escapes. */
 static void quote_sanitized(kin__buf *b, const char *s) { quote_as(b, s, 1); }
 
 void kin__sim_forbidden(kin__sim_result *out, const kin__sim_subject *u,

@@ -108,14 +108,15 @@ json_t *kin__sim_rbac_aggregate(const json_t *roles, const char *name) {
     if (out && aggregate_into(roles, name, sel, out, 8)) {
       /* the controller stops at an error and writes nothing */
       json_decref(out);
-      return json_incref(json_object_get(role, "rules") ? json_object_get(role, "rules")
-                                                        : json_array());
+      json_t *rules = json_object_get(role, "rules");
+      return rules ? json_incref(rules) : json_array();
     }
   }
   return out;
 }
 
-/* Fills count/max_rv of st into p's slot k. Caller holds mu. */
+/* The signature of st: its object count and largest resourceVersion into
+ * *count and *max_rv (0 and 0 for no storage). Caller holds mu. */
 static void signature(kin__sim_storage *st, size_t *count, uint64_t *max_rv) {
   *count = 0;
   *max_rv = 0;

@@ -136,6 +136,9 @@ typedef struct {
   json_t *errors;
 } rules_acc;
 
+/* The visitor of a SelfSubjectRulesReview: every rule into the resource
+ * or non-resource list (as authorizer.ResourceRuleInfo and
+ * NonResourceRuleInfo), each distinct error kept; always goes on (1). */
 static int collect(void *ud, const char *source, const json_t *rule, const char *err) {
   rules_acc *acc = ud;
   if (err) {
