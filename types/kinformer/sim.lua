@@ -16,6 +16,7 @@
 ---@field legacy_events? boolean no events.k8s.io/v1: Events in core v1 only
 ---@field users? table<string, string> named users' bearer tokens: { operator = "token-1" }
 ---@field request_log_limit? integer entries the request log keeps between two takes (default 1,000,000)
+---@field authorization? "rbac"|"always-allow" "rbac": authorize every request as kube-apiserver's RBAC (docs/sim.md, Authorization); default "always-allow"
 
 ---sim:fault's argument.
 ---@class kinformer.SimFault

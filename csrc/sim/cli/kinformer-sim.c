@@ -66,6 +66,10 @@ int main(int argc, char **argv) {
       cfg.bookmark_interval_ms = (uint32_t)atol(v);
     else if (!strcmp(a, "--authorization-mode") && (!strcmp(v, "RBAC") || !strcmp(v, "AlwaysAllow")))
       cfg.authorization_mode = v;
+    else if (!strcmp(a, "--authorization-mode")) {
+      fprintf(stderr, "kinformer-sim: --authorization-mode %s: AlwaysAllow or RBAC\n", v);
+      return 2;
+    }
     else {
       fprintf(stderr, "kinformer-sim: unknown flag %s\n", a);
       usage(stderr);
