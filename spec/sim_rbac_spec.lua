@@ -108,6 +108,10 @@ describe("kinformer.sim authorization = \"rbac\"", function()
         { { kind = "ServiceAccount", name = "op", namespace = "default" } }))
       create(sim, RBAC .. "namespaces/kube-public/rolebindings", binding("kube-public", "op-missing", "Role", "nope",
         { { kind = "ServiceAccount", name = "op", namespace = "default" } }))
+      create(sim, RBAC .. "namespaces/default/roles", role("default", "rbac-writer",
+        { { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "roles", "rolebindings" }, verbs = { "create" } } }))
+      create(sim, RBAC .. "namespaces/default/rolebindings", binding("default", "op-rbac-writer", "Role", "rbac-writer",
+        { { kind = "ServiceAccount", name = "op", namespace = "default" } }))
       create(sim, RBAC .. "clusterrolebindings", binding(nil, "kinformer-e2e-token", "ClusterRole", "cluster-admin",
         { { apiGroup = "rbac.authorization.k8s.io", kind = "User", name = "kinformer-token" } }))
       tokens = { sa = sim:token("system:serviceaccount:default:op"), nobody = sim:token("kinformer-nobody"),
@@ -134,7 +138,24 @@ describe("kinformer.sim authorization = \"rbac\"", function()
       ssrr_no_ns = { "SelfSubjectRulesReview", {} },
       sar_forbidden = { "SubjectAccessReview", { user = "x", resourceAttributes = { verb = "get", resource = "pods" } } },
     }
+    -- the escalation checks' requests (spec/e2e/capture-rbac.sh)
+    local R = "rbac.authorization.k8s.io/v1"
+    local escalation = {
+      esc_role = role(nil, "more", {
+        { apiGroups = { "" }, resources = { "pods" }, verbs = { "get", "list" } },
+        { apiGroups = { "" }, resources = { "configmaps" }, verbs = { "get", "delete" } },
+        { apiGroups = { "apps" }, resources = { "deployments/scale" }, resourceNames = { "a", "b" }, verbs = { "update" } } }),
+      ok_role = role(nil, "same", { { apiGroups = { "" }, resources = { "configmaps" }, verbs = { "get", "list" } } }),
+      esc_binding = binding("default", "b-view", "ClusterRole", "system:aggregate-to-view", { { kind = "User", name = "x" } }),
+      ok_binding = binding("default", "b-same", "Role", "cm-reader", { { kind = "User", name = "x" } }),
+      binding_missing = binding("default", "b-nope", "Role", "nope", { { kind = "User", name = "x" } }),
+    }
     local function body_of(a)
+      if escalation[a.name] then
+        local b = escalation[a.name]
+        b.apiVersion, b.metadata.namespace = R, nil
+        return b
+      end
       local s = special[a.name]
       if s then return { apiVersion = "authorization.k8s.io/v1", kind = s[1], spec = s[2] } end
       if a.name == "tokenreview" then
@@ -365,6 +386,33 @@ describe("kinformer.sim authorization = \"rbac\"", function()
       code, body = http(sim, "POST", ssr, { token = body.status.token, body = whoami })
       assert.equal(201, code)
       assert.equal("system:serviceaccount:default:ci", body.status.userInfo.username)
+    end)
+
+    it("lets a user grant more than it holds with escalate and bind", function()
+      create(sim, RBAC .. "clusterroles", role(nil, "rbac-admin", {
+        { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "roles", "rolebindings" }, verbs = { "create" } },
+      }, "ClusterRole"))
+      create(sim, RBAC .. "namespaces/default/rolebindings", binding("default", "ria", "ClusterRole", "rbac-admin",
+        { { kind = "User", name = "ria" } }))
+      local t = sim:token("ria")
+      local big = role(nil, "big", { { apiGroups = { "" }, resources = { "secrets" }, verbs = { "*" } } })
+      local code, body = http(sim, "POST", RBAC .. "namespaces/default/roles", { token = t, body = big })
+      assert.equal(403, code)
+      assert.equal('roles.rbac.authorization.k8s.io "big" is forbidden: user "ria" (groups=["system:authenticated"]) '
+        .. 'is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], '
+        .. 'Verbs:["*"]}', body.message)
+      local bind = binding(nil, "to-admin", "ClusterRole", "admin", { { kind = "User", name = "x" } })
+      bind.kind, bind.metadata.namespace = "RoleBinding", nil
+      assert.equal(403, (http(sim, "POST", RBAC .. "namespaces/default/rolebindings", { token = t, body = bind })))
+      create(sim, RBAC .. "clusterroles", role(nil, "escalator", {
+        { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "roles" }, verbs = { "escalate" } },
+        { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "clusterroles" }, resourceNames = { "admin" },
+          verbs = { "bind" } },
+      }, "ClusterRole"))
+      create(sim, RBAC .. "namespaces/default/rolebindings", binding("default", "ria-esc", "ClusterRole", "escalator",
+        { { kind = "User", name = "ria" } }))
+      assert.equal(201, (http(sim, "POST", RBAC .. "namespaces/default/roles", { token = t, body = big })))
+      assert.equal(201, (http(sim, "POST", RBAC .. "namespaces/default/rolebindings", { token = t, body = bind })))
     end)
 
     it("lists a user's rules (SelfSubjectRulesReview), with the errors", function()

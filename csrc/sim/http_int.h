@@ -103,6 +103,14 @@ void kin__sim_rbac_free(kin__sim_rbac *p);
  * returns 0. */
 int kin__sim_token_request(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                            kin__sim_result *out);
+/* RBAC's escalation check on a create or replace (PUT) of obj, a Role,
+ * ClusterRole, RoleBinding or ClusterRoleBinding of r in namespace ns
+ * (auth/escalation.c): under authorization mode RBAC, 1 with the 403 in
+ * out when the user may neither escalate (bind) nor holds the rules
+ * granted; else 0 (always 0 for other resources or in AlwaysAllow mode).
+ * Takes the store lock. */
+int kin__sim_rbac_escalation_check(kin__sim_req *req, kin__sim_resource *r, const char *ns,
+                                   const json_t *obj, kin__sim_result *out);
 /* The Impersonate-User / Impersonate-Group headers (auth/impersonation.c):
  * when req has them and its user may impersonate (always in AlwaysAllow
  * mode), req's user and groups become the impersonated ones and 0 is

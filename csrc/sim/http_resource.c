@@ -282,7 +282,7 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
   } else if (!name || strcmp(name, ri->name)) {
     kin__sim_err_bad_request(out, "the name of the object (%s) does not match the name on the "
                                   "URL (%s)", name ? name : "", ri->name);
-  } else {
+  } else if (!kin__sim_rbac_escalation_check(req, r, ri->ns, obj, out)) {
     kin__sim_managed_update m = {replace_fn, obj, req, r, ri->subresource};
     kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
                           kin__sim_managed_update_fn, &m, dry_run(req), out);
@@ -307,7 +307,8 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
   if (!obj) return;
   if (kin__sim_review_create(req, r, ri->ns, obj, out)) {
     /* a review: answered, not stored */
-  } else if (!check_namespace(r, obj, ri->ns, out)) {
+  } else if (!check_namespace(r, obj, ri->ns, out) &&
+             !kin__sim_rbac_escalation_check(req, r, ri->ns, obj, out)) {
     kin__sim_managed_create(req, r, obj);
     kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
   }

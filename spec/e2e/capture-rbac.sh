@@ -39,6 +39,8 @@ $K create serviceaccount op -n default >/dev/null
 $K create role cm-reader -n default --verb=get,list,watch --resource=configmaps >/dev/null
 $K create rolebinding op-cm -n default --role=cm-reader --serviceaccount=default:op >/dev/null
 $K create rolebinding op-missing -n kube-public --role=nope --serviceaccount=default:op >/dev/null
+$K create role rbac-writer -n default --verb=create --resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io >/dev/null
+$K create rolebinding op-rbac-writer -n default --role=rbac-writer --serviceaccount=default:op >/dev/null
 SA_TOKEN=$($K create token op -n default --duration 1h)
 sleep 2 # the authorizer's informers
 
@@ -117,5 +119,17 @@ ask tokenreview_bad "$AD" POST /apis/authentication.k8s.io/v1/tokenreviews \
   '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"not-a-token"}}'
 ask whoami_sa "$SA" POST /apis/authentication.k8s.io/v1/selfsubjectreviews \
   '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
+# escalation prevention: op may create roles and bindings, not grant more than it holds
+R=/apis/rbac.authorization.k8s.io/v1/namespaces/default
+ask esc_role "$SA" POST $R/roles \
+  '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"more"},"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get","list"]},{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","delete"]},{"apiGroups":["apps"],"resources":["deployments/scale"],"resourceNames":["a","b"],"verbs":["update"]}]}'
+ask ok_role "$SA" POST $R/roles \
+  '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"same"},"rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list"]}]}'
+ask esc_binding "$SA" POST $R/rolebindings \
+  '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"b-view"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:aggregate-to-view"},"subjects":[{"kind":"User","name":"x"}]}'
+ask ok_binding "$SA" POST $R/rolebindings \
+  '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"b-same"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm-reader"},"subjects":[{"kind":"User","name":"x"}]}'
+ask binding_missing "$SA" POST $R/rolebindings \
+  '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"b-nope"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"nope"},"subjects":[{"kind":"User","name":"x"}]}'
 jq -s '.' "$TMP/answers" >"$OUT/real_answers.json"
 echo "capture-rbac: $(jq '.items | length' csrc/sim/auth/bootstrap_policy.json) policy objects, $(jq length "$OUT/real_answers.json") answers"

@@ -72,6 +72,12 @@ typedef int (*kin__sim_rule_visitor)(void *ud, const char *source, const json_t 
                                      const char *err);
 void kin__sim_rbac_visit(const kin__sim_rbac *p, const kin__sim_subject *u, const char *ns,
                          kin__sim_rule_visitor fn, void *ud);
+/* The rules of the role binding's roleRef names, resolved in namespace ns
+ * ("" for a cluster role binding): a new reference (an empty array for a
+ * role without rules), or NULL with the lister's error appended to err
+ * (`clusterrole.rbac.authorization.k8s.io "x" not found`). */
+json_t *kin__sim_rbac_ref_rules(const kin__sim_rbac *p, const json_t *binding, const char *ns,
+                                kin__buf *err);
 
 /* ---- authorizer.c ---- */
 /* 1 when rule (a PolicyRule) allows a (rbac.RuleAllows). */

@@ -261,6 +261,13 @@ static int role_rules(const kin__sim_rbac *p, const json_t *binding, const char 
   return 0;
 }
 
+json_t *kin__sim_rbac_ref_rules(const kin__sim_rbac *p, const json_t *binding, const char *ns,
+                                kin__buf *err) {
+  const json_t *rules = NULL;
+  if (!role_rules(p, binding, ns, &rules, err)) return NULL;
+  return rules ? json_incref((json_t *)rules) : json_array();
+}
+
 /* The describer of a binding and its subject (clusterRoleBindingDescriber,
  * roleBindingDescriber, describeSubject) into b. */
 static void describe(kin__buf *b, const json_t *binding, const json_t *subject, const char *ns) {
