@@ -12,10 +12,12 @@ local proc = require "support.proc"
 local F = "spec/c/fixtures/"
 
 -- HTTP through curl: returns the status and the decoded body (or the text).
--- opts: token, body (string or table), cert (a fixture's base name).
+-- opts: token, body (string or table), cert (a fixture's base name),
+-- headers (more "Name: value" lines), content_type (default JSON).
 local function http(sim, method, path, opts)
   opts = opts or {}
-  local args = { "curl -sk -o - -w '\\n%{http_code}' -X " .. method, "-H 'Content-Type: application/json'" }
+  local args = { "curl -sk -o - -w '\\n%{http_code}' -X " .. method,
+                 "-H 'Content-Type: " .. (opts.content_type or "application/json") .. "'" }
   if opts.token then args[#args + 1] = "-H 'Authorization: Bearer " .. opts.token .. "'" end
   for _, h in ipairs(opts.headers or {}) do args[#args + 1] = "-H '" .. h .. "'" end
   if opts.cert then
@@ -390,7 +392,8 @@ describe("kinformer.sim authorization = \"rbac\"", function()
 
     it("lets a user grant more than it holds with escalate and bind", function()
       create(sim, RBAC .. "clusterroles", role(nil, "rbac-admin", {
-        { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "roles", "rolebindings" }, verbs = { "create" } },
+        { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "roles", "rolebindings" },
+          verbs = { "create", "patch" } },
       }, "ClusterRole"))
       create(sim, RBAC .. "namespaces/default/rolebindings", binding("default", "ria", "ClusterRole", "rbac-admin",
         { { kind = "User", name = "ria" } }))
@@ -404,6 +407,17 @@ describe("kinformer.sim authorization = \"rbac\"", function()
       local bind = binding(nil, "to-admin", "ClusterRole", "admin", { { kind = "User", name = "x" } })
       bind.kind, bind.metadata.namespace = "RoleBinding", nil
       assert.equal(403, (http(sim, "POST", RBAC .. "namespaces/default/rolebindings", { token = t, body = bind })))
+      -- a patch is checked on the object it would store
+      create(sim, RBAC .. "namespaces/default/roles", role("default", "small", {}))
+      code = http(sim, "PATCH", RBAC .. "namespaces/default/roles/small", { token = t,
+        content_type = "application/merge-patch+json", body = { metadata = { labels = { a = "b" } } } })
+      assert.equal(200, code)
+      code, body = http(sim, "PATCH", RBAC .. "namespaces/default/roles/small", { token = t,
+        content_type = "application/merge-patch+json",
+        body = { rules = { { apiGroups = { "" }, resources = { "secrets" }, verbs = { "get" } } } } })
+      assert.equal(403, code)
+      assert.matches('is attempting to grant RBAC permissions not currently held:\n{APIGroups:%[""%], '
+        .. 'Resources:%["secrets"%], Verbs:%["get"%]}$', body.message)
       create(sim, RBAC .. "clusterroles", role(nil, "escalator", {
         { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "roles" }, verbs = { "escalate" } },
         { apiGroups = { "rbac.authorization.k8s.io" }, resources = { "clusterroles" }, resourceNames = { "admin" },

@@ -103,7 +103,8 @@ void kin__sim_rbac_free(kin__sim_rbac *p);
  * returns 0. */
 int kin__sim_token_request(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                            kin__sim_result *out);
-/* RBAC's escalation check on a create or replace (PUT) of obj, a Role,
+/* RBAC's escalation check on a write of obj (what a create, PUT, patch or
+ * apply would store), a Role,
  * ClusterRole, RoleBinding or ClusterRoleBinding of r in namespace ns
  * (auth/escalation.c): under authorization mode RBAC, 1 with the 403 in
  * out when the user may neither escalate (bind) nor holds the rules
