@@ -2,7 +2,9 @@
  * roles and bindings (k8s.io/kubernetes pkg/registry/rbac: the policybased
  * storages, escalation_check.go, validation.ConfirmNoEscalation, and
  * component-helpers' policy_comparator.go): under authorization mode RBAC
- * a Role or ClusterRole may be created or replaced only by system:masters,
+ * a Role or ClusterRole may be written (created, replaced, patched,
+ * applied: http_resource.c passes the object the write would store) only
+ * by system:masters,
  * by a user allowed to `escalate` it, or by one who already holds every
  * rule it grants (an aggregated ClusterRole: everything); a RoleBinding or
  * ClusterRoleBinding only by system:masters, a user allowed to `bind` its
