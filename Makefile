@@ -69,6 +69,10 @@ SIM_OBJ += $(BUILD)/sim/openapi_data.o
 # The protobuf schema of the built-in types (csrc/sim/proto/schema.txt,
 # make sim-proto), compiled in as the generated $(BUILD)/sim/proto_schema.c
 SIM_OBJ += $(BUILD)/sim/proto_schema.o
+# kube-apiserver's RBAC bootstrap policy (csrc/sim/auth/bootstrap_policy.json,
+# spec/e2e/capture-rbac.sh), compiled in as the generated
+# $(BUILD)/sim/rbac_bootstrap_data.c
+SIM_OBJ += $(BUILD)/sim/rbac_bootstrap_data.o
 SIM_LIB := $(BUILD)/libkinsim.a
 SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz -lyaml
 
@@ -133,6 +137,13 @@ $(BUILD)/sim/proto_schema.c: csrc/sim/proto/schema.txt tools/embed-proto.sh
 
 $(BUILD)/sim/proto_schema.o: $(BUILD)/sim/proto_schema.c csrc/sim/proto/proto_int.h $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
+
+$(BUILD)/sim/rbac_bootstrap_data.c: csrc/sim/auth/bootstrap_policy.json tools/embed-json.sh
+	@mkdir -p $(@D)
+	tools/embed-json.sh $@ kin__sim_rbac_bootstrap_json csrc/sim/auth/bootstrap_policy.json
+
+$(BUILD)/sim/rbac_bootstrap_data.o: $(BUILD)/sim/rbac_bootstrap_data.c
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(SIM_LIB): $(SIM_OBJ)
 	@mkdir -p $(@D)

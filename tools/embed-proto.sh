@@ -1,6 +1,6 @@
 #!/bin/sh
 # Writes the C source of kinformer.sim's protobuf schema (the tables of
-# csrc/sim/proto_int.h) from csrc/sim/proto/schema.txt, the data `make
+# csrc/sim/proto/proto_int.h) from csrc/sim/proto/schema.txt, the data `make
 # sim-proto` generates (tools/gen-sim-proto.py). Run by the Makefile as
 #   tools/embed-proto.sh OUT.c csrc/sim/proto/schema.txt
 # with awk only, so a build needs neither protoc nor python.

@@ -22,6 +22,10 @@ PROTOS = [
     "k8s.io/api/coordination/v1/generated.proto",
     "k8s.io/api/events/v1/generated.proto",
     "k8s.io/api/autoscaling/v1/generated.proto",
+    # helper-rbac (issue 23): RBAC and the review APIs
+    "k8s.io/api/rbac/v1/generated.proto",
+    "k8s.io/api/authorization/v1/generated.proto",
+    "k8s.io/api/authentication/v1/generated.proto",
     "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1/generated.proto",
     "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
     "k8s.io/apimachinery/pkg/runtime/generated.proto",
@@ -51,6 +55,15 @@ ROOTS += [("coordination.k8s.io/v1", "Lease", "k8s.io.api.coordination.v1.Lease"
           ("v1", "WatchEvent", META + "WatchEvent"),
           ("meta.k8s.io/v1", "WatchEvent", META + "WatchEvent"),
           ("", "Unknown", "k8s.io.apimachinery.pkg.runtime.Unknown")]
+# helper-rbac (issue 23): RBAC and the review APIs
+for k in ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]:
+    ROOTS += [("rbac.authorization.k8s.io/v1", k, "k8s.io.api.rbac.v1." + k),
+              ("rbac.authorization.k8s.io/v1", k + "List", "k8s.io.api.rbac.v1." + k + "List")]
+for k in ["SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectAccessReview",
+          "SelfSubjectRulesReview"]:
+    ROOTS += [("authorization.k8s.io/v1", k, "k8s.io.api.authorization.v1." + k)]
+for k in ["TokenReview", "SelfSubjectReview", "TokenRequest"]:
+    ROOTS += [("authentication.k8s.io/v1", k, "k8s.io.api.authentication.v1." + k)]
 # Messages whose JSON form is not an object of their fields.
 APIEXT = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1."
 SPECIAL = {
@@ -108,8 +121,14 @@ def descriptors(modcache):
     subprocess.run(["protoc", "-I", tmp, "--include_imports",
                     "--descriptor_set_out=" + pb] + PROTOS, check=True,
                    stderr=subprocess.DEVNULL)
+    # descriptor.proto: Debian's libprotobuf-dev, else the copy the
+    # kubernetes module carries
+    inc = "/usr/include"
+    if not os.path.exists(os.path.join(inc, "google/protobuf/descriptor.proto")):
+        import glob
+        inc = (glob.glob(os.path.join(modcache, "kubernetes@*", "third_party", "protobuf")) or [inc])[0]
     with open(pb, "rb") as f:
-        txt = subprocess.run(["protoc", "-I", "/usr/include",
+        txt = subprocess.run(["protoc", "-I", inc,
                               "--decode=google.protobuf.FileDescriptorSet",
                               "google/protobuf/descriptor.proto"], stdin=f,
                              check=True, capture_output=True).stdout.decode()

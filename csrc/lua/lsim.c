@@ -38,8 +38,10 @@ static lsim *check(lua_State *L, int i) {
 
 /* start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
  *           watch_history=, bookmark_interval_ms=, legacy_events=,
- *           users=, request_log_limit=}
+ *           users=, request_log_limit=, authorization=}
  *   -> sim | nil, msg, code
+ * authorization: "rbac" (kin_sim_config.authorization_mode "RBAC") or
+ * "always-allow" (the default); anything else raises.
  * users: { [user name] = bearer token, ... } (kin_sim_add_token); a name
  * or token that is not a non-empty string, or a token given twice,
  * raises. */
@@ -102,7 +104,7 @@ static int l_start(lua_State *L) {
     static const char *const known[] = {
         "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
         "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", "controllers",
-        "clock", NULL};
+        "clock", "authorization", NULL};
     lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
     lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
@@ -133,6 +135,10 @@ static int l_start(lua_State *L) {
     lua_getfield(L, 1, "clock");
     cfg.fake_clock = luaL_checkoption(L, -1, "real", clocks) == 1;
     lua_pop(L, 1);
+    const char *authz = lkin_opt_string(L, 1, "authorization");
+    luaL_argcheck(L, !authz || !strcmp(authz, "rbac") || !strcmp(authz, "always-allow"), 1,
+                  "option 'authorization' must be \"rbac\" or \"always-allow\"");
+    if (authz) cfg.authorization_mode = strcmp(authz, "rbac") ? "AlwaysAllow" : "RBAC";
     lua_getfield(L, 1, "users");
     int users_type = lua_type(L, -1);
     luaL_argcheck(L, users_type == LUA_TNIL || users_type == LUA_TTABLE, 1,

@@ -1,6 +1,7 @@
 /* http_server.c -- the libmicrohttpd side: one thread per connection (a
  * watch may block its thread), request bodies up to 3 MiB, authentication
- * (http_auth.c), routing to discovery or the resource handlers, and the
+ * (http_auth.c), authorization (csrc/sim/auth/ under RBAC), routing to
+ * discovery or the resource handlers, and the
  * request log of every answer (request_log.c). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,8 @@ void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   *con_cls = NULL;
 }
 
-/* Answers req: authentication, the admin endpoints, injected faults, then
- * discovery, OpenAPI or the resource handlers; MHD_YES, or MHD_NO to close
+/* Answers req: authentication, impersonation, the admin endpoints, injected faults,
+ * authorization, then discovery, OpenAPI or the resource handlers; MHD_YES, or MHD_NO to close
  * the connection. */
 static enum MHD_Result route(kin__sim_req *req, const char *url) {
   kin__sim_result out = {0, NULL};
@@ -28,11 +29,12 @@ static enum MHD_Result route(kin__sim_req *req, const char *url) {
     return kin__sim_respond_result(req, &out);
   }
   enum MHD_Result ret;
+  if (kin__sim_impersonate(req, &ret)) return ret;
   if (kin__sim_handle_faults(req, url, &ret)) return ret;
   if (kin__sim_handle_burst(req, url, &ret)) return ret;
   if (kin__sim_apply_request_faults(req, url, &ret)) return ret;
+  if (kin__sim_authz_request(req, url, &ret)) return ret;
   kin__sim_write_log_add(req, url);
-  if (kin__sim_handle_whoami(req, url, &ret)) return ret;
   if (kin__sim_handle_discovery(req, url, &ret)) return ret;
   if (kin__sim_handle_openapi(req, url, &ret)) return ret;
   kin__sim_request_info ri;

@@ -101,6 +101,10 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
     if (ev) ev->removed = 1;
   }
   if (!rc && cfg.seed_file) rc = kin__sim_store_seed(&sim->store, cfg.seed_file);
+  /* The bootstrap roles after the seed: a seeded (replayed) one is kept. */
+  if (!rc) rc = kin__sim_rbac_bootstrap(&sim->store);
+  if (!rc && cfg.authorization_mode && strcmp(cfg.authorization_mode, "AlwaysAllow"))
+    rc = !strcmp(cfg.authorization_mode, "RBAC") ? (sim->authz_rbac = 1, 0) : KIN_EINVAL;
   if (!rc && cfg.token) rc = (sim->token = strdup(cfg.token)) ? 0 : KIN_ENOMEM;
   if (!rc && cfg.tls_cert_file && cfg.tls_key_file) {
     sim->tls_cert = read_file(cfg.tls_cert_file);
@@ -200,6 +204,7 @@ void kin_sim_free(kin_sim *sim) {
    * the history's and the store. */
   kin__sim_registry_free(&sim->store);
   kin__sim_store_free(&sim->store);
+  kin__sim_rbac_free(sim->rbac);
   pthread_mutex_destroy(&sim->stop_mu);
   pthread_mutex_destroy(&sim->tokens_mu);
   for (size_t i = 0; i < sim->ntokens; i++) {

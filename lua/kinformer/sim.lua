@@ -51,6 +51,10 @@ end
 -- "*,-kubelet" picks, "none" or {} is a bare API server; names:
 -- require("kinformer.simcore").controllers()), clock ("real", the default,
 -- or "fake": the controllers' delays only pass by sim:clock_advance).
+-- authorization ("rbac": every request is authorized as kube-apiserver
+-- --authorization-mode=RBAC does, against the built-in cluster roles and
+-- the roles and bindings created; "always-allow", the default, lets every
+-- authenticated request through; see docs/sim.md "Authorization").
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
 -- resource_version, running, fault, write_log_start, write_log_take,
 -- request_log_start, request_log_take, token, settle, clock_now,
@@ -68,7 +72,12 @@ end
 -- client_ca still serves everyone, and a request bearing a user's token is
 -- that user; so two clients, e.g. kinformer.manager{ url = sim.url,
 -- token = sim:token("operator") } and another with sim:token("driver"),
--- are told apart in the request log.
+-- are told apart in the request log. With authorization = "rbac",
+-- "kinformer-sim" and the anonymous user of a sim without token and
+-- client_ca are in system:masters (allowed everything); every other user
+-- gets what the RBAC objects grant it: sim:token(
+-- "system:serviceaccount:<ns>:<name>") is that ServiceAccount (groups
+-- system:serviceaccounts and system:serviceaccounts:<ns>).
 --
 -- Fault injection: sim:fault{kind = ...} with kind "drop" (close every open
 -- watch abruptly), "cut" (cut each watch inside its next event), "malformed"

@@ -12,11 +12,13 @@ local ROOT = os.getenv("PWD")
 M.TOKEN = "kinformer-clients"
 M.CA = ROOT .. "/spec/c/fixtures/sim_tls.crt"
 
--- Starts the sim; returns it and the path of its kubeconfig (removed by
+-- Starts the sim (more kinformer.sim.start options in opts, e.g.
+-- authorization); returns it and the path of its kubeconfig (removed by
 -- M.stop).
-function M.start()
-  local sim = assert(simmod.start { token = M.TOKEN, tls_cert = M.CA,
-    tls_key = ROOT .. "/spec/c/fixtures/sim_tls.key" })
+function M.start(opts)
+  local o = { token = M.TOKEN, tls_cert = M.CA, tls_key = ROOT .. "/spec/c/fixtures/sim_tls.key" }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  local sim = assert(simmod.start(o))
   local kc = os.tmpname()
   proc.write(kc, ([[
 apiVersion: v1

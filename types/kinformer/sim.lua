@@ -18,6 +18,7 @@
 ---@field request_log_limit? integer entries the request log keeps between two takes (default 1,000,000)
 ---@field controllers? string|string[] the controllers that run, in kube-controller-manager's --controllers syntax: "*" (default), "none", {"garbagecollector", "-kubelet"}
 ---@field clock? "real"|"fake" the controllers' clock; "fake" moves only by sim:clock_advance
+---@field authorization? "rbac"|"always-allow" "rbac": authorize every request as kube-apiserver's RBAC (docs/sim.md, Authorization); default "always-allow"
 
 ---sim:fault's argument.
 ---@class kinformer.SimFault

@@ -5,6 +5,7 @@
  *                 [--client-ca-file FILE] [--token T] [--seed FILE] [--kubeconfig PATH]
  *                 [--history N] [--bookmark-interval MS] [--watch-cache-lists]
  *                 [--controllers=LIST] [--fake-clock]
+ *                 [--authorization-mode AlwaysAllow|RBAC]
  *
  * --controllers takes kube-controller-manager's syntax ("*", "name",
  * "-name", comma-separated; "none": a bare API server). A flag's value may
@@ -27,6 +28,7 @@ static void usage(FILE *f) {
           "                     [--kubeconfig PATH]\n"
           "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n"
           "                     [--controllers=LIST] [--fake-clock]\n"
+          "                     [--authorization-mode AlwaysAllow|RBAC]\n"
           "controllers (default \"*\"; \"none\" for a bare API server):");
   int on;
   const char *name;
@@ -96,6 +98,11 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.controllers = v;
+    } else if (!strcmp(a, "--authorization-mode") && (!strcmp(v, "RBAC") || !strcmp(v, "AlwaysAllow")))
+      cfg.authorization_mode = v;
+    else if (!strcmp(a, "--authorization-mode")) {
+      fprintf(stderr, "kinformer-sim: --authorization-mode %s: AlwaysAllow or RBAC\n", v);
+      return 2;
     }
     else {
       fprintf(stderr, "kinformer-sim: unknown flag %s\n", a);

@@ -97,101 +97,23 @@ static void put_opt(kin__buf *b, const char *key, const char *value) {
   if (value && *value) put_str(b, key, value, 0);
 }
 
-/* The RBAC verb of an HTTP method on a resource path before the list and
- * collection rules (requestinfo.go): "" for a method it does not map. */
-static const char *method_verb(const char *m) {
-  if (!strcmp(m, "GET") || !strcmp(m, "HEAD")) return "get";
-  if (!strcmp(m, "POST")) return "create";
-  if (!strcmp(m, "PUT")) return "update";
-  if (!strcmp(m, "PATCH")) return "patch";
-  if (!strcmp(m, "DELETE")) return "delete";
-  return "";
-}
-
-/* The name a list or watch is limited to by its field selector, as
- * RequestInfo takes it: fields.ParseSelector (terms split at unescaped
- * commas, each at its first "!=", "==" or "=", every value unescaped, an
- * unescaped ',' or '=' or a bad escape failing the whole selector), then
- * RequiresExactMatch("metadata.name") (the first metadata.name=X or ==X),
- * kept when a valid path segment (not "." or "..", no '/' or '%'). Copies
- * it to out and returns 1; 0 when there is none or the selector does not
- * parse (the ListOptions then fail to decode: no name). */
-static int field_selector_name(const char *sel, char *out, size_t cap) {
-  if (!sel) return 0;
-  int found = 0;
-  for (const char *t = sel;;) {
-    const char *end = t;
-    for (int slash = 0; *end && (slash || *end != ','); end++) slash = !slash && *end == '\\';
-    if (end > t) {
-      const char *op = NULL;
-      size_t oplen = 0;
-      for (const char *p = t; p < end && !op; p++) {
-        if (!strncmp(p, "!=", 2) || !strncmp(p, "==", 2)) op = p, oplen = 2;
-        else if (*p == '=') op = p, oplen = 1;
-      }
-      if (!op) return 0;
-      int want = !found && op[0] != '!' && op - t == 13 && !strncmp(t, "metadata.name", 13);
-      size_t k = 0;
-      int slash = 0;
-      for (const char *p = op + oplen; p < end; p++) {
-        if (!slash && *p == '\\') {
-          slash = 1;
-          continue;
-        }
-        if (!slash && (*p == ',' || *p == '=')) return 0;
-        if (slash && *p != '\\' && *p != ',' && *p != '=') return 0;
-        slash = 0;
-        if (want && k + 1 < cap) out[k++] = *p;
-        else if (want) return 0; /* longer than any name */
-      }
-      if (slash) return 0;
-      if (want) {
-        out[k] = 0;
-        found = 1;
-      }
-    }
-    if (!*end) break;
-    t = end + 1;
-  }
-  return found && strcmp(out, ".") && strcmp(out, "..") && !strpbrk(out, "/%");
-}
-
 /* Appends req's entry, one JSON object, to e. A path the sim's
  * RequestInfo does not read (an /api/ path with more segments than
  * resource, name and subresource) is logged as a non-resource one, as
  * the sim answers it (404). */
 static void build_entry(kin__sim_req *req, const char *url, kin__buf *e) {
-  kin__sim_request_info ri;
-  const char *m = req->method;
+  kin__sim_request_attrs a;
+  kin__sim_request_attrs_of(req, url, &a);
   kin__buf_add(e, "{", 1);
-  if (kin__sim_request_info_parse(url, &ri) == 0) {
-    const char *verb = ri.watch_path ? "watch" : method_verb(m);
-    char name[sizeof(ri.name)];
-    memcpy(name, ri.name, sizeof(name));
-    /* /namespaces/{name}[/status|/finalize]: the namespace is its own
-     * (the sim's RequestInfo clears it; kube-apiserver's keeps it). */
-    const char *ns = !strcmp(ri.resource, "namespaces") && name[0] ? name : ri.ns;
-    if (!name[0] && !strcmp(verb, "get")) {
-      verb = kin__sim_query_bool(kin__sim_query(req, "watch")) ? "watch" : "list";
-      if (!field_selector_name(kin__sim_query(req, "fieldSelector"), name, sizeof(name)))
-        name[0] = 0;
-    } else if (!name[0] && !strcmp(verb, "delete")) {
-      verb = "deletecollection";
-    }
-    put_str(e, "verb", verb, 1);
-    put_str(e, "apiGroup", ri.group, 0);
-    put_str(e, "apiVersion", ri.version, 0);
-    put_str(e, "resource", ri.resource, 0);
-    put_opt(e, "subresource", ri.subresource);
-    put_opt(e, "namespace", ns);
-    put_opt(e, "name", name);
+  put_str(e, "verb", a.verb, 1);
+  if (a.resource_path) {
+    put_str(e, "apiGroup", a.ri.group, 0);
+    put_str(e, "apiVersion", a.ri.version, 0);
+    put_str(e, "resource", a.ri.resource, 0);
+    put_opt(e, "subresource", a.ri.subresource);
+    put_opt(e, "namespace", a.ns);
+    put_opt(e, "name", a.name);
   } else {
-    char verb[16];
-    size_t i = 0;
-    for (; m[i] && i + 1 < sizeof(verb); i++)
-      verb[i] = m[i] >= 'A' && m[i] <= 'Z' ? (char)(m[i] - 'A' + 'a') : m[i];
-    verb[i] = 0;
-    put_str(e, "verb", verb, 1);
     put_str(e, "nonResourceURL", url, 0);
   }
   if (strcmp(req->user, "system:anonymous")) put_opt(e, "user", req->user);

@@ -8,7 +8,8 @@
  * everyone, anonymous unless a named user's token says who. An untrusted
  * certificate does not fail the TLS handshake (the server only requests
  * one, as Go's tls.RequestClientCert): the request gets 401, or passes on
- * its token. Also serves SelfSubjectReview (`kubectl auth whoami`). */
+ * its token. (SelfSubjectReview, `kubectl auth whoami`, is answered by
+ * csrc/sim/http/http_reviews.c.) */
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <stdio.h>
@@ -73,15 +74,16 @@ static int cert_user(kin__sim_req *req) {
   return ok;
 }
 
-/* The named user whose token is token, copied to req->user; 1 when there
- * is one. Takes tokens_mu. */
-static int named_token_user(kin__sim_req *req, const char *token) {
-  kin_sim *sim = req->sim;
+int kin__sim_token_user(kin_sim *sim, const char *token, char *user, size_t cap) {
+  if (sim->token && !strcmp(token, sim->token)) {
+    snprintf(user, cap, "kinformer-sim");
+    return 1;
+  }
   int found = 0;
   pthread_mutex_lock(&sim->tokens_mu);
   for (size_t i = 0; i < sim->ntokens && !found; i++) {
     if (strcmp(sim->tokens[i].token, token)) continue;
-    snprintf(req->user, sizeof(req->user), "%s", sim->tokens[i].user);
+    snprintf(user, cap, "%s", sim->tokens[i].user);
     found = 1;
   }
   pthread_mutex_unlock(&sim->tokens_mu);
@@ -91,14 +93,9 @@ static int named_token_user(kin__sim_req *req, const char *token) {
 /* Fills req->user from the request's bearer token (the configured one or
  * a named user's); 1 when it authenticates the request. */
 static int token_user(kin__sim_req *req) {
-  kin_sim *sim = req->sim;
   const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Authorization");
   if (!h || strncmp(h, "Bearer ", 7)) return 0;
-  if (sim->token && !strcmp(h + 7, sim->token)) {
-    snprintf(req->user, sizeof(req->user), "kinformer-sim");
-    return 1;
-  }
-  return named_token_user(req, h + 7);
+  return kin__sim_token_user(req->sim, h + 7, req->user, sizeof(req->user));
 }
 
 int kin__sim_authenticate(kin__sim_req *req, const char *url) {
@@ -113,37 +110,6 @@ int kin__sim_authenticate(kin__sim_req *req, const char *url) {
    * system:public-info-viewer role leaves them to anyone. */
   return !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || !strcmp(url, "/livez") ||
          !strcmp(url, "/version");
-}
-
-/* POST .../selfsubjectreviews: who the server thinks the caller is. */
-int kin__sim_handle_whoami(kin__sim_req *req, const char *url, enum MHD_Result *ret) {
-  if (strcmp(url, "/apis/authentication.k8s.io/v1/selfsubjectreviews")) return 0;
-  kin__sim_result out = {0, NULL};
-  if (strcmp(req->method, "POST")) {
-    kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
-                 "the server does not allow this method on the requested resource");
-    *ret = kin__sim_respond_result(req, &out);
-    return 1;
-  }
-  int anonymous = !strcmp(req->user, "system:anonymous");
-  json_t *groups = json_array();
-  for (int i = 0; i < req->ngroups; i++) json_array_append_new(groups, json_string(req->groups[i]));
-  json_array_append_new(groups,
-                        json_string(anonymous ? "system:unauthenticated" : "system:authenticated"));
-  char now[32];
-  kin__sim_now_rfc3339(now);
-  out.code = 201;
-  json_t *info = json_pack("{s:s, s:o}", "username", req->user, "groups", groups);
-  if (info && req->credential_id[0])
-    json_object_set_new(info, "extra",
-                        json_pack("{s:[s]}", "authentication.kubernetes.io/credential-id",
-                                  req->credential_id));
-  out.body = json_pack("{s:s, s:s, s:{s:s}, s:{s:o}}", "kind", "SelfSubjectReview", "apiVersion",
-                       "authentication.k8s.io/v1", "metadata", "creationTimestamp", now, "status",
-                       "userInfo", info);
-  if (!out.body) kin__sim_err(&out, 500, "InternalError", NULL, "out of memory");
-  *ret = kin__sim_respond_result(req, &out);
-  return 1;
 }
 
 int kin_sim_add_token(kin_sim *sim, const char *user, const char *token) {

@@ -9,14 +9,14 @@
 #include "buf.h"
 
 #include "label_selector.h"
+#include "auth_int.h"
+#include "selector_string.h"
 #include "store_int.h"
 
 /* Largest request body the real server reads (3 MiB). */
 #define KIN__SIM_MAX_BODY (3u * 1024u * 1024u)
 
 
-/* Groups kept from a client certificate's subject O entries. */
-#define KIN__SIM_MAX_GROUPS 16
 
 /* One HTTP request, owned by its MHD connection (freed on completion). */
 typedef struct {
@@ -30,6 +30,7 @@ typedef struct {
   char groups[KIN__SIM_MAX_GROUPS][128];
   int ngroups;
   char credential_id[80]; /* "X509SHA256=<hex>" for a client certificate */
+  int impersonated; /* user and groups are from Impersonate-* headers (auth/) */
   int code; /* status of the answer queued (kin__sim_queue_response); 0 before */
 } kin__sim_req;
 
@@ -43,6 +44,20 @@ typedef struct {
 /* Parses url; returns 0 for an API resource path (info filled), 1 for a
  * non-resource path, -1 for a malformed one. */
 int kin__sim_request_info_parse(const char *url, kin__sim_request_info *ri);
+
+/* The attributes kube-apiserver's authorizer is given for a request
+ * (RequestInfo and its verb), shared by the request log and the RBAC
+ * authorizer. A path the sim's RequestInfo does not read is a
+ * non-resource one (resource_path 0), with the lower-case method as verb. */
+typedef struct {
+  kin__sim_request_info ri;
+  int resource_path; /* ri holds a resource request */
+  char verb[24];     /* get, list, watch, create, update, patch, delete,
+                        deletecollection; "" for another method */
+  char ns[256];      /* the namespace (a namespace's own for /namespaces/{name}) */
+  char name[256];    /* the object's, or a list's metadata.name field selector */
+} kin__sim_request_attrs;
+void kin__sim_request_attrs_of(kin__sim_req *req, const char *url, kin__sim_request_attrs *a);
 
 /* Query parameter value (decoded) or NULL. */
 const char *kin__sim_query(kin__sim_req *req, const char *name);
@@ -74,11 +89,62 @@ enum MHD_Result kin__sim_send_buf(kin__sim_req *req, int code, kin__buf *buf,
 
 /* 0 when the PEM bundle holds at least one certificate, else KIN_EINVAL. */
 int kin__sim_client_ca_check(const char *pem);
+/* The user a bearer token of the sim authenticates (the config's token:
+ * "kinformer-sim"; a named user's) copied into user (cap bytes); 1 when
+ * there is one, 0 otherwise. Takes the tokens' lock (http_auth.c). */
+int kin__sim_token_user(kin_sim *sim, const char *token, char *user, size_t cap);
 /* Authenticates req (client certificate, then bearer token; fills
  * req->user/groups); 1 when it may proceed, 0 for a 401 (http_auth.c). */
 int kin__sim_authenticate(kin__sim_req *req, const char *url);
-/* POST /apis/authentication.k8s.io/v1/selfsubjectreviews; 1 when it answered. */
-int kin__sim_handle_whoami(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+/* ---- the RBAC side of requests (http_authz.c, http_reviews.c,
+ * http_token_request.c, http_impersonation.c, http_rbac_escalation.c), over
+ * the authorizer of auth/ (auth/auth_int.h) ---- */
+/* The subject of req (http_authz.c), as the sim's authenticators make it (names point
+ * into req): a client certificate's O groups; for a token of
+ * "system:serviceaccount:<ns>:<name>" the groups system:serviceaccounts and
+ * system:serviceaccounts:<ns>; system:masters for the all-powerful users
+ * when the sim authorizes with RBAC ("kinformer-sim", and the anonymous
+ * user of a sim without authentication); then system:authenticated, or
+ * system:unauthenticated for an anonymous request. */
+void kin__sim_subject_of(kin__sim_req *req, kin__sim_subject *out);
+
+/* POST .../serviceaccounts/{name}/token (http_token_request.c): when r
+ * and ri are that subresource, fills out with the TokenRequest (201) or a
+ * Status (404 for a missing ServiceAccount, 405, 400) and returns 1; else
+ * returns 0. */
+int kin__sim_token_request(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                           kin__sim_result *out);
+/* RBAC's escalation check on a write of obj (what a create, PUT, patch or
+ * apply would store), a Role,
+ * ClusterRole, RoleBinding or ClusterRoleBinding of r in namespace ns
+ * (http_rbac_escalation.c): under authorization mode RBAC, 1 with the 403 in
+ * out when the user may neither escalate (bind) nor holds the rules
+ * granted; else 0 (always 0 for other resources or in AlwaysAllow mode).
+ * Takes the store lock. */
+int kin__sim_rbac_escalation_check(kin__sim_req *req, kin__sim_resource *r, const char *ns,
+                                   const json_t *obj, kin__sim_result *out);
+/* The Impersonate-User / Impersonate-Group headers (http_impersonation.c):
+ * when req has them and its user may impersonate (always in AlwaysAllow
+ * mode), req's user and groups become the impersonated ones and 0 is
+ * returned; 1 with *ret set when it answered (403, 400); 0 without them. */
+int kin__sim_impersonate(kin__sim_req *req, enum MHD_Result *ret);
+/* Authorizes req (after authentication) when the sim runs with
+ * authorization mode RBAC: returns 1 with *ret set when it answered 403
+ * Forbidden, 0 when the request may proceed (always 0 in AlwaysAllow
+ * mode). Takes the store lock. */
+int kin__sim_authz_request(kin__sim_req *req, const char *url, enum MHD_Result *ret);
+
+/* The create of a review resource (http_reviews.c): authorization.k8s.io/v1
+ * subjectaccessreviews, localsubjectaccessreviews,
+ * selfsubjectaccessreviews, selfsubjectrulesreviews and
+ * authentication.k8s.io/v1 tokenreviews, selfsubjectreviews. When r is one
+ * of them, fills out with the answered review (201) or a Status (400, 422)
+ * and returns 1; else returns 0 and leaves out alone. obj is the decoded
+ * body (borrowed, may be modified), ns the path's namespace. Nothing is
+ * stored. */
+int kin__sim_review_create(kin__sim_req *req, kin__sim_resource *r, const char *ns, json_t *obj,
+                           kin__sim_result *out);
+
 /* Discovery (/api, /apis, /version...); returns 1 when it answered. */
 int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Result *ret);
 /* Request faults (latency, injected failures); 1 when it answered. */
@@ -138,8 +204,6 @@ const char *kin__sim_openapi_builtin(const char *gv, size_t *len);
  * reference); the handlers fill out with a Scale or a Status. patch is
  * the PATCH's function from the current Scale to the patched one. */
 json_t *kin__sim_scale_of(const json_t *obj);
-/* metav1.LabelSelectorAsSelector(sel).String(); malloc'd, NULL on ENOMEM. */
-char *kin__sim_label_selector_string(const json_t *sel);
 void kin__sim_scale_get(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                         kin__sim_result *out);
 void kin__sim_scale_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,

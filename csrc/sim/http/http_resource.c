@@ -216,6 +216,26 @@ static json_t *patch_fn(void *ud, const json_t *cur, kin__sim_result *out) {
   return rc ? NULL : res;
 }
 
+/* 1 for a write of an RBAC object under authorization mode RBAC: its
+ * patches and applies are computed as a dry run first, for the escalation
+ * check (http/http_rbac_escalation.c) to see the object they would store. */
+static int rbac_write(kin__sim_req *req, kin__sim_resource *r) {
+  return req->sim->authz_rbac && !r->crd_name && !strcmp(r->group, "rbac.authorization.k8s.io");
+}
+
+/* The patch m as a dry run, then the escalation check of its result: 1
+ * with the 403 in out when refused, 0 otherwise (a patch that fails is
+ * left to the real write to answer). */
+static int rbac_patch_refused(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                              kin__sim_managed_update *m, kin__sim_result *out) {
+  kin__sim_result pre = {0, NULL};
+  kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, kin__sim_managed_update_fn, m, 1,
+                        &pre);
+  int refused = pre.code < 300 && kin__sim_rbac_escalation_check(req, r, ri->ns, pre.body, out);
+  json_decref(pre.body);
+  return refused;
+}
+
 static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                          kin__sim_result *out) {
   const char *ct = content_type(req);
@@ -227,6 +247,13 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
     return;
   }
   if (apply) {
+    if (rbac_write(req, r)) { /* the escalation check sees the applied object first */
+      kin__sim_result pre = {0, NULL};
+      kin__sim_handle_apply(req, r, ri, 1, &pre);
+      int refused = pre.code < 300 && kin__sim_rbac_escalation_check(req, r, ri->ns, pre.body, out);
+      json_decref(pre.body);
+      if (refused) return;
+    }
     kin__sim_handle_apply(req, r, ri, dry_run(req), out);
     return;
   }
@@ -262,6 +289,8 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
   kin__sim_managed_update m = {patch_fn, &p, req, r, ri->subresource};
   if (!strcmp(ri->subresource, "scale"))
     kin__sim_scale_patch(req, r, ri, patch_fn, &p, dry_run(req), out);
+  else if (rbac_write(req, r) && rbac_patch_refused(req, r, ri, &m, out))
+    ; /* out holds the 403 */
   else
     kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
                           kin__sim_managed_update_fn, &m, dry_run(req), out);
@@ -282,7 +311,7 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
   } else if (!name || strcmp(name, ri->name)) {
     kin__sim_err_bad_request(out, "the name of the object (%s) does not match the name on the "
                                   "URL (%s)", name ? name : "", ri->name);
-  } else {
+  } else if (!kin__sim_rbac_escalation_check(req, r, ri->ns, obj, out)) {
     kin__sim_managed_update m = {replace_fn, obj, req, r, ri->subresource};
     kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
                           kin__sim_managed_update_fn, &m, dry_run(req), out);
@@ -305,7 +334,10 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
-  if (!check_namespace(r, obj, ri->ns, out)) {
+  if (kin__sim_review_create(req, r, ri->ns, obj, out)) {
+    /* a review: answered, not stored */
+  } else if (!check_namespace(r, obj, ri->ns, out) &&
+             !kin__sim_rbac_escalation_check(req, r, ri->ns, obj, out)) {
     kin__sim_managed_create(req, r, obj);
     kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
   }
@@ -374,6 +406,8 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   /* Table output stays JSON (metav1.Table has no protobuf form). */
   req->proto = pb && !kin__sim_table_accept(
                          MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"));
+  if (r && ri->subresource[0] && !ri->watch_path && kin__sim_token_request(req, r, ri, &out))
+    return kin__sim_respond_result(req, &out);
   if (!r ||
       (ri->subresource[0] && !(!strcmp(ri->subresource, "status") && r->has_status) &&
        !(scale && r->has_scale)) ||
@@ -389,6 +423,11 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   }
   int named = ri->name[0] != 0;
   int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
+  if (!has_verb(r, "get") && (strcmp(m, "POST") || named)) { /* the create-only reviews */
+    kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
+                 "the server does not allow this method on the requested resource");
+    return kin__sim_respond_result(req, &out);
+  }
   if (ri->watch_path || (is_get && !named && kin__sim_query_bool(kin__sim_query(req, "watch"))))
     return is_get ? kin__sim_handle_watch(req, r, ri)
                   : (kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),

@@ -48,6 +48,14 @@ typedef struct {
                                 server); NULL: "*". See kin_sim_controllers_check. */
   int fake_clock;            /* the controllers' clock only moves by
                                 kin_sim_clock_advance (0: real time) */
+  const char *authorization_mode; /* "AlwaysAllow" (NULL: the default) or
+                                "RBAC": every request is authorized as
+                                kube-apiserver --authorization-mode=RBAC does
+                                (system:masters, then the roles and bindings
+                                of the store); the config token's user
+                                "kinformer-sim" and the anonymous user of a
+                                sim without token or client CA are in
+                                system:masters. See docs/sim.md. */
 } kin_sim_config;
 
 /* Checks a kin_sim_config.controllers value. Returns 0, or KIN_EINVAL
@@ -81,7 +89,8 @@ void kin_sim_config_init(kin_sim_config *cfg);
 /* Starts a server (cfg may be NULL for the defaults; its strings are copied).
  * Returns 0 and the server in *out (release with kin_sim_free), KIN_EINVAL
  * when the seed file or TLS files cannot be read or parsed (or a client CA
- * is given without a serving certificate), KIN_EBUSY when
+ * is given without a serving certificate, or the authorization mode is
+ * neither "AlwaysAllow" nor "RBAC"), KIN_EBUSY when
  * the address cannot be bound, or KIN_ENOMEM. */
 int kin_sim_start(const kin_sim_config *cfg, kin_sim **out);
 

@@ -11,6 +11,8 @@
 static const char *const verbs_all[] = {"create", "delete", "deletecollection", "get", "list",
                                         "patch",  "update", "watch",            NULL};
 static const char *const verbs_status[] = {"get", "patch", "update", NULL};
+/* The review APIs are create only (helper-rbac). */
+static const char *const verbs_create[] = {"create", NULL};
 /* Namespaces cannot be deleted as a collection. */
 static const char *const verbs_namespaces[] = {"create", "delete", "get", "list",
                                                "patch",  "update", "watch", NULL};
@@ -40,6 +42,26 @@ static const builtin builtins[] = {
     {"events.k8s.io", "v1", "events", "event", "Event", 1, 0, "ev"},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
      "CustomResourceDefinition", 0, 1, "crd,crds"},
+    /* ---- helper-rbac (issue 23): RBAC, and the review APIs (create only,
+     * nothing stored: csrc/sim/http/http_reviews.c answers their creates). To
+     * be merged into the registry built from the captured discovery. ---- */
+    {"rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", 0, 0, NULL},
+    {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "clusterrolebinding",
+     "ClusterRoleBinding", 0, 0, NULL},
+    {"rbac.authorization.k8s.io", "v1", "roles", "role", "Role", 1, 0, NULL},
+    {"rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", 1, 0, NULL},
+    {"authorization.k8s.io", "v1", "subjectaccessreviews", "subjectaccessreview",
+     "SubjectAccessReview", 0, 0, NULL},
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+     "SelfSubjectAccessReview", 0, 0, NULL},
+    {"authorization.k8s.io", "v1", "localsubjectaccessreviews", "localsubjectaccessreview",
+     "LocalSubjectAccessReview", 1, 0, NULL},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+     "SelfSubjectRulesReview", 0, 0, NULL},
+    {"authentication.k8s.io", "v1", "tokenreviews", "tokenreview", "TokenReview", 0, 0, NULL},
+    {"authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview",
+     "SelfSubjectReview", 0, 0, NULL},
+    /* ---- end helper-rbac ---- */
 };
 
 const char *const *kin__sim_verbs_status = verbs_status;
@@ -161,6 +183,8 @@ int kin__sim_registry_init_builtins(kin__sim_store *s) {
                           b->namespaced, b->has_status, sn, NULL, st);
     if (rc) return rc;
     if (!strcmp(b->resource, "namespaces")) s->res[s->nres - 1]->verbs = verbs_namespaces;
+    size_t rl = strlen(b->resource);
+    if (rl > 7 && !strcmp(b->resource + rl - 7, "reviews")) s->res[s->nres - 1]->verbs = verbs_create;
     /* ScaleREST of the apps registries */
     if (!strcmp(b->group, "apps") &&
         (!strcmp(b->resource, "deployments") || !strcmp(b->resource, "replicasets") ||

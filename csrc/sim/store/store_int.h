@@ -164,6 +164,9 @@ struct kin_sim {
   pthread_mutex_t stop_mu;  /* serializes kin_sim_stop */
   int stopped;              /* guarded by stop_mu */
   struct sockaddr_in sa;    /* bound address (kin_sim_restart binds it again) */
+  int authz_rbac;           /* authorization_mode "RBAC"; immutable after start */
+  struct kin__sim_rbac *rbac; /* the compiled RBAC policy (csrc/sim/auth/policy.c);
+                                guarded by store.mu */
 };
 
 /* ---- registry.c ---- */

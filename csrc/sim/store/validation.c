@@ -1,5 +1,6 @@
 /* validation.c -- object name validation as apimachinery's
- * NameIsDNSSubdomain / NameIsDNSLabel (namespaces), with their messages. */
+ * NameIsDNSSubdomain / NameIsDNSLabel (namespaces) and, for RBAC objects,
+ * path.ValidatePathSegmentName, with their messages. */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,7 +43,17 @@ int kin__sim_validate_name(kin__sim_resource *r, const char *name, kin__sim_resu
   char detail[1024];
   const char *why = NULL;
   char toolong[64];
-  if (n > max) {
+  char seg[64];
+  if (!strcmp(r->group, "rbac.authorization.k8s.io")) {
+    /* helper-rbac: RBAC names are path segments (ValidateRBACName) */
+    if (!strcmp(name, ".") || !strcmp(name, ".."))
+      snprintf(seg, sizeof(seg), "may not be '%s'", name);
+    else if (strpbrk(name, "/%"))
+      snprintf(seg, sizeof(seg), "may not contain '%c'", *strpbrk(name, "/%"));
+    else
+      return 0;
+    why = seg;
+  } else if (n > max) {
     snprintf(toolong, sizeof(toolong), "must be no more than %zu characters", max);
     why = toolong;
   } else if (ns ? !is_label(name, n) : !is_subdomain(name)) {
