@@ -1,5 +1,5 @@
 -- kinformer.sim's garbage collector (controllers/garbagecollector.c) and
--- the API server's half of it (store/gc_delete.c): owner references
+-- the API server's half of it (gc_delete.c): owner references
 -- under each propagation policy, as kube-apiserver and
 -- kube-controller-manager v1.36.3 do them.
 local simmod = require "kinformer.sim"
@@ -133,7 +133,8 @@ describe("kinformer.sim garbage collector", function()
     assert(sim:settle())
     assert.equal(404, select(2, get(sim, CM .. "/gadget-child")))
     assert(get(sim, CM .. "/crd-child"))
-    assert.equal(200, select(2, http(sim, "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com")))
+    local crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+    assert.equal(200, select(2, http(sim, "DELETE", crds .. "gadgets.example.com")))
     assert(sim:settle())
     assert.equal(404, select(2, get(sim, CM .. "/crd-child")))
   end)

@@ -1,5 +1,5 @@
 -- Namespace lifecycle in kinformer.sim: the API server's part
--- (store/namespace_lifecycle.c: Terminating, NamespaceLifecycle
+-- (namespace_lifecycle.c: Terminating, NamespaceLifecycle
 -- admission, the finalize subresource) and the namespace controller's
 -- (controllers/namespace.c: content deleted, conditions, finalize), on a
 -- fake clock so the controller's delays pass on demand.

@@ -241,7 +241,7 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
                            const char *name, int status_only, kin__sim_update_fn fn, void *ud,
                            int dry_run, kin__sim_result *out);
 /* opts: the DeleteOptions (borrowed, NULL: none): preconditions,
- * propagationPolicy, orphanDependents (store/gc_delete.h). */
+ * propagationPolicy, orphanDependents (gc_delete.h). */
 void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                            const char *name, const json_t *opts, int dry_run,
                            kin__sim_result *out);

@@ -1,8 +1,8 @@
 /* store_delete.c -- Delete and DeleteCollection of the generic registry
  * Store: preconditions, finalizers (deletionTimestamp, removal later),
  * the garbage collector's finalizers the DeleteOptions ask for
- * (store/gc_delete.c), the namespace's own Delete
- * (store/namespace_lifecycle.c), and the one cascade the sim does at
+ * (gc_delete.c), the namespace's own Delete
+ * (namespace_lifecycle.c), and the one cascade the sim does at
  * once: a CRD's custom resources. */
 #include <stdio.h>
 #include <stdlib.h>
