@@ -103,6 +103,12 @@ static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cu
   if (json_array_size(fin)) {
     json_t *obj = json_deep_copy(curj);
     json_t *md = json_object_get(obj, "metadata");
+    if (!md) {
+      json_decref(obj);
+      json_decref(fin);
+      kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+      return;
+    }
     if (changed) json_object_set(md, "finalizers", fin);
     json_decref(fin);
     mark_as_deleting(md);
