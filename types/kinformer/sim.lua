@@ -16,6 +16,8 @@
 ---@field legacy_events? boolean no events.k8s.io/v1: Events in core v1 only
 ---@field users? table<string, string> named users' bearer tokens: { operator = "token-1" }
 ---@field request_log_limit? integer entries the request log keeps between two takes (default 1,000,000)
+---@field controllers? string|string[] the control-plane controllers that run (kube-controller-manager's --controllers: "*" the default ones, "none" a bare API server, {"garbagecollector", "namespace"} or "*,-namespace"; the names: controllers() of the C module)
+---@field clock? "real"|"fake" the controllers' clock; "fake" only moves by sim:clock_advance
 
 ---sim:fault's argument.
 ---@class kinformer.SimFault
@@ -90,6 +92,24 @@ function Sim:request_log_take() end
 ---@param name string
 ---@return string
 function Sim:token(name) end
+
+---Waits until the controllers have seen every change so far and have
+---nothing due now; true, or nil, message, code on timeout.
+---@param timeout_s? number
+---@return boolean? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Sim:settle(timeout_s) end
+
+---The controllers' clock, in seconds since start.
+---@return number
+function Sim:clock_now() end
+
+---Moves a fake clock forward by s seconds (what falls due runs); returns
+---the new time. Raises on the real clock.
+---@param s number
+---@return number
+function Sim:clock_advance(s) end
 
 ---The module: require "kinformer.sim".
 ---@class kinformer.sim
