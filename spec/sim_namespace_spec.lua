@@ -100,6 +100,31 @@ describe("kinformer.sim namespace lifecycle", function()
     assert.equal(404, gone)
   end)
 
+  it("deletes the pods first and the rest once no pod is left", function()
+    assert.equal(201, select(2, http(sim, "POST", "/api/v1/namespaces", ns_obj("pods-first"))))
+    local pod = { apiVersion = "v1", kind = "Pod",
+                  metadata = { name = "p", finalizers = { "example.com/hold" } },
+                  spec = { containers = { { name = "c", image = "i" } } } }
+    assert.equal(201, select(2, http(sim, "POST", "/api/v1/namespaces/pods-first/pods", pod)))
+    assert.equal(201, select(2, http(sim, "POST", "/api/v1/namespaces/pods-first/configmaps", cm("c"))))
+    assert.equal(200, select(2, http(sim, "DELETE", "/api/v1/namespaces/pods-first")))
+    sim:clock_advance(5)
+    assert(sim:settle())
+    local p = assert(http(sim, "GET", "/api/v1/namespaces/pods-first/pods/p"))
+    assert.is_string(p.metadata.deletionTimestamp)
+    -- the ConfigMap waits for the pods (OrderedNamespaceDeletion)
+    assert.equal(200, select(2, http(sim, "GET", "/api/v1/namespaces/pods-first/configmaps/c")))
+    -- and, as the real controller, the conditions are written without the totals
+    local ns = assert(http(sim, "GET", "/api/v1/namespaces/pods-first"))
+    assert.equal("False", condition(ns, "NamespaceContentRemaining").status)
+    p.metadata.finalizers = nil
+    assert.equal(200, select(2, http(sim, "PUT", "/api/v1/namespaces/pods-first/pods/p", p)))
+    sim:clock_advance(8)
+    assert(sim:settle())
+    assert.equal(404, select(2, http(sim, "GET", "/api/v1/namespaces/pods-first/configmaps/c")))
+    assert.equal(404, select(2, http(sim, "GET", "/api/v1/namespaces/pods-first")))
+  end)
+
   it("refuses creates in a namespace that does not exist and deletes of the immortal ones", function()
     local st, code = http(sim, "POST", "/api/v1/namespaces/nope/configmaps", cm("x"))
     assert.equal(404, code)
