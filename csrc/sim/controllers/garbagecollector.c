@@ -30,6 +30,7 @@ static void *gc_create(kin__simctl *m) {
   kin__hmap_init(&g->nodes);
   kin__hmap_init(&g->deps);
   kin__hmap_init(&g->unresolved);
+  kin__hmap_init(&g->queued);
   return g;
 }
 
@@ -263,9 +264,8 @@ static int orphan(kin__simgc *g, kin__simctl *m, const kin__simgc_item *it) {
 
 /* Queues it again at due with tries. */
 static void requeue(kin__simgc *g, const kin__simgc_item *it, uint64_t due, int tries) {
-  kin__simgc_enqueue(g, it->op, it->uid, it->st, it->key, due);
-  for (size_t j = 0; j < g->nq; j++)
-    if (g->q[j].op == it->op && !strcmp(g->q[j].uid, it->uid)) g->q[j].tries = tries;
+  kin__simgc_item *q = kin__simgc_enqueue(g, it->op, it->uid, it->st, it->key, due);
+  if (q) q->tries = tries;
 }
 
 static uint64_t gc_run(void *self, kin__simctl *m, uint64_t now_ms) {
@@ -276,6 +276,7 @@ static uint64_t gc_run(void *self, kin__simctl *m, uint64_t now_ms) {
   size_t nwork = g->nq;
   g->q = NULL;
   g->nq = g->capq = 0;
+  kin__simgc_queue_reset(g);
   for (size_t i = 0; i < nwork; i++) {
     kin__simgc_item *it = &work[i];
     if (it->due > now_ms) {

@@ -8,6 +8,8 @@
  * dependent collected). The commit hook feeds every write, so an object
  * whose bytes mention neither ownerReferences nor deletionTimestamp (now
  * and before) is passed over without parsing. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,17 +39,20 @@ kin__simgc_deps *kin__simgc_deps_of(kin__simgc *g, const char *uid) {
   return v ? *v : NULL;
 }
 
-void kin__simgc_enqueue(kin__simgc *g, int op, const char *uid, const kin__sim_storage *st,
-                        const char *key, uint64_t due) {
-  for (size_t i = 0; i < g->nq; i++) {
-    if (g->q[i].op != op || strcmp(g->q[i].uid, uid)) continue;
-    if (due < g->q[i].due) g->q[i].due = due;
-    return;
+kin__simgc_item *kin__simgc_enqueue(kin__simgc *g, int op, const char *uid,
+                                    const kin__sim_storage *st, const char *key, uint64_t due) {
+  char qk[128];
+  snprintf(qk, sizeof(qk), "%d:%s", op, uid);
+  void **v = kin__hmap_get(&g->queued, qk);
+  if (v) {
+    kin__simgc_item *it = &g->q[(uintptr_t)*v - 1];
+    if (due < it->due) it->due = due;
+    return it;
   }
   if (g->nq == g->capq) {
     size_t nc = g->capq ? g->capq * 2 : 32;
     kin__simgc_item *p = realloc(g->q, nc * sizeof(*p));
-    if (!p) return;
+    if (!p) return NULL;
     g->q = p;
     g->capq = nc;
   }
@@ -58,12 +63,19 @@ void kin__simgc_enqueue(kin__simgc *g, int op, const char *uid, const kin__sim_s
   it->st = st;
   it->due = due;
   it->tries = 0;
-  if (!it->uid || !it->key) {
+  if (!it->uid || !it->key ||
+      kin__hmap_put(&g->queued, qk, (void *)(uintptr_t)(g->nq + 1), NULL) < 0) {
     free(it->uid);
     free(it->key);
-    return;
+    return NULL;
   }
   g->nq++;
+  return it;
+}
+
+void kin__simgc_queue_reset(kin__simgc *g) {
+  kin__hmap_free(&g->queued);
+  kin__hmap_init(&g->queued);
 }
 
 void kin__simgc_enqueue_dependents(kin__simgc *g, const char *uid, uint64_t due) {
@@ -304,6 +316,7 @@ void kin__simgc_graph_free(kin__simgc *g) {
   kin__hmap_free(&g->nodes);
   kin__hmap_free(&g->deps);
   kin__hmap_free(&g->unresolved);
+  kin__hmap_free(&g->queued);
   for (size_t i = 0; i < g->nq; i++) {
     free(g->q[i].uid);
     free(g->q[i].key);

@@ -55,12 +55,17 @@ typedef struct {
   kin__hmap unresolved; /* uid -> NULL: dependents with a reference to a kind not served */
   kin__simgc_item *q;
   size_t nq, capq;
+  kin__hmap queued;     /* "<op>:<uid>" -> index in q + 1 (the queue's dedupe) */
 } kin__simgc;
 
-/* Queues op for uid at st/key unless the same op for uid is queued.
- * On ENOMEM the work is dropped. */
-void kin__simgc_enqueue(kin__simgc *g, int op, const char *uid, const kin__sim_storage *st,
-                        const char *key, uint64_t due);
+/* Queues op for uid at st/key unless the same op for uid is queued (then
+ * its due time becomes the earlier of the two). Returns the queued item
+ * (valid until the next enqueue), or NULL on ENOMEM: the work is dropped. */
+kin__simgc_item *kin__simgc_enqueue(kin__simgc *g, int op, const char *uid,
+                                    const kin__sim_storage *st, const char *key, uint64_t due);
+
+/* Empties the queue's dedupe (the queue was taken whole). */
+void kin__simgc_queue_reset(kin__simgc *g);
 
 /* Queues ATTEMPT for every dependent of owner uid that is a node. */
 void kin__simgc_enqueue_dependents(kin__simgc *g, const char *uid, uint64_t due);
