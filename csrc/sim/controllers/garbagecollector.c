@@ -27,7 +27,7 @@ static void *gc_create(kin__simctl *m) {
   (void)m;
   kin__simgc *g = calloc(1, sizeof(*g));
   if (!g) return NULL;
-  kin__hmap_init(&g->nodes);
+  kin__hmap_init_borrowed(&g->nodes);
   kin__hmap_init(&g->deps);
   kin__hmap_init(&g->unresolved);
   kin__hmap_init(&g->queued);
@@ -107,8 +107,7 @@ static int process_deleting_dependents(kin__simgc *g, kin__simctl *m, kin__simgc
   kin__simgc_deps *d = kin__simgc_deps_of(g, n->uid);
   int blocking = 0;
   for (size_t i = 0; d && i < d->n; i++) {
-    kin__simgc_node *dep = kin__simgc_node_of(g, d->uids[i]);
-    if (!dep) continue;
+    kin__simgc_node *dep = d->nodes[i];
     for (size_t j = 0; j < dep->nowners; j++) {
       if (strcmp(dep->owners[j].uid, n->uid) || !dep->owners[j].block) continue;
       blocking = 1;
@@ -209,10 +208,7 @@ static int attempt(kin__simgc *g, kin__simctl *m, const kin__simgc_item *it, uin
      * foreground would wait for it in a cycle: its blocks go first. */
     kin__simgc_deps *d = kin__simgc_deps_of(g, it->uid);
     int cycle = 0;
-    for (size_t j = 0; j < d->n && !cycle; j++) {
-      kin__simgc_node *dep = kin__simgc_node_of(g, d->uids[j]);
-      cycle = dep && dep->deleting_deps;
-    }
+    for (size_t j = 0; j < d->n && !cycle; j++) cycle = d->nodes[j]->deleting_deps;
     if (cycle) {
       json_t *copy = json_deep_copy(o);
       json_array_foreach(json_object_get(json_object_get(copy, "metadata"), "ownerReferences"), i,
@@ -252,8 +248,7 @@ static int orphan(kin__simgc *g, kin__simctl *m, const kin__simgc_item *it) {
   int retry = 0;
   const char *uids[1] = {it->uid};
   for (size_t i = 0; d && i < d->n; i++) {
-    kin__simgc_node *dep = kin__simgc_node_of(g, d->uids[i]);
-    if (!dep) continue;
+    kin__simgc_node *dep = d->nodes[i];
     json_t *o = get_latest(m, dep->st, dep->key, dep->uid);
     if (o && drop_refs(o, uids, 1) && put(m, dep->st, dep->key, o) == 409) retry = 1;
     json_decref(o);

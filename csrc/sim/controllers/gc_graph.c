@@ -81,12 +81,12 @@ void kin__simgc_queue_reset(kin__simgc *g) {
 void kin__simgc_enqueue_dependents(kin__simgc *g, const char *uid, uint64_t due) {
   kin__simgc_deps *d = kin__simgc_deps_of(g, uid);
   for (size_t i = 0; d && i < d->n; i++) {
-    kin__simgc_node *n = kin__simgc_node_of(g, d->uids[i]);
-    if (n) kin__simgc_enqueue(g, KIN__SIMGC_ATTEMPT, n->uid, n->st, n->key, due);
+    kin__simgc_node *n = d->nodes[i];
+    kin__simgc_enqueue(g, KIN__SIMGC_ATTEMPT, n->uid, n->st, n->key, due);
   }
 }
 
-static void deps_add(kin__simgc *g, const char *owner, const char *dep) {
+static void deps_add(kin__simgc *g, const char *owner, kin__simgc_node *dep) {
   kin__simgc_deps *d = kin__simgc_deps_of(g, owner);
   if (!d) {
     d = calloc(1, sizeof(*d));
@@ -97,31 +97,28 @@ static void deps_add(kin__simgc *g, const char *owner, const char *dep) {
     }
   }
   for (size_t i = 0; i < d->n; i++)
-    if (!strcmp(d->uids[i], dep)) return;
+    if (d->nodes[i] == dep) return;
   if (d->n == d->cap) {
     size_t nc = d->cap ? d->cap * 2 : 4;
-    char **p = realloc(d->uids, nc * sizeof(*p));
+    kin__simgc_node **p = realloc(d->nodes, nc * sizeof(*p));
     if (!p) return;
-    d->uids = p;
+    d->nodes = p;
     d->cap = nc;
   }
-  char *dup = strdup(dep);
-  if (dup) d->uids[d->n++] = dup;
+  d->nodes[d->n++] = dep;
 }
 
 static void deps_free(kin__simgc_deps *d) {
-  for (size_t i = 0; i < d->n; i++) free(d->uids[i]);
-  free(d->uids);
+  free(d->nodes);
   free(d);
 }
 
-static void deps_remove(kin__simgc *g, const char *owner, const char *dep) {
+static void deps_remove(kin__simgc *g, const char *owner, const kin__simgc_node *dep) {
   kin__simgc_deps *d = kin__simgc_deps_of(g, owner);
   if (!d) return;
   for (size_t i = 0; i < d->n; i++) {
-    if (strcmp(d->uids[i], dep)) continue;
-    free(d->uids[i]);
-    d->uids[i] = d->uids[--d->n];
+    if (d->nodes[i] != dep) continue;
+    d->nodes[i] = d->nodes[--d->n];
     break;
   }
   if (!d->n) {
@@ -131,12 +128,7 @@ static void deps_remove(kin__simgc *g, const char *owner, const char *dep) {
 }
 
 static void refs_free(kin__simgc_ref *r, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    free(r[i].uid);
-    free(r[i].api_version);
-    free(r[i].kind);
-    free(r[i].name);
-  }
+  for (size_t i = 0; i < n; i++) free(r[i].uid);
   free(r);
 }
 
@@ -146,6 +138,15 @@ static void node_free(kin__simgc_node *n) {
   free(n->key);
   free(n->uid);
   free(n);
+}
+
+/* The hash of a reference's apiVersion, kind and name. */
+static uint64_t coords_of(const json_t *ref) {
+  char buf[1024];
+  const char *av = kin__sim_jstr(ref, "apiVersion", NULL), *k = kin__sim_jstr(ref, "kind", NULL);
+  const char *nm = kin__sim_jstr(ref, "name", NULL);
+  int n = snprintf(buf, sizeof(buf), "%s\x01%s\x01%s", av ? av : "", k ? k : "", nm ? nm : "");
+  return kin__hash(buf, n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 /* Returns the references of arr (metadata.ownerReferences) that carry a
@@ -161,11 +162,11 @@ static kin__simgc_ref *refs_of(const json_t *arr, size_t *n) {
   json_array_foreach(arr, i, e) {
     const char *uid = kin__sim_jstr(e, "uid", NULL);
     if (!uid) continue;
+    char *dup = strdup(uid);
+    if (!dup) continue;
     kin__simgc_ref *r = &out[(*n)++];
-    r->uid = strdup(uid);
-    r->api_version = strdup(kin__sim_jstr(e, "apiVersion", NULL) ? kin__sim_jstr(e, "apiVersion", NULL) : "");
-    r->kind = strdup(kin__sim_jstr(e, "kind", NULL) ? kin__sim_jstr(e, "kind", NULL) : "");
-    r->name = strdup(kin__sim_jstr(e, "name", NULL) ? kin__sim_jstr(e, "name", NULL) : "");
+    r->uid = dup;
+    r->coords = coords_of(e);
     r->block = json_is_true(json_object_get(e, "blockOwnerDeletion"));
   }
   return out;
@@ -196,7 +197,7 @@ static void wake_owner(kin__simgc *g, const char *owner, uint64_t due) {
 }
 
 static void remove_node(kin__simgc *g, kin__simgc_node *n) {
-  for (size_t i = 0; i < n->nowners; i++) deps_remove(g, n->owners[i].uid, n->uid);
+  for (size_t i = 0; i < n->nowners; i++) deps_remove(g, n->owners[i].uid, n);
   kin__hmap_del(&g->nodes, n->uid, NULL);
   node_free(n);
 }
@@ -228,7 +229,7 @@ static void observe_changed(kin__simgc *g, const kin__sim_storage *st, const cha
   if (!n) {
     n = calloc(1, sizeof(*n));
     if (!n || !(n->uid = strdup(uid)) || !(n->key = strdup(key)) ||
-        kin__hmap_put(&g->nodes, uid, n, NULL) < 0) {
+        kin__hmap_put(&g->nodes, n->uid, n, NULL) < 0) {
       node_free(n);
       refs_free(refs, nrefs);
       return;
@@ -239,16 +240,15 @@ static void observe_changed(kin__simgc *g, const kin__sim_storage *st, const cha
   for (size_t i = 0; i < n->nowners; i++) {
     const kin__simgc_ref *old = &n->owners[i];
     const kin__simgc_ref *nw = find_ref(refs, nrefs, old->uid);
-    if (!nw) deps_remove(g, old->uid, uid);
+    if (!nw) deps_remove(g, old->uid, n);
     if (old->block && (!nw || !nw->block)) wake_owner(g, old->uid, now);
   }
   for (size_t i = 0; i < nrefs; i++) {
     const kin__simgc_ref *old = find_ref(n->owners, n->nowners, refs[i].uid);
     if (!old) {
-      deps_add(g, refs[i].uid, uid);
+      deps_add(g, refs[i].uid, n);
       verify = 1;
-    } else if (strcmp(old->name, refs[i].name) || strcmp(old->kind, refs[i].kind) ||
-               strcmp(old->api_version, refs[i].api_version)) {
+    } else if (old->coords != refs[i].coords) {
       verify = 1;
     }
   }

@@ -10,16 +10,18 @@
 #include "ctl.h"
 #include "hmap.h"
 
-/* One metadata.ownerReferences entry. */
+/* One metadata.ownerReferences entry: its uid, and a hash of its
+ * apiVersion, kind and name (a change of them is verified again). */
 typedef struct {
-  char *uid, *api_version, *kind, *name;
+  char *uid;
+  uint64_t coords;
   int block; /* blockOwnerDeletion */
 } kin__simgc_ref;
 
 /* An observed object that has owners or is being deleted with a GC
  * finalizer (pkg/controller/garbagecollector/graph.go's node, without
  * the virtual ones: an owner not observed is verified by a lookup). */
-typedef struct {
+struct kin__simgc_node {
   const kin__sim_storage *st; /* never freed before the store */
   char *key;                  /* "ns/name" or "name" */
   char *uid;
@@ -28,11 +30,12 @@ typedef struct {
   int being_deleted;
   int deleting_deps; /* deletionTimestamp and the foregroundDeletion finalizer */
   int orphaning;     /* deletionTimestamp and the orphan finalizer */
-} kin__simgc_node;
+};
 
-/* The uids of an owner's dependents (those whose ownerReferences name it). */
+/* The dependents of an owner (the nodes whose ownerReferences name it). */
+typedef struct kin__simgc_node kin__simgc_node;
 typedef struct {
-  char **uids;
+  kin__simgc_node **nodes;
   size_t n, cap;
 } kin__simgc_deps;
 
@@ -50,7 +53,7 @@ typedef struct {
 } kin__simgc_item;
 
 typedef struct {
-  kin__hmap nodes;      /* uid -> kin__simgc_node* */
+  kin__hmap nodes;      /* uid -> kin__simgc_node* (borrowed keys: the node's uid) */
   kin__hmap deps;       /* owner uid -> kin__simgc_deps* */
   kin__hmap unresolved; /* uid -> NULL: dependents with a reference to a kind not served */
   kin__simgc_item *q;
