@@ -12,6 +12,7 @@
 #include "kin.h"
 #include "sim_int.h"
 
+/* Removes every object of st (a deleted CRD's custom resources). */
 static void delete_all(kin__sim_store *s, kin__sim_storage *st) {
   size_t n = 0;
   int too_old;

@@ -23,6 +23,7 @@
 
 enum { MAX_TRIES = 5, RETRY_MS = 1000 };
 
+/* Returns a new empty graph and queue, or NULL on ENOMEM. */
 static void *gc_create(kin__simctl *m) {
   (void)m;
   kin__simgc *g = calloc(1, sizeof(*g));
@@ -34,6 +35,7 @@ static void *gc_create(kin__simctl *m) {
   return g;
 }
 
+/* Frees the graph, the queue and the state. */
 static void gc_destroy(void *self) {
   kin__simgc_graph_free(self);
   free(self);
@@ -263,6 +265,8 @@ static void requeue(kin__simgc *g, const kin__simgc_item *it, uint64_t due, int 
   if (q) q->tries = tries;
 }
 
+/* Works through the items due at now_ms; returns when the next one is
+ * due (KIN__SIMCTL_NEVER when none is queued). */
 static uint64_t gc_run(void *self, kin__simctl *m, uint64_t now_ms) {
   kin__simgc *g = self;
   /* The queue as it is now; what this pass queues waits for the next run

@@ -86,6 +86,8 @@ void kin__simgc_enqueue_dependents(kin__simgc *g, const char *uid, uint64_t due)
   }
 }
 
+/* Adds dep to the dependents of owner (once); on ENOMEM it is left out
+ * (its owner's deletion then goes unseen by it). */
 static void deps_add(kin__simgc *g, const char *owner, kin__simgc_node *dep) {
   kin__simgc_deps *d = kin__simgc_deps_of(g, owner);
   if (!d) {
@@ -108,11 +110,13 @@ static void deps_add(kin__simgc *g, const char *owner, kin__simgc_node *dep) {
   d->nodes[d->n++] = dep;
 }
 
+/* Frees a dependents list (not the nodes). */
 static void deps_free(kin__simgc_deps *d) {
   free(d->nodes);
   free(d);
 }
 
+/* Removes dep from the dependents of owner; the list goes when empty. */
 static void deps_remove(kin__simgc *g, const char *owner, const kin__simgc_node *dep) {
   kin__simgc_deps *d = kin__simgc_deps_of(g, owner);
   if (!d) return;
@@ -127,11 +131,14 @@ static void deps_remove(kin__simgc *g, const char *owner, const kin__simgc_node 
   }
 }
 
+/* Frees n references and their array (NULL: nothing). */
 static void refs_free(kin__simgc_ref *r, size_t n) {
   for (size_t i = 0; i < n; i++) free(r[i].uid);
   free(r);
 }
 
+/* Frees a node and what it owns (NULL: nothing); it must be out of the
+ * maps. */
 static void node_free(kin__simgc_node *n) {
   if (!n) return;
   refs_free(n->owners, n->nowners);
@@ -196,6 +203,7 @@ static void wake_owner(kin__simgc *g, const char *owner, uint64_t due) {
     kin__simgc_enqueue(g, KIN__SIMGC_ATTEMPT, o->uid, o->st, o->key, due);
 }
 
+/* Takes n out of the graph (its owners' lists, the node map) and frees it. */
 static void remove_node(kin__simgc *g, kin__simgc_node *n) {
   for (size_t i = 0; i < n->nowners; i++) deps_remove(g, n->owners[i].uid, n);
   kin__hmap_del(&g->nodes, n->uid, NULL);

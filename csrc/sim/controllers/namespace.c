@@ -37,11 +37,13 @@ typedef struct {
   size_t n, cap;
 } ns_ctl;
 
+/* Returns a new empty queue, or NULL on ENOMEM. */
 static void *ns_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(ns_ctl));
 }
 
+/* Frees the queue and the state. */
 static void ns_destroy(void *self) {
   ns_ctl *c = self;
   for (size_t i = 0; i < c->n; i++) free(c->q[i].name);
@@ -71,6 +73,7 @@ static void enqueue(ns_ctl *c, const char *name, uint64_t due) {
   c->n++;
 }
 
+/* Queues a namespace with a deletionTimestamp, 5 s from now. */
 static void ns_observe(void *self, kin__simctl *m, int type, const kin__sim_storage *st,
                        const kin__sim_obj *obj, const kin__sim_obj *prev) {
   (void)prev;
@@ -151,6 +154,7 @@ static const char *const types[][3] = {
      "All content-preserving finalizers finished"},
 };
 
+/* qsort's comparison of two C strings. */
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -381,6 +385,8 @@ static uint64_t sync_namespace(kin__simctl *m, const char *name) {
   return RETRY_MS;
 }
 
+/* Syncs the namespaces due at now_ms; returns when the next one is due
+ * (KIN__SIMCTL_NEVER when none is queued). */
 static uint64_t ns_run(void *self, kin__simctl *m, uint64_t now_ms) {
   ns_ctl *c = self;
   for (size_t i = 0; i < c->n;) {
