@@ -1,7 +1,8 @@
 /* store_create.c -- Create of the generic registry Store with the
  * strategies' PrepareForCreate the sim keeps: generateName, uid,
  * creationTimestamp, generation, name validation, the namespace must
- * exist and not be terminating (namespace_lifecycle.c), AlreadyExists, and the defaults of namespaces, pods and CRDs. */
+ * exist and not be terminating (namespace_lifecycle.c), AlreadyExists,
+ * and the defaults of namespaces, pods and CRDs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -119,7 +119,8 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     } else if (is_ns) {
       json_t *spec = json_object_get(obj, "spec");
       if (!json_is_object(spec)) json_object_set_new(obj, "spec", spec = json_object());
-      if (!json_array_size(json_object_get(spec, "finalizers"))) json_object_del(spec, "finalizers");
+      if (!json_array_size(json_object_get(spec, "finalizers")))
+        json_object_del(spec, "finalizers");
     }
     if (kin__sim_tracks_generation(st) && spec_changed(st, curj, obj)) {
       json_int_t g = json_integer_value(json_object_get(curmd, "generation"));

@@ -159,7 +159,8 @@ json_t *kin__simctl_namespaced_resources(kin__simctl *m) {
           !strcmp(json_string_value(json_array_get(e, 2)), r->resource))
         seen = 1;
     }
-    if (!seen) json_array_append_new(out, json_pack("[s, s, s]", r->group, r->version, r->resource));
+    if (!seen)
+      json_array_append_new(out, json_pack("[s, s, s]", r->group, r->version, r->resource));
   }
   pthread_mutex_unlock(&s->mu);
   return out;

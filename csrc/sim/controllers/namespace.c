@@ -32,6 +32,7 @@ typedef struct {
   uint64_t due;
 } ns_item;
 
+/* The controller's state: the manager thread's own, no lock. */
 typedef struct {
   ns_item *q;
   size_t n, cap;
@@ -190,7 +191,8 @@ static int update_conditions(json_t *ns, json_t *failing, const char *now) {
   int changed = 0;
   for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
     json_t *nc = json_object_get(failing, types[t][0]);
-    json_t *want = nc ? json_incref(nc) : condition(types[t][0], "False", now, types[t][1], types[t][2]);
+    json_t *want = nc ? json_incref(nc)
+                      : condition(types[t][0], "False", now, types[t][1], types[t][2]);
     json_t *old = NULL;
     size_t i;
     json_t *c;
@@ -210,7 +212,8 @@ static int update_conditions(json_t *ns, json_t *failing, const char *now) {
       if (differs) {
         if (!json_equal(json_object_get(old, "status"), json_object_get(want, "status")))
           json_object_set_new(old, "lastTransitionTime", json_string(now));
-        for (int f = 0; f < 3; f++) json_object_set(old, fields[f], json_object_get(want, fields[f]));
+        for (int f = 0; f < 3; f++)
+          json_object_set(old, fields[f], json_object_get(want, fields[f]));
         changed = 1;
       }
     }
