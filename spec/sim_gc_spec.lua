@@ -94,6 +94,27 @@ describe("kinformer.sim garbage collector", function()
     assert.equal(404, select(2, get(sim, CM .. "/owner")))
   end)
 
+  it("deletes a chain in the foreground, from the leaves up", function()
+    local a = create(sim, CM, cm("a"))
+    local b = create(sim, CM, cm("b", { ref(a, true) }))
+    local leaf = cm("c", { ref(b, true) })
+    leaf.metadata.finalizers = { "example.com/hold" }
+    create(sim, CM, leaf)
+    assert(sim:settle())
+    assert.equal(200, select(2, http(sim, "DELETE", CM .. "/a", { propagationPolicy = "Foreground" })))
+    assert(sim:settle())
+    -- b waits in the foreground for c, a for b
+    local gb = assert(get(sim, CM .. "/b"))
+    assert.same({ "foregroundDeletion" }, gb.metadata.finalizers)
+    assert.is_string(assert(get(sim, CM .. "/a")).metadata.deletionTimestamp)
+    local c = assert(get(sim, CM .. "/c"))
+    assert.is_string(c.metadata.deletionTimestamp)
+    c.metadata.finalizers = nil
+    assert.equal(200, select(2, http(sim, "PUT", CM .. "/c", c)))
+    assert(sim:settle())
+    for _, n in ipairs { "a", "b", "c" } do assert.equal(404, select(2, get(sim, CM .. "/" .. n)), n) end
+  end)
+
   it("orphans: the dependents stay without the owner's reference", function()
     local owner = create(sim, CM, cm("owner"))
     local other = create(sim, CM, cm("other"))
