@@ -49,7 +49,7 @@ local function with_events(t)
 end
 
 local WEBSITE_RULES = with_events {
-  ["example.kinformer.io websites"] = "get,list,watch,patch",
+  ["example.kinformer.io websites"] = "get,list,watch",
   ["example.kinformer.io websites/status"] = "patch",
   ["example.kinformer.io websites/finalizers"] = "update",
   ["apps deployments"] = "get,list,watch,create,patch,delete",
@@ -110,7 +110,6 @@ describe("kinformer manifests", function()
     assert.matches("# get, list, watch: plan: informer of controller website (for)", out, 1, true)
     assert.matches("# patch: source: client:patch at operator.lua:", out, 1, true)
     assert.matches("# get, create, patch, delete: plan: children of controller website", out, 1, true)
-    assert.matches("# patch: plan: finalizer example.kinformer.io/children of controller website", out, 1, true)
   end)
 
   it("gives a namespaced manager a Role in its namespace (configmap-mirror)", function()

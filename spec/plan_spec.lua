@@ -12,10 +12,23 @@ local diff = require "kinformer.diff"
 local RES = "example.kinformer.io/v1/websites"
 local DEPS, SVCS = "apps/v1/deployments", "v1/services"
 
--- the Website operator's script, registered on a manager as `kinformer run` does
+-- the Website operator's script, registered on a manager as `kinformer run`
+-- does, given a finalizer (the example leaves its children to the garbage
+-- collector) so that plan's finalizer steps are shown too
 local website = {
   register = function(mgr)
-    assert(loadfile("examples/website/operator.lua"))(mgr, { args = {} })
+    local proxy = setmetatable({}, { __index = function(_, k)
+      if k == "controller" then
+        return function(_, cfg)
+          cfg.finalizer = "example.kinformer.io/children"
+          return mgr:controller(cfg)
+        end
+      end
+      local v = mgr[k]
+      if type(v) == "function" then return function(_, ...) return v(mgr, ...) end end
+      return v
+    end })
+    assert(loadfile("examples/website/operator.lua"))(proxy, { args = {} })
     return mgr:controllers().website
   end,
 }

@@ -6,8 +6,10 @@
 -- controlled by the ConfigMap. A data key removed from the ConfigMap goes
 -- from the Secret; a Secret edited or deleted by hand is put back. When the
 -- ConfigMap loses the label the Secret is pruned; when it is deleted, its
--- finalizer deletes the Secret first (kinformer.sim and a bare
--- kube-apiserver run no garbage collector). A Secret of that name that the
+-- finalizer deletes the Secret first (so that it works on a bare
+-- kube-apiserver too, which runs no garbage collector; kinformer.sim and a
+-- cluster with kube-controller-manager would delete it through its owner
+-- reference). A Secret of that name that the
 -- ConfigMap does not control is never touched (terminal error).
 ---@type kinformer.Manager
 local mgr = ...

@@ -7,12 +7,12 @@
 -- Website the controller keeps a Deployment and a Service of the same name,
 -- both controlled by the Website (ctx:ensure: server-side apply, no write
 -- when they already are as described; anything else it owns is pruned), and
--- reports in status.conditions (type Ready, with observedGeneration). Its
--- finalizer deletes the children when the Website is deleted, then
--- finalize reports it: a cluster without a garbage collector (kinformer.sim,
--- a bare kube-apiserver) would leave them behind otherwise. What it creates
--- or changes, and an invalid spec, it also reports as Events about the
--- Website (kubectl describe website / kubectl get events).
+-- reports in status.conditions (type Ready, with observedGeneration). When
+-- the Website is deleted, the garbage collector (kube-controller-manager's,
+-- or kinformer.sim's) deletes the children through their owner references:
+-- no finalizer is needed. What it creates or changes, and an invalid spec,
+-- it also reports as Events about the Website (kubectl describe website /
+-- kubectl get events).
 local mgr = ...
 
 local RESOURCE = "example.kinformer.io/v1/websites"
@@ -88,7 +88,7 @@ end
 
 local function reconcile(req, ctx)
   local site = ctx:object()
-  if not site then return end -- deleted; the finalizer already cleaned up
+  if not site then return end -- deleted; the garbage collector deletes the children
   local spec, why = spec_of(site)
   if not spec then
     ctx:event(site, "Warning", "InvalidSpec", why)
@@ -118,10 +118,6 @@ assert(mgr:controller{
   name = "website",
   ["for"] = RESOURCE,
   children = { "apps/v1/deployments", "v1/services" },
-  finalizer = "example.kinformer.io/children",
-  finalize = function(req, ctx)        -- after the children were deleted
-    ctx.log:info("deleted the Deployment and Service of Website %s", req.key)
-  end,
   workers = 2,
   reconciler = reconcile,
 })

@@ -178,6 +178,9 @@ static __attribute__((unused)) kin_sim *sim_start(size_t history, unsigned bookm
   if (bookmark_ms) cfg.bookmark_interval_ms = bookmark_ms;
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
+  /* The controllers' first writes (the default ServiceAccounts) are done
+   * before a test counts resourceVersions. */
+  assert_int_equal(kin_sim_settle(sim, 10000), 0);
   return sim;
 }
 

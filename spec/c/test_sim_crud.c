@@ -238,8 +238,15 @@ static void test_sim_StoreDeleteCollection(void **state) {
   kin_sim_free(sim);
 }
 
+/* A deleted namespace is Terminating (no create in it) until the
+ * namespace controller, 5 s later on its clock, has deleted its contents
+ * and finalized it. */
 static void test_sim_NamespaceDeleteRemovesContents(void **state) {
-  kin_sim *sim = sim_start(0, 0);
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  cfg.fake_clock = 1;
+  kin_sim *sim = NULL;
+  assert_int_equal(kin_sim_start(&cfg, &sim), 0);
   sim_resp r = sim_req(sim, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"tmp\"}}");
   assert_int_equal(r.code, 201);
   assert_string_equal(jstr(r.json, "status.phase"), "Active");
@@ -247,7 +254,20 @@ static void test_sim_NamespaceDeleteRemovesContents(void **state) {
   sim_put_cm(sim, "tmp", "a", NULL, "1");
   r = sim_req(sim, "DELETE", "/api/v1/namespaces/tmp", NULL);
   assert_int_equal(r.code, 200);
+  assert_string_equal(jstr(r.json, "status.phase"), "Terminating");
   sim_resp_free(&r);
+  r = sim_req(sim, "POST", "/api/v1/namespaces/tmp/configmaps", "{\"metadata\":{\"name\":\"b\"}}");
+  assert_int_equal(r.code, 403);
+  assert_string_equal(jstr(r.json, "message"),
+                      "configmaps \"b\" is forbidden: unable to create new content in namespace "
+                      "tmp because it is being terminated");
+  sim_resp_free(&r);
+  assert_int_equal(kin_sim_settle(sim, 10000), 0);
+  r = sim_req(sim, "GET", "/api/v1/namespaces/tmp/configmaps/a", NULL);
+  assert_int_equal(r.code, 200);
+  sim_resp_free(&r);
+  assert_int_equal(kin_sim_clock_advance(sim, 5000), 0);
+  assert_int_equal(kin_sim_settle(sim, 10000), 0);
   r = sim_req(sim, "GET", "/api/v1/namespaces/tmp/configmaps/a", NULL);
   assert_int_equal(r.code, 404);
   sim_resp_free(&r);

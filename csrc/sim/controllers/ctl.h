@@ -79,6 +79,24 @@ int kin__simctl_update(kin__simctl *m, const char *group, const char *resource, 
 int kin__simctl_delete(kin__simctl *m, const char *group, const char *resource, const char *ns,
                        const char *name, const char *uid, const char *propagation);
 
+/* Deletes every object of group/resource in ns (NULL: all) with
+ * DeleteOptions.propagationPolicy propagation (NULL: the default), as a
+ * deletecollection. Returns the HTTP code (200 on success). */
+int kin__simctl_delete_collection(kin__simctl *m, const char *group, const char *resource,
+                                  const char *ns, const char *propagation);
+
+/* Returns a new array of [group, version, resource], one per namespaced
+ * resource served with the delete verb (discovery's deletable namespaced
+ * resources; the first version registered), or NULL on ENOMEM. */
+json_t *kin__simctl_namespaced_resources(kin__simctl *m);
+
+/* Resolves an owner reference's apiVersion and kind to the resource that
+ * serves exactly that version (the REST mapper's RESTMapping): 0 with
+ * *group and *resource (the storage's names, valid as long as the sim)
+ * and *namespaced, or -1 when no served resource has that kind. */
+int kin__simctl_resource_of_kind(kin__simctl *m, const char *api_version, const char *kind,
+                                 const char **group, const char **resource, int *namespaced);
+
 /* The sim's clock as a wall time, RFC 3339 in UTC ("2026-11-28T06:00:00Z"):
  * the real time on the real clock; on a fake clock the time of start plus
  * the fake clock's advance. */

@@ -119,8 +119,64 @@ int kin__simctl_delete(kin__simctl *m, const char *group, const char *resource, 
   json_t *opts = json_object();
   if (uid) json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", uid));
   if (propagation) json_object_set_new(opts, "propagationPolicy", json_string(propagation));
-  kin__sim_store_delete(&kin__simctl_sim(m)->store, r, ns ? ns : "", name,
-                        json_object_get(opts, "preconditions"), 0, &res);
+  kin__sim_store_delete(&kin__simctl_sim(m)->store, r, ns ? ns : "", name, opts, 0, &res);
   json_decref(opts);
   return finish(&res, NULL);
+}
+
+int kin__simctl_delete_collection(kin__simctl *m, const char *group, const char *resource,
+                                  const char *ns, const char *propagation) {
+  kin__sim_result res = {0, NULL};
+  kin__sim_resource *r = resource_of(m, group, resource);
+  if (!r) return 404;
+  json_t *opts = json_object();
+  if (propagation) json_object_set_new(opts, "propagationPolicy", json_string(propagation));
+  kin__sim_store_delete_collection(&kin__simctl_sim(m)->store, r, ns, NULL, NULL, opts, 0, &res);
+  json_decref(opts);
+  return finish(&res, NULL);
+}
+
+/* 1 when r serves verb. */
+static int has_verb(const kin__sim_resource *r, const char *verb) {
+  for (int i = 0; r->verbs && r->verbs[i]; i++)
+    if (!strcmp(r->verbs[i], verb)) return 1;
+  return 0;
+}
+
+json_t *kin__simctl_namespaced_resources(kin__simctl *m) {
+  kin__sim_store *s = &kin__simctl_sim(m)->store;
+  json_t *out = json_array();
+  if (!out) return NULL;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->nres; i++) {
+    kin__sim_resource *r = s->res[i];
+    if (r->removed || !r->namespaced || !has_verb(r, "delete")) continue;
+    size_t j;
+    json_t *e;
+    int seen = 0;
+    json_array_foreach(out, j, e) {
+      if (!strcmp(json_string_value(json_array_get(e, 0)), r->group) &&
+          !strcmp(json_string_value(json_array_get(e, 2)), r->resource))
+        seen = 1;
+    }
+    if (!seen)
+      json_array_append_new(out, json_pack("[s, s, s]", r->group, r->version, r->resource));
+  }
+  pthread_mutex_unlock(&s->mu);
+  return out;
+}
+
+int kin__simctl_resource_of_kind(kin__simctl *m, const char *api_version, const char *kind,
+                                 const char **group, const char **resource, int *namespaced) {
+  kin__sim_store *s = &kin__simctl_sim(m)->store;
+  pthread_mutex_lock(&s->mu);
+  kin__sim_resource *r = kin__sim_registry_find_kind(s, api_version, kind);
+  int ok = r && !r->removed;
+  if (ok) {
+    *group = r->storage->group;
+    *resource = r->storage->resource;
+    *namespaced = r->namespaced;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return ok ? 0 : -1;
 }

@@ -4,6 +4,8 @@
 #include "ctl_registry.h"
 
 const kin__simctl_def *const kin__simctl_all[] = {
+    &kin__simctl_garbagecollector,
+    &kin__simctl_namespace,
     &kin__simctl_serviceaccount,
     NULL,
 };

@@ -8,6 +8,8 @@
 /* NULL-terminated. */
 extern const kin__simctl_def *const kin__simctl_all[];
 
+extern const kin__simctl_def kin__simctl_garbagecollector;
+extern const kin__simctl_def kin__simctl_namespace;
 extern const kin__simctl_def kin__simctl_serviceaccount;
 
 #endif

@@ -236,6 +236,12 @@ static int rbac_patch_refused(kin__sim_req *req, kin__sim_resource *r, kin__sim_
   return refused;
 }
 
+/* The part of the object an update through ri's subresource writes. */
+static int update_mode(const kin__sim_request_info *ri) {
+  if (!strcmp(ri->subresource, "finalize")) return KIN__SIM_UPDATE_FINALIZE;
+  return ri->subresource[0] ? KIN__SIM_UPDATE_STATUS : KIN__SIM_UPDATE_MAIN;
+}
+
 static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                          kin__sim_result *out) {
   const char *ct = content_type(req);
@@ -292,7 +298,7 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
   else if (rbac_write(req, r) && rbac_patch_refused(req, r, ri, &m, out))
     ; /* out holds the 403 */
   else
-    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
+    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, update_mode(ri),
                           kin__sim_managed_update_fn, &m, dry_run(req), out);
   json_decref(patch);
 }
@@ -313,7 +319,7 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                                   "URL (%s)", name ? name : "", ri->name);
   } else if (!kin__sim_rbac_escalation_check(req, r, ri->ns, obj, out)) {
     kin__sim_managed_update m = {replace_fn, obj, req, r, ri->subresource};
-    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
+    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, update_mode(ri),
                           kin__sim_managed_update_fn, &m, dry_run(req), out);
     /* Leases and events allow create on update (their strategies'
      * AllowCreateOnUpdate), so a PUT of a missing one creates it. */
@@ -344,23 +350,37 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
   json_decref(obj);
 }
 
-static void handle_delete(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
-                          kin__sim_result *out) {
+/* The DeleteOptions of a DELETE: its body (JSON or protobuf), else its
+ * query (propagationPolicy, orphanDependents), as delete.go reads them.
+ * Returns a new object, or NULL with a 400 in out. */
+static json_t *delete_options(kin__sim_req *req, kin__sim_result *out) {
   json_t *opts = NULL;
-  if (req->body.len && kin__sim_proto_is(content_type(req))) {
-    if (!(opts = kin__sim_proto_body(req, "v1", "DeleteOptions", out))) return;
-  } else if (req->body.len) {
+  if (req->body.len && kin__sim_proto_is(content_type(req)))
+    return kin__sim_proto_body(req, "v1", "DeleteOptions", out);
+  if (req->body.len) {
     json_error_t jerr;
     opts = json_loadb(req->body.p, req->body.len, 0, &jerr);
     if (!json_is_object(opts)) {
       json_decref(opts);
       kin__sim_err_bad_request(out, "the object provided is unrecognized (must be of type "
                                     "DeleteOptions): couldn't get version/kind; json parse error");
-      return;
+      return NULL;
     }
+    return opts;
   }
-  kin__sim_store_delete(&req->sim->store, r, ri->ns, ri->name,
-                        json_object_get(opts, "preconditions"), dry_run(req), out);
+  opts = json_object();
+  const char *pp = kin__sim_query(req, "propagationPolicy");
+  const char *od = kin__sim_query(req, "orphanDependents");
+  if (pp) json_object_set_new(opts, "propagationPolicy", json_string(pp));
+  if (od) json_object_set_new(opts, "orphanDependents", json_boolean(kin__sim_query_bool(od)));
+  return opts;
+}
+
+static void handle_delete(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                          kin__sim_result *out) {
+  json_t *opts = delete_options(req, out);
+  if (!opts) return;
+  kin__sim_store_delete(&req->sim->store, r, ri->ns, ri->name, opts, dry_run(req), out);
   json_decref(opts);
 }
 
@@ -372,8 +392,12 @@ static void handle_delete_collection(kin__sim_req *req, kin__sim_resource *r,
                                      kin__sim_request_info *ri, kin__sim_result *out) {
   kin__sim_selector sel;
   if (kin__sim_selector_parse(req, r, &sel, out)) return;
-  kin__sim_store_delete_collection(&req->sim->store, r, r->namespaced && ri->ns[0] ? ri->ns : NULL,
-                                   match_selector, &sel, dry_run(req), out);
+  json_t *opts = delete_options(req, out);
+  if (opts)
+    kin__sim_store_delete_collection(&req->sim->store, r,
+                                     r->namespaced && ri->ns[0] ? ri->ns : NULL, match_selector,
+                                     &sel, opts, dry_run(req), out);
+  json_decref(opts);
   kin__sim_selector_free(&sel);
 }
 
@@ -408,9 +432,12 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
                          MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"));
   if (r && ri->subresource[0] && !ri->watch_path && kin__sim_token_request(req, r, ri, &out))
     return kin__sim_respond_result(req, &out);
+  /* namespaces/{name}/finalize: PUT only (the namespace controller's). */
+  int finalize = r && !strcmp(ri->subresource, "finalize") && !r->crd_name && !*r->group &&
+                 !strcmp(r->resource, "namespaces") && !strcmp(m, "PUT");
   if (!r ||
       (ri->subresource[0] && !(!strcmp(ri->subresource, "status") && r->has_status) &&
-       !(scale && r->has_scale)) ||
+       !(scale && r->has_scale) && !finalize) ||
       (ri->ns[0] && !r->namespaced)) {
     kin__sim_err(&out, 404, "NotFound", json_object(),
                  "the server could not find the requested resource");

@@ -85,6 +85,10 @@ kin__sim_storage *kin__sim_registry_storage(kin__sim_store *s, const char *group
   return NULL;
 }
 
+kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s) {
+  return kin__sim_registry_storage(s, "", "namespaces");
+}
+
 /* Returns a new storage owned by the store, or NULL on ENOMEM. */
 static kin__sim_storage *storage_new(kin__sim_store *s, const char *group, const char *resource,
                                      const char *kind, const char *version, int namespaced,

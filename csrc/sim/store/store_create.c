@@ -1,11 +1,13 @@
 /* store_create.c -- Create of the generic registry Store with the
  * strategies' PrepareForCreate the sim keeps: generateName, uid,
  * creationTimestamp, generation, name validation, the namespace must
- * exist, AlreadyExists, and the defaults of namespaces, pods and CRDs. */
+ * exist and not be terminating (namespace_lifecycle.c), AlreadyExists,
+ * and the defaults of namespaces, pods and CRDs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_delete.h"
 #include "kin.h"
 #include "store_int.h"
 
@@ -31,10 +33,6 @@ static void crd_set_status(json_t *crd) {
   json_object_set_new(crd, "status", st);
 }
 
-kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s) {
-  return kin__sim_registry_storage(s, "", "namespaces");
-}
-
 void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                             const json_t *in, int dry_run, kin__sim_result *out) {
   kin__sim_storage *st = r->storage;
@@ -50,6 +48,13 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
   }
   const char *name = kin__sim_jstr(md, "name", NULL);
   const char *gen = kin__sim_jstr(md, "generateName", NULL);
+  /* NamespaceLifecycle admission runs before the name is generated or
+   * validated; it names the object by its generateName then. */
+  if (r->namespaced &&
+      kin__sim_namespace_admit_create(s, r, ns, name && *name ? name : gen, out)) {
+    json_decref(obj);
+    return;
+  }
   char namebuf[300];
   if ((!name || !*name) && gen && *gen) {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -73,12 +78,6 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
     return;
   }
   if (r->namespaced) {
-    kin__sim_storage *nss = kin__sim_namespaces_storage(s);
-    if (!nss || !kin__hmap_get(&nss->objects, ns)) {
-      kin__sim_err_not_found(out, "", "namespaces", ns);
-      json_decref(obj);
-      return;
-    }
     json_object_set_new(md, "namespace", json_string(ns));
   } else {
     json_object_del(md, "namespace");
@@ -102,7 +101,20 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
   json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
   json_object_set_new(obj, "kind", json_string(st->kind));
   if (!strcmp(st->resource, "namespaces") && !st->crd) {
-    json_object_set_new(obj, "spec", json_pack("{s:[s]}", "finalizers", "kubernetes"));
+    /* PrepareForCreate: the finalizers asked for, and "kubernetes". */
+    json_t *spec = json_object_get(obj, "spec");
+    json_t *fins = json_object_get(spec, "finalizers");
+    json_t *keep = json_array();
+    size_t i;
+    json_t *f;
+    int has_kube = 0;
+    json_array_foreach(fins, i, f) {
+      if (!json_is_string(f)) continue;
+      if (!strcmp(json_string_value(f), "kubernetes")) has_kube = 1;
+      json_array_append(keep, f);
+    }
+    if (!has_kube) json_array_append_new(keep, json_string("kubernetes"));
+    json_object_set_new(obj, "spec", json_pack("{s:o}", "finalizers", keep));
     json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
     json_t *labels = json_object_get(md, "labels");
     if (!json_is_object(labels)) {

@@ -1,38 +1,36 @@
 /* store_delete.c -- Delete and DeleteCollection of the generic registry
  * Store: preconditions, finalizers (deletionTimestamp, removal later),
- * and the cascades the sim does at once (namespace contents, a CRD's
- * custom resources). */
+ * the garbage collector's finalizers the DeleteOptions ask for
+ * (gc_delete.c), the namespace's own Delete
+ * (namespace_lifecycle.c), and the one cascade the sim does at
+ * once: a CRD's custom resources. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_delete.h"
 #include "kin.h"
 #include "store_int.h"
 
-static void delete_all(kin__sim_store *s, kin__sim_storage *st, const char *ns) {
+/* Removes every object of st (a deleted CRD's custom resources). */
+static void delete_all(kin__sim_store *s, kin__sim_storage *st) {
   size_t n = 0;
   int too_old;
   kin__sim_obj **arr = kin__sim_store_snapshot(s, st, 0, &n, &too_old);
-  for (size_t i = 0; i < n; i++) {
-    if (ns && !kin__sim_key_in_namespace(arr[i]->key, ns)) continue;
-    kin__sim_delete_locked(s, st, arr[i]);
-  }
+  for (size_t i = 0; i < n; i++) kin__sim_delete_locked(s, st, arr[i]);
   free(arr);
 }
 
 /* Removes cur: the DELETED event carries its last state under a new
- * resourceVersion. Namespaces and CRDs take their contents along (the
- * namespace and CRD finalizers' work, done at once). */
+ * resourceVersion. A CRD takes its custom resources along (the CRD
+ * finalizer's work, done at once); a namespace's contents are the
+ * namespace controller's (controllers/namespace.c). */
 void kin__sim_delete_locked(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur) {
-  if (!st->crd && !*st->group && !strcmp(st->resource, "namespaces")) {
-    const char *ns = cur->key; /* cluster-scoped: the key is the name */
-    for (size_t i = 0; i < s->nst; i++)
-      if (s->storages[i]->namespaced) delete_all(s, s->storages[i], ns);
-  } else if (!st->crd && !strcmp(st->resource, "customresourcedefinitions")) {
+  if (!st->crd && !strcmp(st->resource, "customresourcedefinitions")) {
     const char *name = cur->key;
     kin__sim_storage *crs = kin__sim_registry_remove_crd(s, name);
     if (crs) {
-      delete_all(s, crs, NULL);
+      delete_all(s, crs);
       crs->served = 0;
     }
   }
@@ -72,36 +70,68 @@ static int check_preconditions(kin__sim_resource *r, kin__sim_obj *cur, const js
   return 0;
 }
 
-/* Deletes or marks cur, whose tree curj is (borrowed); fills out with the
- * answer of the real server: the object while finalizers hold it, else a
- * Success Status. */
-static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cur,
-                       const json_t *curj, int dry_run, kin__sim_result *out) {
-  kin__sim_storage *st = r->storage;
-  if (!kin__sim_finalizers_empty(curj)) {
-    if (json_object_get(json_object_get(curj, "metadata"), "deletionTimestamp")) {
-      kin__sim_result_obj(out, 200, cur);
-      return;
-    }
-    json_t *obj = json_deep_copy(curj);
+/* markAsDeleting of store.go on obj's metadata md: deletionTimestamp
+ * (kept when set), deletionGracePeriodSeconds 0, and the generation
+ * bumped the first time. */
+static void mark_as_deleting(json_t *md) {
+  if (!json_object_get(md, "deletionTimestamp")) {
+    json_t *g = json_object_get(md, "generation");
+    if (json_integer_value(g) > 0)
+      json_object_set_new(md, "generation", json_integer(json_integer_value(g) + 1));
     char now[32];
     kin__sim_now_rfc3339(now);
-    json_t *md = json_object_get(obj, "metadata");
     json_object_set_new(md, "deletionTimestamp", json_string(now));
-    json_object_set_new(md, "deletionGracePeriodSeconds", json_integer(0));
+  }
+  json_object_set_new(md, "deletionGracePeriodSeconds", json_integer(0));
+}
+
+/* Deletes or marks cur, whose tree curj is (borrowed), as store.go's
+ * Delete and updateForGracefulDeletionAndFinalizers: the finalizers the
+ * options ask for are set (also on an object already being deleted);
+ * with finalizers left the object is marked and answered, else it goes
+ * and the answer is a Success Status. */
+static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cur,
+                       const json_t *curj, const kin__sim_delete_opts *o, int dry_run,
+                       kin__sim_result *out) {
+  kin__sim_storage *st = r->storage;
+  const json_t *curmd = json_object_get(curj, "metadata");
+  int changed = 0;
+  json_t *fin = kin__sim_gc_finalizers(r, json_object_get(curmd, "finalizers"), o, &changed);
+  if (!fin) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    return;
+  }
+  if (json_array_size(fin)) {
+    json_t *obj = json_deep_copy(curj);
+    json_t *md = json_object_get(obj, "metadata");
+    if (!md) {
+      json_decref(obj);
+      json_decref(fin);
+      kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+      return;
+    }
+    if (changed) json_object_set(md, "finalizers", fin);
+    json_decref(fin);
+    mark_as_deleting(md);
     if (dry_run) {
       json_decref(out->body);
       out->code = 200;
       out->body = obj;
       return;
     }
-    kin__sim_obj *o = kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur);
-    if (o)
-      kin__sim_result_obj(out, 200, o);
+    if (json_equal(obj, curj)) { /* a no-op update: nothing stored */
+      json_decref(obj);
+      kin__sim_result_obj(out, 200, cur);
+      return;
+    }
+    kin__sim_obj *n = kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur);
+    if (n)
+      kin__sim_result_obj(out, 200, n);
     else
       kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     return;
   }
+  json_decref(fin);
   json_t *details = json_pack("{s:s}", "name", kin__sim_jstr(curj, "metadata", "name"));
   if (*r->group) json_object_set_new(details, "group", json_string(r->group));
   json_object_set_new(details, "kind", json_string(r->resource));
@@ -113,9 +143,16 @@ static void delete_one(kin__sim_store *s, kin__sim_resource *r, kin__sim_obj *cu
   json_object_del(out->body, "message");
 }
 
+/* 1 for core namespaces, whose Delete is their own. */
+static int is_namespaces(const kin__sim_resource *r) {
+  return !r->crd_name && !*r->group && !strcmp(r->resource, "namespaces");
+}
+
 void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                           const char *name, const json_t *preconditions, int dry_run,
+                           const char *name, const json_t *opts, int dry_run,
                            kin__sim_result *out) {
+  kin__sim_delete_opts o;
+  if (kin__sim_delete_opts_read(opts, &o, out)) return;
   pthread_mutex_lock(&s->mu);
   kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
   json_t *curj = cur ? kin__sim_obj_json(cur) : NULL;
@@ -123,15 +160,25 @@ void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *
     kin__sim_err_not_found(out, r->group, r->resource, name);
   else if (!curj)
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
-  else if (!preconditions || !check_preconditions(r, cur, curj, preconditions, out))
-    delete_one(s, r, cur, curj, dry_run, out);
+  else if (is_namespaces(r) && (kin__sim_namespace_admit_delete(name, out) ||
+                                kin__sim_namespace_delete(s, r, cur, curj, &o, dry_run, out)))
+    ; /* out holds the namespace's answer */
+  else if (!o.preconditions || !check_preconditions(r, cur, curj, o.preconditions, out))
+    delete_one(s, r, cur, curj, &o, dry_run, out);
   pthread_mutex_unlock(&s->mu);
   json_decref(curj);
+  /* The handler's 202: not deleted at once although orphanDependents was
+   * false (delete.go). */
+  const char *kind = kin__sim_jstr(out->body, "kind", NULL);
+  if (out->code == 200 && o.orphan_dependents == 0 && kind && strcmp(kind, "Status"))
+    out->code = 202;
 }
 
 void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                                      kin__sim_match_fn match, void *ud, int dry_run,
-                                      kin__sim_result *out) {
+                                      kin__sim_match_fn match, void *ud, const json_t *opts,
+                                      int dry_run, kin__sim_result *out) {
+  kin__sim_delete_opts o;
+  if (kin__sim_delete_opts_read(opts, &o, out)) return;
   pthread_mutex_lock(&s->mu);
   size_t n = 0;
   int too_old;
@@ -145,7 +192,8 @@ void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, c
       continue;
     }
     kin__sim_result one = {0, NULL};
-    delete_one(s, r, arr[i], curj, dry_run, &one);
+    if (!o.preconditions || !check_preconditions(r, arr[i], curj, o.preconditions, &one))
+      delete_one(s, r, arr[i], curj, &o, dry_run, &one);
     json_decref(one.body);
     json_array_append_new(items, curj);
   }

@@ -210,18 +210,25 @@ void kin__sim_store_get(kin__sim_store *s, kin__sim_resource *r, const char *ns,
 /* Computes the new object from the current one for update and patch;
  * returns a new value or NULL with *err set. Runs under mu. */
 typedef json_t *(*kin__sim_update_fn)(void *ud, const json_t *cur, kin__sim_result *err);
+/* What an update writes (its status_only argument): the object, its
+ * status subresource, or a namespace's finalize subresource
+ * (spec.finalizers and metadata; the namespace goes once both its
+ * finalizer lists are empty after its deletion). */
+enum { KIN__SIM_UPDATE_MAIN = 0, KIN__SIM_UPDATE_STATUS = 1, KIN__SIM_UPDATE_FINALIZE = 2 };
 void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                            const char *name, int status_only, kin__sim_update_fn fn, void *ud,
                            int dry_run, kin__sim_result *out);
-/* preconditions: borrowed DeleteOptions.preconditions or NULL. */
+/* opts: the DeleteOptions (borrowed, NULL: none): preconditions,
+ * propagationPolicy, orphanDependents (gc_delete.h). */
 void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                           const char *name, const json_t *preconditions, int dry_run,
+                           const char *name, const json_t *opts, int dry_run,
                            kin__sim_result *out);
-/* Deletes every object of r in ns (NULL: all) that match selects. */
+/* Deletes every object of r in ns (NULL: all) that match selects, each
+ * as kin__sim_store_delete with opts. */
 typedef int (*kin__sim_match_fn)(void *ud, const json_t *obj);
 void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                                      kin__sim_match_fn match, void *ud, int dry_run,
-                                      kin__sim_result *out);
+                                      kin__sim_match_fn match, void *ud, const json_t *opts,
+                                      int dry_run, kin__sim_result *out);
 kin__sim_obj *kin__sim_obj_new(json_t *obj, uint64_t rv, const char *key);
 /* Parses o's stored bytes: a new tree the caller decrefs, or NULL on
  * ENOMEM. Needs no lock (o is immutable) but the caller must hold a
@@ -263,6 +270,7 @@ int kin__sim_finalizers_empty(const json_t *obj);
 void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                             const json_t *in, int dry_run, kin__sim_result *out);
 void kin__sim_delete_locked(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur);
+/* The storage of core v1 namespaces (registry.c). */
 kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s);
 
 /* Loads seed objects from a file; returns 0 or KIN_EINVAL. */

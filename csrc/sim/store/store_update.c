@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_delete.h"
 #include "kin.h"
 #include "store_int.h"
 
@@ -65,7 +66,8 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
   }
   json_t *obj;
   const json_t *curmd = json_object_get(curj, "metadata");
-  if (status_only) {
+  int is_ns = !st->crd && !*st->group && !strcmp(st->resource, "namespaces");
+  if (status_only == KIN__SIM_UPDATE_STATUS) {
     obj = json_deep_copy(curj);
     json_t *stv = json_object_get(in, "status");
     if (stv)
@@ -106,6 +108,20 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
       else
         json_object_del(obj, "status");
     }
+    /* A namespace's spec (its finalizers) changes only through finalize
+     * (namespaceStrategy.PrepareForUpdate). */
+    if (is_ns && status_only != KIN__SIM_UPDATE_FINALIZE) {
+      json_t *spec = json_object_get(curj, "spec");
+      if (spec)
+        json_object_set(obj, "spec", spec);
+      else
+        json_object_del(obj, "spec");
+    } else if (is_ns) {
+      json_t *spec = json_object_get(obj, "spec");
+      if (!json_is_object(spec)) json_object_set_new(obj, "spec", spec = json_object());
+      if (!json_array_size(json_object_get(spec, "finalizers")))
+        json_object_del(spec, "finalizers");
+    }
     if (kin__sim_tracks_generation(st) && spec_changed(st, curj, obj)) {
       json_int_t g = json_integer_value(json_object_get(curmd, "generation"));
       json_object_set_new(md, "generation", json_integer(g + 1));
@@ -136,9 +152,11 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
   }
   /* The last finalizer gone from a deleted object: as the real registry
    * (errEmptiedFinalizers), the update is not stored; the object is deleted
-   * and the answer is the updated object at its last stored version. */
+   * and the answer is the updated object at its last stored version. A
+   * namespace also waits for its spec.finalizers
+   * (ShouldDeleteNamespaceDuringUpdate). */
   if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") &&
-      kin__sim_finalizers_empty(obj)) {
+      kin__sim_finalizers_empty(obj) && !(is_ns && kin__sim_namespace_has_spec_finalizers(obj))) {
     json_decref(out->body);
     out->code = 200;
     out->body = obj;
