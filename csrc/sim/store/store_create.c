@@ -1,7 +1,10 @@
 /* store_create.c -- Create of the generic registry Store with the
  * strategies' PrepareForCreate the sim keeps: generateName, uid,
  * creationTimestamp, generation, name validation, the namespace must
- * exist, AlreadyExists, and the defaults of namespaces, pods and CRDs. */
+ * exist, AlreadyExists, and the defaults of namespaces, pods and CRDs.
+ * kin__sim_create_keep_locked is the same create for state restored from
+ * storage (the seed, kin_sim_put): what the object gives of those fields
+ * is kept. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +38,11 @@ kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s) {
   return kin__sim_registry_storage(s, "", "namespaces");
 }
 
-void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                            const json_t *in, int dry_run, kin__sim_result *out) {
+/* The create of both entry points below: keep = 1 keeps the object's uid,
+ * creationTimestamp, generation, deletion fields, status and (namespaces)
+ * spec when it has them. Caller holds mu. */
+static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, const json_t *in,
+                   int dry_run, int keep, kin__sim_result *out) {
   kin__sim_storage *st = r->storage;
   json_t *obj = json_deep_copy(in);
   if (!obj) {
@@ -93,17 +99,24 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
   char uid[37], now[32];
   kin__sim_uuid(uid);
   kin__sim_now_rfc3339(now);
-  json_object_set_new(md, "uid", json_string(uid));
-  json_object_set_new(md, "creationTimestamp", json_string(now));
-  json_object_del(md, "deletionTimestamp");
-  json_object_del(md, "deletionGracePeriodSeconds");
-  json_object_del(md, "generation");
-  if (kin__sim_tracks_generation(st)) json_object_set_new(md, "generation", json_integer(1));
+  if (!keep || !json_is_string(json_object_get(md, "uid")))
+    json_object_set_new(md, "uid", json_string(uid));
+  if (!keep || !json_is_string(json_object_get(md, "creationTimestamp")))
+    json_object_set_new(md, "creationTimestamp", json_string(now));
+  if (!keep) {
+    json_object_del(md, "deletionTimestamp");
+    json_object_del(md, "deletionGracePeriodSeconds");
+    json_object_del(md, "generation");
+  }
+  if (kin__sim_tracks_generation(st) && !json_is_integer(json_object_get(md, "generation")))
+    json_object_set_new(md, "generation", json_integer(1));
   json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
   json_object_set_new(obj, "kind", json_string(st->kind));
+  int has_status = keep && json_object_get(obj, "status");
   if (!strcmp(st->resource, "namespaces") && !st->crd) {
-    json_object_set_new(obj, "spec", json_pack("{s:[s]}", "finalizers", "kubernetes"));
-    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+    if (!keep || !json_object_get(obj, "spec"))
+      json_object_set_new(obj, "spec", json_pack("{s:[s]}", "finalizers", "kubernetes"));
+    if (!has_status) json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
     json_t *labels = json_object_get(md, "labels");
     if (!json_is_object(labels)) {
       labels = json_object();
@@ -117,10 +130,10 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
       json_decref(obj);
       return;
     }
-    crd_set_status(obj);
+    if (!has_status) crd_set_status(obj);
   } else if (!strcmp(st->resource, "pods") && !st->crd) {
-    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
-  } else if (st->has_status) {
+    if (!has_status) json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+  } else if (st->has_status && !has_status) {
     json_object_del(obj, "status");
   }
   if (dry_run) {
@@ -137,6 +150,16 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
     return;
   }
   kin__sim_result_obj(out, 201, o);
+}
+
+void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                            const json_t *in, int dry_run, kin__sim_result *out) {
+  create(s, r, ns, in, dry_run, 0, out);
+}
+
+void kin__sim_create_keep_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                                 const json_t *in, kin__sim_result *out) {
+  create(s, r, ns, in, 0, 1, out);
 }
 
 void kin__sim_store_create(kin__sim_store *s, kin__sim_resource *r, const char *ns,
