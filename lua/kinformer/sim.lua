@@ -42,8 +42,10 @@ end
 -- above the sim's (the counter jumps there; an older one gives the next,
 -- so watches stay ordered). It creates or replaces the object (watchers
 -- see ADDED or MODIFIED), making its namespace when missing; deleted =
--- true, or a deletionTimestamp without finalizers, removes it (nothing
--- when absent). Returns the resourceVersion written (0: nothing changed),
+-- true removes it (nothing when absent), or marks it deleted as a delete
+-- request would (deletionTimestamp) while it has finalizers and no
+-- deletionTimestamp yet; a deletionTimestamp without finalizers removes
+-- it too. Returns the resourceVersion written (0: nothing changed),
 -- or nil, message, code (an unserved kind, a bad name). What
 -- kinformer.replay feeds a recorded trace through.
 function Sim:put(obj, opts)

@@ -174,9 +174,12 @@ char *kin_sim_write_log_take(kin_sim *sim);
  * uid, creationTimestamp and generation comes from the object it replaces,
  * else is assigned as on a create). It creates the object (ADDED) or
  * replaces it (MODIFIED); its namespace is made when missing (a namespaced
- * object without one goes to "default"). deleted != 0, or an object with a
- * deletionTimestamp and no finalizers, removes it instead (DELETED; nothing
- * when absent). The resourceVersion stays monotonic: a
+ * object without one goes to "default"). deleted != 0 removes it instead (DELETED;
+ * nothing when absent), except that an object with finalizers and no
+ * deletionTimestamp is marked as a delete request marks it
+ * (deletionTimestamp now, MODIFIED), so that what put those finalizers
+ * there still runs; an object given with a deletionTimestamp and no
+ * finalizers is removed too. The resourceVersion stays monotonic: a
  * metadata.resourceVersion above the store's becomes the object's (the
  * counter jumps to it, later writes get higher ones); an older or absent
  * one gives the next, as a write would. Watchers see the change as any

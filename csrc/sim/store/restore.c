@@ -83,6 +83,28 @@ static int replace(kin__sim_store *s, kin__sim_resource *r, const char *ns, cons
   return kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur) ? 0 : KIN_ENOMEM;
 }
 
+/* A deletion of cur while finalizers it has and no deletionTimestamp yet
+ * hold it: marks it as a delete request does (deletionTimestamp now,
+ * grace 0, MODIFIED), so that what holds those finalizers still runs.
+ * Returns 0 when marked, 1 when cur is to be removed now, KIN_ENOMEM. */
+static int mark_deleted(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur) {
+  json_t *obj = kin__sim_obj_json(cur);
+  json_t *md = obj ? json_object_get(obj, "metadata") : NULL;
+  if (!md) {
+    json_decref(obj);
+    return KIN_ENOMEM;
+  }
+  if (kin__sim_finalizers_empty(obj) || json_object_get(md, "deletionTimestamp")) {
+    json_decref(obj);
+    return 1;
+  }
+  char now[32];
+  kin__sim_now_rfc3339(now);
+  json_object_set_new(md, "deletionTimestamp", json_string(now));
+  json_object_set_new(md, "deletionGracePeriodSeconds", json_integer(0));
+  return kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur) ? 0 : KIN_ENOMEM;
+}
+
 int kin__sim_restore_locked(kin__sim_store *s, const json_t *in, int deleted, uint64_t *rv,
                             char *msg, size_t msgcap) {
   if (rv) *rv = 0;
@@ -108,7 +130,9 @@ int kin__sim_restore_locked(kin__sim_store *s, const json_t *in, int deleted, ui
   if (deleted || (json_object_get(md, "deletionTimestamp") && kin__sim_finalizers_empty(in))) {
     if (!cur) return 0;
     jump_rv(s, want);
-    kin__sim_delete_locked(s, r->storage, cur);
+    int rc = deleted ? mark_deleted(s, r->storage, cur) : 1;
+    if (rc < 0) return rc;
+    if (rc == 1) kin__sim_delete_locked(s, r->storage, cur);
     if (rv) *rv = s->rv;
     return 0;
   }
