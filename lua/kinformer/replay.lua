@@ -154,16 +154,16 @@ end
 
 local function copy(v) return core().json_decode(core().json_encode(v)) end
 
---- The JSON merge patch (RFC 7386) that turns object a into object b:
+-- The JSON merge patch (RFC 7386) that turns object a into object b:
 -- members of b that differ (objects recursively, anything else whole),
 -- null for members of a that b lacks.
-function M.merge_diff(a, b)
+local function merge_diff(a, b)
   local p = {}
   for k, v in pairs(b) do
     local av = a[k]
     if av == nil then p[k] = v
     elseif not equal(av, v) then
-      p[k] = (is_map(av) and is_map(v)) and M.merge_diff(av, v) or v
+      p[k] = (is_map(av) and is_map(v)) and merge_diff(av, v) or v
     end
   end
   for k in pairs(a) do
@@ -172,11 +172,11 @@ function M.merge_diff(a, b)
   return p
 end
 
---- Applies merge patch p to t in place (RFC 7386) and returns t.
-function M.merge_apply(t, p)
+-- Applies merge patch p to t in place (RFC 7386) and returns t.
+local function merge_apply(t, p)
   for k, v in pairs(p) do
     if v == core().null then t[k] = nil
-    elseif is_map(v) and is_map(t[k]) then M.merge_apply(t[k], v)
+    elseif is_map(v) and is_map(t[k]) then merge_apply(t[k], v)
     else t[k] = copy(v) end
   end
   return t
@@ -204,7 +204,6 @@ local function trace_key(resource, obj)
   local m = obj.metadata or {}
   return resource .. "\0" .. tostring(m.namespace or "") .. "/" .. tostring(m.name)
 end
-M.trace_key = trace_key
 
 --- Applies one recorded watch event to the sim (sim:put: the recorded
 -- identity, resourceVersion and state, no API request). known maps
@@ -245,7 +244,7 @@ function M.apply_event(sim, ev, known)
     if ev.type == "MODIFIED" and prev then return true end
     return sim:put(obj)
   end
-  local want = M.merge_apply(copy(cur), M.merge_diff(prev or {}, obj))
+  local want = merge_apply(copy(cur), merge_diff(prev or {}, obj))
   want.metadata = want.metadata or {}
   for _, f in ipairs({ "uid", "creationTimestamp", "resourceVersion", "generation" }) do
     want.metadata[f] = m[f]

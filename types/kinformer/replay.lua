@@ -63,6 +63,20 @@ function M.write_of(e) end
 ---@return kinformer.SimRequest[]? requests
 function M.run(opts) end
 
+---Applies one recorded watch event ({type, resource, object}) to sim with
+---sim:put: the change from the object's previous recorded state (in known,
+---which maps the replay's keys to the last recorded states, false once
+---deleted, and is updated) onto the sim's object, with the recorded uid,
+---creationTimestamp, resourceVersion and generation; nothing when the sim's
+---object already says the same. Returns true or the resourceVersion
+---written, or nil and a message.
+---@param sim kinformer.Sim
+---@param ev { type: "ADDED"|"MODIFIED"|"DELETED", resource: string, object: table }
+---@param known table<string, table|false>
+---@return (true|integer)? ok
+---@return string? err
+function M.apply_event(sim, ev, known) end
+
 ---Steps mgr until its controllers are quiet for settle seconds; raises
 ---after timeout.
 ---@param mgr kinformer.Manager
