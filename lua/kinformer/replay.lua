@@ -7,16 +7,23 @@
 --   }
 --   -- writes[i] = {verb=, resource=, namespace=, name=, subresource=, body=}
 --
--- How: a kinformer.sim is seeded with the trace's CRDs and LIST items; the
--- script registers its informers and controllers on a manager against that
--- sim (the real reflector -> DeltaFIFO -> informer -> controller path) and
--- the manager starts. Then each watch event of the trace is written to the
--- sim through a client of its own (User-Agent kinformer-replay): ADDED
--- creates, MODIFIED updates (and writes the status through /status when the
--- update did not take it), DELETED deletes, each as an upsert so that
--- objects the operator itself made do not conflict. The sim's write log
--- (sim:write_log_start) keeps every API write; the replay keeps those that
--- are not its own, dry runs, Events or Leases.
+-- How: a kinformer.sim is seeded with the trace's CRDs and LIST items as
+-- recorded (restored state, sim:put's rules: each keeps its uid,
+-- creationTimestamp, generation, status and managedFields, and the items,
+-- seeded in resourceVersion order, their resourceVersions); the script
+-- registers its informers and controllers on a manager against that sim
+-- (the real reflector -> DeltaFIFO -> informer -> controller path) and the
+-- manager starts. Then each watch event of the trace is put into the sim
+-- (M.apply_event, no API request): the change from the object's previous
+-- recorded state onto the sim's object, with the recorded identity and
+-- resourceVersion. So owner references and uid preconditions hold as in
+-- the recorded cluster, the operator's own writes (which the trace
+-- records too when it holds its children) are not written again, and an
+-- object the replayed operator created takes the recorded identity when
+-- the trace's event of that create arrives (see M.apply_event). The
+-- sim's write log (sim:write_log_start) keeps every API write; the replay
+-- keeps those that are not dry runs, Events or Leases (nor a client with
+-- the User-Agent kinformer-replay).
 --
 -- The clock: the manager runs its controllers on a fake clock
 -- (kinformer.manager{clock = "fake"}: their delaying queues and rate
