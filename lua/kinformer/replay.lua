@@ -260,6 +260,34 @@ function M.apply_event(sim, ev, known)
   return sim:put(want)
 end
 
+--- Sorts the watch events of a trace (in place) into the order the server
+-- committed them: by resourceVersion, when every event has a numeric one
+-- (one server's: etcd revisions, the sim's counter), else they stay as
+-- recorded. The recorder's watches of different resources deliver at
+-- their own pace, so an object the operator created can be recorded
+-- before the change of its owner that made the operator create it; in
+-- commit order the cause comes first. A DELETED event may carry its
+-- object's last known state (a deletion seen by a relist), older than the
+-- deletion: it sorts no earlier than the events recorded before it. The
+-- stable order keeps the recorded one among equals. Returns events.
+function M.commit_order(events)
+  local keys, at, high = {}, {}, -1
+  for i, ev in ipairs(events) do
+    local m = type(ev.object) == "table" and ev.object.metadata
+    local rv = type(m) == "table" and type(m.resourceVersion) == "string" and m.resourceVersion:match("^%d+$")
+      and tonumber(m.resourceVersion)
+    if not rv then return events end
+    if ev.type == "DELETED" and rv < high then rv = high end
+    if rv > high then high = rv end
+    keys[ev], at[ev] = rv, i
+  end
+  table.sort(events, function(a, b)
+    if keys[a] ~= keys[b] then return keys[a] < keys[b] end
+    return at[a] < at[b]
+  end)
+  return events
+end
+
 local FAULTS = { -- M.FAULTS
   drop_watches = function(sim) sim:fault{ kind = "drop" } end,
   cut_watches = function(sim) sim:fault{ kind = "cut" } end,
@@ -394,6 +422,7 @@ function M.run(opts)
   check_opts(opts)
   local c = core()
   local trace = M.read_trace(opts.trace)
+  M.commit_order(trace.events)
   local settle, timeout = opts.settle or 0.1, opts.timeout or 30
   -- recorded offsets in ms: the fake clock starts at the first one; an
   -- event without one keeps the previous event's

@@ -77,6 +77,13 @@ function M.run(opts) end
 ---@return string? err
 function M.apply_event(sim, ev, known) end
 
+---Sorts a trace's watch events in place into commit order (by numeric
+---resourceVersion when every event has one; a DELETED no earlier than the
+---events recorded before it); returns them.
+---@param events table[]
+---@return table[]
+function M.commit_order(events) end
+
 ---Steps mgr until its controllers are quiet for settle seconds; raises
 ---after timeout.
 ---@param mgr kinformer.Manager
