@@ -105,6 +105,9 @@ static int mark_deleted(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *c
   return kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur) ? 0 : KIN_ENOMEM;
 }
 
+/* Puts in (borrowed) as restored state (sim_int.h, kin_sim_put's rules in
+ * sim.h). Returns 0 (the resourceVersion written in *rv, 0 when nothing
+ * changed), KIN_EINVAL with the reason in msg, or KIN_ENOMEM. */
 int kin__sim_restore_locked(kin__sim_store *s, const json_t *in, int deleted, uint64_t *rv,
                             char *msg, size_t msgcap) {
   if (rv) *rv = 0;
@@ -153,6 +156,9 @@ int kin__sim_restore_locked(kin__sim_store *s, const json_t *in, int deleted, ui
   return rc;
 }
 
+/* Parses json and puts it under the store lock (sim.h). Returns 0,
+ * KIN_EINVAL (not JSON, or kin__sim_restore_locked's) or KIN_ENOMEM; the
+ * parsed tree is freed here. */
 int kin_sim_put(kin_sim *sim, const char *json, size_t len, int deleted, uint64_t *rv,
                 char *msg, size_t msgcap) {
   if (rv) *rv = 0;
@@ -170,6 +176,9 @@ int kin_sim_put(kin_sim *sim, const char *json, size_t len, int deleted, uint64_
   return rc;
 }
 
+/* Copies the stored bytes of one object under the store lock (sim.h).
+ * Returns malloc'd JSON text the caller frees, or NULL (absent, not
+ * served, ENOMEM). */
 char *kin_sim_get(kin_sim *sim, const char *api_version, const char *kind, const char *ns,
                   const char *name) {
   if (!api_version || !kind || !name) return NULL;
