@@ -378,6 +378,29 @@ describe("kinformer.replay", function()
     assert.equal(0, creates) -- ctx:ensure creates by apply (patch)
   end)
 
+  it("compares two versions on the recorded Website run: one without the Service deletes what the other made", function()
+    local trace = record_website_run()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    local src, n = h.read(WEBSITE):gsub("ipairs { deployment, service }", "ipairs { deployment }")
+    assert.equal(1, n)
+    proc.write(dir .. "/operator.lua", src)
+    local r = require("kinformer.replay_compare").compare{ trace = trace, old = WEBSITE, new = dir .. "/operator.lua" }
+    os.execute("rm -rf " .. dir)
+    local keys = {}
+    for _, o in ipairs(r.objects) do keys[#keys + 1] = o.key end
+    assert.same({ "v1/services default/a", "v1/services default/b" }, keys)
+    -- Service a (made before the recording, in the trace's LIST) is pruned
+    assert.matches("\n%+delete\n", r.objects[1].diff)
+    assert.not_matches("\n%-", r.objects[1].diff)
+    -- Service b is no longer applied
+    assert.matches("\n%-patch\n", r.objects[2].diff)
+    -- the Deployments and Websites see the same writes
+    assert.not_matches("deployments", r.diff)
+    assert.not_matches("websites", r.diff)
+  end)
+
   it("applies the events in commit order (resourceVersion), a deletion no earlier than recorded", function()
     local function ev(t, name, rv) return { type = t, object = { metadata = { name = name, resourceVersion = rv } } } end
     local function names(evs)
