@@ -10,7 +10,9 @@
 -- How: a kinformer.sim is seeded with the trace's CRDs and LIST items as
 -- recorded (restored state, sim:put's rules: each keeps its uid,
 -- creationTimestamp, generation, status and managedFields, and the items,
--- seeded in resourceVersion order, their resourceVersions); the script
+-- seeded in resourceVersion order, their resourceVersions; no
+-- control-plane controllers run in it: the trace holds what the recorded
+-- cluster's did); the script
 -- registers its informers and controllers on a manager against that sim
 -- (the real reflector -> DeltaFIFO -> informer -> controller path) and the
 -- manager starts. Then each watch event of the trace is put into the sim
@@ -468,7 +470,9 @@ function M.run(opts)
     sf:write(c.json_encode(item), "\n")
   end
   sf:close()
-  local sim, serr, scode = require("kinformer.sim").start{ seed = seed }
+  -- a bare API server: the trace holds what the recorded cluster's
+  -- controllers did (their deletions, statuses, the objects they made)
+  local sim, serr, scode = require("kinformer.sim").start{ seed = seed, controllers = "none" }
   os.remove(seed)
   if not sim then error("replay: cannot start kinformer.sim: " .. tostring(serr) .. " (" .. tostring(scode) .. ")", 2) end
   sim:write_log_start()

@@ -11,13 +11,24 @@
 #include "kin.h"
 #include "sim_client.h"
 
+/* A bare API server: no controller writes (a namespace's ServiceAccount)
+ * between the test's. */
+static kin_sim *bare_sim(void) {
+  kin_sim_config cfg;
+  kin_sim_config_init(&cfg);
+  cfg.controllers = "none";
+  kin_sim *sim = NULL;
+  assert_int_equal(kin_sim_start(&cfg, &sim), 0);
+  return sim;
+}
+
 static const char CM_AT_500[] =
     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"rec\","
     "\"uid\":\"11111111-2222-3333-4444-555555555555\",\"creationTimestamp\":\"2020-01-02T03:04:05Z\","
     "\"resourceVersion\":\"500\"},\"data\":{\"k\":\"v\"}}";
 
 static void test_sim_PutKeepsIdentityAndResourceVersion(void **state) {
-  kin_sim *sim = sim_start(0, 60000);
+  kin_sim *sim = bare_sim();
   uint64_t rv = 0;
   assert_int_equal(kin_sim_put(sim, CM_AT_500, strlen(CM_AT_500), 0, &rv, NULL, 0), 0);
   assert_int_equal(rv, 500);
@@ -57,7 +68,7 @@ static void test_sim_PutKeepsIdentityAndResourceVersion(void **state) {
 
 /* A watch sees a put as any write, under the put resourceVersion. */
 static void test_sim_PutIsWatched(void **state) {
-  kin_sim *sim = sim_start(0, 60000);
+  kin_sim *sim = bare_sim();
   char path[128];
   snprintf(path, sizeof(path), "/api/v1/namespaces/rec/configmaps?watch=1&resourceVersion=%llu",
            (unsigned long long)kin_sim_resource_version(sim));
@@ -75,7 +86,7 @@ static void test_sim_PutIsWatched(void **state) {
 /* An API create still ignores a client's uid, creationTimestamp and
  * resourceVersion (kube-apiserver's rules). */
 static void test_sim_ApiCreateIgnoresClientIdentity(void **state) {
-  kin_sim *sim = sim_start(0, 60000);
+  kin_sim *sim = bare_sim();
   sim_resp r = sim_req(sim, "POST", "/api/v1/namespaces/default/configmaps",
                        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
                        "\"uid\":\"mine\",\"creationTimestamp\":\"2020-01-02T03:04:05Z\"}}");
@@ -90,7 +101,7 @@ static void test_sim_ApiCreateIgnoresClientIdentity(void **state) {
 /* deleted: removes; marks (deletionTimestamp) while finalizers hold it;
  * nothing when absent. A deletionTimestamp without finalizers removes. */
 static void test_sim_PutDeleted(void **state) {
-  kin_sim *sim = sim_start(0, 60000);
+  kin_sim *sim = bare_sim();
   const char *fin = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"f\","
                     "\"namespace\":\"default\",\"finalizers\":[\"x/y\"]}}";
   uint64_t rv = 0;
@@ -115,7 +126,7 @@ static void test_sim_PutDeleted(void **state) {
 }
 
 static void test_sim_PutErrors(void **state) {
-  kin_sim *sim = sim_start(0, 60000);
+  kin_sim *sim = bare_sim();
   char msg[256];
   assert_int_equal(kin_sim_put(sim, "{", 1, 0, NULL, msg, sizeof(msg)), KIN_EINVAL);
   const char *unserved = "{\"apiVersion\":\"v9\",\"kind\":\"Nope\",\"metadata\":{\"name\":\"a\"}}";
@@ -136,6 +147,7 @@ static void test_sim_SeedKeepsIdentity(void **state) {
   close(fd);
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
+  cfg.controllers = "none";
   cfg.seed_file = seed;
   kin_sim *sim = NULL;
   assert_int_equal(kin_sim_start(&cfg, &sim), 0);
