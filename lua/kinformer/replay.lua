@@ -232,11 +232,18 @@ end
 -- sim) takes the recorded identity (matched by kind, namespace and name)
 -- when the trace's event of its create arrives. What others changed (a
 -- user, another controller) is applied on top of what the operator
--- wrote, and a field only the operator writes stays as it wrote it (so a
--- changed operator version is not overwritten by its predecessor's
--- recorded writes). A MODIFIED of an object the sim no longer has, after
--- the trace had it, is not applied: the replayed operator deleted it (it
--- is not brought back); DELETED removes it when present.
+-- wrote; a field the recorded changes never touch stays as the replayed
+-- operator wrote it (so a label a new version adds is not dropped by the
+-- old version's recorded writes; a field both write takes the recorded
+-- value, and the new version writes it again). A MODIFIED of an object
+-- the sim no longer has, after the trace had it, is not applied: the
+-- replayed operator deleted it (it is not brought back). DELETED removes
+-- the object when present, or, when the sim's object has finalizers and
+-- is not marked yet (a trace recorded without the operator, whose
+-- finalizer the replay's operator added), marks it deleted as a delete
+-- request does, so that the finalizer still runs. Objects are
+-- matched by resource, namespace and name: one the operator names with
+-- generateName is not.
 function M.apply_event(sim, ev, known)
   local obj = ev.object
   if type(obj) ~= "table" or type(obj.metadata) ~= "table" then return nil, "no object" end

@@ -41,7 +41,7 @@
 ---The module: require "kinformer.replay".
 ---@class kinformer.replay
 ---@field FAULTS table<string, fun(sim: kinformer.Sim, f: kinformer.ReplayFault)> the faults by name
----@field USER_AGENT string the replay's own client's User-Agent
+---@field USER_AGENT string writes with this User-Agent are left out (the replay itself puts through sim:put)
 local M = {}
 
 ---Reads a trace file (raises on a malformed line, naming it).
