@@ -66,7 +66,7 @@ local function record()
   assert.matches("recorded 3 events to", h.read(dir .. "/out"))
   h.cleanup_namespace(t, ns, { "v1/configmaps", SECRETS })
   t.stop()
-  recorded = { trace = trace, ns = ns }
+  recorded = { trace = trace, ns = ns, dir = dir }
   return trace, ns
 end
 
@@ -149,7 +149,7 @@ local function record_website_run()
     local w = e.userAgent ~= DRIVER and replay.write_of(e)
     if w then writes[#writes + 1] = w end
   end
-  website_run = { trace = trace, writes = writes }
+  website_run = { trace = trace, writes = writes, dir = dir }
   return trace, writes
 end
 
@@ -230,6 +230,13 @@ describe("the sim's write log", function()
 end)
 
 describe("kinformer.replay", function()
+  teardown(function()
+    for _, r in ipairs({ website_run or {}, recorded or {} }) do
+      if r.dir then os.execute("rm -rf " .. r.dir) end
+    end
+    website_run, recorded = nil, nil
+  end)
+
   it("feeds the trace through the operator against a sim and returns its writes", function()
     local trace, ns = record()
     local writes = replay.run{ trace = trace, script = MIRROR }
