@@ -66,8 +66,104 @@ local function record()
   assert.matches("recorded 3 events to", h.read(dir .. "/out"))
   h.cleanup_namespace(t, ns, { "v1/configmaps", SECRETS })
   t.stop()
-  recorded = { trace = trace, ns = ns }
+  recorded = { trace = trace, ns = ns, dir = dir }
   return trace, ns
+end
+
+local WEBSITE = "examples/website/operator.lua"
+local WEBSITES = "example.kinformer.io/v1/websites"
+local DEPLOYMENTS = "apps/v1/deployments"
+local DRIVER = "replay-spec-driver"
+
+local function site(name, image, port)
+  return { apiVersion = "example.kinformer.io/v1", kind = "Website",
+           metadata = { name = name, namespace = "default" }, spec = { image = image, port = port } }
+end
+
+-- A live run of the Website operator against a sim, recorded: Website a
+-- and its children exist (the operator made them) before the recording
+-- starts; then b is created, a's image changed, a's Deployment scaled by
+-- hand (the operator puts it back) and b deleted (the finalizer deletes
+-- its children). Returns the trace's path and the writes the operator made
+-- while it was recorded (kinformer.replay.write_of's form), once per run.
+local website_run
+local function record_website_run()
+  if website_run then return website_run.trace, website_run.writes end
+  local sim <close> = assert(require("kinformer.sim").start{ seed = "examples/website/crd.json" })
+  local env = assert(core.env{ url = sim.url, user_agent = DRIVER })
+  local c = env:client()
+  local function ready(name, gen)
+    local w = c:get(WEBSITES, "default", name)
+    return w and type(w.status) == "table" and w.status.observedGeneration == gen
+  end
+  assert(c:create(site("a", "nginx:1", 80)))
+  local op = h.operator(WEBSITE, { kubeconfig = sim.kubeconfig }, { "-q" })
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir))
+  local trace = dir .. "/website-run.jsonl"
+  local ok, err = pcall(function()
+    h.eventually(function() return ready("a", 1) end, "Website a Ready")
+    assert(os.execute(string.format(
+      "(sh -c 'echo $$ > %s/pid; exec bin/kinformer record -q -o %s --kubeconfig %s --namespace default "
+        .. "%s %s v1/services' >%s/out 2>&1; echo $? > %s/rc) &",
+      dir, trace, sim.kubeconfig, WEBSITES, DEPLOYMENTS, dir, dir)))
+    h.eventually(function()
+      local n = 0
+      for _ in h.read(trace):gmatch('"type":"LIST"') do n = n + 1 end
+      return n == 3
+    end, "the 3 LIST lines")
+    sim:write_log_start() -- from here on, the writes a replay must make again
+    assert(c:create(site("b", "nginx:2", 8080)))
+    h.eventually(function() return ready("b", 1) and c:get("v1/services", "default", "b") end, "Website b Ready")
+    local a = assert(c:get(WEBSITES, "default", "a"))
+    a.spec.image = "nginx:3"
+    assert(c:update(WEBSITES, a))
+    h.eventually(function() return ready("a", 2) end, "Website a Ready at generation 2")
+    assert(c:patch(DEPLOYMENTS, "default", "a", { spec = { replicas = 5 } }, { type = "merge" }))
+    h.eventually(function()
+      local d = c:get(DEPLOYMENTS, "default", "a")
+      return d and d.spec.replicas == 1 and d.metadata.managedFields[#d.metadata.managedFields].manager ~= DRIVER
+    end, "the operator to scale Deployment a back to 1")
+    assert(c:delete(WEBSITES, "default", "b"))
+    h.eventually(function()
+      return not c:get(WEBSITES, "default", "b") and not c:get(DEPLOYMENTS, "default", "b")
+    end, "Website b and its Deployment gone")
+    h.eventually(function()
+      for _, x in ipairs(lines(trace)) do
+        if x.type == "DELETED" and x.resource == WEBSITES then return true end
+      end
+    end, "the DELETED line of Website b")
+  end)
+  os.execute("kill -TERM $(cat " .. dir .. "/pid) 2>/dev/null")
+  h.eventually(function() return h.read(dir .. "/rc"):match("%d") end, "record to exit")
+  local rc = op:stop()
+  local op_err = op:stderr() .. op:stdout()
+  op:cleanup()
+  env:shutdown()
+  assert(ok, err)
+  assert.equal(0, rc, op_err)
+  assert.not_matches("terminal", op_err)
+  local writes = {}
+  for _, e in ipairs(core.json_decode(assert(sim:write_log_take()))) do
+    local w = e.userAgent ~= DRIVER and replay.write_of(e)
+    if w then writes[#writes + 1] = w end
+  end
+  website_run = { trace = trace, writes = writes, dir = dir }
+  return trace, writes
+end
+
+-- Runs fn with kin's log lines held; returns fn's values and the lines.
+local function logged(fn)
+  local level = core.log_enabled("info")
+  core.set_log_level("info")
+  core.log_hold(true)
+  local ok, a, b = pcall(fn)
+  local held = core.log_take()
+  core.log_hold(false)
+  core.set_log_level(level and "info" or "warn")
+  if not ok then error(a, 0) end
+  return a, b, held
 end
 
 describe("kinformer record", function()
@@ -134,6 +230,13 @@ describe("the sim's write log", function()
 end)
 
 describe("kinformer.replay", function()
+  teardown(function()
+    for _, r in ipairs({ website_run or {}, recorded or {} }) do
+      if r.dir then os.execute("rm -rf " .. r.dir) end
+    end
+    website_run, recorded = nil, nil
+  end)
+
   it("feeds the trace through the operator against a sim and returns its writes", function()
     local trace, ns = record()
     local writes = replay.run{ trace = trace, script = MIRROR }
@@ -247,6 +350,113 @@ describe("kinformer.replay", function()
     assert.same({ "create 1 1", "update 2 1", "update 3 1", "update 4 1", "update 5 2", "update 6 2",
                   "update 7 2" }, counts(writes))
     os.remove(trace)
+  end)
+
+  it("replays a recorded Website run to the live run's writes: recorded identities, no ownership conflict", function()
+    local trace, live = record_website_run()
+    local l = lines(trace)
+    -- the recording: Website a and the children the operator made, with
+    -- their uids and owner references, then the changes
+    local uid_a, listed = nil, {}
+    for _, x in ipairs(l) do
+      for _, o in ipairs(x.type == "LIST" and x.items or {}) do
+        listed[x.resource .. " " .. o.metadata.name] = o
+        if x.resource == WEBSITES then uid_a = o.metadata.uid end
+      end
+    end
+    assert.truthy(uid_a)
+    assert.equal(uid_a, listed[DEPLOYMENTS .. " a"].metadata.ownerReferences[1].uid)
+    local writes, _, log = logged(function() return replay.run{ trace = trace, script = WEBSITE } end)
+    local text = table.concat(log, "\n")
+    assert.not_matches("terminal", text)
+    assert.not_matches("controlled by", text)
+    assert.not_matches("ChildConflict", replay.format(writes))
+    -- the same writes: the same creates (b's Deployment and Service), a's
+    -- Deployment patched to nginx:3 and back to 1 replica, what b's
+    -- deletion made the operator do (its finalizer: delete the children);
+    -- none for a's children before
+    assert.equal(replay.format(replay.set(live)), replay.format(replay.set(writes)))
+    assert.truthy(find(writes, "patch", DEPLOYMENTS, "b"))
+    assert.truthy(find(writes, "patch", "v1/services", "b"))
+    assert.equal(not find(live, "delete", DEPLOYMENTS, "b"), not find(writes, "delete", DEPLOYMENTS, "b"))
+    local creates = 0
+    for _, w in ipairs(writes) do
+      if w.verb == "create" then creates = creates + 1 end
+      assert.is_false(w.resource == "v1/services" and w.name == "a", "a write of Service a: " .. replay.format({ w }))
+    end
+    assert.equal(0, creates) -- ctx:ensure creates by apply (patch)
+  end)
+
+  it("compares two versions on the recorded Website run: one without the Service deletes what the other made", function()
+    local trace = record_website_run()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    local src, n = h.read(WEBSITE):gsub("ipairs { deployment, service }", "ipairs { deployment }")
+    assert.equal(1, n)
+    proc.write(dir .. "/operator.lua", src)
+    local r = require("kinformer.replay_compare").compare{ trace = trace, old = WEBSITE, new = dir .. "/operator.lua" }
+    os.execute("rm -rf " .. dir)
+    local keys = {}
+    for _, o in ipairs(r.objects) do keys[#keys + 1] = o.key end
+    assert.same({ "v1/services default/a", "v1/services default/b" }, keys)
+    -- Service a (made before the recording, in the trace's LIST) is pruned
+    assert.matches("\n%+delete\n", r.objects[1].diff)
+    assert.not_matches("\n%-", r.objects[1].diff)
+    -- Service b is no longer applied
+    assert.matches("\n%-patch\n", r.objects[2].diff)
+    -- the Deployments and Websites see the same writes
+    assert.not_matches("deployments", r.diff)
+    assert.not_matches("websites", r.diff)
+  end)
+
+  it("applies the events in commit order (resourceVersion), a deletion no earlier than recorded", function()
+    local function ev(t, name, rv) return { type = t, object = { metadata = { name = name, resourceVersion = rv } } } end
+    local function names(evs)
+      local out = {}
+      for _, e in ipairs(evs) do out[#out + 1] = e.type:sub(1, 1) .. e.object.metadata.name end
+      return table.concat(out, " ")
+    end
+    -- the child's watch delivered before its owner's; x's deletion seen by
+    -- a relist carries its last state (rv 12)
+    assert.equal("Aowner Achild Mowner Dx Aother", names(replay.commit_order{
+      ev("ADDED", "child", "16"), ev("ADDED", "owner", "14"), ev("MODIFIED", "owner", "20"),
+      ev("DELETED", "x", "12"), ev("ADDED", "other", "21") }))
+    -- a resourceVersion that is not a number: as recorded
+    assert.equal("Ab Aa", names(replay.commit_order{ ev("ADDED", "b", "9"), ev("ADDED", "a", "x1") }))
+  end)
+
+  it("puts the recorded objects with their uids, creationTimestamps and resourceVersions", function()
+    local trace = record_website_run()
+    local l = lines(trace)
+    local sim <close> = assert(require("kinformer.sim").start{ seed = "examples/website/crd.json" })
+    local known = {}
+    local a
+    for _, x in ipairs(l) do
+      for _, o in ipairs(x.type == "LIST" and x.items or {}) do
+        if x.resource == WEBSITES then a = o end
+      end
+    end
+    assert(sim:put(a))
+    local got = sim:get("example.kinformer.io/v1", "Website", "default", "a")
+    assert.same({ a.metadata.uid, a.metadata.creationTimestamp, a.metadata.resourceVersion },
+      { got.metadata.uid, got.metadata.creationTimestamp, got.metadata.resourceVersion })
+    -- each event in commit order: the object then carries the recorded
+    -- identity and resourceVersion (the sim's counter jumps to it)
+    local events = {}
+    for _, x in ipairs(l) do
+      if x.type == "ADDED" or x.type == "MODIFIED" then events[#events + 1] = x end
+    end
+    for _, x in ipairs(replay.commit_order(events)) do
+      local rv = assert(replay.apply_event(sim, x, known))
+      local m = x.object.metadata
+      local cur = sim:get(x.object.apiVersion, x.object.kind, m.namespace, m.name)
+      if cur then
+        assert.equal(m.uid, cur.metadata.uid)
+        if rv ~= true then assert.equal(m.resourceVersion, cur.metadata.resourceVersion) end
+      end
+    end
+    assert.truthy(sim:resource_version() >= tonumber(a.metadata.resourceVersion))
   end)
 
   it("raises on misuse", function()

@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -229,6 +230,44 @@ static int m_write_log_take(lua_State *L) {
     lua_pushliteral(L, "write log not started (sim:write_log_start) or out of memory");
     lua_pushliteral(L, "EINVAL");
     return 3;
+  }
+  lua_pushstring(L, s);
+  free(s);
+  return 1;
+}
+
+/* sim:put(json [, deleted]) -> resourceVersion | nil, msg, code: json (an
+ * object's JSON text) stored as restored state, identity and
+ * resourceVersion as given (kin_sim_put, sim.h); deleted = true removes it.
+ * The resourceVersion is the one written (0: nothing changed).
+ * lua/kinformer/sim.lua's sim:put takes a table too. */
+static int m_put(lua_State *L) {
+  lsim *u = check(L, 1);
+  size_t n;
+  const char *json = luaL_checklstring(L, 2, &n);
+  int deleted = lua_toboolean(L, 3);
+  uint64_t rv = 0;
+  char msg[512] = "";
+  int rc = kin_sim_put(u->sim, json, n, deleted, &rv, msg, sizeof(msg));
+  if (rc) {
+    char what[600];
+    snprintf(what, sizeof(what), "sim:put: %s", msg[0] ? msg : "failed");
+    return lkin_fail(L, rc, what);
+  }
+  lua_pushinteger(L, (lua_Integer)rv);
+  return 1;
+}
+
+/* sim:get(api_version, kind, namespace|nil, name) -> the stored object's
+ * JSON text, or nil when there is none (kin_sim_get). */
+static int m_get(lua_State *L) {
+  lsim *u = check(L, 1);
+  const char *av = luaL_checkstring(L, 2), *kind = luaL_checkstring(L, 3);
+  const char *ns = luaL_optstring(L, 4, NULL), *name = luaL_checkstring(L, 5);
+  char *s = kin_sim_get(u->sim, av, kind, ns, name);
+  if (!s) {
+    lua_pushnil(L);
+    return 1;
   }
   lua_pushstring(L, s);
   free(s);
@@ -473,6 +512,8 @@ static const luaL_Reg methods[] = {
     {"settle", m_settle},
     {"clock_now", m_clock_now},
     {"clock_advance", m_clock_advance},
+    {"put", m_put},
+    {"get", m_get},
     {"stop", m_stop},
     {"running", m_running},
     {NULL, NULL}};

@@ -7,16 +7,25 @@
 --   }
 --   -- writes[i] = {verb=, resource=, namespace=, name=, subresource=, body=}
 --
--- How: a kinformer.sim is seeded with the trace's CRDs and LIST items; the
--- script registers its informers and controllers on a manager against that
--- sim (the real reflector -> DeltaFIFO -> informer -> controller path) and
--- the manager starts. Then each watch event of the trace is written to the
--- sim through a client of its own (User-Agent kinformer-replay): ADDED
--- creates, MODIFIED updates (and writes the status through /status when the
--- update did not take it), DELETED deletes, each as an upsert so that
--- objects the operator itself made do not conflict. The sim's write log
--- (sim:write_log_start) keeps every API write; the replay keeps those that
--- are not its own, dry runs, Events or Leases.
+-- How: a kinformer.sim is seeded with the trace's CRDs and LIST items as
+-- recorded (restored state, sim:put's rules: each keeps its uid,
+-- creationTimestamp, generation, status and managedFields, and the items,
+-- seeded in resourceVersion order, their resourceVersions; no
+-- control-plane controllers run in it: the trace holds what the recorded
+-- cluster's did); the script
+-- registers its informers and controllers on a manager against that sim
+-- (the real reflector -> DeltaFIFO -> informer -> controller path) and the
+-- manager starts. Then each watch event of the trace is put into the sim
+-- (M.apply_event, no API request): the change from the object's previous
+-- recorded state onto the sim's object, with the recorded identity and
+-- resourceVersion. So owner references and uid preconditions hold as in
+-- the recorded cluster, the operator's own writes (which the trace
+-- records too when it holds its children) are not written again, and an
+-- object the replayed operator created takes the recorded identity when
+-- the trace's event of that create arrives (see M.apply_event). The
+-- sim's write log (sim:write_log_start) keeps every API write; the replay
+-- keeps those that are not dry runs, Events or Leases (nor a client with
+-- the User-Agent kinformer-replay).
 --
 -- The clock: the manager runs its controllers on a fake clock
 -- (kinformer.manager{clock = "fake"}: their delaying queues and rate
@@ -90,15 +99,6 @@ function M.read_trace(path)
   return t
 end
 
--- A copy of obj without the server-assigned metadata (for a write).
-local function strip_for_write(obj)
-  local o = core().json_decode(core().json_encode(obj))
-  local m = o.metadata or {}
-  for _, k in ipairs(VOLATILE_META) do m[k] = nil end
-  m.deletionTimestamp, m.deletionGracePeriodSeconds = nil, nil
-  return o
-end
-
 -- Drops volatile fields of a written body, in place (see the header).
 local function normalize(v, depth)
   if type(v) ~= "table" then return v end
@@ -142,39 +142,159 @@ function M.write_of(e)
            subresource = sub, body = body }
 end
 
--- Applies one recorded watch event to the sim through c (the replay's
--- client), as an upsert. Returns true or nil, message.
-local function apply_event(c, ev)
-  local res, obj = ev.resource, ev.object
-  local m = obj.metadata or {}
-  if ev.type == "DELETED" then
-    local _, err, code = c:delete(res, m.namespace, m.name)
-    if err and code ~= "NotFound" then return nil, err end
-    return true
+-- Whether v is a JSON object (a table that is not an array).
+local function is_map(v)
+  if type(v) ~= "table" or getmetatable(v) == core().array_mt then return false end
+  local n = #v
+  return not (n > 0 and next(v, n) == nil)
+end
+
+-- Deep equality of decoded JSON values.
+local function equal(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, v in pairs(a) do
+    if not equal(v, b[k]) then return false end
   end
-  local want = strip_for_write(obj)
-  local cur, _, gcode = c:get(res, m.namespace, m.name)
-  local got, err
-  if not cur then
-    if gcode ~= "NotFound" then return nil, "get " .. tostring(m.name) .. ": " .. tostring(gcode) end
-    local code
-    got, err, code = c:create(res, want)
-    if not got and code == "NotFound" and m.namespace then
-      -- a namespace the LIST did not bring: make it, then again
-      c:create("v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = m.namespace } })
-      got, err = c:create(res, want)
-    end
-  else
-    want.metadata.resourceVersion = cur.metadata.resourceVersion
-    got, err = c:update(res, want)
-  end
-  if not got then return nil, err end
-  if want.status ~= nil and core().json_encode(got.status or {}) ~= core().json_encode(want.status) then
-    got.status = want.status
-    local _, serr, scode = c:update_status(res, got)
-    if serr and scode ~= "NotFound" and scode ~= "MethodNotAllowed" then return nil, serr end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
   end
   return true
+end
+
+local function copy(v) return core().json_decode(core().json_encode(v)) end
+
+-- The JSON merge patch (RFC 7386) that turns object a into object b:
+-- members of b that differ (objects recursively, anything else whole),
+-- null for members of a that b lacks.
+local function merge_diff(a, b)
+  local p = {}
+  for k, v in pairs(b) do
+    local av = a[k]
+    if av == nil then p[k] = v
+    elseif not equal(av, v) then
+      p[k] = (is_map(av) and is_map(v)) and merge_diff(av, v) or v
+    end
+  end
+  for k in pairs(a) do
+    if b[k] == nil then p[k] = core().null end
+  end
+  return p
+end
+
+-- Applies merge patch p to t in place (RFC 7386) and returns t.
+local function merge_apply(t, p)
+  for k, v in pairs(p) do
+    if v == core().null then t[k] = nil
+    elseif is_map(v) and is_map(t[k]) then merge_apply(t[k], v)
+    else t[k] = copy(v) end
+  end
+  return t
+end
+
+-- What an object says beyond its bookkeeping: a copy without the
+-- resourceVersion, managedFields and generation, and without last*Time
+-- fields anywhere (a condition set again at another time says the same).
+local function content(obj)
+  local o = copy(obj)
+  local m = o.metadata or {}
+  m.resourceVersion, m.managedFields, m.generation = nil, nil, nil
+  local function drop_times(v)
+    if type(v) ~= "table" then return end
+    for k, x in pairs(v) do
+      if type(k) == "string" and k:match("^last%u%w*Time$") then v[k] = nil else drop_times(x) end
+    end
+  end
+  drop_times(o)
+  return o
+end
+
+-- The key of a recorded object in the replay's memory of the trace.
+local function trace_key(resource, obj)
+  local m = obj.metadata or {}
+  return resource .. "\0" .. tostring(m.namespace or "") .. "/" .. tostring(m.name)
+end
+
+--- Applies one recorded watch event to the sim (sim:put: the recorded
+-- identity, resourceVersion and state, no API request). known maps
+-- trace_key to the object's last recorded state (false once deleted), and
+-- is updated. Returns true (or the resourceVersion written), or nil and a
+-- message.
+--
+-- An object the replayed operator also writes (its children, the status
+-- of what it reconciles) exists in the sim with what the operator wrote
+-- when the trace's event of the same write arrives. So an event is applied
+-- as a change: the difference between the object's previous recorded
+-- state and this one (a merge patch) goes onto the sim's object, with the
+-- recorded uid, creationTimestamp, resourceVersion and generation. What
+-- the operator already wrote the same way changes nothing, and the event
+-- is not applied (no watch event, no reconcile) unless the identity
+-- differs: an object the replayed operator created (with a uid of the
+-- sim) takes the recorded identity (matched by kind, namespace and name)
+-- when the trace's event of its create arrives. What others changed (a
+-- user, another controller) is applied on top of what the operator
+-- wrote; a field the recorded changes never touch stays as the replayed
+-- operator wrote it (so a label a new version adds is not dropped by the
+-- old version's recorded writes; a field both write takes the recorded
+-- value, and the new version writes it again). A MODIFIED of an object
+-- the sim no longer has, after the trace had it, is not applied: the
+-- replayed operator deleted it (it is not brought back). DELETED removes
+-- the object when present, or, when the sim's object has finalizers and
+-- is not marked yet (a trace recorded without the operator, whose
+-- finalizer the replay's operator added), marks it deleted as a delete
+-- request does, so that the finalizer still runs. Objects are
+-- matched by resource, namespace and name: one the operator names with
+-- generateName is not.
+function M.apply_event(sim, ev, known)
+  local obj = ev.object
+  if type(obj) ~= "table" or type(obj.metadata) ~= "table" then return nil, "no object" end
+  local m = obj.metadata
+  local k = trace_key(ev.resource, obj)
+  local prev = known[k]
+  if ev.type == "DELETED" then
+    known[k] = false
+    return sim:put(obj, { deleted = true })
+  end
+  known[k] = obj
+  local cur = sim:get(obj.apiVersion, obj.kind, m.namespace, m.name)
+  if cur == nil then
+    if ev.type == "MODIFIED" and prev then return true end
+    return sim:put(obj)
+  end
+  local want = merge_apply(copy(cur), merge_diff(prev or {}, obj))
+  want.metadata = want.metadata or {}
+  for _, f in ipairs({ "uid", "creationTimestamp", "resourceVersion", "generation" }) do
+    want.metadata[f] = m[f]
+  end
+  if equal(content(want), content(cur)) then return true end
+  return sim:put(want)
+end
+
+--- Sorts the watch events of a trace (in place) into the order the server
+-- committed them: by resourceVersion, when every event has a numeric one
+-- (one server's: etcd revisions, the sim's counter), else they stay as
+-- recorded. The recorder's watches of different resources deliver at
+-- their own pace, so an object the operator created can be recorded
+-- before the change of its owner that made the operator create it; in
+-- commit order the cause comes first. A DELETED event may carry its
+-- object's last known state (a deletion seen by a relist), older than the
+-- deletion: it sorts no earlier than the events recorded before it. The
+-- stable order keeps the recorded one among equals. Returns events.
+function M.commit_order(events)
+  local keys, at, high = {}, {}, -1
+  for i, ev in ipairs(events) do
+    local m = type(ev.object) == "table" and ev.object.metadata
+    local rv = type(m) == "table" and type(m.resourceVersion) == "string" and m.resourceVersion:match("^%d+$")
+      and tonumber(m.resourceVersion)
+    if not rv then return events end
+    if ev.type == "DELETED" and rv < high then rv = high end
+    if rv > high then high = rv end
+    keys[ev], at[ev] = rv, i
+  end
+  table.sort(events, function(a, b)
+    if keys[a] ~= keys[b] then return keys[a] < keys[b] end
+    return at[a] < at[b]
+  end)
+  return events
 end
 
 local FAULTS = { -- M.FAULTS
@@ -311,6 +431,7 @@ function M.run(opts)
   check_opts(opts)
   local c = core()
   local trace = M.read_trace(opts.trace)
+  M.commit_order(trace.events)
   local settle, timeout = opts.settle or 0.1, opts.timeout or 30
   -- recorded offsets in ms: the fake clock starts at the first one; an
   -- event without one keeps the previous event's
@@ -327,20 +448,38 @@ function M.run(opts)
   local bootstrap = require "kinformer.bootstrap"
   if not bootstrap.file_exists(opts.script) then error("replay: cannot open script " .. opts.script, 2) end
 
-  -- the seed: CRDs first, then every listed object
+  -- the seed (kept as recorded: uids, timestamps, resourceVersions; see
+  -- sim:put): CRDs first (under the sim's next resourceVersions), then
+  -- every listed object in resourceVersion order, so that each keeps its own
   local seed = os.tmpname()
   local sf = assert(io.open(seed, "w"))
   for _, crd in ipairs(trace.header.crds or {}) do
-    local o = strip_for_write(crd)
-    o.status = nil
+    local o = copy(crd)
+    if type(o.metadata) == "table" then o.metadata.resourceVersion = nil end
     o.apiVersion, o.kind = o.apiVersion or "apiextensions.k8s.io/v1", o.kind or "CustomResourceDefinition"
     sf:write(c.json_encode(o), "\n")
   end
+  local known, items = {}, {}
   for _, l in ipairs(trace.lists) do
-    for _, item in ipairs(l.items or {}) do sf:write(c.json_encode(strip_for_write(item)), "\n") end
+    for _, item in ipairs(l.items or {}) do
+      items[#items + 1] = item
+      if type(item.metadata) == "table" then known[trace_key(l.resource, item)] = item end
+    end
+  end
+  local function rv_of(o) return tonumber(type(o.metadata) == "table" and o.metadata.resourceVersion) or -1 end
+  for i, item in ipairs(items) do item._i = i end
+  table.sort(items, function(a, b)
+    if rv_of(a) ~= rv_of(b) then return rv_of(a) < rv_of(b) end
+    return a._i < b._i
+  end)
+  for _, item in ipairs(items) do
+    item._i = nil
+    sf:write(c.json_encode(item), "\n")
   end
   sf:close()
-  local sim, serr, scode = require("kinformer.sim").start{ seed = seed }
+  -- a bare API server: the trace holds what the recorded cluster's
+  -- controllers did (their deletions, statuses, the objects they made)
+  local sim, serr, scode = require("kinformer.sim").start{ seed = seed, controllers = "none" }
   os.remove(seed)
   if not sim then error("replay: cannot start kinformer.sim: " .. tostring(serr) .. " (" .. tostring(scode) .. ")", 2) end
   sim:write_log_start()
@@ -349,7 +488,7 @@ function M.run(opts)
     mopts.url, mopts.token, by_sim = sim.url, sim:token(opts.user), nil
     sim:request_log_start()
   end
-  local mgr, ienv, session
+  local mgr, session
   local ok, writes_or_err = pcall(function()
     local base_ns, at
     local lerr
@@ -366,10 +505,6 @@ function M.run(opts)
     function at(ms) return base_ns + math.max(ms, 0) * 1000000 end
     local started, sterr = mgr:start()
     if not started then error("replay: " .. tostring(sterr), 0) end
-    local ierr
-    ienv, ierr = c.env{ url = sim.url, user_agent = USER_AGENT }
-    if not ienv then error("replay: " .. tostring(ierr), 0) end
-    local client = ienv:client()
     local faults_at = {}
     for _, f in ipairs(opts.faults or {}) do
       faults_at[f.at] = faults_at[f.at] or {}
@@ -383,7 +518,7 @@ function M.run(opts)
     for i, ev in ipairs(trace.events) do
       advance_to(mgr, at(at_ms[i]), settle, timeout)
       local before, rv0 = watch_events(mgr, ev.resource), sim:resource_version()
-      local aok, aerr = apply_event(client, ev)
+      local aok, aerr = M.apply_event(sim, ev, known)
       if not aok then
         error(string.format("replay: event %d (%s %s %s): %s", i, ev.type, ev.resource,
           tostring(ev.object.metadata and ev.object.metadata.name), tostring(aerr)), 0)
@@ -402,7 +537,6 @@ function M.run(opts)
     return stable_sort(writes)
   end)
   if mgr then pcall(mgr.stop, mgr) end
-  if ienv then pcall(ienv.shutdown, ienv) end
   local requests
   if ok and opts.user then
     requests = {}

@@ -35,6 +35,34 @@ function Sim:fault(f)
   return options.call(h.fault, h, f)
 end
 
+--- sim:put(obj [, {deleted = true}]) stores obj (a table or its JSON text)
+-- as restored state, as the seed does and unlike an API write: its uid,
+-- creationTimestamp, generation, managedFields, deletionTimestamp and
+-- status are kept, and its resourceVersion becomes the object's when it is
+-- above the sim's (the counter jumps there; an older one gives the next,
+-- so watches stay ordered). It creates or replaces the object (watchers
+-- see ADDED or MODIFIED), making its namespace when missing; deleted =
+-- true removes it (nothing when absent), or marks it deleted as a delete
+-- request would (deletionTimestamp) while it has finalizers and no
+-- deletionTimestamp yet; a deletionTimestamp without finalizers removes
+-- it too. Returns the resourceVersion written (0: nothing changed),
+-- or nil, message, code (an unserved kind, a bad name). What
+-- kinformer.replay feeds a recorded trace through.
+function Sim:put(obj, opts)
+  options.check(opts, { "deleted" }, "sim:put")
+  if type(obj) == "table" then obj = require("kinformer.core").json_encode(obj) end
+  if type(obj) ~= "string" then error("sim:put: an object (table or JSON text) expected", 2) end
+  return rawget(self, "_h"):put(obj, opts and opts.deleted or false)
+end
+
+--- sim:get(api_version, kind, namespace, name): the stored object (a
+-- table) or nil, read from the store directly (no request: no fault, no
+-- log entry). namespace is nil for a cluster-scoped kind.
+function Sim:get(api_version, kind, namespace, name)
+  local s = rawget(self, "_h"):get(api_version, kind, namespace, name)
+  return s and require("kinformer.core").json_decode(s) or nil
+end
+
 --- Starts a server. opts (all optional): port (0: a free one), bind
 -- ("127.0.0.1"), token (bearer token required), tls_cert / tls_key (PEM
 -- files: HTTPS), client_ca (PEM file: client certificates it signed
@@ -56,9 +84,11 @@ end
 -- the roles and bindings created; "always-allow", the default, lets every
 -- authenticated request through; see docs/sim.md "Authorization").
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
--- resource_version, running, fault, write_log_start, write_log_take,
--- request_log_start, request_log_take, token, settle, clock_now,
--- clock_advance), or nil, message, code.
+-- resource_version, running, fault, put, get, write_log_start,
+-- write_log_take, request_log_start, request_log_take, token, settle,
+-- clock_now, clock_advance), or nil, message, code. A seed object keeps
+-- its uid, creationTimestamp, resourceVersion, generation and status (as
+-- sim:put).
 --
 -- Controllers: sim:settle([timeout_s]) waits until they have seen every
 -- change so far and have nothing due now (true, or nil, msg, code on

@@ -41,7 +41,7 @@
 ---The module: require "kinformer.replay".
 ---@class kinformer.replay
 ---@field FAULTS table<string, fun(sim: kinformer.Sim, f: kinformer.ReplayFault)> the faults by name
----@field USER_AGENT string the replay's own client's User-Agent
+---@field USER_AGENT string writes with this User-Agent are left out (the replay itself puts through sim:put)
 local M = {}
 
 ---Reads a trace file (raises on a malformed line, naming it).
@@ -62,6 +62,27 @@ function M.write_of(e) end
 ---@return kinformer.ReplayWrite[] writes
 ---@return kinformer.SimRequest[]? requests
 function M.run(opts) end
+
+---Applies one recorded watch event ({type, resource, object}) to sim with
+---sim:put: the change from the object's previous recorded state (in known,
+---which maps the replay's keys to the last recorded states, false once
+---deleted, and is updated) onto the sim's object, with the recorded uid,
+---creationTimestamp, resourceVersion and generation; nothing when the sim's
+---object already says the same. Returns true or the resourceVersion
+---written, or nil and a message.
+---@param sim kinformer.Sim
+---@param ev { type: "ADDED"|"MODIFIED"|"DELETED", resource: string, object: table }
+---@param known table<string, table|false>
+---@return (true|integer)? ok
+---@return string? err
+function M.apply_event(sim, ev, known) end
+
+---Sorts a trace's watch events in place into commit order (by numeric
+---resourceVersion when every event has one; a DELETED no earlier than the
+---events recorded before it); returns them.
+---@param events table[]
+---@return table[]
+function M.commit_order(events) end
 
 ---Steps mgr until its controllers are quiet for settle seconds; raises
 ---after timeout.

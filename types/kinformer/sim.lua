@@ -67,6 +67,29 @@ function Sim:compact() end
 ---@return integer
 function Sim:resource_version() end
 
+---Stores obj (a table or its JSON text) as restored state: its uid,
+---creationTimestamp, generation, managedFields, deletionTimestamp and status
+---kept, its resourceVersion the object's when above the sim's (the counter
+---jumps there; else the next). Creates or replaces it, making its namespace;
+---opts.deleted removes it (or marks it deleted while finalizers hold it).
+---Returns the resourceVersion written (0: nothing changed), or nil, message,
+---code.
+---@param obj table|string
+---@param opts? { deleted?: boolean }
+---@return integer? rv
+---@return string? err
+---@return string? code
+function Sim:put(obj, opts) end
+
+---The stored object of api_version and kind named namespace/name (nil
+---namespace for a cluster-scoped kind), read without a request; nil when none.
+---@param api_version string
+---@param kind string
+---@param namespace string?
+---@param name string
+---@return table?
+function Sim:get(api_version, kind, namespace, name) end
+
 ---From now on, every API write is logged (sim:write_log_take).
 function Sim:write_log_start() end
 

@@ -165,6 +165,37 @@ void kin_sim_set_request_hook(kin_sim *sim, kin_sim_request_hook fn, void *ud);
 void kin_sim_write_log_start(kin_sim *sim);
 char *kin_sim_write_log_take(kin_sim *sim);
 
+/* Restored state, for replaying a recorded cluster (kinformer.replay) and
+ * for seeds: kin_sim_put stores json (len bytes, an object of a served
+ * apiVersion and kind) as the state of that object, as if read back from
+ * storage, without any client-facing checks but the name's: unlike an API
+ * create or update, it keeps metadata.uid, creationTimestamp, generation,
+ * deletionTimestamp, managedFields and status as given (what it lacks of
+ * uid, creationTimestamp and generation comes from the object it replaces,
+ * else is assigned as on a create). It creates the object (ADDED) or
+ * replaces it (MODIFIED); its namespace is made when missing (a namespaced
+ * object without one goes to "default"). deleted != 0 removes it instead (DELETED;
+ * nothing when absent), except that an object with finalizers and no
+ * deletionTimestamp is marked as a delete request marks it
+ * (deletionTimestamp now, MODIFIED), so that what put those finalizers
+ * there still runs; an object given with a deletionTimestamp and no
+ * finalizers is removed too. The resourceVersion stays monotonic: a
+ * metadata.resourceVersion above the store's becomes the object's (the
+ * counter jumps to it, later writes get higher ones); an older or absent
+ * one gives the next, as a write would. Watchers see the change as any
+ * other. A put CRD is registered on its create only. Returns 0 with the
+ * resourceVersion written in *rv (0 when nothing changed; rv may be NULL),
+ * KIN_EINVAL (not JSON, not a served kind, a name the resource refuses;
+ * the reason in msg, msgcap bytes, when msg is not NULL) or KIN_ENOMEM.
+ * kin_sim_get returns the stored JSON of the object of api_version and
+ * kind named ns/name (ns NULL or "" for cluster-scoped) as malloc'd text
+ * the caller frees, NULL when absent, not served or on ENOMEM. Both are
+ * thread-safe. */
+int kin_sim_put(kin_sim *sim, const char *json, size_t len, int deleted, uint64_t *rv,
+                char *msg, size_t msgcap);
+char *kin_sim_get(kin_sim *sim, const char *api_version, const char *kind, const char *ns,
+                  const char *name);
+
 /* Request log, for deriving RBAC rules from what a client did (as
  * audit2rbac reads kube-apiserver's audit log): after
  * kin_sim_request_log_start every request that reaches the API server is

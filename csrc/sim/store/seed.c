@@ -1,7 +1,9 @@
 /* seed.c -- objects created at start from a seed file: a JSON array, a
  * List ({"items": [...]}) or one JSON object per line. A seed is state
- * restored from storage rather than a client's create, so an object keeps
- * the status it is given (a create resets it, as the real strategies do). */
+ * restored from storage rather than a client's create (store/restore.c),
+ * so an object keeps the uid, creationTimestamp, resourceVersion,
+ * generation and status it is given (a create resets them, as the real
+ * strategies do). */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,49 +12,12 @@
 #include "kin.h"
 #include "store_int.h"
 
-/* Gives the object just created from seed its seed status back, as a
- * second write (a CRD keeps the conditions the sim sets). Caller holds mu. */
-static int keep_status(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                       const json_t *seed) {
-  json_t *want = json_object_get(seed, "status");
-  const char *name = kin__sim_jstr(seed, "metadata", "name");
-  if (!want || !name || (!r->crd_name && !strcmp(r->resource, "customresourcedefinitions")))
-    return 0;
-  kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
-  if (!cur) return 0;
-  json_t *obj = kin__sim_obj_json(cur);
-  if (obj && json_equal(want, json_object_get(obj, "status"))) {
-    json_decref(obj);
-    return 0;
-  }
-  if (!obj || json_object_set(obj, "status", want)) {
-    json_decref(obj);
-    return KIN_ENOMEM;
-  }
-  return kin__sim_commit(s, r->storage, KIN__SIM_MODIFIED, obj, cur->key, cur) ? 0 : KIN_ENOMEM;
-}
-
-/* Creates one seed object, making its namespace when missing. */
+/* Puts one seed object (kin__sim_restore_locked: its uid, timestamps,
+ * resourceVersion, generation and status kept when given; a second object
+ * of the same name replaces the first). Returns 0 or KIN_EINVAL / KIN_ENOMEM.
+ * Caller holds mu. */
 static int seed_one(kin__sim_store *s, const json_t *obj) {
-  kin__sim_resource *r = kin__sim_registry_find_kind(s, kin__sim_jstr(obj, "apiVersion", NULL),
-                                                     kin__sim_jstr(obj, "kind", NULL));
-  if (!r) return KIN_EINVAL;
-  const char *ns = kin__sim_jstr(obj, "metadata", "namespace");
-  if (!ns || !*ns) ns = "default";
-  kin__sim_result res = {0, NULL};
-  if (r->namespaced && !kin__hmap_get(&kin__sim_namespaces_storage(s)->objects, ns)) {
-    json_t *nso = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
-                            "metadata", "name", ns);
-    kin__sim_create_locked(s, kin__sim_registry_find(s, "", "v1", "namespaces"), "", nso, 0,
-                           &res);
-    json_decref(nso);
-    json_decref(res.body);
-    res.body = NULL;
-  }
-  kin__sim_create_locked(s, r, ns, obj, 0, &res);
-  json_decref(res.body);
-  if (res.code == 201) return keep_status(s, r, ns, obj);
-  return res.code == 409 ? 0 : KIN_EINVAL;
+  return kin__sim_restore_locked(s, obj, 0, NULL, NULL, 0);
 }
 
 /* Seeds one object per line from f, each parsed, created and freed before

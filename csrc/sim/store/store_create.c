@@ -2,7 +2,10 @@
  * strategies' PrepareForCreate the sim keeps: generateName, uid,
  * creationTimestamp, generation, name validation, the namespace must
  * exist and not be terminating (namespace_lifecycle.c), AlreadyExists,
- * and the defaults of namespaces, pods and CRDs. */
+ * and the defaults of namespaces, pods and CRDs.
+ * kin__sim_create_keep_locked is the same create for state restored from
+ * storage (the seed, kin_sim_put): what the object gives of those fields
+ * is kept. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +36,11 @@ static void crd_set_status(json_t *crd) {
   json_object_set_new(crd, "status", st);
 }
 
-void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                            const json_t *in, int dry_run, kin__sim_result *out) {
+/* The create of both entry points below: keep = 1 keeps the object's uid,
+ * creationTimestamp, generation, deletion fields, status and (namespaces)
+ * spec when it has them. Caller holds mu. */
+static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, const json_t *in,
+                   int dry_run, int keep, kin__sim_result *out) {
   kin__sim_storage *st = r->storage;
   json_t *obj = json_deep_copy(in);
   if (!obj) {
@@ -92,30 +98,39 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
   char uid[37], now[32];
   kin__sim_uuid(uid);
   kin__sim_now_rfc3339(now);
-  json_object_set_new(md, "uid", json_string(uid));
-  json_object_set_new(md, "creationTimestamp", json_string(now));
-  json_object_del(md, "deletionTimestamp");
-  json_object_del(md, "deletionGracePeriodSeconds");
-  json_object_del(md, "generation");
-  if (kin__sim_tracks_generation(st)) json_object_set_new(md, "generation", json_integer(1));
+  if (!keep || !json_is_string(json_object_get(md, "uid")))
+    json_object_set_new(md, "uid", json_string(uid));
+  if (!keep || !json_is_string(json_object_get(md, "creationTimestamp")))
+    json_object_set_new(md, "creationTimestamp", json_string(now));
+  if (!keep) {
+    json_object_del(md, "deletionTimestamp");
+    json_object_del(md, "deletionGracePeriodSeconds");
+    json_object_del(md, "generation");
+  }
+  if (kin__sim_tracks_generation(st) && !json_is_integer(json_object_get(md, "generation")))
+    json_object_set_new(md, "generation", json_integer(1));
   json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
   json_object_set_new(obj, "kind", json_string(st->kind));
+  int has_status = keep && json_object_get(obj, "status");
   if (!strcmp(st->resource, "namespaces") && !st->crd) {
-    /* PrepareForCreate: the finalizers asked for, and "kubernetes". */
+    /* PrepareForCreate: the finalizers asked for, and "kubernetes" (a
+     * restored namespace keeps its spec as it is). */
     json_t *spec = json_object_get(obj, "spec");
-    json_t *fins = json_object_get(spec, "finalizers");
-    json_t *keep = json_array();
-    size_t i;
-    json_t *f;
-    int has_kube = 0;
-    json_array_foreach(fins, i, f) {
-      if (!json_is_string(f)) continue;
-      if (!strcmp(json_string_value(f), "kubernetes")) has_kube = 1;
-      json_array_append(keep, f);
+    if (!keep || !spec) {
+      json_t *fins = json_object_get(spec, "finalizers");
+      json_t *kept = json_array();
+      size_t i;
+      json_t *f;
+      int has_kube = 0;
+      json_array_foreach(fins, i, f) {
+        if (!json_is_string(f)) continue;
+        if (!strcmp(json_string_value(f), "kubernetes")) has_kube = 1;
+        json_array_append(kept, f);
+      }
+      if (!has_kube) json_array_append_new(kept, json_string("kubernetes"));
+      json_object_set_new(obj, "spec", json_pack("{s:o}", "finalizers", kept));
     }
-    if (!has_kube) json_array_append_new(keep, json_string("kubernetes"));
-    json_object_set_new(obj, "spec", json_pack("{s:o}", "finalizers", keep));
-    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+    if (!has_status) json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
     json_t *labels = json_object_get(md, "labels");
     if (!json_is_object(labels)) {
       labels = json_object();
@@ -129,10 +144,10 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
       json_decref(obj);
       return;
     }
-    crd_set_status(obj);
+    if (!has_status) crd_set_status(obj);
   } else if (!strcmp(st->resource, "pods") && !st->crd) {
-    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
-  } else if (st->has_status) {
+    if (!has_status) json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+  } else if (st->has_status && !has_status) {
     json_object_del(obj, "status");
   }
   if (dry_run) {
@@ -149,6 +164,16 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
     return;
   }
   kin__sim_result_obj(out, 201, o);
+}
+
+void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                            const json_t *in, int dry_run, kin__sim_result *out) {
+  create(s, r, ns, in, dry_run, 0, out);
+}
+
+void kin__sim_create_keep_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                                 const json_t *in, kin__sim_result *out) {
+  create(s, r, ns, in, 0, 1, out);
 }
 
 void kin__sim_store_create(kin__sim_store *s, kin__sim_resource *r, const char *ns,

@@ -270,6 +270,19 @@ int kin__sim_finalizers_empty(const json_t *obj);
 void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                             const json_t *in, int dry_run, kin__sim_result *out);
 void kin__sim_delete_locked(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *cur);
+/* The create for restored state (store/restore.c): as kin__sim_create_locked
+ * without dry run, but the object's uid, creationTimestamp, generation,
+ * deletion fields and status are kept when it has them. Caller holds mu. */
+void kin__sim_create_keep_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                                 const json_t *in, kin__sim_result *out);
+/* ---- store/restore.c (caller holds mu) ---- */
+/* Puts in (borrowed) as restored state, kin_sim_put's rules (sim.h).
+ * Returns 0 and the resourceVersion committed last in *rv (0: nothing
+ * changed; rv may be NULL), or KIN_EINVAL (not a served kind, a bad name;
+ * the reason in msg) or KIN_ENOMEM; nothing is changed on failure but a
+ * namespace made for the object. */
+int kin__sim_restore_locked(kin__sim_store *s, const json_t *in, int deleted, uint64_t *rv,
+                            char *msg, size_t msgcap);
 /* The storage of core v1 namespaces (registry.c). */
 kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s);
 

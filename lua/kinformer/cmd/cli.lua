@@ -36,7 +36,7 @@ usage: kinformer run SCRIPT [options] [-- ARGS...]
                            [--observe [--seed FILE] [--drive LUA | --trace TRACE] [--duration S]]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
-       kinformer replay TRACE SCRIPT [--fault N:KIND]...
+       kinformer replay TRACE SCRIPT [--compare NEW_SCRIPT] [--fault N:KIND]...
        kinformer types [connection options] (RESOURCE... | --all)
        kinformer inspect [--address HOST:PORT] [caches | queues | inflight | why KEY] [--controller NAME]
        kinformer repl [SCRIPT] [options]
@@ -119,6 +119,15 @@ key, a unified diff of each object it would create, update or delete. Takes
                       default: every key of each controller's For informer)
   exit status: 0 nothing would change, 2 something would, 1 an error (the
   script, the connection or the sync failed, or a reconcile failed)
+
+replay: feeds TRACE (from `kinformer record`) through SCRIPT against an
+in-process kinformer.sim, the recorded objects with their recorded uids,
+creationTimestamps and resourceVersions, and prints the writes SCRIPT made
+(JSON). --compare NEW_SCRIPT: shadow reconcile before an upgrade: replays
+TRACE through SCRIPT and through NEW_SCRIPT (each on its own sim, the same
+fake clock) and prints a unified diff of their writes per object; exit 0
+the same writes, 2 they differ, 1 an error. `kinformer replay --help`
+tells more.
 
 types: prints LuaCATS classes (k8s.apps.v1.Deployment, ...) of each RESOURCE's
 objects and the schemas they reference, from the server's OpenAPI v3
