@@ -35,8 +35,8 @@ static const builtin builtins[] = {
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1, "sts"},
     {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds"},
     {"coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, NULL},
-    /* events.k8s.io/v1 Events: their own storage here (kube-apiserver
-     * converts one storage between the two groups; kinformer.sim does not) */
+    /* events.k8s.io/v1 Events: the storage of core v1 Events, converted
+     * (issue 23; init_builtins below, convert/events.c) */
     {"events.k8s.io", "v1", "events", "event", "Event", 1, 0, "ev"},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
      "CustomResourceDefinition", 0, 1, "crd,crds"},
@@ -146,8 +146,12 @@ static int add_resource(kin__sim_store *s, const char *group, const char *versio
 int kin__sim_registry_init_builtins(kin__sim_store *s) {
   for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
     const builtin *b = &builtins[i];
-    kin__sim_storage *st = storage_new(s, b->group, b->resource, b->kind, b->version,
-                                       b->namespaced, b->has_status, 0);
+    /* issue 23: events.k8s.io/v1 Events share the core v1 storage */
+    kin__sim_storage *st =
+        !strcmp(b->group, "events.k8s.io") && !strcmp(b->resource, "events")
+            ? kin__sim_registry_storage(s, "", "events")
+            : storage_new(s, b->group, b->resource, b->kind, b->version, b->namespaced,
+                          b->has_status, 0);
     if (!st) return KIN_ENOMEM;
     json_t *sn = NULL;
     if (b->short_names) {
@@ -161,6 +165,7 @@ int kin__sim_registry_init_builtins(kin__sim_store *s) {
                           b->namespaced, b->has_status, sn, NULL, st);
     if (rc) return rc;
     if (!strcmp(b->resource, "namespaces")) s->res[s->nres - 1]->verbs = verbs_namespaces;
+    kin__sim_event_hooks(s->res[s->nres - 1]); /* issue 23: Events' conversion, validation */
     /* ScaleREST of the apps registries */
     if (!strcmp(b->group, "apps") &&
         (!strcmp(b->resource, "deployments") || !strcmp(b->resource, "replicasets") ||

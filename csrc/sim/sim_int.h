@@ -54,6 +54,12 @@ typedef struct kin__sim_storage {
   int sorted_dirty;
 } kin__sim_storage;
 
+/* An answer: HTTP code and a JSON body (object or Status), owned. */
+typedef struct {
+  int code;
+  json_t *body;
+} kin__sim_result;
+
 /* A served group/version/resource, as discovery describes it. */
 typedef struct kin__sim_resource {
   char *group, *version, *resource, *kind, *list_kind, *singular;
@@ -66,6 +72,18 @@ typedef struct kin__sim_resource {
   json_t *printer_columns; /* the CRD version's additionalPrinterColumns or NULL */
   int removed;          /* its CRD was deleted: no longer served */
   kin__sim_storage *storage;
+  /* Conversion to and from the storage's form when this version's
+   * objects differ from it in more than apiVersion (Events:
+   * convert/convert.h); NULL for every other resource, whose stored bytes
+   * are served as they are. Each returns a new tree (NULL on ENOMEM) and
+   * borrows its argument. convert_in also canonicalizes what a write of
+   * the storage's own version stores. */
+  json_t *(*convert_out)(const json_t *stored);
+  json_t *(*convert_in)(const json_t *served);
+  /* The strategy's Validate (old NULL) / ValidateUpdate on the stored
+   * form, or NULL: 0, or -1 with a 422 in out. Runs under the store lock. */
+  int (*validate)(const struct kin__sim_resource *r, const json_t *obj, const json_t *old,
+                  kin__sim_result *out);
 } kin__sim_resource;
 
 enum { KIN__SIM_ADDED = 1, KIN__SIM_MODIFIED, KIN__SIM_DELETED };
@@ -115,12 +133,6 @@ typedef struct kin__sim_store {
   kin__sim_faults faults;
   json_t *write_log;           /* recorded API writes (write_log.c); NULL: off */
 } kin__sim_store;
-
-/* An answer: HTTP code and a JSON body (object or Status), owned. */
-typedef struct {
-  int code;
-  json_t *body;
-} kin__sim_result;
 
 /* The request log (request_log.c): the entries since the last take as
  * compact JSON objects, comma-separated, after a "[" (no "]": the take
@@ -200,6 +212,11 @@ int kin__sim_registry_add_crd(kin__sim_store *s, const json_t *crd);
 /* Unserves the CRD's resources; returns their storage (or NULL). */
 kin__sim_storage *kin__sim_registry_remove_crd(kin__sim_store *s, const char *crd_name);
 void kin__sim_registry_free(kin__sim_store *s);
+/* ---- convert/events.c (issue 23) ---- */
+/* Sets the hooks of r (the core v1 or the events.k8s.io/v1 events
+ * resource; any other r is left alone): convert_out, convert_in and
+ * validate. Called by the registry when it adds the resource. */
+void kin__sim_event_hooks(kin__sim_resource *r);
 
 /* ---- store.c (generic registry Store) ---- */
 int kin__sim_store_init(kin__sim_store *s, size_t history, uint32_t bookmark_ms);

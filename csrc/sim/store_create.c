@@ -38,7 +38,8 @@ kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s) {
 void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                             const json_t *in, int dry_run, kin__sim_result *out) {
   kin__sim_storage *st = r->storage;
-  json_t *obj = json_deep_copy(in);
+  /* the stored form (an events.k8s.io/v1 Event converted to core v1) */
+  json_t *obj = r->convert_in ? r->convert_in(in) : json_deep_copy(in);
   if (!obj) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     return;
@@ -82,6 +83,10 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
     json_object_set_new(md, "namespace", json_string(ns));
   } else {
     json_object_del(md, "namespace");
+  }
+  if (r->validate && r->validate(r, obj, NULL, out)) {
+    json_decref(obj);
+    return;
   }
   char key[768];
   kin__sim_key_of(key, sizeof(key), st->namespaced, ns, name);

@@ -147,6 +147,11 @@ void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, c
     kin__sim_result one = {0, NULL};
     delete_one(s, r, arr[i], curj, dry_run, &one);
     json_decref(one.body);
+    if (r->convert_out) { /* the List answers in r's version */
+      json_t *conv = r->convert_out(curj);
+      json_decref(curj);
+      if (!(curj = conv)) continue;
+    }
     json_array_append_new(items, curj);
   }
   free(arr);

@@ -1,0 +1,260 @@
+/* events.c -- one Event storage behind v1 and events.k8s.io/v1, as
+ * kube-apiserver keeps both in one etcd prefix in core v1 form and converts
+ * through the internal core.Event (k8s.io/kubernetes pkg/apis/events/v1
+ * conversion.go and its generated conversions):
+ *
+ *   events.k8s.io/v1          core v1 (stored)
+ *   regarding                 involvedObject
+ *   note                      message
+ *   reportingController       reportingComponent
+ *   reportingInstance         reportingInstance
+ *   deprecatedSource          source
+ *   deprecatedFirstTimestamp  firstTimestamp
+ *   deprecatedLastTimestamp   lastTimestamp
+ *   deprecatedCount           count
+ *   eventTime, series{count, lastObservedTime}, action, reason, related,
+ *   type: the same names.
+ *
+ * Every field has its counterpart, so nothing is lost either way; what is
+ * not a field of the type is dropped, as the typed decoder drops it. The
+ * objects come out as Go's encoding/json writes the types: omitempty
+ * strings and counts left out when empty, the struct fields (references,
+ * source, times) always present, a zero time as null, times normalized
+ * (Time to seconds, MicroTime to microseconds, both in UTC). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "convert.h"
+
+/* The internal Event: borrowed values of the object read, NULL when
+ * absent. */
+typedef struct {
+  const json_t *metadata, *involved, *reason, *message, *source, *first, *last, *count, *type,
+      *event_time, *series, *action, *related, *controller, *instance;
+} internal_event;
+
+/* Reads a core v1 Event. */
+static void read_core(const json_t *o, internal_event *e) {
+  e->metadata = json_object_get(o, "metadata");
+  e->involved = json_object_get(o, "involvedObject");
+  e->reason = json_object_get(o, "reason");
+  e->message = json_object_get(o, "message");
+  e->source = json_object_get(o, "source");
+  e->first = json_object_get(o, "firstTimestamp");
+  e->last = json_object_get(o, "lastTimestamp");
+  e->count = json_object_get(o, "count");
+  e->type = json_object_get(o, "type");
+  e->event_time = json_object_get(o, "eventTime");
+  e->series = json_object_get(o, "series");
+  e->action = json_object_get(o, "action");
+  e->related = json_object_get(o, "related");
+  e->controller = json_object_get(o, "reportingComponent");
+  e->instance = json_object_get(o, "reportingInstance");
+}
+
+/* Reads an events.k8s.io/v1 Event (Convert_v1_Event_To_core_Event). */
+static void read_events_v1(const json_t *o, internal_event *e) {
+  e->metadata = json_object_get(o, "metadata");
+  e->involved = json_object_get(o, "regarding");
+  e->reason = json_object_get(o, "reason");
+  e->message = json_object_get(o, "note");
+  e->source = json_object_get(o, "deprecatedSource");
+  e->first = json_object_get(o, "deprecatedFirstTimestamp");
+  e->last = json_object_get(o, "deprecatedLastTimestamp");
+  e->count = json_object_get(o, "deprecatedCount");
+  e->type = json_object_get(o, "type");
+  e->event_time = json_object_get(o, "eventTime");
+  e->series = json_object_get(o, "series");
+  e->action = json_object_get(o, "action");
+  e->related = json_object_get(o, "related");
+  e->controller = json_object_get(o, "reportingController");
+  e->instance = json_object_get(o, "reportingInstance");
+}
+
+/* Sets o[k] to v when v is a non-empty string (omitempty); with always,
+ * to "" otherwise. */
+static void put_str(json_t *o, const char *k, const json_t *v, int always) {
+  const char *s = json_string_value(v);
+  if (s && *s)
+    json_object_set_new(o, k, json_stringn(s, json_string_length(v)));
+  else if (always)
+    json_object_set_new(o, k, json_string(""));
+}
+
+/* Sets o[k] to v when v is a non-zero integer (omitempty int32); with
+ * always, to 0 otherwise. */
+static void put_int(json_t *o, const char *k, const json_t *v, int always) {
+  json_int_t n = json_is_integer(v) ? json_integer_value(v) : 0;
+  if (n || always) json_object_set_new(o, k, json_integer(n));
+}
+
+/* Parses an RFC 3339 time (fraction and offset optional) into UTC
+ * seconds and microseconds; -1 when s is not one. */
+static int parse_time(const char *s, time_t *secs, long *micros) {
+  struct tm tm;
+  memset(&tm, 0, sizeof(tm));
+  const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!p) return -1;
+  long us = 0;
+  if (*p == '.') {
+    int digits = 0;
+    for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+      if (digits < 6) us = us * 10 + (*p - '0');
+    if (!digits) return -1;
+    for (; digits < 6; digits++) us *= 10;
+  }
+  long off = 0;
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int hh, mm;
+    if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2 || strlen(p) != 6) return -1;
+    off = (hh * 3600L + mm * 60L) * (*p == '-' ? -1 : 1);
+    p += 6;
+  }
+  if (*p) return -1;
+  *secs = timegm(&tm) - off;
+  *micros = us;
+  return 0;
+}
+
+/* Sets o[k] to the time v as metav1.Time (micro 0: seconds) or MicroTime
+ * (micro 1) marshals it: UTC, null for the zero time; a string that is no
+ * time stays as it is. With always 0 nothing is set for the zero time. */
+static void put_time(json_t *o, const char *k, const json_t *v, int micro, int always) {
+  const char *s = json_string_value(v);
+  time_t t;
+  long us;
+  if (!s || !*s) {
+    if (always) json_object_set_new(o, k, json_null());
+    return;
+  }
+  if (parse_time(s, &t, &us)) {
+    json_object_set_new(o, k, json_string(s));
+    return;
+  }
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char buf[48], frac[16] = "";
+  if (micro) snprintf(frac, sizeof(frac), ".%06d", (int)(us % 1000000));
+  snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d%sZ", tm.tm_year + 1900,
+           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+  json_object_set_new(o, k, json_string(buf));
+}
+
+/* corev1.ObjectReference (every field omitempty), a new object. */
+static json_t *reference(const json_t *v) {
+  static const char *const fields[] = {"kind", "namespace", "name", "uid", "apiVersion",
+                                       "resourceVersion", "fieldPath", NULL};
+  json_t *o = json_object();
+  for (int i = 0; o && fields[i]; i++) put_str(o, fields[i], json_object_get(v, fields[i]), 0);
+  return o;
+}
+
+/* corev1.EventSource (component, host; omitempty), a new object. */
+static json_t *source(const json_t *v) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  put_str(o, "component", json_object_get(v, "component"), 0);
+  put_str(o, "host", json_object_get(v, "host"), 0);
+  return o;
+}
+
+/* EventSeries: events.k8s.io/v1's fields are never omitted, core v1's
+ * count is omitempty (its lastObservedTime, a struct, is always there). */
+static json_t *series(const json_t *v, int events_v1) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  put_int(o, "count", json_object_get(v, "count"), events_v1);
+  put_time(o, "lastObservedTime", json_object_get(v, "lastObservedTime"), 1, 1);
+  return o;
+}
+
+/* A new object with kind, apiVersion and a copy of the metadata first;
+ * NULL on ENOMEM. */
+static json_t *object_head(const internal_event *e, const char *api_version) {
+  json_t *o = json_pack("{s:s, s:s}", "kind", "Event", "apiVersion", api_version);
+  if (!o) return NULL;
+  json_t *md = json_is_object(e->metadata) ? json_deep_copy(e->metadata) : json_object();
+  if (!md || json_object_set_new(o, "metadata", md)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* The core v1 Event of e, in the type's field order. */
+static json_t *write_core(const internal_event *e) {
+  json_t *o = object_head(e, "v1");
+  if (!o) return NULL;
+  json_object_set_new(o, "involvedObject", reference(e->involved));
+  put_str(o, "reason", e->reason, 0);
+  put_str(o, "message", e->message, 0);
+  json_object_set_new(o, "source", source(e->source));
+  put_time(o, "firstTimestamp", e->first, 0, 1);
+  put_time(o, "lastTimestamp", e->last, 0, 1);
+  put_int(o, "count", e->count, 0);
+  put_str(o, "type", e->type, 0);
+  put_time(o, "eventTime", e->event_time, 1, 1);
+  if (json_is_object(e->series)) json_object_set_new(o, "series", series(e->series, 0));
+  put_str(o, "action", e->action, 0);
+  if (json_is_object(e->related)) json_object_set_new(o, "related", reference(e->related));
+  put_str(o, "reportingComponent", e->controller, 1);
+  put_str(o, "reportingInstance", e->instance, 1);
+  return o;
+}
+
+/* The events.k8s.io/v1 Event of e, in the type's field order
+ * (Convert_core_Event_To_v1_Event). */
+static json_t *write_events_v1(const internal_event *e) {
+  json_t *o = object_head(e, "events.k8s.io/v1");
+  if (!o) return NULL;
+  put_time(o, "eventTime", e->event_time, 1, 1);
+  if (json_is_object(e->series)) json_object_set_new(o, "series", series(e->series, 1));
+  put_str(o, "reportingController", e->controller, 0);
+  put_str(o, "reportingInstance", e->instance, 0);
+  put_str(o, "action", e->action, 0);
+  put_str(o, "reason", e->reason, 0);
+  json_object_set_new(o, "regarding", reference(e->involved));
+  if (json_is_object(e->related)) json_object_set_new(o, "related", reference(e->related));
+  put_str(o, "note", e->message, 0);
+  put_str(o, "type", e->type, 0);
+  json_object_set_new(o, "deprecatedSource", source(e->source));
+  put_time(o, "deprecatedFirstTimestamp", e->first, 0, 1);
+  put_time(o, "deprecatedLastTimestamp", e->last, 0, 1);
+  put_int(o, "deprecatedCount", e->count, 0);
+  return o;
+}
+
+json_t *kin__sim_event_to_events_v1(const json_t *core) {
+  internal_event e;
+  read_core(core, &e);
+  return write_events_v1(&e);
+}
+
+json_t *kin__sim_event_from_events_v1(const json_t *ev) {
+  internal_event e;
+  read_events_v1(ev, &e);
+  return write_core(&e);
+}
+
+json_t *kin__sim_event_core_canonical(const json_t *core) {
+  internal_event e;
+  read_core(core, &e);
+  return write_core(&e);
+}
+
+void kin__sim_event_hooks(kin__sim_resource *r) {
+  if (r->crd_name || strcmp(r->resource, "events") || strcmp(r->version, "v1")) return;
+  if (!strcmp(r->group, "events.k8s.io")) {
+    r->convert_out = kin__sim_event_to_events_v1;
+    r->convert_in = kin__sim_event_from_events_v1;
+  } else if (!*r->group) {
+    r->convert_in = kin__sim_event_core_canonical;
+  } else {
+    return;
+  }
+  r->validate = kin__sim_event_validate;
+}
