@@ -140,6 +140,18 @@ describe("kinformer.sim Events", function()
       -- the envelope names the version asked for
       assert.truthy(pb:find(prefix == "/api/v1" and "\n\2v1\18\5Event" or "events.k8s.io/v1", 1, true))
       assert.truthy(pb:find("scaled to 3 replicas", 1, true))
+      -- a protobuf watch's frames carry the object in the version watched
+      local wcode, frames = curl(sim, "GET", prefix .. "/namespaces/default/events?watch=1&timeoutSeconds=1",
+        nil, { "Accept: application/vnd.kubernetes.protobuf;stream=watch" })
+      assert.are.equal(200, wcode)
+      assert.truthy(frames:find("ADDED", 1, true))
+      assert.truthy(frames:find("scaled to 3 replicas", 1, true))
+      if prefix == "/api/v1" then
+        assert.truthy(frames:find("web-operator-7d9f-abcde", 1, true))
+        assert.truthy(frames:find("\n\2v1\18\5Event", 1, true)) -- runtime.Unknown's TypeMeta
+      else
+        assert.truthy(frames:find("events.k8s.io/v1", 1, true))
+      end
     end
   end)
 

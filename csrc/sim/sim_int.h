@@ -75,11 +75,13 @@ typedef struct kin__sim_resource {
   /* Conversion to and from the storage's form when this version's
    * objects differ from it in more than apiVersion (Events:
    * convert/convert.h); NULL for every other resource, whose stored bytes
-   * are served as they are. Each returns a new tree (NULL on ENOMEM) and
-   * borrows its argument. convert_in also canonicalizes what a write of
-   * the storage's own version stores. */
+   * are served as they are. Each returns a new tree and borrows its
+   * argument; convert_out NULL on ENOMEM, convert_in NULL with the
+   * decoder's 400 in err (code set) or err untouched on ENOMEM.
+   * convert_in also canonicalizes what a write of the storage's own
+   * version stores. */
   json_t *(*convert_out)(const json_t *stored);
-  json_t *(*convert_in)(const json_t *served);
+  json_t *(*convert_in)(const json_t *served, kin__sim_result *err);
   /* The strategy's Validate (old NULL) / ValidateUpdate on the stored
    * form, or NULL: 0, or -1 with a 422 in out. Runs under the store lock. */
   int (*validate)(const struct kin__sim_resource *r, const json_t *obj, const json_t *old,

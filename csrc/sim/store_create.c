@@ -39,7 +39,13 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
                             const json_t *in, int dry_run, kin__sim_result *out) {
   kin__sim_storage *st = r->storage;
   /* the stored form (an events.k8s.io/v1 Event converted to core v1) */
-  json_t *obj = r->convert_in ? r->convert_in(in) : json_deep_copy(in);
+  kin__sim_result cerr = {0, NULL};
+  json_t *obj = r->convert_in ? r->convert_in(in, &cerr) : json_deep_copy(in);
+  if (!obj && cerr.body) {
+    json_decref(out->body);
+    *out = cerr;
+    return;
+  }
   if (!obj) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     return;

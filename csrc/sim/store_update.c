@@ -53,8 +53,14 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
   json_t *in = fn(ud, view ? view : curj, out);
   json_decref(view);
   if (in && json_is_object(in) && r->convert_in) {
-    json_t *stored = r->convert_in(in);
+    kin__sim_result cerr = {0, NULL};
+    json_t *stored = r->convert_in(in, &cerr);
     json_decref(in);
+    if (!stored && cerr.body) {
+      json_decref(out->body);
+      *out = cerr;
+      goto done;
+    }
     if (!stored) {
       kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
       goto done;

@@ -19,13 +19,16 @@
  * (metadata deep-copied), NULL on ENOMEM. Borrows core. */
 json_t *kin__sim_event_to_events_v1(const json_t *core);
 /* An events.k8s.io/v1 Event in the stored form (core v1 as Go serializes
- * it): a new tree, NULL on ENOMEM. Fields without a place in the type
- * are dropped, as the server's decoder drops them. Borrows ev. */
-json_t *kin__sim_event_from_events_v1(const json_t *ev);
+ * it): a new tree, or NULL with the decoder's 400 in err (a time that
+ * metav1.Time / MicroTime does not parse) or err untouched (ENOMEM).
+ * Fields without a place in the type are dropped, as the server's
+ * decoder drops them. Borrows ev. */
+json_t *kin__sim_event_from_events_v1(const json_t *ev, kin__sim_result *err);
 /* A core v1 Event as the server stores it (decoded into the type and
  * encoded again): the same fields, times normalized, the never-omitted
- * ones present. New tree or NULL on ENOMEM. Borrows core. */
-json_t *kin__sim_event_core_canonical(const json_t *core);
+ * ones present. New tree, or NULL as kin__sim_event_from_events_v1.
+ * Borrows core. */
+json_t *kin__sim_event_core_canonical(const json_t *core, kin__sim_result *err);
 
 /* The registry strategy's Validate (old NULL) and ValidateUpdate
  * (k8s.io/kubernetes pkg/apis/core/validation/events.go) of obj in stored

@@ -90,40 +90,146 @@ static void put_int(json_t *o, const char *k, const json_t *v, int always) {
   if (n || always) json_object_set_new(o, k, json_integer(n));
 }
 
-/* Parses an RFC 3339 time (fraction and offset optional) into UTC
- * seconds and microseconds; -1 when s is not one. */
-static int parse_time(const char *s, time_t *secs, long *micros) {
+/* The conversion's state: the first error met (a time Go's decoder
+ * refuses), "" when none. */
+typedef struct {
+  char err[512];
+} conv;
+
+/* Go's strconv.Quote of a printable string into buf. */
+static void go_quote(char *buf, size_t cap, const char *s) {
+  size_t n = 0;
+  if (cap < 3) return;
+  buf[n++] = '"';
+  for (; *s && n + 3 < cap; s++) {
+    if (*s == '"' || *s == '\\') buf[n++] = '\\';
+    buf[n++] = *s;
+  }
+  buf[n++] = '"';
+  buf[n] = 0;
+}
+
+/* Reads n digits (fixed) or 1-2 digits (!fixed) at *p into *v; -1 when
+ * there are none (Go's getnum). */
+static int getnum(const char **p, int n, int fixed, int *v) {
+  const char *s = *p;
+  if (n == 4) {
+    for (int i = 0; i < 4; i++)
+      if (s[i] < '0' || s[i] > '9') return -1;
+    *v = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+    *p = s + 4;
+    return 0;
+  }
+  if (s[0] < '0' || s[0] > '9') return -1;
+  if (s[1] < '0' || s[1] > '9') {
+    if (fixed) return -1;
+    *v = s[0] - '0';
+    *p = s + 1;
+    return 0;
+  }
+  *v = (s[0] - '0') * 10 + (s[1] - '0');
+  *p = s + 2;
+  return 0;
+}
+
+/* Parses s as Go's time.Parse with layout RFC3339 (micro 0: any fraction
+ * accepted after the seconds) or metav1's RFC3339Micro (micro 1: exactly
+ * six fraction digits), as metav1.Time and MicroTime unmarshal: 0 with
+ * UTC seconds and microseconds, or -1 with Go's error text in c->err. */
+static int parse_time(conv *c, const char *s, int micro, time_t *secs, long *micros) {
+  static const char *const elems[] = {"2006", "-", "01", "-", "02", "T", "15", ":", "04",
+                                      ":", "05", ".000000", "Z07:00", NULL};
+  const char *layout = "2006-01-02T15:04:05Z07:00", *micro_layout =
+      "2006-01-02T15:04:05.000000Z07:00";
   struct tm tm;
   memset(&tm, 0, sizeof(tm));
-  const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!p) return -1;
-  long us = 0;
-  if (*p == '.') {
-    int digits = 0;
-    for (p++; *p >= '0' && *p <= '9'; p++, digits++)
-      if (digits < 6) us = us * 10 + (*p - '0');
-    if (!digits) return -1;
-    for (; digits < 6; digits++) us *= 10;
+  const char *p = s, *bad = NULL, *range = NULL;
+  long us = 0, off = 0;
+  int v = 0;
+  for (int i = 0; elems[i] && !bad && !range; i++) {
+    const char *e = elems[i];
+    if (!strcmp(e, ".000000")) {
+      if (!micro) continue;
+      if (strlen(p) < 7 || (*p != '.' && *p != ',')) {
+        bad = e;
+        break;
+      }
+      for (int k = 1; k < 7; k++) {
+        if (p[k] < '0' || p[k] > '9') bad = e;
+        us = us * 10 + (p[k] - '0');
+      }
+      if (!bad) p += 7;
+    } else if (!strcmp(e, "Z07:00")) {
+      if (*p == 'Z') {
+        p++;
+      } else if ((p[0] == '+' || p[0] == '-') && strlen(p) >= 6 && p[3] == ':') {
+        const char *hp = p + 1, *mp = p + 4;
+        int hh, mm;
+        if (getnum(&hp, 2, 1, &hh) || getnum(&mp, 2, 1, &mm)) {
+          bad = e;
+          break;
+        }
+        off = (hh * 3600L + mm * 60L) * (p[0] == '-' ? -1 : 1);
+        p += 6;
+      } else {
+        bad = e;
+      }
+    } else if (e[0] < '0' || e[0] > '9') {
+      if (*p != e[0]) bad = e;
+      else p++;
+    } else {
+      int fixed = strcmp(e, "15") != 0;
+      if (getnum(&p, (int)strlen(e), fixed, &v)) {
+        bad = e;
+        break;
+      }
+      if (!strcmp(e, "2006")) tm.tm_year = v - 1900;
+      if (!strcmp(e, "01")) (v < 1 || v > 12) ? (void)(range = "month") : (void)(tm.tm_mon = v - 1);
+      if (!strcmp(e, "02")) tm.tm_mday = v;
+      if (!strcmp(e, "15")) (v > 23) ? (void)(range = "hour") : (void)(tm.tm_hour = v);
+      if (!strcmp(e, "04")) (v > 59) ? (void)(range = "minute") : (void)(tm.tm_min = v);
+      if (!strcmp(e, "05")) {
+        if (v > 59) range = "second";
+        tm.tm_sec = v;
+        /* a fraction the layout does not name is read after the seconds */
+        if (!micro && (*p == '.' || *p == ',') && p[1] >= '0' && p[1] <= '9') {
+          int digits = 0;
+          for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 6) us = us * 10 + (*p - '0');
+          for (; digits < 6; digits++) us *= 10;
+        }
+      }
+    }
   }
-  long off = 0;
-  if (*p == 'Z' || *p == 'z') {
-    p++;
-  } else if (*p == '+' || *p == '-') {
-    int hh, mm;
-    if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2 || strlen(p) != 6) return -1;
-    off = (hh * 3600L + mm * 60L) * (*p == '-' ? -1 : 1);
-    p += 6;
+  char qs[200], qv[200], qe[32];
+  go_quote(qs, sizeof(qs), s);
+  if (bad) {
+    go_quote(qv, sizeof(qv), p);
+    go_quote(qe, sizeof(qe), bad);
+    snprintf(c->err, sizeof(c->err), "parsing time %s as \"%s\": cannot parse %s as %s", qs,
+             micro ? micro_layout : layout, qv, qe);
+    return -1;
   }
-  if (*p) return -1;
+  if (!range && tm.tm_mday < 1) range = "day";
+  if (!range && *p) {
+    go_quote(qv, sizeof(qv), p);
+    snprintf(c->err, sizeof(c->err), "parsing time %s: extra text: %s", qs, qv);
+    return -1;
+  }
+  if (range) {
+    snprintf(c->err, sizeof(c->err), "parsing time %s: %s out of range", qs, range);
+    return -1;
+  }
   *secs = timegm(&tm) - off;
   *micros = us;
   return 0;
 }
 
 /* Sets o[k] to the time v as metav1.Time (micro 0: seconds) or MicroTime
- * (micro 1) marshals it: UTC, null for the zero time; a string that is no
- * time stays as it is. With always 0 nothing is set for the zero time. */
-static void put_time(json_t *o, const char *k, const json_t *v, int micro, int always) {
+ * (micro 1) marshals it: UTC, null for the zero time (with always; else
+ * nothing is set). A string Go would not parse records its error in c
+ * (the first one) and is kept as it is. */
+static void put_time(conv *c, json_t *o, const char *k, const json_t *v, int micro, int always) {
   const char *s = json_string_value(v);
   time_t t;
   long us;
@@ -131,7 +237,8 @@ static void put_time(json_t *o, const char *k, const json_t *v, int micro, int a
     if (always) json_object_set_new(o, k, json_null());
     return;
   }
-  if (parse_time(s, &t, &us)) {
+  conv scratch;
+  if (parse_time(c->err[0] ? &scratch : c, s, micro, &t, &us)) {
     json_object_set_new(o, k, json_string(s));
     return;
   }
@@ -164,11 +271,11 @@ static json_t *source(const json_t *v) {
 
 /* EventSeries: events.k8s.io/v1's fields are never omitted, core v1's
  * count is omitempty (its lastObservedTime, a struct, is always there). */
-static json_t *series(const json_t *v, int events_v1) {
+static json_t *series(conv *c, const json_t *v, int events_v1) {
   json_t *o = json_object();
   if (!o) return NULL;
   put_int(o, "count", json_object_get(v, "count"), events_v1);
-  put_time(o, "lastObservedTime", json_object_get(v, "lastObservedTime"), 1, 1);
+  put_time(c, o, "lastObservedTime", json_object_get(v, "lastObservedTime"), 1, 1);
   return o;
 }
 
@@ -186,19 +293,19 @@ static json_t *object_head(const internal_event *e, const char *api_version) {
 }
 
 /* The core v1 Event of e, in the type's field order. */
-static json_t *write_core(const internal_event *e) {
+static json_t *write_core(conv *c, const internal_event *e) {
   json_t *o = object_head(e, "v1");
   if (!o) return NULL;
   json_object_set_new(o, "involvedObject", reference(e->involved));
   put_str(o, "reason", e->reason, 0);
   put_str(o, "message", e->message, 0);
   json_object_set_new(o, "source", source(e->source));
-  put_time(o, "firstTimestamp", e->first, 0, 1);
-  put_time(o, "lastTimestamp", e->last, 0, 1);
+  put_time(c, o, "firstTimestamp", e->first, 0, 1);
+  put_time(c, o, "lastTimestamp", e->last, 0, 1);
   put_int(o, "count", e->count, 0);
   put_str(o, "type", e->type, 0);
-  put_time(o, "eventTime", e->event_time, 1, 1);
-  if (json_is_object(e->series)) json_object_set_new(o, "series", series(e->series, 0));
+  put_time(c, o, "eventTime", e->event_time, 1, 1);
+  if (json_is_object(e->series)) json_object_set_new(o, "series", series(c, e->series, 0));
   put_str(o, "action", e->action, 0);
   if (json_is_object(e->related)) json_object_set_new(o, "related", reference(e->related));
   put_str(o, "reportingComponent", e->controller, 1);
@@ -208,11 +315,11 @@ static json_t *write_core(const internal_event *e) {
 
 /* The events.k8s.io/v1 Event of e, in the type's field order
  * (Convert_core_Event_To_v1_Event). */
-static json_t *write_events_v1(const internal_event *e) {
+static json_t *write_events_v1(conv *c, const internal_event *e) {
   json_t *o = object_head(e, "events.k8s.io/v1");
   if (!o) return NULL;
-  put_time(o, "eventTime", e->event_time, 1, 1);
-  if (json_is_object(e->series)) json_object_set_new(o, "series", series(e->series, 1));
+  put_time(c, o, "eventTime", e->event_time, 1, 1);
+  if (json_is_object(e->series)) json_object_set_new(o, "series", series(c, e->series, 1));
   put_str(o, "reportingController", e->controller, 0);
   put_str(o, "reportingInstance", e->instance, 0);
   put_str(o, "action", e->action, 0);
@@ -222,28 +329,43 @@ static json_t *write_events_v1(const internal_event *e) {
   put_str(o, "note", e->message, 0);
   put_str(o, "type", e->type, 0);
   json_object_set_new(o, "deprecatedSource", source(e->source));
-  put_time(o, "deprecatedFirstTimestamp", e->first, 0, 1);
-  put_time(o, "deprecatedLastTimestamp", e->last, 0, 1);
+  put_time(c, o, "deprecatedFirstTimestamp", e->first, 0, 1);
+  put_time(c, o, "deprecatedLastTimestamp", e->last, 0, 1);
   put_int(o, "deprecatedCount", e->count, 0);
   return o;
 }
 
 json_t *kin__sim_event_to_events_v1(const json_t *core) {
   internal_event e;
+  conv c = {""};
   read_core(core, &e);
-  return write_events_v1(&e);
+  return write_events_v1(&c, &e);
 }
 
-json_t *kin__sim_event_from_events_v1(const json_t *ev) {
+/* The stored form of e, or NULL with the decoder's 400 in err (a time Go
+ * does not parse) or nothing in err (ENOMEM). */
+static json_t *stored_form(const internal_event *e, kin__sim_result *err) {
+  conv c = {""};
+  json_t *o = write_core(&c, e);
+  if (o && c.err[0]) {
+    json_decref(o);
+    kin__sim_err_bad_request(err, "Event in version \"v1\" cannot be handled as a Event: %s",
+                             c.err);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *kin__sim_event_from_events_v1(const json_t *ev, kin__sim_result *err) {
   internal_event e;
   read_events_v1(ev, &e);
-  return write_core(&e);
+  return stored_form(&e, err);
 }
 
-json_t *kin__sim_event_core_canonical(const json_t *core) {
+json_t *kin__sim_event_core_canonical(const json_t *core, kin__sim_result *err) {
   internal_event e;
   read_core(core, &e);
-  return write_core(&e);
+  return stored_form(&e, err);
 }
 
 void kin__sim_event_hooks(kin__sim_resource *r) {

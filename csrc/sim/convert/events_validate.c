@@ -58,6 +58,7 @@ static void quoted(char *buf, size_t cap, const char *s) {
   buf[n] = 0;
 }
 
+/* The string o[k], "" when absent or not a string (borrowed). */
 static const char *str(const json_t *o, const char *k) {
   const char *s = json_string_value(json_object_get(o, k));
   return s ? s : "";
@@ -68,6 +69,7 @@ static int has_time(const json_t *o, const char *k) {
   return *str(o, k) != 0;
 }
 
+/* 1 for an ASCII letter or digit. */
 static int is_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
@@ -192,21 +194,35 @@ static void strict_create(errors *e, const json_t *ev) {
   if (*str(src, "component") || *str(src, "host")) add(e, "source", "\"\"", "needs to be unset");
 }
 
-/* The value of a changed immutable field as field.Invalid prints it:
- * strings quoted, counts plain, structs and times in short (the sim
- * does not reproduce Go's %#v of a struct: docs/sim.md). */
-static void printed(char *buf, size_t cap, const json_t *v) {
-  if (json_is_string(v))
-    quoted(buf, cap, json_string_value(v));
-  else if (json_is_integer(v))
-    snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
-  else if (!v || json_is_null(v))
-    snprintf(buf, cap, "\"\"");
-  else {
-    char *s = json_dumps(v, JSON_COMPACT);
-    snprintf(buf, cap, "%s", s ? s : "");
-    free(s);
+/* The value of a changed immutable field as field.Invalid prints it: the
+ * JSON of the internal type, whose structs carry no JSON tags (Go field
+ * names, every field written): an ObjectReference or EventSource as an
+ * object of its Go fields, a nil pointer as null, times as their JSON
+ * strings (null for the zero time), strings quoted, counts plain. */
+static void printed(char *buf, size_t cap, const char *key, const json_t *v) {
+  static const char *const ref[] = {"kind", "Kind", "namespace", "Namespace", "name", "Name",
+                                    "uid", "UID", "apiVersion", "APIVersion",
+                                    "resourceVersion", "ResourceVersion", "fieldPath",
+                                    "FieldPath", NULL};
+  static const char *const src[] = {"component", "Component", "host", "Host", NULL};
+  const char *const *fields = !strcmp(key, "involvedObject") || !strcmp(key, "related") ? ref
+                              : !strcmp(key, "source")                                 ? src
+                                                                                        : NULL;
+  json_t *shown = NULL;
+  if (fields && json_is_object(v)) {
+    shown = json_object();
+    for (int i = 0; shown && fields[i]; i += 2)
+      json_object_set_new(shown, fields[i + 1], json_string(str(v, fields[i])));
+  } else if (!v || json_is_null(v)) {
+    int zero_string = !fields && strcmp(key, "firstTimestamp") && strcmp(key, "lastTimestamp") &&
+                      strcmp(key, "eventTime") && strcmp(key, "count");
+    snprintf(buf, cap, "%s", zero_string ? "\"\"" : !strcmp(key, "count") ? "0" : "null");
+    return;
   }
+  char *s = json_dumps(shown ? shown : v, JSON_COMPACT | JSON_ENCODE_ANY);
+  json_decref(shown);
+  snprintf(buf, cap, "%s", s ? s : "");
+  free(s);
 }
 
 /* The strict checks of an update through events.k8s.io/v1. */
@@ -236,7 +252,7 @@ static void strict_update(errors *e, const json_t *ev, const json_t *old) {
     if (json_is_string(a) && !*json_string_value(a) && !b) continue;
     if (json_is_string(b) && !*json_string_value(b) && !a) continue;
     char v[1024];
-    printed(v, sizeof(v), a);
+    printed(v, sizeof(v), immutable[i].key, a);
     add(e, immutable[i].field, v, "field is immutable");
   }
 }
