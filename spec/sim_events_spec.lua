@@ -39,20 +39,28 @@ local function curl(sim, method, path, body, headers, extra)
 end
 
 local function request(sim, method, path, body, content_type)
+  -- the capture's client (its managers are named after the User-Agent)
   local code, text = curl(sim, method, path, body,
-    { "Content-Type: " .. (content_type or "application/json"), "Accept: application/json" })
+    { "Content-Type: " .. (content_type or "application/json"), "Accept: application/json",
+      "User-Agent: Python-urllib/3.12" })
   local ok, v = pcall(cjson.decode, text)
   return code, ok and v or text
 end
 
 -- What differs between two servers by nature: uids, resourceVersions,
--- times of creation, and managedFields (docs/sim.md: the sim records them
--- per version without converting earlier entries).
+-- times of creation and of managedFields entries (entries ordered by
+-- manager and version).
 local function normalize(v)
   if type(v) ~= "table" then return v end
   local md = v.metadata
   if type(md) == "table" then
-    md.uid, md.resourceVersion, md.creationTimestamp, md.managedFields = nil, nil, nil, nil
+    md.uid, md.resourceVersion, md.creationTimestamp = nil, nil, nil
+    for _, e in ipairs(type(md.managedFields) == "table" and md.managedFields or {}) do e.time = nil end
+    if type(md.managedFields) == "table" then
+      table.sort(md.managedFields, function(a, b)
+        return a.manager .. a.apiVersion < b.manager .. b.apiVersion
+      end)
+    end
   end
   if type(v.details) == "table" then v.details.uid = nil end
   if type(v.items) == "table" then

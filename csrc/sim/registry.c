@@ -146,12 +146,15 @@ static int add_resource(kin__sim_store *s, const char *group, const char *versio
 int kin__sim_registry_init_builtins(kin__sim_store *s) {
   for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
     const builtin *b = &builtins[i];
-    /* issue 23: events.k8s.io/v1 Events share the core v1 storage */
-    kin__sim_storage *st =
-        !strcmp(b->group, "events.k8s.io") && !strcmp(b->resource, "events")
-            ? kin__sim_registry_storage(s, "", "events")
-            : storage_new(s, b->group, b->resource, b->kind, b->version, b->namespaced,
-                          b->has_status, 0);
+    /* issue 23: v1 and events.k8s.io/v1 Events share one storage in core
+     * v1 form, whichever is registered first */
+    int event = !strcmp(b->resource, "events") &&
+                (!*b->group || !strcmp(b->group, "events.k8s.io"));
+    kin__sim_storage *st = event ? kin__sim_registry_storage(s, "", "events") : NULL;
+    if (!st)
+      st = event ? storage_new(s, "", "events", "Event", "v1", 1, 0, 0)
+                 : storage_new(s, b->group, b->resource, b->kind, b->version, b->namespaced,
+                               b->has_status, 0);
     if (!st) return KIN_ENOMEM;
     json_t *sn = NULL;
     if (b->short_names) {

@@ -342,9 +342,55 @@ json_t *kin__sim_event_to_events_v1(const json_t *core) {
   return write_events_v1(&c, &e);
 }
 
-/* The stored form of e, or NULL with the decoder's 400 in err (a time Go
- * does not parse) or nothing in err (ENOMEM). */
-static json_t *stored_form(const internal_event *e, kin__sim_result *err) {
+/* Removes from a managedFields entry's field set (fieldsV1) the top-level
+ * fields that are not in the Event type of its version (events_v1: the
+ * events.k8s.io/v1 one): the server's decoder drops them before its field
+ * manager sees the object, the sim's field manager ran on the body as
+ * sent. */
+static void drop_unknown_fields(json_t *set, int events_v1) {
+  static const char *const core[] = {
+      "f:metadata", "f:involvedObject", "f:reason", "f:message", "f:source", "f:firstTimestamp",
+      "f:lastTimestamp", "f:count", "f:type", "f:eventTime", "f:series", "f:action",
+      "f:related", "f:reportingComponent", "f:reportingInstance", NULL};
+  static const char *const ev[] = {
+      "f:metadata", "f:eventTime", "f:series", "f:reportingController", "f:reportingInstance",
+      "f:action", "f:reason", "f:regarding", "f:related", "f:note", "f:type",
+      "f:deprecatedSource", "f:deprecatedFirstTimestamp", "f:deprecatedLastTimestamp",
+      "f:deprecatedCount", NULL};
+  const char *const *known = events_v1 ? ev : core;
+  const char *k;
+  json_t *v;
+  void *tmp;
+  json_object_foreach_safe(set, tmp, k, v) {
+    int found = 0;
+    for (int i = 0; known[i] && !found; i++) found = !strcmp(known[i], k);
+    if (!found) json_object_del(set, k);
+  }
+}
+
+/* Removes from o's managedFields the entries of apiVersion other (the
+ * other Event version). The server's field manager cannot convert an
+ * Event's field set between the two versions (its version converter
+ * answers "not registered"), and structured-merge-diff then drops every
+ * manager of the other version on each write (merge.Updater.update). */
+static void drop_managers_of(json_t *o, const char *other) {
+  json_t *mf = json_object_get(json_object_get(o, "metadata"), "managedFields");
+  for (size_t i = json_array_size(mf); i-- > 0;) {
+    json_t *entry = json_array_get(mf, i);
+    const char *av = json_string_value(json_object_get(entry, "apiVersion"));
+    if (av && !strcmp(av, other))
+      json_array_remove(mf, i);
+    else if (av)
+      drop_unknown_fields(json_object_get(entry, "fieldsV1"), strcmp(av, "v1") != 0);
+  }
+  if (json_is_array(mf) && !json_array_size(mf))
+    json_object_del(json_object_get(o, "metadata"), "managedFields");
+}
+
+/* The stored form of e written through the Event version whose managers'
+ * other is not ("v1" or "events.k8s.io/v1"), or NULL with the decoder's
+ * 400 in err (a time Go does not parse) or nothing in err (ENOMEM). */
+static json_t *stored_form(const internal_event *e, const char *other, kin__sim_result *err) {
   conv c = {""};
   json_t *o = write_core(&c, e);
   if (o && c.err[0]) {
@@ -353,19 +399,20 @@ static json_t *stored_form(const internal_event *e, kin__sim_result *err) {
                              c.err);
     return NULL;
   }
+  if (o) drop_managers_of(o, other);
   return o;
 }
 
 json_t *kin__sim_event_from_events_v1(const json_t *ev, kin__sim_result *err) {
   internal_event e;
   read_events_v1(ev, &e);
-  return stored_form(&e, err);
+  return stored_form(&e, "v1", err);
 }
 
 json_t *kin__sim_event_core_canonical(const json_t *core, kin__sim_result *err) {
   internal_event e;
   read_core(core, &e);
-  return stored_form(&e, err);
+  return stored_form(&e, "events.k8s.io/v1", err);
 }
 
 void kin__sim_event_hooks(kin__sim_resource *r) {
