@@ -210,12 +210,16 @@ static int parse_time(conv *c, const char *s, int micro, time_t *secs, long *mic
              micro ? micro_layout : layout, qv, qe);
     return -1;
   }
-  if (!range && tm.tm_mday < 1) range = "day";
   if (!range && *p) {
     go_quote(qv, sizeof(qv), p);
     snprintf(c->err, sizeof(c->err), "parsing time %s: extra text: %s", qs, qv);
     return -1;
   }
+  static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int y = tm.tm_year + 1900;
+  int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (!range && (tm.tm_mday < 1 || tm.tm_mday > mdays[tm.tm_mon] + (tm.tm_mon == 1 && leap)))
+    range = "day";
   if (range) {
     snprintf(c->err, sizeof(c->err), "parsing time %s: %s out of range", qs, range);
     return -1;
