@@ -83,7 +83,8 @@ typedef struct kin__sim_resource {
   json_t *(*convert_out)(const json_t *stored);
   json_t *(*convert_in)(const json_t *served, kin__sim_result *err);
   /* The strategy's Validate (old NULL) / ValidateUpdate on the stored
-   * form, or NULL: 0, or -1 with a 422 in out. Runs under the store lock. */
+   * form, or NULL: 0, or -1 with a 422 in out. Runs under the store lock.
+   * With one, a create's name is checked there (not by validation.c). */
   int (*validate)(const struct kin__sim_resource *r, const json_t *obj, const json_t *old,
                   kin__sim_result *out);
 } kin__sim_resource;

@@ -176,8 +176,36 @@ static void series(errors *e, const json_t *ev) {
   if (!has_time(s, "lastObservedTime")) add(e, "series.lastObservedTime", NULL, NULL);
 }
 
+/* The name checks: ValidateObjectMeta's NameIsDNSSubdomain for
+ * events.k8s.io/v1 (strict), else only the generic path-segment rule
+ * every name passes (path.ValidateObjectName). */
+static void name_checks(errors *e, const json_t *ev, int strict) {
+  const char *name = str(json_object_get(ev, "metadata"), "name");
+  char q[600];
+  quoted(q, sizeof(q), name);
+  if (!strict) {
+    if (!strcmp(name, ".") || !strcmp(name, "..")) {
+      char d[16];
+      snprintf(d, sizeof(d), "may not be '%s'", name);
+      add(e, "metadata.name", q, d);
+      return;
+    }
+    if (strchr(name, '/')) add(e, "metadata.name", q, "may not contain '/'");
+    if (strchr(name, '%')) add(e, "metadata.name", q, "may not contain '%'");
+    return;
+  }
+  if (strlen(name) > 253) add(e, "metadata.name", q, "must be no more than 253 characters");
+  if (!dns1123_subdomain(name, strlen(name)))
+    add(e, "metadata.name", q,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+        "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+}
+
 /* The strict checks of a create through events.k8s.io/v1. */
 static void strict_create(errors *e, const json_t *ev) {
+  name_checks(e, ev, 1);
   series(e, ev);
   if (!has_time(ev, "eventTime")) add(e, "eventTime", NULL, NULL);
   const char *type = str(ev, "type");
@@ -267,6 +295,9 @@ int kin__sim_event_validate(const kin__sim_resource *r, const json_t *obj, const
   legacy(&e, obj, !events_v1);
   if (events_v1 && !old) strict_create(&e, obj);
   if (events_v1 && old) strict_update(&e, obj, old);
+  /* the generic ObjectMeta check of a create, after the strategy's (a
+   * 422 of its own) */
+  if (!e.n && !old && !events_v1) name_checks(&e, obj, 0);
   if (!e.n) {
     json_decref(e.causes);
     return 0;
