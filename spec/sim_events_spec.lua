@@ -90,29 +90,22 @@ describe("kinformer.sim Events", function()
     local new = read_json(DIR .. "steps.json")[1]
     local core = read_json(DIR .. "steps.json")[4]
     local ns = "/namespaces/default/events"
-    -- watches from now, ended by timeoutSeconds
-    local function watch(prefix)
-      local f = os.tmpname()
-      local cmd = string.format("curl -s -N '%s%s%s?watch=1&timeoutSeconds=2' > %s 2>/dev/null &",
-        sim.url, prefix, ns, f)
-      os.execute(cmd)
-      return f
-    end
-    local wv1, wev = watch("/api/v1"), watch("/apis/events.k8s.io/v1")
-    os.execute("sleep 0.5")
+    local _, before = request(sim, "GET", "/api/v1" .. ns)
+    local rv = before.metadata.resourceVersion
     assert.are.equal(201, (request(sim, "POST", new.path, new.body)))
     assert.are.equal(201, (request(sim, "POST", core.path, core.body)))
-    os.execute("sleep 2.5")
-    local function events(f)
+    -- the events after rv, each watch ended by timeoutSeconds
+    local function events(prefix, query)
+      local _, text = curl(sim, "GET", prefix .. ns .. "?watch=1&timeoutSeconds=1&resourceVersion=" .. rv ..
+        (query or ""))
       local out = {}
-      for line in io.lines(f) do
+      for line in text:gmatch("[^\n]+") do
         local e = cjson.decode(line)
         out[e.object.metadata.name] = e
       end
-      os.remove(f)
       return out
     end
-    local v1, ev = events(wv1), events(wev)
+    local v1, ev = events("/api/v1"), events("/apis/events.k8s.io/v1")
     assert.are.equal("ADDED", v1["new-full"].type)
     assert.are.equal("v1", v1["new-full"].object.apiVersion)
     assert.are.equal("scaled to 3 replicas", v1["new-full"].object.message)
@@ -123,6 +116,10 @@ describe("kinformer.sim Events", function()
     assert.are.equal("web-1", ev["core-full"].object.regarding.name)
     assert.are.same({ component = "kubelet", host = "node-1" }, ev["core-full"].object.deprecatedSource)
     assert.are.equal(4, ev["core-full"].object.deprecatedCount)
+    -- a field selector of events.k8s.io/v1 on the watch
+    local sel = events("/apis/events.k8s.io/v1", "&fieldSelector=regarding.name%3Dweb-1")
+    assert.is_nil(sel["new-full"])
+    assert.are.equal("pulled image", sel["core-full"].object.note)
     -- the same object in both: one storage, one resourceVersion
     assert.are.equal(v1["new-full"].object.metadata.resourceVersion,
       ev["new-full"].object.metadata.resourceVersion)
