@@ -1,7 +1,7 @@
 /* server.c -- kin_sim_start/stop: the store, the default namespaces, the
  * seed file and the MHD daemon; kubeconfig output. The top of the sim: it
  * includes the HTTP side (http_int.h), which includes the shared state
- * (sim_int.h), never the other way round. */
+ * (store_int.h), never the other way round. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "controllers.h"
+#include "convert.h"
 #include "ctl_registry.h"
 #include "http_int.h"
 #include "kin.h"
@@ -93,6 +94,9 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   sim->watch_cache_lists = cfg.watch_cache_lists;
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
   if (!rc) rc = kin__sim_registry_init_builtins(&sim->store);
+  /* Events' conversion and validation hooks (convert/, which depends on
+   * the store and not the other way round). */
+  for (size_t i = 0; !rc && i < sim->store.nres; i++) kin__sim_event_hooks(sim->store.res[i]);
   static const char *const namespaces[] = {"default", "kube-system", "kube-public",
                                            "kube-node-lease"};
   for (size_t i = 0; !rc && i < 4; i++) rc = create_namespace(&sim->store, namespaces[i]);

@@ -108,9 +108,16 @@ static void test_event_recorder_EventsV1WithSeries(void **state) {
   assert_field(w, "action", "Sync");
   assert_null(json_object_get(w, "series"));
   sim_resp_free(&l);
-  /* nothing went to core v1 in this sim (two storages) */
+  /* one storage behind both APIs: the same events in core v1 (kubectl
+   * describe's view), converted */
   l = sim_req(sim, "GET", "/api/v1/namespaces/shop/events", NULL);
-  assert_int_equal(json_array_size(json_object_get(l.json, "items")), 0);
+  assert_int_equal(json_array_size(json_object_get(l.json, "items")), 2);
+  ev = item_by_reason(l.json, "Created");
+  assert_non_null(ev);
+  assert_field(ev, "message", "created Deployment front");
+  assert_field(ev, "involvedObject.name", "front");
+  assert_field(ev, "reportingComponent", "website-controller");
+  assert_int_equal(jint(ev, "series.count"), 3);
   sim_resp_free(&l);
   kin_event_recorder_free(r, 1000);
   kin_client_free(c);

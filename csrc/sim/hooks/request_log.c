@@ -5,7 +5,7 @@
  * (authorizer.AttributesRecord: the user and the RequestInfo of
  * k8s.io/apiserver pkg/endpoints/request/requestinfo.go) and the status
  * answered. No bodies: an entry is one compact JSON object of about 150 to
- * 250 bytes, appended to one buffer (kin__sim_request_log in sim_int.h,
+ * 250 bytes, appended to one buffer (kin__sim_request_log in store_int.h,
  * guarded by its own mutex, a leaf), up to the limit of entries between
  * two takes; beyond it requests are only counted. The sim's own endpoints
  * (/kinformer-sim/) are not kept. Off until kin_sim_request_log_start. */

@@ -197,6 +197,8 @@ static json_t *zero_object(const kin__sim_resource *r) {
   if (!strcmp(k, "Lease")) return json_pack("{s:{}, s:{}}", "metadata", "spec");
   if (!strcmp(k, "Event") && !*r->group)
     return json_pack("{s:{}, s:{}, s:{}}", "metadata", "involvedObject", "source");
+  if (!strcmp(k, "Event"))
+    return json_pack("{s:{}, s:{}, s:{}}", "metadata", "regarding", "deprecatedSource");
   if (!strcmp(k, "CustomResourceDefinition"))
     return json_pack("{s:{}, s:{s:{}}, s:{s:{}}}", "metadata", "spec", "names", "status",
                      "acceptedNames");

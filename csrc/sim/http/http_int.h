@@ -302,8 +302,14 @@ int kin__sim_selector_matches(const kin__sim_selector *sel, const json_t *obj);
 int kin__sim_selector_matches_obj(const kin__sim_selector *sel, const kin__sim_obj *o);
 
 /* Appends obj as served by r (apiVersion rewritten for a CRD version
- * other than the storage one). Caller holds the store lock. */
+ * other than the storage one, converted by r->convert_out when r has
+ * one). Caller holds the store lock. Returns 0 or KIN_ENOMEM. */
 int kin__sim_append_obj(kin__buf *b, const kin__sim_resource *r, const kin__sim_obj *o);
+/* Appends o converted by r->convert_out (non-NULL), without kind and
+ * apiVersion unless with_type (list items carry neither, as the
+ * server's). Caller holds the store lock. Returns 0 or KIN_ENOMEM. */
+int kin__sim_append_converted(kin__buf *b, const kin__sim_resource *r, const kin__sim_obj *o,
+                              int with_type);
 /* "v1" or "apps/v1" into buf. */
 void kin__sim_api_version(const kin__sim_resource *r, char *buf, size_t cap);
 

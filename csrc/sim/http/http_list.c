@@ -201,7 +201,9 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
         continue;
       }
       if (count) kin__buf_add(&items, ",", 1);
-      if (builtin_prefix_len && o->rawlen > builtin_prefix_len &&
+      if (r->convert_out) {
+        kin__sim_append_converted(&items, r, o, 0);
+      } else if (builtin_prefix_len && o->rawlen > builtin_prefix_len &&
           !memcmp(o->raw, builtin_prefix, builtin_prefix_len)) {
         /* Built-in list items carry no kind/apiVersion, as the server's. */
         kin__buf_add(&items, "{", 1);

@@ -486,9 +486,18 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   else
     kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
                  "the server does not allow this method on the requested resource");
-  /* A CRD version other than the storage one: same object, its apiVersion. */
+  /* A CRD version other than the storage one: same object, its apiVersion;
+   * an events.k8s.io/v1 Event: converted from the stored form. */
   const char *kind = kin__sim_jstr(out.body, "kind", NULL);
-  if (out.code < 300 && kind && !strcmp(kind, r->kind)) {
+  if (out.code < 300 && kind && !strcmp(kind, r->kind) && r->convert_out) {
+    json_t *conv = r->convert_out(out.body);
+    if (conv) {
+      json_decref(out.body);
+      out.body = conv;
+    } else {
+      kin__sim_err(&out, 500, "InternalError", NULL, "out of memory");
+    }
+  } else if (out.code < 300 && kind && !strcmp(kind, r->kind)) {
     char av[320];
     kin__sim_api_version(r, av, sizeof(av));
     json_object_set_new(out.body, "apiVersion", json_string(av));

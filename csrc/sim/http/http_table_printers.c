@@ -432,8 +432,12 @@ static void event_row(json_t *cells, json_t *row, const json_t *o, time_t now) {
     snprintf(target, sizeof(target), "%s/%s", lk, iname);
   else
     snprintf(target, sizeof(target), "%s", lk);
-  const char *comp = kin__sim_tc_or_default(kin__sim_jstr(src, "component", NULL),
-                                kin__sim_tc_or_default(kin__sim_jstr(o, "reportingController", NULL), ""));
+  /* formatEventSource: source first, then the reporting controller
+   * (reportingComponent in core v1) and instance */
+  const char *comp = kin__sim_tc_or_default(
+      kin__sim_jstr(src, "component", NULL),
+      kin__sim_tc_or_default(kin__sim_jstr(o, newapi ? "reportingController" : "reportingComponent", NULL),
+                 ""));
   const char *host = kin__sim_tc_or_default(kin__sim_jstr(src, "host", NULL),
                                 kin__sim_tc_or_default(kin__sim_jstr(o, "reportingInstance", NULL), ""));
   char source[600];

@@ -48,7 +48,26 @@ void kin__sim_api_version(const kin__sim_resource *r, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", r->version);
 }
 
+int kin__sim_append_converted(kin__buf *b, const kin__sim_resource *r, const kin__sim_obj *o,
+                              int with_type) {
+  json_t *stored = kin__sim_obj_json(o);
+  json_t *v = stored ? r->convert_out(stored) : NULL;
+  json_decref(stored);
+  if (!v) return KIN_ENOMEM;
+  if (!with_type) {
+    json_object_del(v, "kind");
+    json_object_del(v, "apiVersion");
+  }
+  char *s = json_dumps(v, JSON_COMPACT);
+  json_decref(v);
+  if (!s) return KIN_ENOMEM;
+  int rc = kin__buf_add(b, s, strlen(s));
+  free(s);
+  return rc;
+}
+
 int kin__sim_append_obj(kin__buf *b, const kin__sim_resource *r, const kin__sim_obj *o) {
+  if (r->convert_out) return kin__sim_append_converted(b, r, o, 1);
   char av[320];
   kin__sim_api_version(r, av, sizeof(av));
   if (!strcmp(av, r->storage->storage_version)) return kin__buf_add(b, o->raw, o->rawlen);

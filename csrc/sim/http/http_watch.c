@@ -103,6 +103,11 @@ static void add_left_selection(watcher *w, const kin__sim_event *e) {
   snprintf(rv, sizeof(rv), "%llu", (unsigned long long)e->rv);
   json_object_set_new(md, "resourceVersion", json_string(rv));
   json_object_set_new(old, "metadata", md);
+  if (w->r->convert_out) {
+    json_t *conv = w->r->convert_out(old);
+    json_decref(old);
+    if (!(old = conv)) return;
+  }
   kin__sim_api_version(w->r, av, sizeof(av));
   json_object_set_new(old, "apiVersion", json_string(av));
   char *s = json_dumps(old, JSON_COMPACT);

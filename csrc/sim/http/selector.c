@@ -24,11 +24,17 @@ static const char *const event_fields[] = {
     "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
     "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
     "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type", NULL};
-/* events.k8s.io/v1 Events: the same fields under their new names */
+/* events.k8s.io/v1 Events: some of the same fields under their new names
+ * (AddFieldLabelConversionsForEvent), matched on the stored core v1 form
+ * under the names of events_v1_stored (same index). */
 static const char *const events_v1_fields[] = {
     "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
     "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason",
     "reportingController", "type", NULL};
+static const char *const events_v1_stored[] = {
+    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+    "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+    "involvedObject.fieldPath", "reason", "reportingComponent", "type", NULL};
 static const char *const node_fields[] = {"spec.unschedulable", NULL};
 static const char *const namespace_fields[] = {"status.phase", NULL};
 static const char *const service_fields[] = {"spec.clusterIP", "spec.type", NULL};
@@ -49,13 +55,20 @@ static const field_set *fields_of(const kin__sim_resource *r) {
   return NULL;
 }
 
-/* 0 when f is selectable on r, else -1 with the server's 400 in out. */
-static int field_check(const kin__sim_resource *r, const char *f, kin__sim_result *out) {
+/* 0 when f is selectable on r, else -1 with the server's 400 in out. The
+ * name to match on the stored form goes to *stored (f itself but for
+ * events.k8s.io/v1 Events). */
+static int field_check(const kin__sim_resource *r, const char *f, const char **stored,
+                       kin__sim_result *out) {
+  *stored = f;
   if (!strcmp(f, "metadata.name") || !strcmp(f, "metadata.namespace")) return 0;
   const field_set *fs = fields_of(r);
   if (fs) {
-    for (int i = 0; fs->fields[i]; i++)
-      if (!strcmp(fs->fields[i], f)) return 0;
+    for (int i = 0; fs->fields[i]; i++) {
+      if (strcmp(fs->fields[i], f)) continue;
+      if (fs->fields == events_v1_fields) *stored = events_v1_stored[i];
+      return 0;
+    }
     kin__sim_err_bad_request(out, "field label not supported: %s", f);
     return -1;
   }
@@ -85,12 +98,13 @@ static int parse_term(kin__sim_selector *sel, const kin__sim_resource *r, const 
   size_t klen = (size_t)(op - term);
   char key[256];
   snprintf(key, sizeof(key), "%.*s", (int)klen, term);
-  if (field_check(r, key, out)) return -1;
+  const char *stored;
+  if (field_check(r, key, &stored, out)) return -1;
   if (sel->nfields == (int)(sizeof(sel->fields) / sizeof(sel->fields[0]))) {
     kin__sim_err_bad_request(out, "invalid selector: '%s'; too many requirements", all);
     return -1;
   }
-  snprintf(sel->fields[sel->nfields].field, sizeof(sel->fields[0].field), "%.63s", key);
+  snprintf(sel->fields[sel->nfields].field, sizeof(sel->fields[0].field), "%.63s", stored);
   snprintf(sel->fields[sel->nfields].value, sizeof(sel->fields[0].value), "%s", op + oplen);
   sel->fields[sel->nfields].neq = neq;
   sel->nfields++;
@@ -134,10 +148,14 @@ int kin__sim_selector_empty(const kin__sim_selector *sel) {
 }
 
 /* The string form of a selectable field ("" when absent), as the
- * registries' GetAttrs: strings as is, booleans and numbers printed. */
+ * registries' GetAttrs: strings as is, booleans and numbers printed; an
+ * Event's "source" is source.component, else reportingComponent. */
 static void field_value(const json_t *obj, const char *field, char *buf, size_t cap) {
   char path[64];
-  snprintf(path, sizeof(path), "%s", !strcmp(field, "source") ? "source.component" : field);
+  const char *comp = kin__sim_jstr(json_object_get(obj, "source"), "component", NULL);
+  if (!strcmp(field, "source"))
+    field = comp && *comp ? "source.component" : "reportingComponent";
+  snprintf(path, sizeof(path), "%s", field);
   const json_t *v = obj;
   for (char *save, *t = strtok_r(path, ".", &save); t && v; t = strtok_r(NULL, ".", &save))
     v = json_object_get(v, t);

@@ -37,8 +37,8 @@ static const builtin builtins[] = {
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1, "sts"},
     {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds"},
     {"coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, NULL},
-    /* events.k8s.io/v1 Events: their own storage here (kube-apiserver
-     * converts one storage between the two groups; kinformer.sim does not) */
+    /* events.k8s.io/v1 Events: the storage of core v1 Events, converted
+     * (issue 23; init_builtins below, convert/events.c) */
     {"events.k8s.io", "v1", "events", "event", "Event", 1, 0, "ev"},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
      "CustomResourceDefinition", 0, 1, "crd,crds"},
@@ -172,8 +172,15 @@ static int add_resource(kin__sim_store *s, const char *group, const char *versio
 int kin__sim_registry_init_builtins(kin__sim_store *s) {
   for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
     const builtin *b = &builtins[i];
-    kin__sim_storage *st = storage_new(s, b->group, b->resource, b->kind, b->version,
-                                       b->namespaced, b->has_status, 0);
+    /* issue 23: v1 and events.k8s.io/v1 Events share one storage in core
+     * v1 form, whichever is registered first */
+    int event = !strcmp(b->resource, "events") &&
+                (!*b->group || !strcmp(b->group, "events.k8s.io"));
+    kin__sim_storage *st = event ? kin__sim_registry_storage(s, "", "events") : NULL;
+    if (!st)
+      st = event ? storage_new(s, "", "events", "Event", "v1", 1, 0, 0)
+                 : storage_new(s, b->group, b->resource, b->kind, b->version, b->namespaced,
+                               b->has_status, 0);
     if (!st) return KIN_ENOMEM;
     json_t *sn = NULL;
     if (b->short_names) {

@@ -105,7 +105,7 @@ static int mark_deleted(kin__sim_store *s, kin__sim_storage *st, kin__sim_obj *c
   return kin__sim_commit(s, st, KIN__SIM_MODIFIED, obj, cur->key, cur) ? 0 : KIN_ENOMEM;
 }
 
-/* Puts in (borrowed) as restored state (sim_int.h, kin_sim_put's rules in
+/* Puts in (borrowed) as restored state (store_int.h, kin_sim_put's rules in
  * sim.h). Returns 0 (the resourceVersion written in *rv, 0 when nothing
  * changed), KIN_EINVAL with the reason in msg, or KIN_ENOMEM. */
 int kin__sim_restore_locked(kin__sim_store *s, const json_t *in, int deleted, uint64_t *rv,

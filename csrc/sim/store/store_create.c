@@ -42,7 +42,14 @@ static void crd_set_status(json_t *crd) {
 static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, const json_t *in,
                    int dry_run, int keep, kin__sim_result *out) {
   kin__sim_storage *st = r->storage;
-  json_t *obj = json_deep_copy(in);
+  /* the stored form (an events.k8s.io/v1 Event converted to core v1) */
+  kin__sim_result cerr = {0, NULL};
+  json_t *obj = r->convert_in ? r->convert_in(in, &cerr) : json_deep_copy(in);
+  if (!obj && cerr.body) {
+    json_decref(out->body);
+    *out = cerr;
+    return;
+  }
   if (!obj) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     return;
@@ -79,7 +86,8 @@ static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, cons
     json_decref(obj);
     return;
   }
-  if (kin__sim_validate_name(r, name, out)) {
+  /* a resource with a validate hook checks its names there */
+  if (!r->validate && kin__sim_validate_name(r, name, out)) {
     json_decref(obj);
     return;
   }
@@ -87,6 +95,10 @@ static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, cons
     json_object_set_new(md, "namespace", json_string(ns));
   } else {
     json_object_del(md, "namespace");
+  }
+  if (r->validate && r->validate(r, obj, NULL, out)) {
+    json_decref(obj);
+    return;
   }
   char key[768];
   kin__sim_key_of(key, sizeof(key), st->namespaced, ns, name);

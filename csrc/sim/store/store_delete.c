@@ -195,6 +195,11 @@ void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, c
     if (!o.preconditions || !check_preconditions(r, arr[i], curj, o.preconditions, &one))
       delete_one(s, r, arr[i], curj, &o, dry_run, &one);
     json_decref(one.body);
+    if (r->convert_out) { /* the List answers in r's version */
+      json_t *conv = r->convert_out(curj);
+      json_decref(curj);
+      if (!(curj = conv)) continue;
+    }
     json_array_append_new(items, curj);
   }
   free(arr);

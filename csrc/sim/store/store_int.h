@@ -69,6 +69,21 @@ typedef struct kin__sim_resource {
   json_t *printer_columns; /* the CRD version's additionalPrinterColumns or NULL */
   int removed;          /* its CRD was deleted: no longer served */
   kin__sim_storage *storage;
+  /* Conversion to and from the storage's form when this version's
+   * objects differ from it in more than apiVersion (Events:
+   * convert/convert.h); NULL for every other resource, whose stored bytes
+   * are served as they are. Each returns a new tree and borrows its
+   * argument; convert_out NULL on ENOMEM, convert_in NULL with the
+   * decoder's 400 in err (code set) or err untouched on ENOMEM.
+   * convert_in also canonicalizes what a write of the storage's own
+   * version stores. */
+  json_t *(*convert_out)(const json_t *stored);
+  json_t *(*convert_in)(const json_t *served, kin__sim_result *err);
+  /* The strategy's Validate (old NULL) / ValidateUpdate on the stored
+   * form, or NULL: 0, or -1 with a 422 in out. Runs under the store lock.
+   * With one, a create's name is checked there (not by validation.c). */
+  int (*validate)(const struct kin__sim_resource *r, const json_t *obj, const json_t *old,
+                  kin__sim_result *out);
 } kin__sim_resource;
 
 enum { KIN__SIM_ADDED = 1, KIN__SIM_MODIFIED, KIN__SIM_DELETED };

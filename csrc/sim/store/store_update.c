@@ -44,7 +44,30 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     goto done;
   }
-  json_t *in = fn(ud, curj, out);
+  /* A version stored in another form (events.k8s.io/v1 Events) updates
+   * its own view of the object, converted back to the stored form. */
+  json_t *view = r->convert_out ? r->convert_out(curj) : NULL;
+  if (r->convert_out && !view) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    goto done;
+  }
+  json_t *in = fn(ud, view ? view : curj, out);
+  json_decref(view);
+  if (in && json_is_object(in) && r->convert_in) {
+    kin__sim_result cerr = {0, NULL};
+    json_t *stored = r->convert_in(in, &cerr);
+    json_decref(in);
+    if (!stored && cerr.body) {
+      json_decref(out->body);
+      *out = cerr;
+      goto done;
+    }
+    if (!stored) {
+      kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+      goto done;
+    }
+    in = stored;
+  }
   if (!in) goto done;
   if (!json_is_object(in)) {
     /* e.g. a merge patch that replaces the whole document by a scalar */
@@ -134,6 +157,10 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
   json_decref(in);
   if (!obj) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    goto done;
+  }
+  if (r->validate && r->validate(r, obj, curj, out)) {
+    json_decref(obj);
     goto done;
   }
   /* A no-op update keeps the resourceVersion and sends no event. */
