@@ -69,6 +69,10 @@ SIM_OBJ += $(BUILD)/sim/openapi_data.o
 # The protobuf schema of the built-in types (csrc/sim/proto/schema.txt,
 # make sim-proto), compiled in as the generated $(BUILD)/sim/proto_schema.c
 SIM_OBJ += $(BUILD)/sim/proto_schema.o
+# kube-apiserver's discovery (csrc/sim/discovery/discovery.json, make
+# sim-discovery): the built-in resources, compiled in as the generated
+# $(BUILD)/sim/discovery_data.c
+SIM_OBJ += $(BUILD)/sim/discovery_data.o
 SIM_LIB := $(BUILD)/libkinsim.a
 SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz -lyaml
 
@@ -132,6 +136,13 @@ $(BUILD)/sim/proto_schema.c: csrc/sim/proto/schema.txt tools/embed-proto.sh
 	tools/embed-proto.sh $@ csrc/sim/proto/schema.txt
 
 $(BUILD)/sim/proto_schema.o: $(BUILD)/sim/proto_schema.c csrc/sim/proto_int.h $(CORE_HDR)
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
+
+$(BUILD)/sim/discovery_data.c: csrc/sim/discovery/discovery.json tools/embed-discovery.sh
+	@mkdir -p $(@D)
+	tools/embed-discovery.sh $@ csrc/sim/discovery/discovery.json
+
+$(BUILD)/sim/discovery_data.o: $(BUILD)/sim/discovery_data.c $(SIM_HDR) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
 $(SIM_LIB): $(SIM_OBJ)

@@ -3,6 +3,8 @@
 #   make sim         build build/<mode>/kinformer-sim
 #   make bench-sim   LIST of 100k ConfigMaps and watch fan-out (table)
 #   make sim-openapi refresh csrc/sim/openapi/ from kube-apiserver (needs make e2e-deps)
+#   make sim-discovery refresh csrc/sim/discovery/discovery.json (the built-in
+#                    resources) from kube-apiserver (needs make e2e-deps)
 #   make sim-proto   regenerate csrc/sim/proto/schema.txt (protobuf schema; needs make e2e-deps)
 
 .PHONY: sim bench-sim test-differential differential-golden
@@ -35,6 +37,16 @@ differential-golden: $(SIM_CLI)
 	DIFF_KEEP=build/differential-golden KINFORMER_SIM=$(SIM_CLI) spec/differential/run.sh
 	rm -f spec/differential/golden/*.json
 	cp build/differential-golden/real/*.json spec/differential/golden/
+
+# Refreshes csrc/sim/discovery/discovery.json (every group-version's
+# APIResourceList of a live kube-apiserver of spec/e2e/versions.env, from
+# which csrc/sim/registry_builtins.c builds the built-in resources;
+# compiled in by tools/embed-discovery.sh). Run make sim-openapi and make
+# sim-proto after it (needs make e2e-deps).
+.PHONY: sim-discovery
+sim-discovery:
+	spec/e2e/build.sh core
+	spec/e2e/cluster.sh run python3 spec/e2e/discovery_capture.py
 
 # Refreshes csrc/sim/openapi/ (the OpenAPI v3 documents the sim serves,
 # compiled in by http_openapi.c) from a live kube-apiserver of

@@ -205,6 +205,15 @@ json_t *kin__sim_proto_body(kin__sim_req *req, const char *api_version, const ch
 enum MHD_Result kin__sim_proto_respond(kin__sim_req *req, int code, kin__buf *json);
 int kin__sim_proto_watch_frames(kin__buf *buf, size_t from);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
+
+/* ---- review.c ---- */
+/* The create of a review resource (r->review: TokenReview,
+ * SubjectAccessReview, SelfSubjectAccessReview, ...): fills out with the
+ * answer (201 and the object, or a Status) and stores nothing. obj is the
+ * decoded body (borrowed); req names the requester (req->user,
+ * req->groups). Takes no lock. */
+void kin__sim_review_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                            const json_t *obj, kin__sim_result *out);
 enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
                                      kin__sim_request_info *ri);
 enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,

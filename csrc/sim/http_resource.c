@@ -305,7 +305,9 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
-  if (!check_namespace(r, obj, ri->ns, out)) {
+  if (r->review) {
+    kin__sim_review_create(req, r, ri, obj, out);
+  } else if (!check_namespace(r, obj, ri->ns, out)) {
     kin__sim_managed_create(req, r, obj);
     kin__sim_store_create(&req->sim->store, r, ri->ns, obj, dry_run(req), out);
   }
@@ -351,6 +353,35 @@ static int has_verb(const kin__sim_resource *r, const char *verb) {
   return 0;
 }
 
+/* The verb of a request on the resource itself (no subresource), as
+ * discovery names it: returns 0 when r serves it; else fills out with the
+ * real server's answer, 404 when r serves no verb at that path at all
+ * (tokenreviews/NAME) and 405 otherwise (GET tokenreviews), and returns
+ * -1. */
+static int check_verb(const kin__sim_resource *r, const char *m, int named, int watch,
+                      kin__sim_result *out) {
+  static const char *const named_verbs[] = {"get", "update", "patch", "delete", NULL};
+  static const char *const coll_verbs[] = {"list", "create", "deletecollection", "watch", NULL};
+  int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
+  const char *verb = watch             ? "watch"
+                     : is_get          ? (named ? "get" : "list")
+                     : !strcmp(m, "POST")  ? "create"
+                     : !strcmp(m, "PUT")   ? "update"
+                     : !strcmp(m, "PATCH") ? "patch"
+                     : !strcmp(m, "DELETE") ? (named ? "delete" : "deletecollection")
+                                            : NULL;
+  if (verb && has_verb(r, verb)) return 0;
+  int any = 0;
+  for (const char *const *v = named ? named_verbs : coll_verbs; *v; v++) any |= has_verb(r, *v);
+  if (!any)
+    kin__sim_err(out, 404, "NotFound", json_object(),
+                 "the server could not find the requested resource");
+  else
+    kin__sim_err(out, 405, "MethodNotAllowed", json_object(),
+                 "the server does not allow this method on the requested resource");
+  return -1;
+}
+
 
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri) {
   kin__sim_store *s = &req->sim->store;
@@ -389,6 +420,12 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   }
   int named = ri->name[0] != 0;
   int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
+  if (!ri->subresource[0] &&
+      check_verb(r, m, named,
+                 ri->watch_path || (is_get && !named &&
+                                    kin__sim_query_bool(kin__sim_query(req, "watch"))),
+                 &out))
+    return kin__sim_respond_result(req, &out);
   if (ri->watch_path || (is_get && !named && kin__sim_query_bool(kin__sim_query(req, "watch"))))
     return is_get ? kin__sim_handle_watch(req, r, ri)
                   : (kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),

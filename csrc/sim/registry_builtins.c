@@ -1,0 +1,165 @@
+/* registry_builtins.c -- the built-in resources of kube-apiserver, read at
+ * start from the capture of its discovery (csrc/sim/discovery/
+ * discovery.json, `make sim-discovery`, compiled in by
+ * tools/embed-discovery.sh): every group-version's APIResourceList gives
+ * the resources with their group, version, scope, singular name, kind,
+ * verbs, short names, categories, storage version hash and their status
+ * and scale subresources. Runs at the store's init, before any request:
+ * no lock. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kin.h"
+#include "sim_int.h"
+
+/* What discovery does not say about a resource, from the registries'
+ * strategies in k8s.io/kubernetes pkg/registry (PrepareForCreate /
+ * PrepareForUpdate): which part of the object bumps metadata.generation
+ * (resources not listed here have no generation), and the storage version
+ * of the group/resources that several versions serve (one storage shared
+ * by the versions, as etcd keeps one object: autoscaling v1 and v2
+ * HorizontalPodAutoscalers are stored as v2). */
+typedef struct {
+  const char *group, *resource;
+  const char *gen_field;       /* see kin__sim_storage.gen_field */
+  const char *storage_version; /* NULL: the group's preferred version */
+} builtin_extra;
+
+static const builtin_extra extras[] = {
+    {"", "pods", "spec", NULL},
+    {"", "podtemplates", "template", NULL},
+    {"", "replicationcontrollers", "spec", NULL},
+    {"apps", "deployments", "spec+annotations", NULL},
+    {"apps", "replicasets", "spec", NULL},
+    {"apps", "statefulsets", "spec", NULL},
+    {"apps", "daemonsets", "spec", NULL},
+    {"batch", "jobs", "spec", NULL},
+    {"batch", "cronjobs", "spec", NULL},
+    {"autoscaling", "horizontalpodautoscalers", NULL, "v2"},
+    {"policy", "poddisruptionbudgets", "spec", NULL},
+    {"networking.k8s.io", "ingresses", "spec", NULL},
+    {"networking.k8s.io", "ingressclasses", "spec", NULL},
+    {"networking.k8s.io", "networkpolicies", "spec", NULL},
+    {"discovery.k8s.io", "endpointslices", "*", NULL},
+    {"storage.k8s.io", "csidrivers", "spec", NULL},
+    {"scheduling.k8s.io", "priorityclasses", "", NULL},
+    {"admissionregistration.k8s.io", "validatingwebhookconfigurations", "webhooks", NULL},
+    {"admissionregistration.k8s.io", "mutatingwebhookconfigurations", "webhooks", NULL},
+    {"admissionregistration.k8s.io", "validatingadmissionpolicies", "spec", NULL},
+    {"admissionregistration.k8s.io", "validatingadmissionpolicybindings", "spec", NULL},
+    {"admissionregistration.k8s.io", "mutatingadmissionpolicies", "spec", NULL},
+    {"admissionregistration.k8s.io", "mutatingadmissionpolicybindings", "spec", NULL},
+    {"apiextensions.k8s.io", "customresourcedefinitions", "spec", NULL},
+    {"flowcontrol.apiserver.k8s.io", "flowschemas", "spec", NULL},
+    {"flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "spec", NULL},
+    {"resource.k8s.io", "deviceclasses", "spec", NULL},
+    {"resource.k8s.io", "resourceslices", "spec", NULL},
+};
+
+/* Returns the extra entry of group/resource or NULL. */
+static const builtin_extra *extra_of(const char *group, const char *resource) {
+  for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++)
+    if (!strcmp(extras[i].group, group) && !strcmp(extras[i].resource, resource))
+      return &extras[i];
+  return NULL;
+}
+
+/* Returns a NULL-terminated copy of a JSON array of strings (caller frees
+ * each and the array), or NULL on ENOMEM. */
+static char **strings_of(const json_t *a) {
+  size_t n = json_array_size(a), i;
+  char **out = calloc(n + 1, sizeof(*out));
+  if (!out) return NULL;
+  for (i = 0; i < n; i++) {
+    const char *v = json_string_value(json_array_get(a, i));
+    if (!(out[i] = strdup(v ? v : ""))) {
+      while (i) free(out[--i]);
+      free(out);
+      return NULL;
+    }
+  }
+  return out;
+}
+
+/* Returns a copy of a non-empty array member or NULL. */
+static json_t *array_copy(const json_t *e, const char *key) {
+  json_t *a = json_object_get(e, key);
+  return json_is_array(a) && json_array_size(a) ? json_deep_copy(a) : NULL;
+}
+
+/* 1 when list (an APIResourceList's resources) holds "<resource>/<sub>". */
+static int has_sub(const json_t *list, const char *resource, const char *sub) {
+  size_t i, n = strlen(resource);
+  json_t *e;
+  json_array_foreach(list, i, e) {
+    const char *name = kin__sim_jstr(e, "name", NULL);
+    if (name && !strncmp(name, resource, n) && name[n] == '/' && !strcmp(name + n + 1, sub))
+      return 1;
+  }
+  return 0;
+}
+
+/* Registers the resources of one APIResourceList (group/version). */
+static int add_list(kin__sim_store *s, const char *group, const char *version,
+                    const json_t *list) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(list, i, e) {
+    const char *name = kin__sim_jstr(e, "name", NULL);
+    const char *kind = kin__sim_jstr(e, "kind", NULL);
+    if (!name || !kind) return KIN_EINVAL;
+    if (strchr(name, '/')) continue; /* subresources: below */
+    const char *singular = kin__sim_jstr(e, "singularName", NULL);
+    int namespaced = json_is_true(json_object_get(e, "namespaced"));
+    int has_status = has_sub(list, name, "status");
+    const builtin_extra *x = extra_of(group, name);
+    kin__sim_storage *st = kin__sim_registry_storage(s, group, name);
+    if (!st) {
+      const char *sv = x && x->storage_version ? x->storage_version : version;
+      st = kin__sim_registry_storage_new(s, group, name, kind, sv, namespaced, has_status, 0);
+      if (!st) return KIN_ENOMEM;
+      st->gen_field = x ? x->gen_field : NULL;
+    }
+    kin__sim_resource *r = kin__sim_registry_add(
+        s, group, version, name, singular && *singular ? singular : name, kind, NULL, namespaced,
+        has_status, array_copy(e, "shortNames"), array_copy(e, "categories"), NULL, st);
+    if (!r) return KIN_ENOMEM;
+    json_t *verbs = json_object_get(e, "verbs");
+    const char *hash = kin__sim_jstr(e, "storageVersionHash", NULL);
+    if (!(r->own_verbs = strings_of(verbs)) || (hash && !(r->storage_version_hash = strdup(hash))))
+      return KIN_ENOMEM;
+    r->verbs = (const char *const *)r->own_verbs;
+    r->has_scale = has_sub(list, name, "scale");
+    /* Create is the only verb of the review APIs (and of bindings). */
+    r->review = json_array_size(verbs) == 1 &&
+                !strcmp(json_string_value(json_array_get(verbs, 0)), "create");
+  }
+  return 0;
+}
+
+int kin__sim_registry_init_builtins(kin__sim_store *s) {
+  json_error_t jerr;
+  json_t *doc = json_loadb((const char *)kin__sim_discovery_json, kin__sim_discovery_json_len, 0,
+                           &jerr);
+  json_t *lists = json_object_get(doc, "resources");
+  int rc = json_is_object(lists) ? 0 : KIN_EINVAL;
+  /* The core group first, then the groups in the server's order, each
+   * group's versions preferred first: discovery lists them in this order. */
+  if (!rc) rc = add_list(s, "", "v1", json_object_get(lists, "v1"));
+  size_t i, j;
+  json_t *g, *v;
+  json_array_foreach(json_object_get(doc, "groups"), i, g) {
+    const char *name = kin__sim_jstr(g, "name", NULL);
+    json_array_foreach(json_object_get(g, "versions"), j, v) {
+      const char *gv = kin__sim_jstr(v, "groupVersion", NULL);
+      const char *ver = kin__sim_jstr(v, "version", NULL);
+      if (rc) break;
+      if (!name || !gv || !ver || !json_is_array(json_object_get(lists, gv)))
+        rc = KIN_EINVAL;
+      else
+        rc = add_list(s, name, ver, json_object_get(lists, gv));
+    }
+  }
+  json_decref(doc);
+  return rc;
+}
