@@ -59,10 +59,11 @@ sim-openapi: $(SIM_CLI)
 # Regenerates csrc/sim/proto/schema.txt (the protobuf schema of the served
 # built-in types, committed; tools/embed-proto.sh compiles it in) from the
 # generated.proto files and Go types of the e2e tier's k8s.io modules,
-# with Debian's protoc (needs make e2e-deps; installs protobuf-compiler
+# with Debian's protoc (needs make e2e-deps; installs protobuf-compiler and
+# libprotobuf-dev, for descriptor.proto,
 # through tools/deps.sh).
 .PHONY: sim-proto
 sim-proto:
-	tools/deps.sh protobuf-compiler
+	tools/deps.sh protobuf-compiler libprotobuf-dev
 	spec/e2e/build.sh core
 	python3 tools/gen-sim-proto.py $${KINFORMER_E2E_CACHE:-$$HOME/.cache/kinformer-e2e}/$$(sed -n 's/^K8S_VERSION=//p' spec/e2e/versions.env)/go/pkg/mod/k8s.io csrc/sim/proto/schema.txt
