@@ -254,4 +254,41 @@ describe("kinformer.sim built-in resources", function()
     assert.are.equal(405, (http("POST", sim.url .. "/api/v1/componentstatuses",
       { apiVersion = "v1", kind = "ComponentStatus", metadata = { name = "c" } })))
   end)
+
+  it("binds a pod to a node through a v1 Binding, once", function()
+    local pods = sim.url .. "/api/v1/namespaces/default/pods"
+    assert.are.equal(201, (http("POST", pods, { apiVersion = "v1", kind = "Pod", metadata = { name = "p" },
+      spec = { containers = { { name = "c", image = "i" } } } })))
+    local b = sim.url .. "/api/v1/namespaces/default/bindings"
+    local code, st = http("POST", b, { apiVersion = "v1", kind = "Binding",
+      metadata = { name = "p", annotations = { x = "y" } }, target = { kind = "Node", name = "n1" } })
+    assert.are.equal(201, code)
+    assert.are.equal("Success", st.status)
+    local _, pod = http("GET", pods .. "/p")
+    assert.are.equal("n1", pod.spec.nodeName)
+    assert.are.equal("y", pod.metadata.annotations.x)
+    local c2, conflict = http("POST", b, { apiVersion = "v1", kind = "Binding", metadata = { name = "p" },
+      target = { kind = "Node", name = "n2" } })
+    assert.are.equal(409, c2)
+    assert.are.equal('Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1"',
+      conflict.message)
+    assert.are.equal(404, (http("POST", b, { apiVersion = "v1", kind = "Binding", metadata = { name = "nope" },
+      target = { kind = "Node", name = "n2" } })))
+  end)
+
+  it("checks names by the kind's rule: DNS label for Services, path segment for RBAC", function()
+    local c, e = http("POST", sim.url .. "/api/v1/namespaces/default/services", { apiVersion = "v1",
+      kind = "Service", metadata = { name = "a.b" }, spec = { ports = { { port = 80 } } } })
+    assert.are.equal(422, c)
+    assert.are.equal('Service "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots',
+      e.message)
+    -- RBAC names may hold colons and capitals (system:controller:...)
+    assert.are.equal(201, (http("POST", sim.url .. "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+      { apiVersion = "rbac.authorization.k8s.io/v1", kind = "ClusterRole", metadata = { name = "System:X" } })))
+    -- PersistentVolumeClaims start Pending
+    local _, pvc = http("POST", sim.url .. "/api/v1/namespaces/default/persistentvolumeclaims",
+      samples[3][4])
+    assert.are.equal("Pending", pvc.status.phase)
+  end)
 end)
+

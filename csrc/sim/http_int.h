@@ -206,6 +206,13 @@ enum MHD_Result kin__sim_proto_respond(kin__sim_req *req, int code, kin__buf *js
 int kin__sim_proto_watch_frames(kin__buf *buf, size_t from);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
 
+/* ---- binding.c ---- */
+/* The create of a v1 Binding: assigns the pod of its name to target.name;
+ * fills out with 201 and a Success Status, or the error (404, 409). obj
+ * is borrowed. Takes the store lock. */
+void kin__sim_binding_create(kin__sim_req *req, kin__sim_request_info *ri, const json_t *obj,
+                             int dry_run, kin__sim_result *out);
+
 /* ---- review.c ---- */
 /* The create of a review resource (r->review: TokenReview,
  * SubjectAccessReview, SelfSubjectAccessReview, ...): fills out with the

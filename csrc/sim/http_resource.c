@@ -305,7 +305,9 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
-  if (r->review) {
+  if (r->review && !*r->group && !strcmp(r->resource, "bindings")) {
+    kin__sim_binding_create(req, ri, obj, dry_run(req), out);
+  } else if (r->review) {
     kin__sim_review_create(req, r, ri, obj, out);
   } else if (!check_namespace(r, obj, ri->ns, out)) {
     kin__sim_managed_create(req, r, obj);

@@ -120,6 +120,12 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
     crd_set_status(obj);
   } else if (!strcmp(st->resource, "pods") && !st->crd) {
     json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+  } else if (!*st->group && !strcmp(st->resource, "persistentvolumeclaims") && !st->crd) {
+    /* SetDefaults_PersistentVolumeClaim, after the strategy's reset */
+    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+  } else if (!*st->group && !strcmp(st->resource, "persistentvolumes") && !st->crd) {
+    json_object_set_new(obj, "status", json_pack("{s:s, s:s}", "phase", "Pending",
+                                                 "lastPhaseTransitionTime", now));
   } else if (st->has_status) {
     json_object_del(obj, "status");
   }
