@@ -31,6 +31,7 @@ typedef struct {
   int ngroups;
   char credential_id[80]; /* "X509SHA256=<hex>" for a client certificate */
   int code; /* status of the answer queued (kin__sim_queue_response); 0 before */
+  char warning[300]; /* a Warning header for the answer ("" none): a limit of the sim */
 } kin__sim_req;
 
 /* apiserver's RequestInfo for a resource path. */

@@ -216,6 +216,13 @@ static json_t *patch_fn(void *ud, const json_t *cur, kin__sim_result *out) {
   return rc ? NULL : res;
 }
 
+/* 1 when r serves verb (discovery's verbs). */
+static int has_verb(const kin__sim_resource *r, const char *verb) {
+  for (int i = 0; r->verbs[i]; i++)
+    if (!strcmp(r->verbs[i], verb)) return 1;
+  return 0;
+}
+
 static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                          kin__sim_result *out) {
   const char *ct = content_type(req);
@@ -286,12 +293,11 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
     kin__sim_managed_update m = {replace_fn, obj, req, r, ri->subresource};
     kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, ri->subresource[0] != 0,
                           kin__sim_managed_update_fn, &m, dry_run(req), out);
-    /* Leases and events allow create on update (their strategies'
-     * AllowCreateOnUpdate), so a PUT of a missing one creates it. */
+    /* Leases, events, Services, RBAC... allow create on update (their
+     * strategies' AllowCreateOnUpdate), so a PUT of a missing one creates
+     * it. */
     if (out->code == 404 && !ri->subresource[0] && !r->crd_name &&
-        ((!strcmp(r->group, "coordination.k8s.io") && !strcmp(r->resource, "leases")) ||
-         ((!*r->group || !strcmp(r->group, "events.k8s.io")) &&
-          !strcmp(r->resource, "events")))) {
+        r->storage->create_on_update && has_verb(r, "create")) {
       json_t *md = json_object_get(obj, "metadata");
       if (md) json_object_del(md, "resourceVersion");
       kin__sim_managed_create(req, r, obj);
@@ -349,11 +355,6 @@ static void handle_delete_collection(kin__sim_req *req, kin__sim_resource *r,
   kin__sim_selector_free(&sel);
 }
 
-static int has_verb(const kin__sim_resource *r, const char *verb) {
-  for (int i = 0; r->verbs[i]; i++)
-    if (!strcmp(r->verbs[i], verb)) return 1;
-  return 0;
-}
 
 /* The verb of a request on the resource itself (no subresource), as
  * discovery names it: returns 0 when r serves it; else fills out with the
@@ -411,6 +412,12 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
       (ri->subresource[0] && !(!strcmp(ri->subresource, "status") && r->has_status) &&
        !(scale && r->has_scale)) ||
       (ri->ns[0] && !r->namespaced)) {
+    /* kube-apiserver serves it (its discovery lists it): the sim does not */
+    if (r && ri->subresource[0] && kin__sim_registry_real_sub(r, ri->subresource))
+      snprintf(req->warning, sizeof(req->warning),
+               "kinformer.sim does not serve %s/%s, which kube-apiserver does: a limit of the "
+               "sim (docs/sim.md)",
+               r->resource, ri->subresource);
     kin__sim_err(&out, 404, "NotFound", json_object(),
                  "the server could not find the requested resource");
     return kin__sim_respond_result(req, &out);

@@ -72,6 +72,7 @@ static void resource_free(kin__sim_resource *r) {
   free(r->crd_name);
   json_decref(r->short_names);
   json_decref(r->categories);
+  json_decref(r->unserved_subs);
   json_decref(r->printer_columns);
   free(r->storage_version_hash);
   if (r->own_verbs)
@@ -242,4 +243,13 @@ kin__sim_resource *kin__sim_registry_find_kind(kin__sim_store *s, const char *ap
     }
   }
   return NULL;
+}
+
+int kin__sim_registry_real_sub(const kin__sim_resource *r, const char *sub) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(r->unserved_subs, i, v) {
+    if (!strcmp(json_string_value(v), sub)) return 1;
+  }
+  return 0;
 }

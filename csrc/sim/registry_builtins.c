@@ -14,8 +14,9 @@
 
 /* What discovery does not say about a resource, from the registries'
  * strategies in k8s.io/kubernetes pkg/registry (PrepareForCreate /
- * PrepareForUpdate): which part of the object bumps metadata.generation
- * (resources not listed here have no generation), and the storage version
+ * PrepareForUpdate, AllowCreateOnUpdate): which part of the object bumps
+ * metadata.generation (resources not listed here have no generation),
+ * whether a PUT of a missing object creates it, and the storage version
  * of the group/resources that several versions serve (one storage shared
  * by the versions, as etcd keeps one object: autoscaling v1 and v2
  * HorizontalPodAutoscalers are stored as v2). */
@@ -23,37 +24,49 @@ typedef struct {
   const char *group, *resource;
   const char *gen_field;       /* see kin__sim_storage.gen_field */
   const char *storage_version; /* NULL: the group's preferred version */
+  int create_on_update;        /* the strategy's AllowCreateOnUpdate */
 } builtin_extra;
 
 static const builtin_extra extras[] = {
-    {"", "pods", "spec", NULL},
-    {"", "podtemplates", "template", NULL},
-    {"", "replicationcontrollers", "spec", NULL},
-    {"apps", "deployments", "spec+annotations", NULL},
-    {"apps", "replicasets", "spec", NULL},
-    {"apps", "statefulsets", "spec", NULL},
-    {"apps", "daemonsets", "spec", NULL},
-    {"batch", "jobs", "spec", NULL},
-    {"batch", "cronjobs", "spec", NULL},
-    {"autoscaling", "horizontalpodautoscalers", NULL, "v2"},
-    {"policy", "poddisruptionbudgets", "spec", NULL},
-    {"networking.k8s.io", "ingresses", "spec", NULL},
-    {"networking.k8s.io", "ingressclasses", "spec", NULL},
-    {"networking.k8s.io", "networkpolicies", "spec", NULL},
-    {"discovery.k8s.io", "endpointslices", "*", NULL},
-    {"storage.k8s.io", "csidrivers", "spec", NULL},
-    {"scheduling.k8s.io", "priorityclasses", "", NULL},
-    {"admissionregistration.k8s.io", "validatingwebhookconfigurations", "webhooks", NULL},
-    {"admissionregistration.k8s.io", "mutatingwebhookconfigurations", "webhooks", NULL},
-    {"admissionregistration.k8s.io", "validatingadmissionpolicies", "spec", NULL},
-    {"admissionregistration.k8s.io", "validatingadmissionpolicybindings", "spec", NULL},
-    {"admissionregistration.k8s.io", "mutatingadmissionpolicies", "spec", NULL},
-    {"admissionregistration.k8s.io", "mutatingadmissionpolicybindings", "spec", NULL},
-    {"apiextensions.k8s.io", "customresourcedefinitions", "spec", NULL},
-    {"flowcontrol.apiserver.k8s.io", "flowschemas", "spec", NULL},
-    {"flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "spec", NULL},
-    {"resource.k8s.io", "deviceclasses", "spec", NULL},
-    {"resource.k8s.io", "resourceslices", "spec", NULL},
+    {"", "services", NULL, NULL, 1},
+    {"", "endpoints", NULL, NULL, 1},
+    {"", "events", NULL, NULL, 1},
+    {"", "limitranges", NULL, NULL, 1},
+    {"events.k8s.io", "events", NULL, NULL, 1},
+    {"coordination.k8s.io", "leases", NULL, NULL, 1},
+    {"node.k8s.io", "runtimeclasses", NULL, NULL, 1},
+    {"rbac.authorization.k8s.io", "roles", NULL, NULL, 1},
+    {"rbac.authorization.k8s.io", "rolebindings", NULL, NULL, 1},
+    {"rbac.authorization.k8s.io", "clusterroles", NULL, NULL, 1},
+    {"rbac.authorization.k8s.io", "clusterrolebindings", NULL, NULL, 1},
+    {"", "pods", "spec", NULL, 0},
+    {"", "podtemplates", "template", NULL, 0},
+    {"", "replicationcontrollers", "spec", NULL, 0},
+    {"apps", "deployments", "spec+annotations", NULL, 0},
+    {"apps", "replicasets", "spec", NULL, 0},
+    {"apps", "statefulsets", "spec", NULL, 0},
+    {"apps", "daemonsets", "spec", NULL, 0},
+    {"batch", "jobs", "spec", NULL, 0},
+    {"batch", "cronjobs", "spec", NULL, 0},
+    {"autoscaling", "horizontalpodautoscalers", NULL, "v2", 0},
+    {"policy", "poddisruptionbudgets", "spec", NULL, 0},
+    {"networking.k8s.io", "ingresses", "spec", NULL, 0},
+    {"networking.k8s.io", "ingressclasses", "spec", NULL, 0},
+    {"networking.k8s.io", "networkpolicies", "spec", NULL, 0},
+    {"discovery.k8s.io", "endpointslices", "*", NULL, 0},
+    {"storage.k8s.io", "csidrivers", "spec", NULL, 0},
+    {"scheduling.k8s.io", "priorityclasses", "", NULL, 0},
+    {"admissionregistration.k8s.io", "validatingwebhookconfigurations", "webhooks", NULL, 0},
+    {"admissionregistration.k8s.io", "mutatingwebhookconfigurations", "webhooks", NULL, 0},
+    {"admissionregistration.k8s.io", "validatingadmissionpolicies", "spec", NULL, 0},
+    {"admissionregistration.k8s.io", "validatingadmissionpolicybindings", "spec", NULL, 0},
+    {"admissionregistration.k8s.io", "mutatingadmissionpolicies", "spec", NULL, 0},
+    {"admissionregistration.k8s.io", "mutatingadmissionpolicybindings", "spec", NULL, 0},
+    {"apiextensions.k8s.io", "customresourcedefinitions", "spec", NULL, 0},
+    {"flowcontrol.apiserver.k8s.io", "flowschemas", "spec", NULL, 0},
+    {"flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "spec", NULL, 0},
+    {"resource.k8s.io", "deviceclasses", "spec", NULL, 0},
+    {"resource.k8s.io", "resourceslices", "spec", NULL, 0},
 };
 
 /* Returns the extra entry of group/resource or NULL. */
@@ -99,6 +112,22 @@ static int has_sub(const json_t *list, const char *resource, const char *sub) {
   return 0;
 }
 
+/* Fills r->unserved_subs with the subresources of r in list other than
+ * status and scale (pods/log, pods/exec, ...); 0 or KIN_ENOMEM. */
+static int unserved_subs(kin__sim_resource *r, const json_t *list) {
+  size_t i, n = strlen(r->resource);
+  json_t *e;
+  json_array_foreach(list, i, e) {
+    const char *name = kin__sim_jstr(e, "name", NULL);
+    if (!name || strncmp(name, r->resource, n) || name[n] != '/') continue;
+    const char *sub = name + n + 1;
+    if (!strcmp(sub, "status") || !strcmp(sub, "scale")) continue;
+    if (!r->unserved_subs && !(r->unserved_subs = json_array())) return KIN_ENOMEM;
+    if (json_array_append_new(r->unserved_subs, json_string(sub))) return KIN_ENOMEM;
+  }
+  return 0;
+}
+
 /* Registers the resources of one APIResourceList (group/version). */
 static int add_list(kin__sim_store *s, const char *group, const char *version,
                     const json_t *list) {
@@ -119,6 +148,7 @@ static int add_list(kin__sim_store *s, const char *group, const char *version,
       st = kin__sim_registry_storage_new(s, group, name, kind, sv, namespaced, has_status, 0);
       if (!st) return KIN_ENOMEM;
       st->gen_field = x ? x->gen_field : NULL;
+      st->create_on_update = x ? x->create_on_update : 0;
     }
     kin__sim_resource *r = kin__sim_registry_add(
         s, group, version, name, singular && *singular ? singular : name, kind, NULL, namespaced,
@@ -130,6 +160,7 @@ static int add_list(kin__sim_store *s, const char *group, const char *version,
       return KIN_ENOMEM;
     r->verbs = (const char *const *)r->own_verbs;
     r->has_scale = has_sub(list, name, "scale");
+    if (unserved_subs(r, list)) return KIN_ENOMEM;
     /* Create is the only verb of the review APIs (and of bindings). */
     r->review = json_array_size(verbs) == 1 &&
                 !strcmp(json_string_value(json_array_get(verbs, 0)), "create");

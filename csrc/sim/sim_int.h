@@ -52,6 +52,7 @@ typedef struct kin__sim_storage {
    * "spec+annotations" (Deployments), "*" (all but metadata, labels
    * included: EndpointSlices), "" (1 at create, never bumped). */
   const char *gen_field;
+  int create_on_update; /* a PUT of a missing object creates it (built-ins) */
   int served;      /* 0 once its CRD is deleted */
   kin__hmap objects;      /* key -> kin__sim_obj* */
   kin__sim_obj **sorted;  /* objects sorted by key; rebuilt when dirty */
@@ -69,6 +70,7 @@ typedef struct kin__sim_resource {
   const char *const *verbs;
   char **own_verbs;     /* verbs when they belong to the entry (built-ins), else NULL */
   json_t *categories;   /* array or NULL */
+  json_t *unserved_subs; /* subresources kube-apiserver serves and the sim not (array or NULL) */
   char *storage_version_hash; /* the real server's (built-ins), or NULL */
   json_t *short_names;  /* array or NULL */
   char *crd_name;       /* the CRD that serves it, or NULL for built-ins */
@@ -211,6 +213,8 @@ kin__sim_storage *kin__sim_registry_storage_new(kin__sim_store *s, const char *g
                                                 const char *resource, const char *kind,
                                                 const char *version, int namespaced,
                                                 int has_status, int crd);
+/* 1 when kube-apiserver serves subresource sub of r and the sim does not. */
+int kin__sim_registry_real_sub(const kin__sim_resource *r, const char *sub);
 /* ---- registry_builtins.c ---- */
 /* Registers every built-in resource of kube-apiserver from the embedded
  * discovery capture (csrc/sim/discovery/discovery.json); 0, KIN_ENOMEM or
