@@ -290,5 +290,42 @@ describe("kinformer.sim built-in resources", function()
       samples[3][4])
     assert.are.equal("Pending", pvc.status.phase)
   end)
+
+  it("answers the aggregated discovery (apidiscovery.k8s.io/v2) with every resource", function()
+    local n, kinds = 0, {}
+    for _, path in ipairs{ "/api", "/apis" } do
+      local p = assert(io.popen("curl -s -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;" ..
+        "as=APIGroupDiscoveryList,application/json' '" .. sim.url .. path .. "'"))
+      local list = cjson.decode(p:read("a"))
+      p:close()
+      assert.are.equal("APIGroupDiscoveryList", list.kind)
+      assert.are.equal("apidiscovery.k8s.io/v2", list.apiVersion)
+      for _, g in ipairs(list.items) do
+        for _, v in ipairs(g.versions) do
+          for _, r in ipairs(v.resources) do
+            n = n + 1
+            kinds[r.resource] = r
+          end
+        end
+      end
+    end
+    assert.are.equal(68, n)
+    assert.are.equal("Namespaced", kinds.resourcequotas.scope)
+    assert.are.same({ "all" }, kinds.jobs.categories)
+    assert.are.same({ "create" }, kinds.tokenreviews.verbs)
+    assert.are.equal("scale", kinds.deployments.subresources[1].subresource)
+  end)
+
+  it("names in a Warning the subresources kube-apiserver serves and the sim does not", function()
+    assert.are.equal(201, (http("POST", sim.url .. "/api/v1/namespaces/default/pods", { apiVersion = "v1",
+      kind = "Pod", metadata = { name = "p" }, spec = { containers = { { name = "c", image = "i" } } } })))
+    local p = assert(io.popen("curl -s -D - -o /dev/null '" .. sim.url ..
+      "/api/v1/namespaces/default/pods/p/log'"))
+    local head = p:read("a")
+    p:close()
+    assert.truthy(head:find("HTTP/1.1 404", 1, true))
+    assert.truthy(head:find('Warning: 299 - "kinformer.sim does not serve pods/log, which kube-apiserver does',
+      1, true))
+  end)
 end)
 

@@ -133,6 +133,12 @@ int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Resul
     *ret = kin__sim_respond_json(req, 200, version_info());
     return 1;
   }
+  if ((!strcmp(path, "/api") || !strcmp(path, "/apis")) &&
+      kin__sim_discovery_aggregated_wanted(
+          MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"))) {
+    *ret = kin__sim_discovery_aggregated(req, !strcmp(path, "/api"));
+    return 1;
+  }
   if (!strcmp(path, "/api")) {
     char addr[64];
     snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)req->sim->port);

@@ -207,6 +207,14 @@ enum MHD_Result kin__sim_proto_respond(kin__sim_req *req, int code, kin__buf *js
 int kin__sim_proto_watch_frames(kin__buf *buf, size_t from);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
 
+/* ---- http_discovery_aggregated.c ---- */
+/* 1 when the Accept header (may be NULL) asks first for
+ * apidiscovery.k8s.io/v2 APIGroupDiscoveryList. */
+int kin__sim_discovery_aggregated_wanted(const char *accept);
+/* Answers /api (core != 0) or /apis with the APIGroupDiscoveryList of the
+ * registry; takes the store lock. */
+enum MHD_Result kin__sim_discovery_aggregated(kin__sim_req *req, int core);
+
 /* ---- binding.c ---- */
 /* The create of a v1 Binding: assigns the pod of its name to target.name;
  * fills out with 201 and a Success Status, or the error (404, 409). obj
