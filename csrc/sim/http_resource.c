@@ -393,7 +393,15 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
    * entries excepted), so r stays valid after the lookup. */
   pthread_mutex_lock(&s->mu);
   kin__sim_resource *r = kin__sim_registry_find(s, ri->group, ri->version, ri->resource);
+  int gv_served = r || kin__sim_registry_builtin_gv(s, ri->group, ri->version);
   pthread_mutex_unlock(&s->mu);
+  if (!gv_served) {
+    /* no built-in group-version and no CRD of that resource: the
+     * CRD handler delegates to the mux's plain 404, as kube-apiserver's */
+    kin__buf b = {0};
+    kin__buf_add(&b, "404 page not found\n", 19);
+    return kin__sim_respond_buf(req, 404, &b, "text/plain; charset=utf-8");
+  }
   const char *m = req->method;
   int scale = !strcmp(ri->subresource, "scale");
   int pb = kin__sim_proto_negotiate(

@@ -213,6 +213,8 @@ kin__sim_storage *kin__sim_registry_storage_new(kin__sim_store *s, const char *g
                                                 const char *resource, const char *kind,
                                                 const char *version, int namespaced,
                                                 int has_status, int crd);
+/* 1 when a built-in resource is served at group/version. */
+int kin__sim_registry_builtin_gv(kin__sim_store *s, const char *group, const char *version);
 /* 1 when kube-apiserver serves subresource sub of r and the sim does not. */
 int kin__sim_registry_real_sub(const kin__sim_resource *r, const char *sub);
 /* ---- registry_builtins.c ---- */
