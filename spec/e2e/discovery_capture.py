@@ -2,7 +2,8 @@
 """Captures kube-apiserver's discovery (the built-in resources it serves)
 into csrc/sim/discovery/discovery.json, from which kinformer.sim builds
 its registry of built-in resources (csrc/sim/registry_builtins.c; the file
-is compiled in by tools/embed-discovery.sh).
+is compiled in by tools/embed-discovery.sh). Run make sim-openapi and make
+sim-proto after it.
 
     make sim-discovery   (spec/e2e/cluster.sh run python3 spec/e2e/discovery_capture.py)
 
@@ -11,18 +12,16 @@ and admin credentials (KINFORMER_E2E_SERVER, _CA, _ADMIN_CERT, _ADMIN_KEY).
 The file is one JSON object, one group-version per line so that a refresh
 reads as a diff:
 
-    {"groups": [APIGroup...],              (/apis, without apiregistration's
-                                            aggregator-only group? no: all of it)
-     "resources": {"v1": [APIResource...],  (/api/v1)
-                   "apps/v1": [...], ...}}  (/apis/<group>/<version>, every
+    {"groups": [APIGroup...],              the groups of /apis
+     "resources": {"v1": [APIResource...],  /api/v1
+                   "apps/v1": [...], ...}}  /apis/<group>/<version> of every
                                             served version, not only the
-                                            preferred one)
+                                            preferred one
 
 The groups keep the order /apis gives them and each group its versions in
 the server's order (the preferred version first); each APIResourceList
-keeps its resources in the server's order. Groups that only a
-kube-aggregator's own code serves (none in a bare kube-apiserver besides
-apiregistration.k8s.io, which it serves itself) are kept as they are.
+keeps its resources in the server's order. Subresources the sim does not
+serve stay in the capture: the sim reads them to name its limits.
 """
 import json
 import os
