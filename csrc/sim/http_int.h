@@ -101,6 +101,7 @@ typedef struct {
   const char *gv;
   const unsigned char *gz;
   size_t len;
+  const char *hash; /* upper-case hex SHA-512 of the inflated JSON */
 } kin__sim_openapi_doc;
 extern const kin__sim_openapi_doc kin__sim_openapi_docs[];
 /* Server-side apply and managedFields (http_apply.c). A write's update
