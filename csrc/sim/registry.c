@@ -257,7 +257,8 @@ int kin__sim_registry_real_sub(const kin__sim_resource *r, const char *sub) {
 int kin__sim_registry_builtin_gv(kin__sim_store *s, const char *group, const char *version) {
   for (size_t i = 0; i < s->nres; i++) {
     const kin__sim_resource *r = s->res[i];
-    if (!r->crd_name && !strcmp(r->group, group) && !strcmp(r->version, version)) return 1;
+    if (!r->crd_name && !r->removed && !strcmp(r->group, group) && !strcmp(r->version, version))
+      return 1;
   }
   return 0;
 }
