@@ -220,6 +220,15 @@ describe("kinformer.sim built-in resources", function()
     assert.are.equal(1, pc2.metadata.generation)
   end)
 
+  it("selects Jobs by status.successful (0 while absent), as the job registry's fields", function()
+    local base = sim.url .. "/apis/batch/v1/namespaces/default/jobs"
+    assert.are.equal(201, (http("POST", base, samples[8][4])))
+    local _, l0 = http("GET", base .. "?fieldSelector=status.successful%3D0")
+    assert.are.equal(1, #l0.items)
+    local _, l1 = http("GET", base .. "?fieldSelector=status.successful%3D1")
+    assert.are.equal(0, #l1.items)
+  end)
+
   it("serves HorizontalPodAutoscalers in autoscaling v1 and v2 from one storage", function()
     local v2 = sim.url .. "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
     local v1 = sim.url .. "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
