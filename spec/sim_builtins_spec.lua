@@ -183,7 +183,7 @@ describe("kinformer.sim built-in resources", function()
     local c, st = http("PUT", base .. "/x1/status", job)
     assert.are.equal(200, c)
     assert.are.equal(1, st.status.active)
-    assert.is_nil(st.spec.parallelism) -- status writes ignore spec
+    assert.are.equal(1, st.spec.parallelism) -- status writes ignore spec (7)
     assert.are.equal(1, st.metadata.generation)
     -- and the main resource ignores status
     st.status = { active = 5 }
@@ -218,6 +218,23 @@ describe("kinformer.sim built-in resources", function()
     assert.are.equal(1, pc.metadata.generation)
     local _, pc2 = http("PATCH", pbase .. "/p", { description = "b" }, "application/merge-patch+json")
     assert.are.equal(1, pc2.metadata.generation)
+  end)
+
+  it("defaults a Job's selector, template labels and counts, and a CronJob's policy", function()
+    local base = sim.url .. "/apis/batch/v1/namespaces/default/jobs"
+    local j = samples[8][4]
+    j.metadata = { name = "x1" }
+    local _, job = http("POST", base, j)
+    local uid = job.metadata.uid
+    assert.are.same({ ["batch.kubernetes.io/controller-uid"] = uid }, job.spec.selector.matchLabels)
+    assert.are.same({ ["batch.kubernetes.io/controller-uid"] = uid, ["batch.kubernetes.io/job-name"] = "x1",
+      ["controller-uid"] = uid, ["job-name"] = "x1" }, job.spec.template.metadata.labels)
+    assert.are.equal("x1", job.metadata.labels["job-name"]) -- no labels of its own: the template's
+    assert.are.same({ 1, 1, 6, "NonIndexed", false, false }, { job.spec.parallelism, job.spec.completions,
+      job.spec.backoffLimit, job.spec.completionMode, job.spec.suspend, job.spec.manualSelector })
+    local _, cj = http("POST", sim.url .. "/apis/batch/v1/namespaces/default/cronjobs", samples[9][4])
+    assert.are.same({ "Allow", 3, 1 }, { cj.spec.concurrencyPolicy, cj.spec.successfulJobsHistoryLimit,
+      cj.spec.failedJobsHistoryLimit })
   end)
 
   it("selects Jobs by status.successful (0 while absent), as the job registry's fields", function()

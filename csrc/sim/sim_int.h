@@ -317,6 +317,11 @@ kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s);
 /* Loads seed objects from a file; returns 0 or KIN_EINVAL. */
 int kin__sim_store_seed(kin__sim_store *s, const char *path);
 
+/* ---- defaults.c ---- */
+/* Applies the defaults the sim reproduces for st's kind (Jobs, CronJobs)
+ * to obj, whose metadata has its name and uid; caller holds mu. */
+void kin__sim_defaults_create(const kin__sim_storage *st, json_t *obj);
+
 /* ---- validation.c ---- */
 /* 0 when name is valid for the resource, else fills out with 422. */
 int kin__sim_validate_name(kin__sim_resource *r, const char *name, kin__sim_result *out);

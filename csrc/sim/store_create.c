@@ -101,6 +101,7 @@ void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char 
   if (kin__sim_tracks_generation(st)) json_object_set_new(md, "generation", json_integer(1));
   json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
   json_object_set_new(obj, "kind", json_string(st->kind));
+  kin__sim_defaults_create(st, obj);
   if (!strcmp(st->resource, "namespaces") && !st->crd) {
     json_object_set_new(obj, "spec", json_pack("{s:[s]}", "finalizers", "kubernetes"));
     json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
