@@ -353,5 +353,39 @@ describe("kinformer.sim built-in resources", function()
     assert.truthy(head:find('Warning: 299 - "kinformer.sim does not serve pods/log, which kube-apiserver does',
       1, true))
   end)
+
+  it("refuses changes of immutable fields with kube-apiserver's messages", function()
+    local M = "application/merge-patch+json"
+    local dep = sim.url .. "/apis/apps/v1/namespaces/default/deployments"
+    assert.are.equal(201, (http("POST", dep, { apiVersion = "apps/v1", kind = "Deployment",
+      metadata = { name = "d" }, spec = { selector = { matchLabels = { a = "b" } },
+      template = { metadata = { labels = { a = "b" } }, spec = { containers = { { name = "c", image = "i" } } } } } })))
+    local c, e = http("PATCH", dep .. "/d", { spec = { selector = { matchLabels = { a = "c" } },
+      template = { metadata = { labels = { a = "c" } } } } }, M)
+    assert.are.equal(422, c)
+    assert.are.equal('Deployment.apps "d" is invalid: spec.selector: Invalid value: {"matchLabels":{"a":"c"}}: ' ..
+      "field is immutable", e.message)
+    local cms = sim.url .. "/api/v1/namespaces/default/configmaps"
+    assert.are.equal(201, (http("POST", cms, { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "im" },
+      immutable = true, data = { a = "b" } })))
+    c, e = http("PATCH", cms .. "/im", { data = { a = "c" } }, M)
+    assert.are.equal(422, c)
+    assert.are.equal('ConfigMap "im" is invalid: data: Forbidden: field is immutable when `immutable` is set',
+      e.message)
+    local rbs = sim.url .. "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings"
+    assert.are.equal(201, (http("POST", rbs, { apiVersion = "rbac.authorization.k8s.io/v1", kind = "RoleBinding",
+      metadata = { name = "rb" }, roleRef = { apiGroup = "rbac.authorization.k8s.io", kind = "Role", name = "r" } })))
+    c, e = http("PATCH", rbs .. "/rb", { roleRef = { name = "r2" } }, M)
+    assert.are.equal(422, c)
+    assert.are.equal('RoleBinding.rbac.authorization.k8s.io "rb" is invalid: roleRef: Invalid value: ' ..
+      '{"APIGroup":"rbac.authorization.k8s.io","Kind":"Role","Name":"r2"}: cannot change roleRef', e.message)
+    local pcs = sim.url .. "/apis/scheduling.k8s.io/v1/priorityclasses"
+    assert.are.equal(201, (http("POST", pcs, { apiVersion = "scheduling.k8s.io/v1", kind = "PriorityClass",
+      metadata = { name = "pc" }, value = 5 })))
+    c, e = http("PATCH", pcs .. "/pc", { value = 6 }, M)
+    assert.are.equal(422, c)
+    assert.are.equal('PriorityClass.scheduling.k8s.io "pc" is invalid: value: Forbidden: may not be changed in an update.',
+      e.message)
+  end)
 end)
 

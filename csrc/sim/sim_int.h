@@ -317,6 +317,12 @@ kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s);
 /* Loads seed objects from a file; returns 0 or KIN_EINVAL. */
 int kin__sim_store_seed(kin__sim_store *s, const char *path);
 
+/* ---- validation_update.c ---- */
+/* 0 when obj may replace old (immutable fields of built-ins), else fills
+ * out with the server's 422 and returns -1. Caller holds mu. */
+int kin__sim_validate_update(const kin__sim_resource *r, const char *name, const json_t *old,
+                             const json_t *obj, kin__sim_result *out);
+
 /* ---- defaults.c ---- */
 /* Applies the defaults the sim reproduces for st's kind (Jobs, CronJobs)
  * to obj, whose metadata has its name and uid; caller holds mu. */

@@ -136,6 +136,10 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     goto done;
   }
+  if (!status_only && kin__sim_validate_update(r, name, curj, obj, out)) {
+    json_decref(obj);
+    goto done;
+  }
   /* A no-op update keeps the resourceVersion and sends no event. */
   json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(cur_rv));
   if (dry_run) {
