@@ -246,6 +246,22 @@ describe("kinformer.sim built-in resources", function()
     assert.are.equal(0, #l1.items)
   end)
 
+  it("serves the scale of ReplicationControllers, their map selector as a selector string", function()
+    local rcs = sim.url .. "/api/v1/namespaces/default/replicationcontrollers"
+    assert.are.equal(201, (http("POST", rcs, { apiVersion = "v1", kind = "ReplicationController",
+      metadata = { name = "rc" }, spec = { replicas = 2, selector = { b = "2", a = "1" },
+      template = { metadata = { labels = { a = "1", b = "2" } },
+      spec = { containers = { { name = "c", image = "i" } } } } } })))
+    local c, sc = http("GET", rcs .. "/rc/scale")
+    assert.are.equal(200, c)
+    assert.are.same({ 2, "a=1,b=2" }, { sc.spec.replicas, sc.status.selector })
+    local c2, sc2 = http("PATCH", rcs .. "/rc/scale", { spec = { replicas = 3 } }, "application/merge-patch+json")
+    assert.are.equal(200, c2)
+    assert.are.equal(3, sc2.spec.replicas)
+    local _, rc = http("GET", rcs .. "/rc")
+    assert.are.same({ 3, 2 }, { rc.spec.replicas, rc.metadata.generation })
+  end)
+
   it("serves HorizontalPodAutoscalers in autoscaling v1 and v2 from one storage", function()
     local v2 = sim.url .. "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
     local v1 = sim.url .. "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
