@@ -57,6 +57,8 @@ static json_t *bind_fn(void *ud, const json_t *cur, kin__sim_result *err) {
   return pod;
 }
 
+/* 201 and a Success Status in out (caller frees the body), or the error
+ * of the pod's update (404, 409, 422); obj borrowed. */
 void kin__sim_binding_create(kin__sim_req *req, kin__sim_request_info *ri, const json_t *obj,
                              int dry_run, kin__sim_result *out) {
   const char *name = kin__sim_jstr(obj, "metadata", "name");

@@ -79,6 +79,8 @@ static void cronjob_defaults(json_t *obj) {
   set_default(spec, "failedJobsHistoryLimit", json_integer(1));
 }
 
+/* Adds the defaults of st's kind to obj in place (nothing for other kinds;
+ * a default that cannot be allocated is left out). */
 void kin__sim_defaults_create(const kin__sim_storage *st, json_t *obj) {
   if (st->crd || strcmp(st->group, "batch")) return;
   if (!strcmp(st->resource, "jobs"))

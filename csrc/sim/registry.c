@@ -34,6 +34,7 @@ kin__sim_storage *kin__sim_registry_storage(kin__sim_store *s, const char *group
   return NULL;
 }
 
+/* A new storage, owned by the store (freed with it); NULL on ENOMEM. */
 kin__sim_storage *kin__sim_registry_storage_new(kin__sim_store *s, const char *group,
                                                 const char *resource, const char *kind,
                                                 const char *version, int namespaced,
@@ -81,6 +82,8 @@ static void resource_free(kin__sim_resource *r) {
   free(r);
 }
 
+/* The new entry (owned by the store) or NULL on ENOMEM, short_names and
+ * categories released either way. */
 kin__sim_resource *kin__sim_registry_add(kin__sim_store *s, const char *group,
                                          const char *version, const char *resource,
                                          const char *singular, const char *kind,
@@ -245,6 +248,8 @@ kin__sim_resource *kin__sim_registry_find_kind(kin__sim_store *s, const char *ap
   return NULL;
 }
 
+/* 1 when sub is in r->unserved_subs (built-ins only). Caller holds mu or
+ * owns r before the server runs. */
 int kin__sim_registry_real_sub(const kin__sim_resource *r, const char *sub) {
   size_t i;
   json_t *v;
@@ -254,6 +259,7 @@ int kin__sim_registry_real_sub(const kin__sim_resource *r, const char *sub) {
   return 0;
 }
 
+/* 1 when a served built-in lives at group/version; caller holds mu. */
 int kin__sim_registry_builtin_gv(kin__sim_store *s, const char *group, const char *version) {
   for (size_t i = 0; i < s->nres; i++) {
     const kin__sim_resource *r = s->res[i];

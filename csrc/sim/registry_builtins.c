@@ -168,6 +168,8 @@ static int add_list(kin__sim_store *s, const char *group, const char *version,
   return 0;
 }
 
+/* Parses the embedded capture (freed before returning) and registers its
+ * resources in the server's order; 0, KIN_ENOMEM or KIN_EINVAL. */
 int kin__sim_registry_init_builtins(kin__sim_store *s) {
   json_error_t jerr;
   json_t *doc = json_loadb((const char *)kin__sim_discovery_json, kin__sim_discovery_json_len, 0,

@@ -10,6 +10,9 @@
 
 #include "http_int.h"
 
+/* Placeholder answer: a copy of obj (kind, apiVersion and the namespace
+ * of the path set) with 201 in out (the caller frees out->body); 500 on
+ * ENOMEM. No lock, no storage. */
 void kin__sim_review_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                             const json_t *obj, kin__sim_result *out) {
   (void)req;

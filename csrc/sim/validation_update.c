@@ -74,6 +74,8 @@ static int forbidden(const kin__sim_resource *r, const char *name, const char *f
   return -1;
 }
 
+/* 0, or -1 with the 422 of the first immutable field that changed in out
+ * (caller frees its body). old and obj borrowed. */
 int kin__sim_validate_update(const kin__sim_resource *r, const char *name, const json_t *old,
                              const json_t *obj, kin__sim_result *out) {
   if (r->crd_name) return 0;
