@@ -91,9 +91,11 @@ int kin__sim_validate_update(const kin__sim_resource *r, const char *name, const
   }
   if (!*g && (!strcmp(res, "configmaps") || !strcmp(res, "secrets"))) {
     int secret = !strcmp(res, "secrets");
-    if (secret && differs(old, obj, "type"))
-      return invalid(r, name, "type", json_incref(json_object_get(obj, "type")), 0,
-                     "field is immutable", out);
+    /* an absent type is SetDefaults_Secret's Opaque */
+    const char *ot = kin__sim_jstr(old, "type", NULL), *nt = kin__sim_jstr(obj, "type", NULL);
+    if (secret && strcmp(ot ? ot : "Opaque", nt ? nt : "Opaque"))
+      return invalid(r, name, "type", json_string(nt ? nt : "Opaque"), 0, "field is immutable",
+                     out);
     if (!json_is_true(json_object_get(old, "immutable"))) return 0;
     static const char why[] = "field is immutable when `immutable` is set";
     if (differs(old, obj, "immutable")) return forbidden(r, name, "immutable", why, out);
