@@ -73,6 +73,10 @@ SIM_OBJ += $(BUILD)/sim/proto_schema.o
 # spec/e2e/capture-rbac.sh), compiled in as the generated
 # $(BUILD)/sim/rbac_bootstrap_data.c
 SIM_OBJ += $(BUILD)/sim/rbac_bootstrap_data.o
+# kube-apiserver's discovery (csrc/sim/discovery/discovery.json, make
+# sim-discovery): the built-in resources, compiled in as the generated
+# $(BUILD)/sim/discovery_data.c
+SIM_OBJ += $(BUILD)/sim/discovery_data.o
 SIM_LIB := $(BUILD)/libkinsim.a
 SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz -lyaml
 
@@ -144,6 +148,12 @@ $(BUILD)/sim/rbac_bootstrap_data.c: csrc/sim/auth/bootstrap_policy.json tools/em
 
 $(BUILD)/sim/rbac_bootstrap_data.o: $(BUILD)/sim/rbac_bootstrap_data.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
+$(BUILD)/sim/discovery_data.c: csrc/sim/discovery/discovery.json tools/embed-discovery.sh
+	@mkdir -p $(@D)
+	tools/embed-discovery.sh $@ csrc/sim/discovery/discovery.json
+
+$(BUILD)/sim/discovery_data.o: $(BUILD)/sim/discovery_data.c $(SIM_HDR) $(CORE_HDR)
+	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
 $(SIM_LIB): $(SIM_OBJ)
 	@mkdir -p $(@D)

@@ -22,7 +22,9 @@
 #                       (mk/deploy.mk)
 #   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
 #                       replay spec/differential/scenarios against both and
-#                       compare (spec/differential/run.sh), then kubectl
+#                       compare (spec/differential/run.sh), `kubectl
+#                       api-resources` (and -o wide) on both, compared
+#                       (spec/differential/api_resources.sh), then kubectl
 #                       and client-go's informer in protobuf (the reference
 #                       informer, -protobuf) against the sim
 #                       (spec/differential/kubectl_sim.sh)
@@ -63,4 +65,5 @@ e2e-lua: e2e-deps
 # in its release flavour.
 e2e-differential: e2e-deps e2e-reference sim
 	env -u KINFORMER_E2E_DIR KINFORMER_SIM=$(abspath $(SIM_CLI)) spec/e2e/cluster.sh run spec/differential/run.sh
+	env -u KINFORMER_E2E_DIR KINFORMER_SIM=$(abspath $(SIM_CLI)) spec/e2e/cluster.sh run spec/differential/api_resources.sh
 	KINFORMER_SIM=$(abspath $(SIM_CLI)) spec/differential/kubectl_sim.sh

@@ -5,6 +5,8 @@
 #   make bench-sim-rss  the sim's RSS per stored 1 KB ConfigMap beside its
 #                    JSON size (bench/sim_rss.sh; SIM_RSS_OBJECTS, default 100000)
 #   make sim-openapi refresh csrc/sim/openapi/ from kube-apiserver (needs make e2e-deps)
+#   make sim-discovery refresh csrc/sim/discovery/discovery.json (the built-in
+#                    resources) from kube-apiserver (needs make e2e-deps)
 #   make sim-proto   regenerate csrc/sim/proto/schema.txt (protobuf schema; needs make e2e-deps)
 
 .PHONY: sim bench-sim bench-sim-rss test-differential differential-golden
@@ -43,6 +45,16 @@ differential-golden: $(SIM_CLI)
 	rm -f spec/differential/golden/*.json
 	cp build/differential-golden/real/*.json spec/differential/golden/
 
+# Refreshes csrc/sim/discovery/discovery.json (every group-version's
+# APIResourceList of a live kube-apiserver of spec/e2e/versions.env, from
+# which csrc/sim/registry_builtins.c builds the built-in resources;
+# compiled in by tools/embed-discovery.sh). Run make sim-openapi and make
+# sim-proto after it (needs make e2e-deps).
+.PHONY: sim-discovery
+sim-discovery:
+	spec/e2e/build.sh core
+	spec/e2e/cluster.sh run python3 spec/e2e/discovery_capture.py
+
 # Refreshes csrc/sim/openapi/ (the OpenAPI v3 documents the sim serves,
 # compiled in by http_openapi.c) from a live kube-apiserver of
 # spec/e2e/versions.env, for the group-versions $(SIM_CLI) serves (needs
@@ -54,10 +66,11 @@ sim-openapi: $(SIM_CLI)
 # Regenerates csrc/sim/proto/schema.txt (the protobuf schema of the served
 # built-in types, committed; tools/embed-proto.sh compiles it in) from the
 # generated.proto files and Go types of the e2e tier's k8s.io modules,
-# with Debian's protoc (needs make e2e-deps; installs protobuf-compiler
+# with Debian's protoc (needs make e2e-deps; installs protobuf-compiler and
+# libprotobuf-dev, for descriptor.proto,
 # through tools/deps.sh).
 .PHONY: sim-proto
 sim-proto:
-	tools/deps.sh protobuf-compiler
+	tools/deps.sh protobuf-compiler libprotobuf-dev
 	spec/e2e/build.sh core
 	python3 tools/gen-sim-proto.py $${KINFORMER_E2E_CACHE:-$$HOME/.cache/kinformer-e2e}/$$(sed -n 's/^K8S_VERSION=//p' spec/e2e/versions.env)/go/pkg/mod/k8s.io csrc/sim/proto/schema.txt

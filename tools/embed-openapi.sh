@@ -3,9 +3,11 @@
 # (csrc/sim/openapi/*.json.gz, refreshed by `make sim-openapi`) into
 # libkinsim.a: one byte array per file and the table
 # kin__sim_openapi_docs (http_int.h) naming each by its group-version
-# ("apis_apps_v1.json.gz" -> "apis/apps/v1"). Run by the Makefile as
+# ("apis_apps_v1.json.gz" -> "apis/apps/v1") with the upper-case hex
+# SHA-512 of its JSON (the hash the index names, so the sim inflates a
+# document only when it is asked for). Run by the Makefile as
 #   tools/embed-openapi.sh OUT.c FILE...
-# with od(1) only, so the build needs no xxd.
+# with od(1), gzip and sha512sum only, so the build needs no xxd.
 set -eu
 out=$1; shift
 tmp=$out.tmp
@@ -23,9 +25,10 @@ tmp=$out.tmp
   i=0
   for f; do
     gv=$(basename "$f" .json.gz | tr _ /)
-    echo "    {\"$gv\", doc$i, sizeof(doc$i)},"
+    hash=$(gzip -dc "$f" | sha512sum | cut -c1-128 | tr a-f A-F)
+    echo "    {\"$gv\", doc$i, sizeof(doc$i), \"$hash\"},"
     i=$((i + 1))
   done
-  echo '    {0, 0, 0}};'
+  echo '    {0, 0, 0, 0}};'
 } >"$tmp"
 mv "$tmp" "$out"

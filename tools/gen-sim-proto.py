@@ -15,39 +15,62 @@ import os, re, subprocess, sys, tempfile
 
 VER = None  # the modules' version, v0.<minor>.<patch> of the e2e tier's release
 MODS = {"api": "k8s.io/api", "apimachinery": "k8s.io/apimachinery",
-        "apiextensions-apiserver": "k8s.io/apiextensions-apiserver"}
-PROTOS = [
-    "k8s.io/api/core/v1/generated.proto",
-    "k8s.io/api/apps/v1/generated.proto",
-    "k8s.io/api/coordination/v1/generated.proto",
-    "k8s.io/api/events/v1/generated.proto",
-    "k8s.io/api/autoscaling/v1/generated.proto",
-    # helper-rbac (issue 23): RBAC and the review APIs
-    "k8s.io/api/rbac/v1/generated.proto",
-    "k8s.io/api/authorization/v1/generated.proto",
-    "k8s.io/api/authentication/v1/generated.proto",
-    "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1/generated.proto",
-    "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
-    "k8s.io/apimachinery/pkg/runtime/generated.proto",
-]
-# (apiVersion, kind, proto message) the sim serves or reads.
-CORE = "k8s.io.api.core.v1."
-APPS = "k8s.io.api.apps.v1."
+        "apiextensions-apiserver": "k8s.io/apiextensions-apiserver",
+        "kube-aggregator": "k8s.io/kube-aggregator"}
 META = "k8s.io.apimachinery.pkg.apis.meta.v1."
-ROOTS = []
-for k in ["Namespace", "ConfigMap", "Secret", "Pod", "Service", "ServiceAccount", "Event", "Node"]:
-    ROOTS += [("v1", k, CORE + k), ("v1", k + "List", CORE + k + "List")]
-for k in ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"]:
-    ROOTS += [("apps/v1", k, APPS + k), ("apps/v1", k + "List", APPS + k + "List")]
-ROOTS += [("coordination.k8s.io/v1", "Lease", "k8s.io.api.coordination.v1.Lease"),
-          ("coordination.k8s.io/v1", "LeaseList", "k8s.io.api.coordination.v1.LeaseList"),
-          ("events.k8s.io/v1", "Event", "k8s.io.api.events.v1.Event"),
-          ("events.k8s.io/v1", "EventList", "k8s.io.api.events.v1.EventList"),
-          ("apiextensions.k8s.io/v1", "CustomResourceDefinition",
-           "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"),
-          ("apiextensions.k8s.io/v1", "CustomResourceDefinitionList",
-           "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList"),
+APIEXT_DIR = "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+AGG_DIR = "k8s.io/kube-aggregator/pkg/apis/apiregistration"
+# The built-in kinds the sim serves: every resource of the capture of
+# kube-apiserver's discovery (csrc/sim/discovery/discovery.json, make
+# sim-discovery), each with its List, from its group-version's
+# generated.proto (the group's directory in k8s.io/api: its first label,
+# rbac.authorization.k8s.io -> rbac; apiextensions and apiregistration in
+# their own modules).
+DISCOVERY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "csrc", "sim",
+                         "discovery", "discovery.json")
+
+
+def proto_dir(group, version):
+    if group == "":
+        return "k8s.io/api/core/" + version
+    if group == "apiextensions.k8s.io":
+        return APIEXT_DIR + "/" + version
+    if group == "apiregistration.k8s.io":
+        return AGG_DIR + "/" + version
+    return "k8s.io/api/" + group.split(".")[0] + "/" + version
+
+
+def served_roots():
+    import json
+    with open(DISCOVERY) as f:
+        disc = json.load(f)
+    protos, roots = [], []
+    for gv, res in disc["resources"].items():
+        group, _, version = gv.rpartition("/")
+        d = proto_dir(group, version)
+        if d + "/generated.proto" not in protos:
+            protos.append(d + "/generated.proto")
+        pkg = d.replace("-", "_").replace("/", ".") + "."
+        for r in res:
+            if "/" in r["name"]:
+                continue
+            kind = r["kind"]
+            roots.append((gv, kind, pkg + kind))
+            if r["verbs"] != ["create"]:
+                roots.append((gv, kind + "List", pkg + kind + "List"))
+    return protos, roots
+
+
+PROTOS, ROOTS = served_roots()
+PROTOS += ["k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
+           "k8s.io/apimachinery/pkg/runtime/generated.proto"]
+if "k8s.io/api/autoscaling/v1/generated.proto" not in PROTOS:
+    PROTOS.append("k8s.io/api/autoscaling/v1/generated.proto")
+ROOTS += [
           ("autoscaling/v1", "Scale", "k8s.io.api.autoscaling.v1.Scale"),
+          # serviceaccounts/token (kubectl create token)
+          ("authentication.k8s.io/v1", "TokenRequest",
+           "k8s.io.api.authentication.v1.TokenRequest"),
           ("v1", "Status", META + "Status"),
           ("meta.k8s.io/v1", "Status", META + "Status"),
           ("v1", "DeleteOptions", META + "DeleteOptions"),
@@ -55,15 +78,6 @@ ROOTS += [("coordination.k8s.io/v1", "Lease", "k8s.io.api.coordination.v1.Lease"
           ("v1", "WatchEvent", META + "WatchEvent"),
           ("meta.k8s.io/v1", "WatchEvent", META + "WatchEvent"),
           ("", "Unknown", "k8s.io.apimachinery.pkg.runtime.Unknown")]
-# helper-rbac (issue 23): RBAC and the review APIs
-for k in ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]:
-    ROOTS += [("rbac.authorization.k8s.io/v1", k, "k8s.io.api.rbac.v1." + k),
-              ("rbac.authorization.k8s.io/v1", k + "List", "k8s.io.api.rbac.v1." + k + "List")]
-for k in ["SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectAccessReview",
-          "SelfSubjectRulesReview"]:
-    ROOTS += [("authorization.k8s.io/v1", k, "k8s.io.api.authorization.v1." + k)]
-for k in ["TokenReview", "SelfSubjectReview", "TokenRequest"]:
-    ROOTS += [("authentication.k8s.io/v1", k, "k8s.io.api.authentication.v1." + k)]
 # Messages whose JSON form is not an object of their fields.
 APIEXT = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1."
 SPECIAL = {
@@ -121,14 +135,8 @@ def descriptors(modcache):
     subprocess.run(["protoc", "-I", tmp, "--include_imports",
                     "--descriptor_set_out=" + pb] + PROTOS, check=True,
                    stderr=subprocess.DEVNULL)
-    # descriptor.proto: Debian's libprotobuf-dev, else the copy the
-    # kubernetes module carries
-    inc = "/usr/include"
-    if not os.path.exists(os.path.join(inc, "google/protobuf/descriptor.proto")):
-        import glob
-        inc = (glob.glob(os.path.join(modcache, "kubernetes@*", "third_party", "protobuf")) or [inc])[0]
     with open(pb, "rb") as f:
-        txt = subprocess.run(["protoc", "-I", inc,
+        txt = subprocess.run(["protoc", "-I", "/usr/include",
                               "--decode=google.protobuf.FileDescriptorSet",
                               "google/protobuf/descriptor.proto"], stdin=f,
                              check=True, capture_output=True).stdout.decode()
@@ -229,7 +237,7 @@ def main():
         visit(r)
     out = ["# csrc/sim/proto/schema.txt -- GENERATED by tools/gen-sim-proto.py (make",
            "# sim-proto) from the generated.proto files and Go types of k8s.io/api,",
-           "# apimachinery and apiextensions-apiserver " + VER + ". Do not edit;",
+           "# apimachinery, apiextensions-apiserver and kube-aggregator " + VER + ". Do not edit;",
            "# tools/embed-proto.sh compiles it into libkinsim.a (proto_int.h).",
            "# msg NAME SPECIAL JSON-ORDER | fld JSON GO NUMBER KIND FLAGS MSG | root APIVERSION KIND MSG"]
     for i, name in enumerate(order):

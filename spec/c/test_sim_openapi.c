@@ -28,12 +28,14 @@ static void test_sim_OpenAPIV3IndexAndDocuments(void **state) {
   assert_int_equal(r.code, 200);
   assert_string_equal(r.cache_control, "no-cache, private");
   json_t *paths = json_object_get(r.json, "paths");
+  /* every group-version of the built-ins (csrc/sim/discovery/) */
   const char *want[] = {"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
                         "apis/events.k8s.io/v1", "apis/apiextensions.k8s.io/v1",
-                        "apis/rbac.authorization.k8s.io/v1", "apis/authorization.k8s.io/v1",
-                        "apis/authentication.k8s.io/v1"};
-  for (size_t i = 0; i < 8; i++) assert_non_null(json_object_get(paths, want[i]));
-  assert_int_equal(json_object_size(paths), 8);
+                        "apis/autoscaling/v1", "apis/autoscaling/v2", "apis/batch/v1",
+                        "apis/rbac.authorization.k8s.io/v1"};
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    assert_non_null(json_object_get(paths, want[i]));
+  assert_int_equal(json_object_size(paths), 22);
   sim_resp_free(&r);
 
   char url[512];
@@ -58,12 +60,11 @@ static void test_sim_OpenAPIV3IndexAndDocuments(void **state) {
   assert_string_equal(jstr(json_array_get(json_object_get(dep, "x-kubernetes-group-version-kind"), 0),
                            "kind"),
                       "Deployment");
-  /* the scale subresource's Scale comes along; paths the sim does not
-   * serve (controllerrevisions) do not */
+  /* the scale subresource's Scale comes along */
   assert_non_null(schema(r.json, "io.k8s.api.autoscaling.v1.Scale"));
   json_t *dpaths = json_object_get(r.json, "paths");
   assert_non_null(json_object_get(dpaths, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"));
-  assert_null(json_object_get(dpaths, "/apis/apps/v1/namespaces/{namespace}/controllerrevisions"));
+  assert_non_null(json_object_get(dpaths, "/apis/apps/v1/namespaces/{namespace}/controllerrevisions"));
   sim_resp_free(&r);
 
   /* without the hash: not cacheable; a stale hash redirects to the current */
@@ -92,6 +93,9 @@ static void test_sim_OpenAPIV3IndexAndDocuments(void **state) {
       json_object_get(json_object_get(r.json, "paths"), "/api/v1/namespaces/{namespace}/configmaps/{name}"),
       "patch");
   assert_string_equal(jstr(patch, "x-kubernetes-group-version-kind.kind"), "ConfigMap");
+  /* paths of subresources the sim does not serve (pods/log) are left out */
+  assert_null(json_object_get(json_object_get(r.json, "paths"),
+                              "/api/v1/namespaces/{namespace}/pods/{name}/log"));
   int fv = 0;
   size_t i;
   json_t *p;

@@ -55,6 +55,7 @@ Y
 }
 
 out=$(kc api-resources); check api-resources "$out" "configmaps"
+check api-resources-builtins "$out" "resourcequotas"
 check api-resources-apps "$out" "deployments"
 cm v1 >"$TMP/cm.yaml"; deploy 1 >"$TMP/deploy.yaml"
 check apply-create-cm "$(kc apply -f "$TMP/cm.yaml")" "configmap/kc-cm created"

@@ -20,7 +20,7 @@
 static struct {
   const char *gv;
   json_t *doc;
-} docs[16];
+} docs[64];
 static size_t ndocs;
 static pthread_mutex_t docs_mu = PTHREAD_MUTEX_INITIALIZER;
 

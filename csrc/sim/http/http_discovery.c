@@ -34,6 +34,9 @@ static json_t *resource_list(kin__sim_store *s, const char *group, const char *v
                           r->singular, "namespaced", r->namespaced, "kind", r->kind, "verbs",
                           verbs_json(r->verbs));
     if (r->short_names) json_object_set(e, "shortNames", r->short_names);
+    if (r->categories) json_object_set(e, "categories", r->categories);
+    if (r->storage_version_hash)
+      json_object_set_new(e, "storageVersionHash", json_string(r->storage_version_hash));
     json_array_append_new(list, e);
     if (r->has_scale) {
       char sub[300];
@@ -128,6 +131,12 @@ int kin__sim_handle_discovery(kin__sim_req *req, const char *url, enum MHD_Resul
   }
   if (!strcmp(path, "/version")) {
     *ret = kin__sim_respond_json(req, 200, version_info());
+    return 1;
+  }
+  if ((!strcmp(path, "/api") || !strcmp(path, "/apis")) &&
+      kin__sim_discovery_aggregated_wanted(
+          MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"))) {
+    *ret = kin__sim_discovery_aggregated(req, !strcmp(path, "/api"));
     return 1;
   }
   if (!strcmp(path, "/api")) {

@@ -32,6 +32,7 @@ typedef struct {
   char credential_id[80]; /* "X509SHA256=<hex>" for a client certificate */
   int impersonated; /* user and groups are from Impersonate-* headers (auth/) */
   int code; /* status of the answer queued (kin__sim_queue_response); 0 before */
+  char warning[300]; /* a Warning header for the answer ("" none): a limit of the sim */
 } kin__sim_req;
 
 /* apiserver's RequestInfo for a resource path. */
@@ -171,6 +172,7 @@ typedef struct {
   const char *gv;
   const unsigned char *gz;
   size_t len;
+  const char *hash; /* upper-case hex SHA-512 of the inflated JSON */
 } kin__sim_openapi_doc;
 extern const kin__sim_openapi_doc kin__sim_openapi_docs[];
 /* Server-side apply and managedFields (http_apply.c). A write's update
@@ -274,6 +276,22 @@ json_t *kin__sim_proto_body(kin__sim_req *req, const char *api_version, const ch
 enum MHD_Result kin__sim_proto_respond(kin__sim_req *req, int code, kin__buf *json);
 int kin__sim_proto_watch_frames(kin__buf *buf, size_t from);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
+
+/* ---- http_discovery_aggregated.c ---- */
+/* 1 when the Accept header (may be NULL) asks first for
+ * apidiscovery.k8s.io/v2 APIGroupDiscoveryList. */
+int kin__sim_discovery_aggregated_wanted(const char *accept);
+/* Answers /api (core != 0) or /apis with the APIGroupDiscoveryList of the
+ * registry; takes the store lock. */
+enum MHD_Result kin__sim_discovery_aggregated(kin__sim_req *req, int core);
+
+/* ---- http_binding.c ---- */
+/* The create of a v1 Binding: assigns the pod of its name to target.name;
+ * fills out with 201 and a Success Status, or the error (404, 409). obj
+ * is borrowed. Takes the store lock. */
+void kin__sim_binding_create(kin__sim_req *req, kin__sim_request_info *ri, const json_t *obj,
+                             int dry_run, kin__sim_result *out);
+
 enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
                                      kin__sim_request_info *ri);
 enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,

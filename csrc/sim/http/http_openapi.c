@@ -6,7 +6,8 @@
  * The built-in group-versions' documents are kube-apiserver's own
  * (csrc/sim/openapi/, gzip-compressed; captured by `make sim-openapi`: the paths of
  * the sim's resources and the schemas they reach), compiled in by
- * tools/embed-openapi.sh and inflated once per process. `kubectl explain`
+ * tools/embed-openapi.sh with their hashes, and each inflated the first
+ * time it is asked for (kept until exit). `kubectl explain`
  * reads their components.schemas; kubectl apply reads the PATCH
  * operations' fieldValidation parameter (queryParamVerifierV3).
  *
@@ -34,8 +35,12 @@ typedef struct {
   char hash[129];
 } doc;
 
-static doc *builtin;   /* inflated kin__sim_openapi_docs; lives until exit */
+/* kin__sim_openapi_docs with their hashes; each json inflated on first
+ * use (builtin_json), then kept until exit. builtin_mu guards the json
+ * and len members (a leaf lock, taken with or without the store's). */
+static doc *builtin;
 static size_t nbuiltin;
+static pthread_mutex_t builtin_mu = PTHREAD_MUTEX_INITIALIZER;
 static char last_modified[64];
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
@@ -86,12 +91,9 @@ static void builtin_load(void) {
   if (!builtin) return;
   for (size_t i = 0; i < n; i++) {
     const kin__sim_openapi_doc *d = &kin__sim_openapi_docs[i];
-    doc *b = &builtin[nbuiltin];
-    b->json = gunzip(d->gz, d->len, &b->len);
-    if (!b->json) continue; /* out of memory: that gv falls back to a skeleton */
+    doc *b = &builtin[nbuiltin++];
     b->gv = d->gv;
-    hash_of(b->json, b->len, b->hash);
-    nbuiltin++;
+    snprintf(b->hash, sizeof(b->hash), "%s", d->hash);
   }
   time_t now = time(NULL);
   struct tm tm;
@@ -99,18 +101,32 @@ static void builtin_load(void) {
   strftime(last_modified, sizeof(last_modified), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
-static const doc *builtin_find(const char *gv) {
+/* The built-in document of gv (its json possibly not inflated yet), or
+ * NULL. */
+static doc *builtin_find(const char *gv) {
+  pthread_once(&builtin_once, builtin_load);
   for (size_t i = 0; i < nbuiltin; i++)
     if (!strcmp(builtin[i].gv, gv)) return &builtin[i];
   return NULL;
 }
 
-const char *kin__sim_openapi_builtin(const char *gv, size_t *len) {
-  pthread_once(&builtin_once, builtin_load);
-  const doc *d = builtin_find(gv);
-  if (!d) return NULL;
+/* Inflates d's JSON on first use; returns it (kept until exit) and sets
+ * *len, or NULL when out of memory. */
+static const char *builtin_json(doc *d, size_t *len) {
+  pthread_mutex_lock(&builtin_mu);
+  if (!d->json) {
+    size_t i = (size_t)(d - builtin);
+    d->json = gunzip(kin__sim_openapi_docs[i].gz, kin__sim_openapi_docs[i].len, &d->len);
+  }
+  const char *j = d->json;
   *len = d->len;
-  return d->json;
+  pthread_mutex_unlock(&builtin_mu);
+  return j;
+}
+
+const char *kin__sim_openapi_builtin(const char *gv, size_t *len) {
+  doc *d = builtin_find(gv);
+  return d ? builtin_json(d, len) : NULL;
 }
 
 static void gv_key(const kin__sim_resource *r, char *key, size_t cap) {
@@ -337,9 +353,11 @@ int kin__sim_handle_openapi(kin__sim_req *req, const char *url, enum MHD_Result 
       gv_key(s->res[i], k, sizeof(k));
       found = !strcmp(k, key);
     }
-    const doc *b = found ? builtin_find(key) : NULL;
-    if (b)
+    doc *b = found ? builtin_find(key) : NULL;
+    if (b) {
       d = *b;
+      d.json = (char *)builtin_json(b, &d.len);
+    }
     else if (found && !gv_doc(s, key, &d))
       own = 1;
     pthread_mutex_unlock(&s->mu);

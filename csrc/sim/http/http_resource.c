@@ -242,6 +242,13 @@ static int update_mode(const kin__sim_request_info *ri) {
   return ri->subresource[0] ? KIN__SIM_UPDATE_STATUS : KIN__SIM_UPDATE_MAIN;
 }
 
+/* 1 when r serves verb (discovery's verbs). */
+static int has_verb(const kin__sim_resource *r, const char *verb) {
+  for (int i = 0; r->verbs[i]; i++)
+    if (!strcmp(r->verbs[i], verb)) return 1;
+  return 0;
+}
+
 static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                          kin__sim_result *out) {
   const char *ct = content_type(req);
@@ -321,12 +328,11 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
     kin__sim_managed_update m = {replace_fn, obj, req, r, ri->subresource};
     kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, update_mode(ri),
                           kin__sim_managed_update_fn, &m, dry_run(req), out);
-    /* Leases and events allow create on update (their strategies'
-     * AllowCreateOnUpdate), so a PUT of a missing one creates it. */
+    /* Leases, events, Services, RBAC... allow create on update (their
+     * strategies' AllowCreateOnUpdate), so a PUT of a missing one creates
+     * it. */
     if (out->code == 404 && !ri->subresource[0] && !r->crd_name &&
-        ((!strcmp(r->group, "coordination.k8s.io") && !strcmp(r->resource, "leases")) ||
-         ((!*r->group || !strcmp(r->group, "events.k8s.io")) &&
-          !strcmp(r->resource, "events")))) {
+        r->storage->create_on_update && has_verb(r, "create")) {
       json_t *md = json_object_get(obj, "metadata");
       if (md) json_object_del(md, "resourceVersion");
       kin__sim_managed_create(req, r, obj);
@@ -340,7 +346,9 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
-  if (kin__sim_review_create(req, r, ri->ns, obj, out)) {
+  if (r->review && !*r->group && !strcmp(r->resource, "bindings")) {
+    kin__sim_binding_create(req, ri, obj, dry_run(req), out);
+  } else if (kin__sim_review_create(req, r, ri->ns, obj, out)) {
     /* a review: answered, not stored */
   } else if (!check_namespace(r, obj, ri->ns, out) &&
              !kin__sim_rbac_escalation_check(req, r, ri->ns, obj, out)) {
@@ -401,10 +409,34 @@ static void handle_delete_collection(kin__sim_req *req, kin__sim_resource *r,
   kin__sim_selector_free(&sel);
 }
 
-static int has_verb(const kin__sim_resource *r, const char *verb) {
-  for (int i = 0; r->verbs[i]; i++)
-    if (!strcmp(r->verbs[i], verb)) return 1;
-  return 0;
+
+/* The verb of a request on the resource itself (no subresource), as
+ * discovery names it: returns 0 when r serves it; else fills out with the
+ * real server's answer, 404 when r serves no verb at that path at all
+ * (tokenreviews/NAME) and 405 otherwise (GET tokenreviews), and returns
+ * -1. */
+static int check_verb(const kin__sim_resource *r, const char *m, int named, int watch,
+                      kin__sim_result *out) {
+  static const char *const named_verbs[] = {"get", "update", "patch", "delete", NULL};
+  static const char *const coll_verbs[] = {"list", "create", "deletecollection", "watch", NULL};
+  int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
+  const char *verb = watch             ? "watch"
+                     : is_get          ? (named ? "get" : "list")
+                     : !strcmp(m, "POST")  ? "create"
+                     : !strcmp(m, "PUT")   ? "update"
+                     : !strcmp(m, "PATCH") ? "patch"
+                     : !strcmp(m, "DELETE") ? (named ? "delete" : "deletecollection")
+                                            : NULL;
+  if (verb && has_verb(r, verb)) return 0;
+  int any = 0;
+  for (const char *const *v = named ? named_verbs : coll_verbs; *v; v++) any |= has_verb(r, *v);
+  if (!any)
+    kin__sim_err(out, 404, "NotFound", json_object(),
+                 "the server could not find the requested resource");
+  else
+    kin__sim_err(out, 405, "MethodNotAllowed", json_object(),
+                 "the server does not allow this method on the requested resource");
+  return -1;
 }
 
 
@@ -415,7 +447,15 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
    * entries excepted), so r stays valid after the lookup. */
   pthread_mutex_lock(&s->mu);
   kin__sim_resource *r = kin__sim_registry_find(s, ri->group, ri->version, ri->resource);
+  int gv_served = r || kin__sim_registry_builtin_gv(s, ri->group, ri->version);
   pthread_mutex_unlock(&s->mu);
+  if (!gv_served) {
+    /* no built-in group-version and no CRD of that resource: the
+     * CRD handler delegates to the mux's plain 404, as kube-apiserver's */
+    kin__buf b = {0};
+    kin__buf_add(&b, "404 page not found\n", 19);
+    return kin__sim_respond_buf(req, 404, &b, "text/plain; charset=utf-8");
+  }
   const char *m = req->method;
   int scale = !strcmp(ri->subresource, "scale");
   int pb = kin__sim_proto_negotiate(
@@ -439,6 +479,12 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
       (ri->subresource[0] && !(!strcmp(ri->subresource, "status") && r->has_status) &&
        !(scale && r->has_scale) && !finalize) ||
       (ri->ns[0] && !r->namespaced)) {
+    /* kube-apiserver serves it (its discovery lists it): the sim does not */
+    if (r && ri->subresource[0] && kin__sim_registry_real_sub(r, ri->subresource))
+      snprintf(req->warning, sizeof(req->warning),
+               "kinformer.sim does not serve %s/%s, which kube-apiserver does: a limit of the "
+               "sim (docs/sim.md)",
+               r->resource, ri->subresource);
     kin__sim_err(&out, 404, "NotFound", json_object(),
                  "the server could not find the requested resource");
     return kin__sim_respond_result(req, &out);
@@ -450,11 +496,12 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   }
   int named = ri->name[0] != 0;
   int is_get = !strcmp(m, "GET") || !strcmp(m, "HEAD");
-  if (!has_verb(r, "get") && (strcmp(m, "POST") || named)) { /* the create-only reviews */
-    kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
-                 "the server does not allow this method on the requested resource");
+  if (!ri->subresource[0] &&
+      check_verb(r, m, named,
+                 ri->watch_path || (is_get && !named &&
+                                    kin__sim_query_bool(kin__sim_query(req, "watch"))),
+                 &out))
     return kin__sim_respond_result(req, &out);
-  }
   if (ri->watch_path || (is_get && !named && kin__sim_query_bool(kin__sim_query(req, "watch"))))
     return is_get ? kin__sim_handle_watch(req, r, ri)
                   : (kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),

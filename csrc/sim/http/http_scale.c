@@ -32,7 +32,14 @@ json_t *kin__sim_scale_of(const json_t *obj) {
   json_object_set_new(sst, "replicas", json_integer(json_integer_value(
                                            json_object_get(json_object_get(obj, "status"),
                                                            "replicas"))));
-  char *sel = kin__sim_label_selector_string(json_object_get(spec, "selector"));
+  /* a ReplicationController's selector is a plain map (SelectorFromSet) */
+  json_t *rcsel = NULL;
+  const char *kind = kin__sim_jstr(obj, "kind", NULL);
+  if (kind && !strcmp(kind, "ReplicationController"))
+    rcsel = json_pack("{s:O?}", "matchLabels", json_object_get(spec, "selector"));
+  char *sel =
+      kin__sim_label_selector_string(rcsel ? rcsel : json_object_get(spec, "selector"));
+  json_decref(rcsel);
   if (sel && *sel) json_object_set_new(sst, "selector", json_string(sel));
   free(sel);
   return json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind", "Scale", "apiVersion", "autoscaling/v1",

@@ -22,6 +22,13 @@ int kin__sim_query_bool(const char *v) {
 
 enum MHD_Result kin__sim_queue_response(kin__sim_req *req, unsigned code,
                                         struct MHD_Response *resp) {
+  if (req->warning[0]) {
+    /* RFC 7234 299 warning: client-go hands it to its warning handler,
+     * kubectl prints it as "Warning: ..." */
+    char w[400];
+    snprintf(w, sizeof(w), "299 - \"%s\"", req->warning);
+    MHD_add_response_header(resp, "Warning", w);
+  }
   enum MHD_Result ret = MHD_queue_response(req->conn, code, resp);
   if (ret == MHD_YES) req->code = (int)code;
   return ret;

@@ -39,12 +39,16 @@ static const char *const node_fields[] = {"spec.unschedulable", NULL};
 static const char *const namespace_fields[] = {"status.phase", NULL};
 static const char *const service_fields[] = {"spec.clusterIP", "spec.type", NULL};
 static const char *const replicaset_fields[] = {"status.replicas", NULL};
+static const char *const job_fields[] = {"status.successful", NULL};
+static const char *const csr_fields[] = {"spec.signerName", NULL};
 
 static const field_set field_sets[] = {
     {"", "pods", pod_fields},           {"", "secrets", secret_fields},
     {"", "events", event_fields},       {"", "nodes", node_fields},
     {"", "namespaces", namespace_fields}, {"", "services", service_fields},
     {"apps", "replicasets", replicaset_fields}, {"events.k8s.io", "events", events_v1_fields},
+    {"", "replicationcontrollers", replicaset_fields}, {"batch", "jobs", job_fields},
+    {"certificates.k8s.io", "certificatesigningrequests", csr_fields},
 };
 
 static const field_set *fields_of(const kin__sim_resource *r) {
@@ -152,10 +156,13 @@ int kin__sim_selector_empty(const kin__sim_selector *sel) {
  * Event's "source" is source.component, else reportingComponent. */
 static void field_value(const json_t *obj, const char *field, char *buf, size_t cap) {
   char path[64];
+  /* the labels whose JSON path differs (GetAttrs' sources); an Event's
+   * source falls back to reportingComponent */
   const char *comp = kin__sim_jstr(json_object_get(obj, "source"), "component", NULL);
-  if (!strcmp(field, "source"))
-    field = comp && *comp ? "source.component" : "reportingComponent";
-  snprintf(path, sizeof(path), "%s", field);
+  snprintf(path, sizeof(path), "%s",
+           !strcmp(field, "source")              ? (comp && *comp ? "source.component" : "reportingComponent")
+           : !strcmp(field, "status.successful") ? "status.succeeded"
+                                                 : field);
   const json_t *v = obj;
   for (char *save, *t = strtok_r(path, ".", &save); t && v; t = strtok_r(NULL, ".", &save))
     v = json_object_get(v, t);
@@ -166,6 +173,11 @@ static void field_value(const json_t *obj, const char *field, char *buf, size_t 
     snprintf(buf, cap, "%s", json_is_true(v) ? "true" : "false");
   else if (json_is_integer(v))
     snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
+  /* absent numbers and booleans print as Go's zero values */
+  else if (!v && (!strcmp(field, "status.replicas") || !strcmp(field, "status.successful")))
+    snprintf(buf, cap, "0");
+  else if (!v && !strcmp(field, "spec.unschedulable"))
+    snprintf(buf, cap, "false");
 }
 
 static const char *get_label(void *ud, const char *key) {

@@ -1,7 +1,8 @@
-/* registry.c -- the resources a kinformer.sim serves: the built-ins of
- * issue 4 and the versions of each CustomResourceDefinition, as discovery
- * (APIResource) describes them. Caller holds the store lock for every
- * function except init. */
+/* registry.c -- the resources a kinformer.sim serves, as discovery
+ * (APIResource) describes them: the entries and storages themselves, and
+ * the versions of each CustomResourceDefinition (the built-ins come from
+ * registry_builtins.c). Caller holds the store lock for every function
+ * except those the init of the store calls. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,58 +12,6 @@
 static const char *const verbs_all[] = {"create", "delete", "deletecollection", "get", "list",
                                         "patch",  "update", "watch",            NULL};
 static const char *const verbs_status[] = {"get", "patch", "update", NULL};
-/* The review APIs are create only (helper-rbac). */
-static const char *const verbs_create[] = {"create", NULL};
-/* Namespaces cannot be deleted as a collection. */
-static const char *const verbs_namespaces[] = {"create", "delete", "get", "list",
-                                               "patch",  "update", "watch", NULL};
-
-typedef struct {
-  const char *group, *version, *resource, *singular, *kind;
-  int namespaced, has_status;
-  const char *short_names; /* comma-separated */
-} builtin;
-
-static const builtin builtins[] = {
-    {"", "v1", "namespaces", "namespace", "Namespace", 0, 1, "ns"},
-    {"", "v1", "configmaps", "configmap", "ConfigMap", 1, 0, "cm"},
-    {"", "v1", "secrets", "secret", "Secret", 1, 0, NULL},
-    {"", "v1", "pods", "pod", "Pod", 1, 1, "po"},
-    {"", "v1", "services", "service", "Service", 1, 1, "svc"},
-    {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", 1, 0, "sa"},
-    {"", "v1", "events", "event", "Event", 1, 0, "ev"},
-    {"", "v1", "nodes", "node", "Node", 0, 1, "no"},
-    {"apps", "v1", "deployments", "deployment", "Deployment", 1, 1, "deploy"},
-    {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", 1, 1, "rs"},
-    {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1, "sts"},
-    {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds"},
-    {"coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, NULL},
-    /* events.k8s.io/v1 Events: the storage of core v1 Events, converted
-     * (issue 23; init_builtins below, convert/events.c) */
-    {"events.k8s.io", "v1", "events", "event", "Event", 1, 0, "ev"},
-    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
-     "CustomResourceDefinition", 0, 1, "crd,crds"},
-    /* ---- helper-rbac (issue 23): RBAC, and the review APIs (create only,
-     * nothing stored: csrc/sim/http/http_reviews.c answers their creates). To
-     * be merged into the registry built from the captured discovery. ---- */
-    {"rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", 0, 0, NULL},
-    {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "clusterrolebinding",
-     "ClusterRoleBinding", 0, 0, NULL},
-    {"rbac.authorization.k8s.io", "v1", "roles", "role", "Role", 1, 0, NULL},
-    {"rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", 1, 0, NULL},
-    {"authorization.k8s.io", "v1", "subjectaccessreviews", "subjectaccessreview",
-     "SubjectAccessReview", 0, 0, NULL},
-    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
-     "SelfSubjectAccessReview", 0, 0, NULL},
-    {"authorization.k8s.io", "v1", "localsubjectaccessreviews", "localsubjectaccessreview",
-     "LocalSubjectAccessReview", 1, 0, NULL},
-    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview",
-     "SelfSubjectRulesReview", 0, 0, NULL},
-    {"authentication.k8s.io", "v1", "tokenreviews", "tokenreview", "TokenReview", 0, 0, NULL},
-    {"authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview",
-     "SelfSubjectReview", 0, 0, NULL},
-    /* ---- end helper-rbac ---- */
-};
 
 const char *const *kin__sim_verbs_status = verbs_status;
 
@@ -89,10 +38,11 @@ kin__sim_storage *kin__sim_namespaces_storage(kin__sim_store *s) {
   return kin__sim_registry_storage(s, "", "namespaces");
 }
 
-/* Returns a new storage owned by the store, or NULL on ENOMEM. */
-static kin__sim_storage *storage_new(kin__sim_store *s, const char *group, const char *resource,
-                                     const char *kind, const char *version, int namespaced,
-                                     int has_status, int crd) {
+/* A new storage, owned by the store (freed with it); NULL on ENOMEM. */
+kin__sim_storage *kin__sim_registry_storage_new(kin__sim_store *s, const char *group,
+                                                const char *resource, const char *kind,
+                                                const char *version, int namespaced,
+                                                int has_status, int crd) {
   if (grow((void **)&s->storages, &s->capst, s->nst, sizeof(*s->storages))) return NULL;
   kin__sim_storage *st = calloc(1, sizeof(*st));
   if (!st) return NULL;
@@ -126,23 +76,30 @@ static void resource_free(kin__sim_resource *r) {
   free(r->singular);
   free(r->crd_name);
   json_decref(r->short_names);
+  json_decref(r->categories);
+  json_decref(r->unserved_subs);
   json_decref(r->printer_columns);
+  free(r->storage_version_hash);
+  if (r->own_verbs)
+    for (size_t i = 0; r->own_verbs[i]; i++) free(r->own_verbs[i]);
+  free(r->own_verbs);
   free(r);
 }
 
-/* Adds a served resource; short_names is stolen. Returns 0 or KIN_ENOMEM. */
-static int add_resource(kin__sim_store *s, const char *group, const char *version,
-                        const char *resource, const char *singular, const char *kind,
-                        const char *list_kind, int namespaced, int has_status,
-                        json_t *short_names, const char *crd_name, kin__sim_storage *st) {
-  if (grow((void **)&s->res, &s->capres, s->nres, sizeof(*s->res))) {
+/* The new entry (owned by the store) or NULL on ENOMEM, short_names and
+ * categories released either way. */
+kin__sim_resource *kin__sim_registry_add(kin__sim_store *s, const char *group,
+                                         const char *version, const char *resource,
+                                         const char *singular, const char *kind,
+                                         const char *list_kind, int namespaced, int has_status,
+                                         json_t *short_names, json_t *categories,
+                                         const char *crd_name, kin__sim_storage *st) {
+  kin__sim_resource *r = NULL;
+  if (grow((void **)&s->res, &s->capres, s->nres, sizeof(*s->res)) ||
+      !(r = calloc(1, sizeof(*r)))) {
     json_decref(short_names);
-    return KIN_ENOMEM;
-  }
-  kin__sim_resource *r = calloc(1, sizeof(*r));
-  if (!r) {
-    json_decref(short_names);
-    return KIN_ENOMEM;
+    json_decref(categories);
+    return NULL;
   }
   char lk[256];
   if (!list_kind) {
@@ -160,49 +117,14 @@ static int add_resource(kin__sim_store *s, const char *group, const char *versio
   r->has_status = has_status;
   r->verbs = verbs_all;
   r->short_names = short_names;
+  r->categories = categories;
   r->storage = st;
   if (!r->group || !r->version || !r->resource || !r->singular || !r->kind || !r->list_kind) {
     resource_free(r);
-    return KIN_ENOMEM;
+    return NULL;
   }
   s->res[s->nres++] = r;
-  return 0;
-}
-
-int kin__sim_registry_init_builtins(kin__sim_store *s) {
-  for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
-    const builtin *b = &builtins[i];
-    /* issue 23: v1 and events.k8s.io/v1 Events share one storage in core
-     * v1 form, whichever is registered first */
-    int event = !strcmp(b->resource, "events") &&
-                (!*b->group || !strcmp(b->group, "events.k8s.io"));
-    kin__sim_storage *st = event ? kin__sim_registry_storage(s, "", "events") : NULL;
-    if (!st)
-      st = event ? storage_new(s, "", "events", "Event", "v1", 1, 0, 0)
-                 : storage_new(s, b->group, b->resource, b->kind, b->version, b->namespaced,
-                               b->has_status, 0);
-    if (!st) return KIN_ENOMEM;
-    json_t *sn = NULL;
-    if (b->short_names) {
-      sn = json_array();
-      char tmp[64];
-      snprintf(tmp, sizeof(tmp), "%s", b->short_names);
-      for (char *save, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        json_array_append_new(sn, json_string(t));
-    }
-    int rc = add_resource(s, b->group, b->version, b->resource, b->singular, b->kind, NULL,
-                          b->namespaced, b->has_status, sn, NULL, st);
-    if (rc) return rc;
-    if (!strcmp(b->resource, "namespaces")) s->res[s->nres - 1]->verbs = verbs_namespaces;
-    size_t rl = strlen(b->resource);
-    if (rl > 7 && !strcmp(b->resource + rl - 7, "reviews")) s->res[s->nres - 1]->verbs = verbs_create;
-    /* ScaleREST of the apps registries */
-    if (!strcmp(b->group, "apps") &&
-        (!strcmp(b->resource, "deployments") || !strcmp(b->resource, "replicasets") ||
-         !strcmp(b->resource, "statefulsets")))
-      s->res[s->nres - 1]->has_scale = 1;
-  }
-  return 0;
+  return r;
 }
 
 kin__sim_resource *kin__sim_registry_find(kin__sim_store *s, const char *group,
@@ -250,7 +172,8 @@ int kin__sim_registry_add_crd(kin__sim_store *s, const json_t *crd) {
   if (!storage_version) return KIN_EINVAL;
   kin__sim_storage *st = kin__sim_registry_storage(s, group, plural);
   if (!st) {
-    st = storage_new(s, group, plural, kind, storage_version, namespaced, 0, 1);
+    st = kin__sim_registry_storage_new(s, group, plural, kind, storage_version, namespaced, 0,
+                                       1);
     if (!st) return KIN_ENOMEM;
   }
   json_array_foreach(versions, i, v) {
@@ -260,10 +183,13 @@ int kin__sim_registry_add_crd(kin__sim_store *s, const json_t *crd) {
     int has_status = json_object_get(json_object_get(v, "subresources"), "status") != NULL;
     if (has_status) st->has_status = 1;
     json_t *sn = json_object_get(names, "shortNames");
-    int rc = add_resource(s, group, vname, plural, singular, kind, list_kind, namespaced,
-                          has_status, json_is_array(sn) ? json_deep_copy(sn) : NULL, crd_name,
-                          st);
-    if (rc) return rc;
+    json_t *cat = json_object_get(names, "categories");
+    if (!kin__sim_registry_add(s, group, vname, plural, singular, kind, list_kind, namespaced,
+                               has_status, json_is_array(sn) ? json_deep_copy(sn) : NULL,
+                               json_is_array(cat) && json_array_size(cat) ? json_deep_copy(cat)
+                                                                          : NULL,
+                               crd_name, st))
+      return KIN_ENOMEM;
     json_t *pc = json_object_get(v, "additionalPrinterColumns");
     if (json_is_array(pc)) s->res[s->nres - 1]->printer_columns = json_deep_copy(pc);
   }
@@ -324,4 +250,25 @@ kin__sim_resource *kin__sim_registry_find_kind(kin__sim_store *s, const char *ap
     }
   }
   return NULL;
+}
+
+/* 1 when sub is in r->unserved_subs (built-ins only). Caller holds mu or
+ * owns r before the server runs. */
+int kin__sim_registry_real_sub(const kin__sim_resource *r, const char *sub) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(r->unserved_subs, i, v) {
+    if (!strcmp(json_string_value(v), sub)) return 1;
+  }
+  return 0;
+}
+
+/* 1 when a served built-in lives at group/version; caller holds mu. */
+int kin__sim_registry_builtin_gv(kin__sim_store *s, const char *group, const char *version) {
+  for (size_t i = 0; i < s->nres; i++) {
+    const kin__sim_resource *r = s->res[i];
+    if (!r->crd_name && !r->removed && !strcmp(r->group, group) && !strcmp(r->version, version))
+      return 1;
+  }
+  return 0;
 }

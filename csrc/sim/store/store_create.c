@@ -124,6 +124,7 @@ static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, cons
   json_object_set_new(obj, "apiVersion", json_string(st->storage_version));
   json_object_set_new(obj, "kind", json_string(st->kind));
   int has_status = keep && json_object_get(obj, "status");
+  if (!keep) kin__sim_defaults_create(st, obj);
   if (!strcmp(st->resource, "namespaces") && !st->crd) {
     /* PrepareForCreate: the finalizers asked for, and "kubernetes" (a
      * restored namespace keeps its spec as it is). */
@@ -159,6 +160,13 @@ static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, cons
     if (!has_status) crd_set_status(obj);
   } else if (!strcmp(st->resource, "pods") && !st->crd) {
     if (!has_status) json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+  } else if (!*st->group && !strcmp(st->resource, "persistentvolumeclaims") && !st->crd) {
+    /* SetDefaults_PersistentVolumeClaim, after the strategy's reset */
+    if (!has_status) json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+  } else if (!*st->group && !strcmp(st->resource, "persistentvolumes") && !st->crd) {
+    if (!has_status)
+      json_object_set_new(obj, "status", json_pack("{s:s, s:s}", "phase", "Pending",
+                                                   "lastPhaseTransitionTime", now));
   } else if (st->has_status && !has_status) {
     json_object_del(obj, "status");
   }

@@ -29,11 +29,10 @@ int kin__sim_key_in_namespace(const char *key, const char *ns) {
   return !strncmp(key, ns, n) && key[n] == '/';
 }
 
-/* Whether the kind keeps metadata.generation (built-ins with a spec that
- * controllers observe, and every custom resource). */
+/* Whether the kind keeps metadata.generation (the built-ins whose
+ * strategy sets it, registry_builtins.c, and every custom resource). */
 int kin__sim_tracks_generation(const kin__sim_storage *st) {
-  return st->crd || !strcmp(st->group, "apps") || !strcmp(st->resource, "pods") ||
-         !strcmp(st->resource, "customresourcedefinitions");
+  return st->crd || st->gen_field != NULL;
 }
 
 static void set_rv(json_t *obj, uint64_t rv) {

@@ -10,10 +10,26 @@
 #include "kin.h"
 #include "store_int.h"
 
-/* 1 when a and b differ outside metadata and status (custom resources)
- * or in spec (built-ins): what bumps metadata.generation. */
+/* 1 when member key of a and b differ. */
+static int member_changed(const json_t *a, const json_t *b, const char *key) {
+  const json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+  return x != y && (!x || !y || !json_equal(x, y));
+}
+
+/* 1 when a and b differ in what bumps metadata.generation: outside
+ * metadata and status (custom resources; EndpointSlices, whose labels
+ * count too), or in the member the built-in's strategy compares
+ * (st->gen_field: spec, webhooks, template, spec and annotations). */
 static int spec_changed(const kin__sim_storage *st, const json_t *a, const json_t *b) {
-  if (!st->crd) return !json_equal(json_object_get(a, "spec"), json_object_get(b, "spec"));
+  if (!st->crd && st->gen_field && !strcmp(st->gen_field, "spec+annotations"))
+    return member_changed(a, b, "spec") ||
+           member_changed(json_object_get(a, "metadata"), json_object_get(b, "metadata"),
+                          "annotations");
+  if (!st->crd && st->gen_field && !strcmp(st->gen_field, "*") &&
+      member_changed(json_object_get(a, "metadata"), json_object_get(b, "metadata"), "labels"))
+    return 1;
+  if (!st->crd && st->gen_field && strcmp(st->gen_field, "*"))
+    return *st->gen_field && member_changed(a, b, st->gen_field);
   const char *k;
   json_t *v;
   json_object_foreach((json_t *)a, k, v) {
@@ -159,7 +175,8 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     goto done;
   }
-  if (r->validate && r->validate(r, obj, curj, out)) {
+  if ((r->validate && r->validate(r, obj, curj, out)) ||
+      (status_only == KIN__SIM_UPDATE_MAIN && kin__sim_validate_update(r, name, curj, obj, out))) {
     json_decref(obj);
     goto done;
   }

@@ -1,6 +1,9 @@
-/* validation.c -- object name validation as apimachinery's
- * NameIsDNSSubdomain / NameIsDNSLabel (namespaces) and, for RBAC objects,
- * path.ValidatePathSegmentName, with their messages. */
+/* validation.c -- object name validation as the registries of
+ * kube-apiserver choose it (ValidateObjectMeta's name function of each
+ * kind), with apimachinery's messages: NameIsDNSSubdomain for most kinds,
+ * NameIsDNSLabel for Namespaces, Services (RelaxedServiceNameValidation,
+ * on by default in v1.36) and StatefulSets, and IsPathSegmentName for the
+ * rbac.authorization.k8s.io kinds. */
 #include <stdio.h>
 #include <string.h>
 
@@ -36,28 +39,33 @@ static const char label_msg[] =
     "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
     "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
+/* Returns why name is not a path segment (content.IsPathSegmentName), or
+ * NULL when it is. */
+static const char *path_segment_error(const char *name) {
+  if (!strcmp(name, ".")) return "may not be '.'";
+  if (!strcmp(name, "..")) return "may not be '..'";
+  if (strchr(name, '/')) return "may not contain '/'";
+  if (strchr(name, '%')) return "may not contain '%'";
+  return NULL;
+}
+
 int kin__sim_validate_name(kin__sim_resource *r, const char *name, kin__sim_result *out) {
-  int ns = !strcmp(r->resource, "namespaces") && !*r->group;
-  size_t max = ns ? 63 : 253;
+  int label = !r->crd_name &&
+           ((!*r->group && (!strcmp(r->resource, "namespaces") || !strcmp(r->resource, "services"))) ||
+            (!strcmp(r->group, "apps") && !strcmp(r->resource, "statefulsets")));
+  size_t max = label ? 63 : 253;
   size_t n = strlen(name);
   char detail[1024];
   const char *why = NULL;
   char toolong[64];
-  char seg[64];
-  if (!strcmp(r->group, "rbac.authorization.k8s.io")) {
-    /* helper-rbac: RBAC names are path segments (ValidateRBACName) */
-    if (!strcmp(name, ".") || !strcmp(name, ".."))
-      snprintf(seg, sizeof(seg), "may not be '%s'", name);
-    else if (strpbrk(name, "/%"))
-      snprintf(seg, sizeof(seg), "may not contain '%c'", *strpbrk(name, "/%"));
-    else
-      return 0;
-    why = seg;
+  if (!r->crd_name && !strcmp(r->group, "rbac.authorization.k8s.io")) {
+    why = path_segment_error(name);
   } else if (n > max) {
     snprintf(toolong, sizeof(toolong), "must be no more than %zu characters", max);
     why = toolong;
-  } else if (ns ? !is_label(name, n) : !is_subdomain(name)) {
-    why = ns ? label_msg : subdomain_msg;
+  } else if (label ? !is_label(name, n) : !is_subdomain(name)) {
+    /* a valid subdomain that is no label: IsDNS1123Label's own words */
+    why = !label ? subdomain_msg : is_subdomain(name) ? "must not contain dots" : label_msg;
   }
   if (!why) return 0;
   snprintf(detail, sizeof(detail), "Invalid value: \"%s\": %s", name, why);
