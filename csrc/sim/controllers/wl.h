@@ -142,6 +142,19 @@ void kin__simwl_nodes_create(kin__simctl *m, int count);
 /* 1 when the kubelet runs the pods of node (annotated kinformer.io/sim-node). */
 int kin__simwl_node_simulated(const json_t *node);
 
+/* ---- cron schedules (cron.c) ---- */
+
+typedef struct {
+  uint64_t minute, hour, dom, month, dow; /* bit i: value i allowed */
+  int dom_star, dow_star;                 /* the field began with "*" */
+} kin__simwl_cron;
+
+/* Parses a standard 5-field schedule or macro into out; returns 0 or -1. */
+int kin__simwl_cron_parse(const char *spec, kin__simwl_cron *out);
+
+/* The first scheduled time after after (UTC), -1 when none in 5 years. */
+time_t kin__simwl_cron_next(const kin__simwl_cron *c, time_t after);
+
 /* The template hash of apps/v1 (rand.SafeEncodeString of a 32-bit
  * FNV-1a): here of the template's canonical JSON and collision count. */
 void kin__simwl_template_hash(const json_t *tmpl, json_int_t collision, char out[16]);

@@ -37,6 +37,9 @@ static const builtin builtins[] = {
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1, "sts"},
     {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds"},
     {"coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, NULL},
+    /* the workload controllers' (controllers/job.c, cronjob.c) */
+    {"batch", "v1", "jobs", "job", "Job", 1, 1, NULL},
+    {"batch", "v1", "cronjobs", "cronjob", "CronJob", 1, 1, "cj"},
     /* events.k8s.io/v1 Events: the storage of core v1 Events, converted
      * (issue 23; init_builtins below, convert/events.c) */
     {"events.k8s.io", "v1", "events", "event", "Event", 1, 0, "ev"},
