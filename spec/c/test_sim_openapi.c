@@ -31,9 +31,9 @@ static void test_sim_OpenAPIV3IndexAndDocuments(void **state) {
   const char *want[] = {"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1",
                         "apis/events.k8s.io/v1", "apis/apiextensions.k8s.io/v1",
                         "apis/rbac.authorization.k8s.io/v1", "apis/authorization.k8s.io/v1",
-                        "apis/authentication.k8s.io/v1"};
-  for (size_t i = 0; i < 8; i++) assert_non_null(json_object_get(paths, want[i]));
-  assert_int_equal(json_object_size(paths), 8);
+                        "apis/authentication.k8s.io/v1", "apis/batch/v1"};
+  for (size_t i = 0; i < 9; i++) assert_non_null(json_object_get(paths, want[i]));
+  assert_int_equal(json_object_size(paths), 9);
   sim_resp_free(&r);
 
   char url[512];
