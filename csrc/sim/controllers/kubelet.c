@@ -6,7 +6,8 @@
  * succeeds job_run_ms later. The annotation kinformer.io/sim-fault
  * changes that: "fail" (Failed, exit code 1), "crashloop" (Running,
  * CrashLoopBackOff with growing restartCount), "unready" (Running, not
- * Ready), "pending" (never starts). */
+ * Ready), "pending" (never starts). A pod already Running when the
+ * kubelet first sees it (seeded or replayed) is left as it is. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ typedef struct {
   uint64_t bound_ms;   /* when it saw the pod bound (sim clock) */
   time_t start, run, end; /* wall times: startTime, Running, terminal (0: not yet) */
   int restarts;
+  int adopted;         /* Running when first seen (seeded, replayed): left as it is */
   char ip[24];
 } pod_entry;
 
@@ -338,8 +340,11 @@ static void sync_pod(kubelet_ctl *c, kin__simctl *m, const char *key, uint64_t n
     json_decref(pod);
     return;
   }
+  size_t had = c->n;
   pod_entry *e = entry_of(c, key, uid, now_ms, node);
   if (!e) goto out;
+  if (c->n > had && !strcmp(phase, "Running")) e->adopted = 1;
+  if (e->adopted) goto out;
   if (!e->start) e->start = kin__simwl_now(m);
   uint64_t next;
   int s = state_at(c, m, pod, e, now_ms, &next);

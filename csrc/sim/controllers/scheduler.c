@@ -35,6 +35,9 @@ static int wants_binding(const json_t *pod) {
   if (kin__sim_jstr(spec, "nodeName", NULL)) return 0;
   const char *sn = kin__sim_jstr(spec, "schedulerName", NULL);
   if (sn && strcmp(sn, "default-scheduler")) return 0;
+  /* a pod Running without a node (seeded or replayed as recorded) is left alone */
+  const char *phase = kin__simwl_pod_phase(pod);
+  if (*phase && strcmp(phase, "Pending")) return 0;
   return kin__simwl_pod_active(pod);
 }
 
