@@ -274,6 +274,12 @@ describe("kinformer.sim workloads", function()
     local ds = assert(c:get("apps/v1/daemonsets", "kube-system", "agent"))
     assert.same({ 3, 3, 3, 0, 3, 3 }, { ds.status.desiredNumberScheduled, ds.status.currentNumberScheduled,
       ds.status.numberReady, ds.status.numberMisscheduled, ds.status.numberAvailable, ds.status.updatedNumberScheduled })
+    -- a Node gone: its pod goes, the status follows
+    assert(c:delete("v1/nodes", nil, "kinformer-sim-node-2"))
+    pass(1)
+    assert.equal(2, #items("v1/pods", "kube-system"))
+    ds = assert(c:get("apps/v1/daemonsets", "kube-system", "agent"))
+    assert.same({ 2, 2, 2 }, { ds.status.desiredNumberScheduled, ds.status.currentNumberScheduled, ds.status.numberReady })
   end)
 
   it("runs a Job to its completions and marks it Complete", function()
@@ -416,6 +422,30 @@ describe("kinformer.sim workloads", function()
     p = assert(c:get("v1/pods", "default", "p"))
     assert.equal("kinformer-sim-node-0", p.spec.nodeName)
     assert.equal("Running", p.status.phase)
+  end)
+
+  it("binds only to Nodes whose NoSchedule taints the pod tolerates", function()
+    start { nodes = 2 }
+    for _, name in ipairs { "kinformer-sim-node-0", "kinformer-sim-node-1" } do
+      local n = assert(c:get("v1/nodes", nil, name))
+      n.spec.taints = { { key = "dedicated", value = name, effect = "NoSchedule" } }
+      assert(c:update("v1/nodes", n))
+    end
+    local function pod(name, tolerations)
+      return { apiVersion = "v1", kind = "Pod", metadata = { namespace = "default", name = name },
+               spec = { tolerations = tolerations, containers = { { name = "c", image = "nginx" } } } }
+    end
+    assert(c:create("v1/pods", pod("none")))
+    assert(c:create("v1/pods", pod("one", { { key = "dedicated", operator = "Equal", value = "kinformer-sim-node-1",
+                                              effect = "NoSchedule" } })))
+    assert(c:create("v1/pods", pod("any", { { operator = "Exists" } })))
+    pass(1)
+    local p = assert(c:get("v1/pods", "default", "none"))
+    assert.is_nil(p.spec.nodeName)
+    assert.equal("0/2 nodes are available: 2 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: "
+      .. "2 Preemption is not helpful for scheduling.", p.status.conditions[1].message)
+    assert.equal("kinformer-sim-node-1", assert(c:get("v1/pods", "default", "one")).spec.nodeName)
+    assert.is_string(assert(c:get("v1/pods", "default", "any")).spec.nodeName)
   end)
 
   it("takes its timing and node count from start{} and runs no workload with controllers = none", function()

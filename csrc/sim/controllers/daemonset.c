@@ -199,6 +199,18 @@ static uint64_t sync_ds(kin__simctl *m, const char *key, uint64_t now_ms) {
       }
     }
   }
+  /* pods for a Node that is gone */
+  json_array_foreach(owned, j, p) {
+    const char *pn = node_of(p);
+    int found = 0;
+    json_array_foreach(nodes, i, n) {
+      if (pn && !strcmp(pn, kin__sim_jstr(n, "metadata", "name"))) found = 1;
+    }
+    if (!found && kin__simwl_pod_active(p)) {
+      delete_pod(m, p);
+      wrote = 1;
+    }
+  }
   const char *ut = kin__sim_jstr(json_object_get(spec, "updateStrategy"), "type", NULL);
   if (!wrote && old_pod && all_available && !(ut && !strcmp(ut, "OnDelete"))) {
     delete_pod(m, old_pod);
