@@ -220,6 +220,26 @@ describe("kinformer.sim workloads", function()
     assert.equal(2, d.status.availableReplicas)
   end)
 
+  it("times a rollout out after progressDeadlineSeconds when its pods never become Ready", function()
+    start()
+    local d = deployment("default", "stuck", 2, { progressDeadlineSeconds = 30 })
+    d.spec.template.metadata.annotations = { ["kinformer.io/sim-fault"] = "unready" }
+    assert(c:create("apps/v1/deployments", d))
+    pass(10, 5)
+    d = assert(c:get("apps/v1/deployments", "default", "stuck"))
+    local conds = {}
+    for _, cond in ipairs(d.status.conditions) do conds[cond.type] = cond end
+    assert.same({ "False", "MinimumReplicasUnavailable" }, { conds.Available.status, conds.Available.reason })
+    assert.equal("True", conds.Progressing.status)
+    assert.same({ 2, 2 }, { d.status.replicas, d.status.unavailableReplicas })
+    pass(30, 5)
+    d = assert(c:get("apps/v1/deployments", "default", "stuck"))
+    for _, cond in ipairs(d.status.conditions) do conds[cond.type] = cond end
+    local rs = items("apps/v1/replicasets", "default")[1]
+    assert.same({ "False", "ProgressDeadlineExceeded", ('ReplicaSet "%s" has timed out progressing.'):format(rs.metadata.name) },
+      { conds.Progressing.status, conds.Progressing.reason, conds.Progressing.message })
+  end)
+
   it("creates StatefulSet pods in order, each once the one before is Ready", function()
     start()
     assert(c:create("apps/v1/statefulsets", {

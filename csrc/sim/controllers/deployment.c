@@ -223,9 +223,10 @@ static json_t *cond(const char *type, const char *status, const char *reason, co
 
 /* Writes d's status (sync.go calculateStatus, progress.go
  * syncRolloutStatus when rollout). extra (stolen, may be NULL) is a
- * Progressing condition set first (NewReplicaSetCreated/Found). */
+ * Progressing condition set first (NewReplicaSetCreated/Found). *due gets
+ * the wall time at which the rollout times out when it has not yet. */
 static void write_status(kin__simctl *m, const json_t *d, const json_t *all, const json_t *nrs,
-                         int rollout, json_t *extra) {
+                         int rollout, json_t *extra, time_t *due) {
   char now[32];
   kin__simctl_wall_rfc3339(m, now);
   const json_t *old = json_object_get(d, "status");
@@ -298,6 +299,24 @@ static void write_status(kin__simctl *m, const json_t *d, const json_t *all, con
                                              "Progressing", "status", "True", "lastUpdateTime",
                                              now, "lastTransitionTime", *keep ? keep : now,
                                              "reason", "ReplicaSetUpdated", "message", msg));
+    } else {
+      /* progress.go DeploymentTimedOut: no progress for
+       * progressDeadlineSeconds (600) since the condition's lastUpdateTime */
+      json_int_t pds = kin__simwl_int(d, "spec", "progressDeadlineSeconds", 600);
+      const char *lut = kin__sim_jstr(pc, "lastUpdateTime", NULL);
+      time_t from = kin__simwl_parse_time(lut);
+      if (pc && preason && strcmp(preason, "ProgressDeadlineExceeded") && from >= 0) {
+        if (from + pds < kin__simwl_now(m)) {
+          if (rname)
+            snprintf(msg, sizeof(msg), "ReplicaSet \"%s\" has timed out progressing.", rname);
+          else
+            snprintf(msg, sizeof(msg), "Deployment \"%s\" has timed out progressing.", dname);
+          kin__simwl_set_condition(conds, cond("Progressing", "False",
+                                               "ProgressDeadlineExceeded", msg), now, 1);
+        } else if (due) {
+          *due = from + pds + 1;
+        }
+      }
     }
   }
   if (json_array_size(conds))
@@ -395,13 +414,14 @@ static int set_revision(kin__simctl *m, const json_t *d, long rev) {
   return 1;
 }
 
-static void sync_deployment(kin__simctl *m, const char *key) {
+/* Syncs one Deployment; returns when to look again (sim clock). */
+static uint64_t sync_deployment(kin__simctl *m, const char *key, uint64_t now_ms) {
   char ns[256];
   const char *name = kin__simwl_key_split(key, ns, sizeof(ns));
   json_t *d = kin__simctl_get(m, "apps", "deployments", ns, name);
   if (!d || json_object_get(json_object_get(d, "metadata"), "deletionTimestamp")) {
     json_decref(d);
-    return;
+    return KIN__SIMCTL_NEVER;
   }
   json_t *all = kin__simwl_list_owned(m, "apps", "replicasets", ns,
                                       kin__sim_jstr(d, "metadata", "uid"));
@@ -427,6 +447,7 @@ static void sync_deployment(kin__simctl *m, const char *key) {
   const char *type = kin__sim_jstr(json_object_get(spec, "strategy"), "type", NULL);
   int recreate = type && !strcmp(type, "Recreate");
   json_t *extra = NULL;
+  uint64_t next = KIN__SIMCTL_NEVER;
   char msg[600];
   if (!paused && !nrs) {
     char hash[16];
@@ -496,20 +517,26 @@ static void sync_deployment(kin__simctl *m, const char *key) {
     }
     if (!wrote) cleanup(m, d, olds, nold);
   }
-  write_status(m, d, all, nrs, !paused, extra);
+  time_t due = -1;
+  write_status(m, d, all, nrs, !paused, extra, &due);
   extra = NULL;
+  if (due >= 0) next = kin__simwl_due_at(m, now_ms, due);
 out:
   json_decref(extra);
   free(olds);
   json_decref(all);
   json_decref(d);
+  return next;
 }
 
 static uint64_t dp_run(void *self, kin__simctl *m, uint64_t now_ms) {
   dp_ctl *c = self;
   size_t n = 0;
   char **keys = kin__simwl_queue_take(&c->q, now_ms, &n);
-  for (size_t i = 0; i < n; i++) sync_deployment(m, keys[i]);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t next = sync_deployment(m, keys[i], now_ms);
+    if (next != KIN__SIMCTL_NEVER) kin__simwl_queue_add(&c->q, keys[i], next);
+  }
   kin__simwl_strv_free(keys, n);
   return kin__simwl_queue_next(&c->q);
 }
