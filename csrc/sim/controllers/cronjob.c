@@ -17,15 +17,18 @@
 #include "kin.h"
 #include "wl.h"
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
 } cj_ctl;
 
+/* The controller's state (calloc'd, freed by cj_destroy), NULL on ENOMEM. */
 static void *cj_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(cj_ctl));
 }
 
+/* Frees the state and its queue. */
 static void cj_destroy(void *self) {
   cj_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -63,6 +66,8 @@ static const char *finished(const json_t *job) {
   return NULL;
 }
 
+/* Deletes the Job (uid precondition, Background propagation); a
+ * failure is left to the next sync. */
 static void delete_job(kin__simctl *m, const json_t *job) {
   kin__simctl_delete(m, "batch", "jobs", kin__sim_jstr(job, "metadata", "namespace"),
                      kin__sim_jstr(job, "metadata", "name"), kin__sim_jstr(job, "metadata", "uid"),
@@ -100,6 +105,7 @@ static json_t *create_job(kin__simctl *m, const json_t *cj, time_t t) {
   return out;
 }
 
+/* A new ObjectReference to job, as CronJob status.active holds them. */
 static json_t *job_ref(const json_t *job) {
   return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind", "Job", "namespace",
                    kin__sim_jstr(job, "metadata", "namespace"), "name",
@@ -108,6 +114,7 @@ static json_t *job_ref(const json_t *job) {
                    "resourceVersion", kin__sim_jstr(job, "metadata", "resourceVersion"));
 }
 
+/* qsort order: oldest first, then by name. */
 static int by_creation(const void *a, const void *b) {
   const char *x = kin__sim_jstr(*(json_t *const *)a, "metadata", "creationTimestamp");
   const char *y = kin__sim_jstr(*(json_t *const *)b, "metadata", "creationTimestamp");
@@ -130,6 +137,8 @@ static void prune(kin__simctl *m, json_t *jobs, const char *kind, json_int_t lim
   free(v);
 }
 
+/* Syncs one CronJob (key "ns/name"); returns when to look again: the
+ * next time of its schedule on the sim's clock. */
 static uint64_t sync_cj(kin__simctl *m, const char *key, uint64_t now_ms) {
   char ns[256];
   const char *name = kin__simwl_key_split(key, ns, sizeof(ns));
@@ -207,6 +216,7 @@ static uint64_t sync_cj(kin__simctl *m, const char *key, uint64_t now_ms) {
   return next;
 }
 
+/* Syncs the CronJobs due at now_ms; returns the next due time. */
 static uint64_t cj_run(void *self, kin__simctl *m, uint64_t now_ms) {
   cj_ctl *c = self;
   size_t n = 0;

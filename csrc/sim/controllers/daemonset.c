@@ -18,16 +18,19 @@
 
 #define REVLABEL "controller-revision-hash"
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
   int all; /* a node changed: every DaemonSet again */
 } ds_ctl;
 
+/* The controller's state (calloc'd, freed by ds_destroy), NULL on ENOMEM. */
 static void *ds_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(ds_ctl));
 }
 
+/* Frees the state and its queue. */
 static void ds_destroy(void *self) {
   ds_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -87,6 +90,8 @@ static const char *node_of(const json_t *pod) {
                                                  : NULL;
 }
 
+/* Creates a pod of the workload; a failed create is retried at the
+ * next sync. */
 static void create_pod(kin__simctl *m, const json_t *ds, const char *node, const char *hash) {
   char gen[300], tgen[24];
   snprintf(gen, sizeof(gen), "%s-", kin__sim_jstr(ds, "metadata", "name"));
@@ -127,12 +132,16 @@ static void create_pod(kin__simctl *m, const json_t *ds, const char *node, const
   json_decref(pod);
 }
 
+/* Deletes the pod with its uid as precondition; a failure (gone
+ * already) is left to the next sync. */
 static void delete_pod(kin__simctl *m, const json_t *pod) {
   kin__simctl_delete(m, "", "pods", kin__sim_jstr(pod, "metadata", "namespace"),
                      kin__sim_jstr(pod, "metadata", "name"), kin__sim_jstr(pod, "metadata", "uid"),
                      NULL);
 }
 
+/* Syncs one DaemonSet (key "ns/name"); returns when to look again on
+ * the sim's clock (KIN__SIMCTL_NEVER: at its next change). */
 static uint64_t sync_ds(kin__simctl *m, const char *key, uint64_t now_ms) {
   char ns[256];
   const char *name = kin__simwl_key_split(key, ns, sizeof(ns));
@@ -233,12 +242,15 @@ static uint64_t sync_ds(kin__simctl *m, const char *key, uint64_t now_ms) {
   return next;
 }
 
+/* The list filter that takes every object. */
 static int any(void *ud, const json_t *o) {
   (void)ud;
   (void)o;
   return 1;
 }
 
+/* Syncs the DaemonSets due at now_ms (every one after a Node changed);
+ * returns the next due time. */
 static uint64_t ds_run(void *self, kin__simctl *m, uint64_t now_ms) {
   ds_ctl *c = self;
   if (c->all) {

@@ -20,15 +20,18 @@
 #define MAXREP "deployment.kubernetes.io/max-replicas"
 #define HASH "pod-template-hash"
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
 } dp_ctl;
 
+/* The controller's state (calloc'd, freed by dp_destroy), NULL on ENOMEM. */
 static void *dp_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(dp_ctl));
 }
 
+/* Frees the state and its queue. */
 static void dp_destroy(void *self) {
   dp_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -58,6 +61,7 @@ static void dp_observe(void *self, kin__simctl *m, int type, const kin__sim_stor
 
 static json_int_t replicas_of(const json_t *rs) { return kin__simwl_int(rs, "spec", "replicas", 1); }
 
+/* The revision annotation of rs (0 when none). */
 static long revision_of(const json_t *rs) {
   const json_t *ann = json_object_get(json_object_get(rs, "metadata"), "annotations");
   const char *r = kin__sim_jstr(ann, REV, NULL);
@@ -216,6 +220,7 @@ static json_int_t sum(const json_t *rss, const char *k1, const char *k2) {
   return n;
 }
 
+/* A new condition without times (kin__simwl_set_condition adds them). */
 static json_t *cond(const char *type, const char *status, const char *reason, const char *msg) {
   return json_pack("{s:s, s:s, s:s, s:s}", "type", type, "status", status, "reason", reason,
                    "message", msg);
@@ -529,6 +534,7 @@ out:
   return next;
 }
 
+/* Syncs the Deployments due at now_ms; returns the next due time. */
 static uint64_t dp_run(void *self, kin__simctl *m, uint64_t now_ms) {
   dp_ctl *c = self;
   size_t n = 0;

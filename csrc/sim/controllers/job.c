@@ -17,15 +17,18 @@
 #include "kin.h"
 #include "wl.h"
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
 } job_ctl;
 
+/* The controller's state (calloc'd, freed by job_destroy), NULL on ENOMEM. */
 static void *job_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(job_ctl));
 }
 
+/* Frees the state and its queue. */
 static void job_destroy(void *self) {
   job_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -58,6 +61,8 @@ static int has_cond(const json_t *job, const char *type) {
   return s && !strcmp(s, "True");
 }
 
+/* Creates a pod of the workload; a failed create is retried at the
+ * next sync. */
 static void create_pod(kin__simctl *m, const json_t *job) {
   const char *name = kin__sim_jstr(job, "metadata", "name");
   const char *uid = kin__sim_jstr(job, "metadata", "uid");
@@ -75,6 +80,8 @@ static void create_pod(kin__simctl *m, const json_t *job) {
   json_decref(pod);
 }
 
+/* Deletes the pod with its uid as precondition; a failure (gone
+ * already) is left to the next sync. */
 static void delete_pod(kin__simctl *m, const json_t *pod) {
   kin__simctl_delete(m, "", "pods", kin__sim_jstr(pod, "metadata", "namespace"),
                      kin__sim_jstr(pod, "metadata", "name"), kin__sim_jstr(pod, "metadata", "uid"),
@@ -106,6 +113,8 @@ static void finish(json_t *conds, const char *interim, const char *final, const 
                            now, 2);
 }
 
+/* Syncs one Job (key "ns/name"); returns when to look again on the
+ * sim's clock (a back-off or deadline; KIN__SIMCTL_NEVER: at its next change). */
 static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
   char ns[256];
   const char *name = kin__simwl_key_split(key, ns, sizeof(ns));
@@ -236,6 +245,7 @@ static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
   return next;
 }
 
+/* Syncs the Jobs due at now_ms; returns the next due time. */
 static uint64_t job_run(void *self, kin__simctl *m, uint64_t now_ms) {
   job_ctl *c = self;
   size_t n = 0;

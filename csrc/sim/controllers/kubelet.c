@@ -27,6 +27,7 @@ typedef struct {
   char ip[24];
 } pod_entry;
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
   pod_entry *pods;
@@ -35,16 +36,19 @@ typedef struct {
   unsigned next_ip;
 } kubelet_ctl;
 
+/* The controller's state (calloc'd, freed by kl_destroy), NULL on ENOMEM. */
 static void *kl_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(kubelet_ctl));
 }
 
+/* Frees what the entry owns (not the entry, an element of an array). */
 static void entry_free(pod_entry *e) {
   free(e->key);
   free(e->uid);
 }
 
+/* Frees the state, its queue and its entries. */
 static void kl_destroy(void *self) {
   kubelet_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -53,6 +57,7 @@ static void kl_destroy(void *self) {
   free(c);
 }
 
+/* Drops the entry of key, if any. */
 static void forget(kubelet_ctl *c, const char *key) {
   for (size_t i = 0; i < c->n; i++)
     if (!strcmp(c->pods[i].key, key)) {
@@ -145,6 +150,7 @@ static json_t *condition(const char *type, json_int_t gen, int ok, time_t at, co
   return c;
 }
 
+/* qsort order of containers by name. */
 static int by_name(const void *a, const void *b) {
   const char *x = kin__sim_jstr(*(json_t *const *)a, "name", NULL);
   const char *y = kin__sim_jstr(*(json_t *const *)b, "name", NULL);
@@ -363,6 +369,8 @@ out:
   json_decref(pod);
 }
 
+/* Registers the Nodes on the first run, then syncs the pods due at now_ms;
+ * returns the next due time (KIN__SIMCTL_NEVER when none). */
 static uint64_t kl_run(void *self, kin__simctl *m, uint64_t now_ms) {
   kubelet_ctl *c = self;
   if (!c->nodes_done) {

@@ -14,15 +14,18 @@
 #include "kin.h"
 #include "wl.h"
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
 } rs_ctl;
 
+/* The controller's state (calloc'd, freed by rs_destroy), NULL on ENOMEM. */
 static void *rs_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(rs_ctl));
 }
 
+/* Frees the state and its queue. */
 static void rs_destroy(void *self) {
   rs_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -56,6 +59,7 @@ static int rank(const json_t *pod) {
   return 3;
 }
 
+/* qsort order of pods to delete: by rank, then newest first. */
 static int deletion_order(const void *a, const void *b) {
   const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
   int d = rank(x) - rank(y);
@@ -165,6 +169,7 @@ static uint64_t sync_rs(kin__simctl *m, const char *key, uint64_t now_ms) {
   return next;
 }
 
+/* Syncs the ReplicaSets due at now_ms; returns the next due time. */
 static uint64_t rs_run(void *self, kin__simctl *m, uint64_t now_ms) {
   rs_ctl *c = self;
   size_t n = 0;

@@ -13,16 +13,19 @@
 #include "kin.h"
 #include "wl.h"
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
   int rescan; /* a node changed: every unbound pod again */
 } sched_ctl;
 
+/* The controller's state (calloc'd, freed by sc_destroy), NULL on ENOMEM. */
 static void *sc_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(sched_ctl));
 }
 
+/* Frees the state and its queue. */
 static void sc_destroy(void *self) {
   sched_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -56,6 +59,7 @@ static void sc_observe(void *self, kin__simctl *m, int type, const kin__sim_stor
   }
 }
 
+/* The list filter of the pods waiting for this scheduler. */
 static int unbound(void *ud, const json_t *pod) {
   (void)ud;
   return wants_binding(pod);
@@ -234,6 +238,8 @@ static void schedule(kin__simctl *m, const json_t *pod, const json_t *nodes, int
   unschedulable(m, pod, msg);
 }
 
+/* Schedules the pods due at now_ms (every unbound one after a Node changed);
+ * returns the next due time (KIN__SIMCTL_NEVER when none). */
 static uint64_t sc_run(void *self, kin__simctl *m, uint64_t now_ms) {
   sched_ctl *c = self;
   if (c->rescan) {

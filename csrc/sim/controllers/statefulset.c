@@ -20,15 +20,18 @@
 
 #define REVLABEL "controller-revision-hash"
 
+/* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
 } sts_ctl;
 
+/* The controller's state (calloc'd, freed by sts_destroy), NULL on ENOMEM. */
 static void *sts_create(kin__simctl *m) {
   (void)m;
   return calloc(1, sizeof(sts_ctl));
 }
 
+/* Frees the state and its queue. */
 static void sts_destroy(void *self) {
   sts_ctl *c = self;
   kin__simwl_queue_free(&c->q);
@@ -54,10 +57,12 @@ static void sts_observe(void *self, kin__simctl *m, int type, const kin__sim_sto
   }
 }
 
+/* The controller-revision-hash label of pod, NULL when none. */
 static const char *revision_of(const json_t *pod) {
   return kin__sim_jstr(json_object_get(json_object_get(pod, "metadata"), "labels"), REVLABEL, NULL);
 }
 
+/* 1 when the pod exists, is active, Running and Ready. */
 static int running_ready(const json_t *pod) {
   return pod && kin__simwl_pod_active(pod) && !strcmp(kin__simwl_pod_phase(pod), "Running") &&
          kin__simwl_pod_ready(pod);
@@ -85,6 +90,8 @@ static void create_pod(kin__simctl *m, const json_t *sts, long i, const char *re
   json_decref(pod);
 }
 
+/* Deletes the pod with its uid as precondition; a failure (gone
+ * already) is left to the next sync. */
 static void delete_pod(kin__simctl *m, const json_t *pod) {
   kin__simctl_delete(m, "", "pods", kin__sim_jstr(pod, "metadata", "namespace"),
                      kin__sim_jstr(pod, "metadata", "name"), kin__sim_jstr(pod, "metadata", "uid"),
@@ -155,6 +162,8 @@ static int manage(kin__simctl *m, const json_t *sts, json_t **by_ord, long nord,
   return 0;
 }
 
+/* Syncs one StatefulSet (key "ns/name"); returns when to look again on
+ * the sim's clock (KIN__SIMCTL_NEVER: at its next change). */
 static uint64_t sync_sts(kin__simctl *m, const char *key, uint64_t now_ms) {
   char ns[256];
   const char *name = kin__simwl_key_split(key, ns, sizeof(ns));
@@ -223,6 +232,7 @@ out:
   return next;
 }
 
+/* Syncs the StatefulSets due at now_ms; returns the next due time. */
 static uint64_t sts_run(void *self, kin__simctl *m, uint64_t now_ms) {
   sts_ctl *c = self;
   size_t n = 0;

@@ -106,6 +106,7 @@ int kin__simwl_owner_key(const json_t *obj, const char *kind, char *out, size_t 
   return 1;
 }
 
+/* The list filter of kin__simwl_list_owned: controller uid == ud. */
 static int owned_match(void *ud, const json_t *obj) {
   const char *uid = kin__sim_jstr(kin__simwl_controller_ref(obj), "uid", NULL);
   return uid && !strcmp(uid, ud);
