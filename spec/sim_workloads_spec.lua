@@ -76,6 +76,9 @@ describe("kinformer.sim workloads", function()
     local r
     for _, cond in ipairs(n.status.conditions) do if cond.type == "Ready" then r = cond end end
     assert.same({ "True", "KubeletReady" }, { r.status, r.reason })
+    local lease = assert(c:get("coordination.k8s.io/v1/leases", "kube-node-lease", "kinformer-sim-node-0"))
+    assert.same({ "kinformer-sim-node-0", 40, "Node" }, { lease.spec.holderIdentity, lease.spec.leaseDurationSeconds,
+                                                         lease.metadata.ownerReferences[1].kind })
   end)
 
   it("a Deployment of 3 replicas reports 3 available replicas and 3 Ready pods", function()

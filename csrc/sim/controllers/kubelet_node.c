@@ -1,7 +1,8 @@
 /* kubelet_node.c -- the simulated Nodes the "kubelet" controller
  * registers at start (wl.h): kinformer-sim-node-0.. with the labels,
  * capacity, conditions and nodeInfo a kubelet reports, annotated
- * kinformer.io/sim-node so the kubelet runs their pods. */
+ * kinformer.io/sim-node so the kubelet runs their pods, each with its
+ * Lease in kube-node-lease. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,25 @@ static json_t *node_status(int i, const char *name, const char *now) {
       "architecture", "amd64");
 }
 
+/* Creates the node's Lease in kube-node-lease, owned by the Node, as a
+ * kubelet registers it (renewTime now; not renewed after). A failure
+ * leaves the node without a Lease. */
+static void node_lease(kin__simctl *m, const json_t *node, const char *now) {
+  const char *name = kin__sim_jstr(node, "metadata", "name");
+  char renew[40];
+  /* MicroTime: the server's format has microseconds */
+  snprintf(renew, sizeof(renew), "%.19s.000000Z", now);
+  json_t *ref = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind", "Node", "name", name,
+                          "uid", kin__sim_jstr(node, "metadata", "uid"));
+  json_t *lease = json_pack("{s:s, s:s, s:{s:s, s:s, s:[o]}, s:{s:s, s:i, s:s}}", "apiVersion",
+                            "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name,
+                            "namespace", "kube-node-lease", "ownerReferences", ref, "spec",
+                            "holderIdentity", name, "leaseDurationSeconds", 40, "renewTime",
+                            renew);
+  if (lease) kin__simctl_create(m, "coordination.k8s.io", "leases", "kube-node-lease", lease, NULL);
+  json_decref(lease);
+}
+
 void kin__simwl_nodes_create(kin__simctl *m, int count) {
   char now[32];
   kin__simctl_wall_rfc3339(m, now);
@@ -60,8 +80,10 @@ void kin__simwl_nodes_create(kin__simctl *m, int count) {
         "linux", "annotations", "node.alpha.kubernetes.io/ttl", "0", KIN__SIMWL_NODE_MARK, "true",
         "spec", "podCIDR", cidr, "podCIDRs", cidr);
     json_t *created = NULL;
-    if (node && kin__simctl_create(m, "", "nodes", NULL, node, &created) == 201)
+    if (node && kin__simctl_create(m, "", "nodes", NULL, node, &created) == 201) {
       kin__simwl_write_status(m, "", "nodes", created, node_status(i, name, now));
+      node_lease(m, created, now);
+    }
     json_decref(created);
     json_decref(node);
   }
