@@ -280,6 +280,31 @@ describe("kinformer.sim workloads", function()
     assert.same({ 1, 1 }, { sts.status.replicas, sts.status.readyReplicas })
   end)
 
+  it("creates Parallel StatefulSet pods at once and rolls a new template out from the highest ordinal", function()
+    start()
+    assert(c:create("apps/v1/statefulsets", {
+      apiVersion = "apps/v1", kind = "StatefulSet", metadata = { namespace = "default", name = "web" },
+      spec = { replicas = 3, podManagementPolicy = "Parallel", serviceName = "web",
+               selector = { matchLabels = { app = "web" } }, template = pod_template({ app = "web" }) } }))
+    assert(sim:settle(10))
+    assert.equal(3, #items("v1/pods", "default"))
+    pass(1)
+    local sts = assert(c:get("apps/v1/statefulsets", "default", "web"))
+    local rev1 = sts.status.updateRevision
+    assert.equal(3, sts.status.readyReplicas)
+    sts.spec.template.spec.containers[1].image = "nginx:2"
+    assert(c:update("apps/v1/statefulsets", sts))
+    pass(6)
+    sts = assert(c:get("apps/v1/statefulsets", "default", "web"))
+    assert.are_not.equal(rev1, sts.status.updateRevision)
+    assert.same({ 3, 3, 3 }, { sts.status.updatedReplicas, sts.status.currentReplicas, sts.status.readyReplicas })
+    assert.equal(sts.status.updateRevision, sts.status.currentRevision)
+    for _, p in ipairs(items("v1/pods", "default")) do
+      assert.equal("nginx:2", p.spec.containers[1].image)
+      assert.equal(sts.status.updateRevision, p.metadata.labels["controller-revision-hash"])
+    end
+  end)
+
   it("runs one DaemonSet pod on each Ready Node", function()
     start { nodes = 3 }
     assert.equal(3, #items("v1/nodes"))
