@@ -361,6 +361,29 @@ describe("kinformer.sim workloads", function()
     assert.equal("Completed", p.status.containerStatuses[1].state.terminated.reason)
   end)
 
+  it("runs an Indexed Job: one pod per completion index, completedIndexes", function()
+    start()
+    assert(c:create("batch/v1/jobs", {
+      apiVersion = "batch/v1", kind = "Job", metadata = { namespace = "default", name = "idx" },
+      spec = { completions = 3, parallelism = 3, completionMode = "Indexed",
+               template = pod_template({ app = "idx" }, { restartPolicy = "Never" }) } }))
+    assert(sim:settle(10))
+    local idx = {}
+    for _, p in ipairs(items("v1/pods", "default")) do
+      local i = p.metadata.annotations["batch.kubernetes.io/job-completion-index"]
+      idx[#idx + 1] = i
+      assert.equal(i, p.metadata.labels["batch.kubernetes.io/job-completion-index"])
+      assert.matches("^idx%-" .. i .. "%-", p.metadata.name)
+      assert.equal("JOB_COMPLETION_INDEX", p.spec.containers[1].env[1].name)
+    end
+    table.sort(idx)
+    assert.same({ "0", "1", "2" }, idx)
+    pass(3)
+    local j = assert(c:get("batch/v1/jobs", "default", "idx"))
+    assert.same({ 3, "0-2", "Complete" }, { j.status.succeeded, j.status.completedIndexes,
+                                            j.status.conditions[#j.status.conditions].type })
+  end)
+
   it("fails a Job whose pods fail beyond backoffLimit", function()
     start()
     assert(c:create("batch/v1/jobs", {

@@ -1,5 +1,7 @@
 /* job.c -- kube-controller-manager's "job" controller
- * (pkg/controller/job), NonIndexed: keeps min(parallelism, completions -
+ * (pkg/controller/job), NonIndexed and Indexed (pods "<job>-<i>-",
+ * batch.kubernetes.io/job-completion-index, JOB_COMPLETION_INDEX,
+ * status.completedIndexes): keeps min(parallelism, completions -
  * succeeded) pods (generateName "<job>-", the job-name and
  * controller-uid labels) until spec.completions pods succeeded (or, with
  * no completions, one did and none is active): then SuccessCriteriaMet
@@ -61,23 +63,83 @@ static int has_cond(const json_t *job, const char *type) {
   return s && !strcmp(s, "True");
 }
 
-/* Creates a pod of the workload; a failed create is retried at the
- * next sync. */
-static void create_pod(kin__simctl *m, const json_t *job) {
+#define INDEX "batch.kubernetes.io/job-completion-index"
+
+/* Creates a pod of the job, of completion index idx (-1: NonIndexed); a
+ * failed create is retried at the next sync. */
+static void create_pod(kin__simctl *m, const json_t *job, long idx) {
   const char *name = kin__sim_jstr(job, "metadata", "name");
   const char *uid = kin__sim_jstr(job, "metadata", "uid");
-  char gen[300];
-  snprintf(gen, sizeof(gen), "%s-", name);
+  char gen[300], sidx[24];
+  snprintf(sidx, sizeof(sidx), "%ld", idx);
+  if (idx >= 0)
+    snprintf(gen, sizeof(gen), "%s-%ld-", name, idx);
+  else
+    snprintf(gen, sizeof(gen), "%s-", name);
   json_t *pod = kin__simwl_pod_from_template(
       json_object_get(json_object_get(job, "spec"), "template"),
       kin__simwl_owner_ref("batch/v1", "Job", job), NULL, gen);
-  json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+  json_t *md = json_object_get(pod, "metadata");
+  json_t *labels = json_object_get(md, "labels");
   json_object_set_new(labels, "batch.kubernetes.io/controller-uid", json_string(uid));
   json_object_set_new(labels, "batch.kubernetes.io/job-name", json_string(name));
   json_object_set_new(labels, "controller-uid", json_string(uid));
   json_object_set_new(labels, "job-name", json_string(name));
+  if (idx >= 0) {
+    /* Indexed: the index in an annotation, a label and JOB_COMPLETION_INDEX */
+    json_t *ann = json_object_get(md, "annotations");
+    if (!json_is_object(ann)) {
+      ann = json_object();
+      json_object_set_new(md, "annotations", ann);
+    }
+    json_object_set_new(ann, INDEX, json_string(sidx));
+    json_object_set_new(labels, INDEX, json_string(sidx));
+    json_t *pspec = json_object_get(pod, "spec");
+    if (kin__sim_jstr(pspec, "subdomain", NULL)) {
+      char host[300];
+      snprintf(host, sizeof(host), "%s-%ld", name, idx);
+      json_object_set_new(pspec, "hostname", json_string(host));
+    }
+    size_t i;
+    json_t *ct;
+    json_array_foreach(json_object_get(pspec, "containers"), i, ct) {
+      json_t *env = json_object_get(ct, "env");
+      if (!json_is_array(env)) {
+        env = json_array();
+        json_object_set_new(ct, "env", env);
+      }
+      json_array_append_new(env, json_pack("{s:s, s:{s:{s:s}}}", "name", "JOB_COMPLETION_INDEX",
+                                           "valueFrom", "fieldRef", "fieldPath",
+                                           "metadata.labels['" INDEX "']"));
+    }
+  }
   kin__simctl_create(m, "", "pods", kin__sim_jstr(job, "metadata", "namespace"), pod, NULL);
   json_decref(pod);
+}
+
+/* The completion index of a pod of an Indexed job, -1 if none or >= n. */
+static long index_of(const json_t *pod, long n) {
+  const char *v = kin__sim_jstr(json_object_get(json_object_get(pod, "metadata"), "annotations"),
+                                INDEX, NULL);
+  char *end;
+  long i = v ? strtol(v, &end, 10) : -1;
+  return v && !*end && i >= 0 && i < n ? i : -1;
+}
+
+/* Writes the indexes set in done (n of them) as "0-2,4" into out. */
+static void index_ranges(const char *done, long n, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = 0;
+  for (long i = 0; i < n && len < cap; i++) {
+    if (!done[i]) continue;
+    long j = i;
+    while (j + 1 < n && done[j + 1]) j++;
+    if (j > i)
+      len += (size_t)snprintf(out + len, cap - len, "%s%ld-%ld", len ? "," : "", i, j);
+    else
+      len += (size_t)snprintf(out + len, cap - len, "%s%ld", len ? "," : "", i);
+    i = j;
+  }
 }
 
 /* Deletes the pod with its uid as precondition; a failure (gone
@@ -128,10 +190,26 @@ static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
   int suspended = json_is_true(json_object_get(spec, "suspend"));
   int active = 0, ready = 0, succeeded = 0, failed = 0, terminating = 0;
   time_t last_fail = -1;
+  const char *mode = kin__sim_jstr(spec, "completionMode", NULL);
+  const json_t *cj0 = json_object_get(spec, "completions");
+  long nidx = mode && !strcmp(mode, "Indexed") && json_is_integer(cj0)
+                  ? (long)json_integer_value(cj0)
+                  : 0;
+  if (nidx < 0 || nidx > 100000) nidx = 0;
+  char *done = nidx ? calloc((size_t)nidx, 2) : NULL; /* done[i], then busy[i] */
+  if (!done) nidx = 0;
+  int ndone = 0;
   size_t i;
   json_t *p;
   json_array_foreach(pods, i, p) {
     const char *phase = kin__simwl_pod_phase(p);
+    long idx = nidx ? index_of(p, nidx) : -1;
+    if (idx >= 0 && !strcmp(phase, "Succeeded") && !done[idx]) {
+      done[idx] = 1;
+      ndone++;
+    } else if (idx >= 0 && kin__simwl_pod_active(p)) {
+      done[nidx + idx] = 1;
+    }
     if (!strcmp(phase, "Succeeded")) {
       succeeded++;
     } else if (!strcmp(phase, "Failed")) {
@@ -145,6 +223,7 @@ static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
       if (kin__simwl_pod_ready(p)) ready++;
     }
   }
+  if (nidx) succeeded = ndone; /* Indexed: the succeeded indexes */
   if (succeeded < kin__simwl_int(old, "succeeded", NULL, 0))
     succeeded = (int)kin__simwl_int(old, "succeeded", NULL, 0);
   if (failed < kin__simwl_int(old, "failed", NULL, 0))
@@ -168,10 +247,11 @@ static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
   json_int_t ads = kin__simwl_int(spec, "activeDeadlineSeconds", NULL, -1);
   int wrote = 0;
   if (!finished) {
-    int done = json_is_integer(cj) ? succeeded >= json_integer_value(cj)
-                                   : succeeded > 0 && active == 0;
+    int complete = nidx                ? ndone >= nidx
+                   : json_is_integer(cj) ? succeeded >= json_integer_value(cj)
+                                         : succeeded > 0 && active == 0;
     time_t st0 = start ? kin__simwl_parse_time(start) : -1;
-    if (done) {
+    if (complete) {
       finish(conds, "SuccessCriteriaMet", "Complete", "CompletionsReached",
              "Reached expected number of succeeded pods", now);
       completion = now;
@@ -187,8 +267,8 @@ static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
     } else {
       if (ads >= 0 && st0 >= 0) next = kin__simwl_due_at(m, now_ms, st0 + ads);
       json_int_t want = suspended ? 0 : parallelism;
-      if (json_is_integer(cj) && json_integer_value(cj) - succeeded < want)
-        want = json_integer_value(cj) - succeeded;
+      json_int_t left = nidx ? nidx - ndone : json_is_integer(cj) ? json_integer_value(cj) - succeeded : want;
+      if (left < want) want = left;
       if (want < 0) want = 0;
       if (active < want) {
         /* the pod failure back-off: 10s, doubling, 6 minutes at most */
@@ -202,7 +282,10 @@ static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
           uint64_t due = kin__simwl_due_at(m, now_ms, wait_until);
           if (due < next) next = due;
         } else {
-          for (json_int_t k = active; k < want; k++) create_pod(m, job);
+          json_int_t k = active;
+          for (long x = 0; nidx && x < nidx && k < want; x++)
+            if (!done[x] && !done[nidx + x]) create_pod(m, job, x), k++;
+          for (; !nidx && k < want; k++) create_pod(m, job, -1);
           wrote = 1;
         }
       } else if (active > want) {
@@ -235,10 +318,20 @@ static uint64_t sync_job(kin__simctl *m, const char *key, uint64_t now_ms) {
     if (succeeded) json_object_set_new(st, "succeeded", json_integer(succeeded));
     if (failed) json_object_set_new(st, "failed", json_integer(failed));
     json_object_set_new(st, "terminating", json_integer(terminating));
+    if (nidx && ndone) {
+      size_t cap = (size_t)nidx * 8 + 16;
+      char *r = malloc(cap);
+      if (r) {
+        index_ranges(done, nidx, r, cap);
+        json_object_set_new(st, "completedIndexes", json_string(r));
+        free(r);
+      }
+    }
     json_object_set_new(st, "uncountedTerminatedPods", json_object());
     json_object_set_new(st, "ready", json_integer(finished ? 0 : ready));
     if (kin__simwl_write_status(m, "batch", "jobs", job, st) == 409) next = now_ms;
   }
+  free(done);
   json_decref(conds);
   json_decref(pods);
   json_decref(job);
