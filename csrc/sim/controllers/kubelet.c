@@ -17,9 +17,9 @@
 
 enum { S_CREATING, S_RUNNING, S_UNREADY, S_CRASH, S_SUCCEEDED, S_FAILED };
 
-/* What the kubelet remembers of a pod it runs. */
+/* What the kubelet remembers of a pod it runs (malloc'd, in pods). */
 typedef struct {
-  char *key, *uid;
+  char *uid;
   uint64_t bound_ms;   /* when it saw the pod bound (sim clock) */
   time_t start, run, end; /* wall times: startTime, Running, terminal (0: not yet) */
   int restarts;
@@ -30,8 +30,7 @@ typedef struct {
 /* The controller's state: the manager's thread's own, no lock. */
 typedef struct {
   kin__simwl_queue q;
-  pod_entry *pods;
-  size_t n, cap;
+  kin__hmap pods;      /* pod key -> pod_entry */
   int nodes_done;
   unsigned next_ip;
 } kubelet_ctl;
@@ -42,29 +41,28 @@ static void *kl_create(kin__simctl *m) {
   return calloc(1, sizeof(kubelet_ctl));
 }
 
-/* Frees what the entry owns (not the entry, an element of an array). */
+/* Frees an entry (NULL: no-op). */
 static void entry_free(pod_entry *e) {
-  free(e->key);
+  if (!e) return;
   free(e->uid);
+  free(e);
 }
 
 /* Frees the state, its queue and its entries. */
 static void kl_destroy(void *self) {
   kubelet_ctl *c = self;
   kin__simwl_queue_free(&c->q);
-  for (size_t i = 0; i < c->n; i++) entry_free(&c->pods[i]);
-  free(c->pods);
+  size_t pos = 0;
+  kin__hmap_entry *e;
+  while ((e = kin__hmap_next(&c->pods, &pos))) entry_free(e->val);
+  kin__hmap_free(&c->pods);
   free(c);
 }
 
 /* Drops the entry of key, if any. */
 static void forget(kubelet_ctl *c, const char *key) {
-  for (size_t i = 0; i < c->n; i++)
-    if (!strcmp(c->pods[i].key, key)) {
-      entry_free(&c->pods[i]);
-      c->pods[i] = c->pods[--c->n];
-      return;
-    }
+  void *old = NULL;
+  if (kin__hmap_del(&c->pods, key, &old) == 1) entry_free(old);
 }
 
 static void kl_observe(void *self, kin__simctl *m, int type, const kin__sim_storage *st,
@@ -82,32 +80,21 @@ static void kl_observe(void *self, kin__simctl *m, int type, const kin__sim_stor
   json_decref(spec);
 }
 
-/* The entry of pod (by key and uid), created at now_ms when new; NULL on
- * ENOMEM. */
+/* The entry of pod (by key and uid), created at now_ms when new (*fresh
+ * set to 1 then); NULL on ENOMEM. */
 static pod_entry *entry_of(kubelet_ctl *c, const char *key, const char *uid, uint64_t now_ms,
-                           const json_t *node) {
-  for (size_t i = 0; i < c->n; i++) {
-    if (strcmp(c->pods[i].key, key)) continue;
-    if (!strcmp(c->pods[i].uid, uid)) return &c->pods[i];
-    entry_free(&c->pods[i]);
-    c->pods[i] = c->pods[--c->n];
-    break;
-  }
-  if (c->n == c->cap) {
-    size_t nc = c->cap ? c->cap * 2 : 16;
-    pod_entry *p = realloc(c->pods, nc * sizeof(*p));
-    if (!p) return NULL;
-    c->pods = p;
-    c->cap = nc;
-  }
-  pod_entry *e = &c->pods[c->n];
-  memset(e, 0, sizeof(*e));
-  e->key = strdup(key);
-  e->uid = strdup(uid);
-  if (!e->key || !e->uid) {
+                           const json_t *node, int *fresh) {
+  *fresh = 0;
+  void **v = kin__hmap_get(&c->pods, key);
+  pod_entry *e = v ? *v : NULL;
+  if (e && !strcmp(e->uid, uid)) return e;
+  forget(c, key); /* a pod of the same name before */
+  e = calloc(1, sizeof(*e));
+  if (!e || !(e->uid = strdup(uid)) || kin__hmap_put(&c->pods, key, e, NULL) != 1) {
     entry_free(e);
     return NULL;
   }
+  *fresh = 1;
   e->bound_ms = now_ms;
   /* 10.244.<node's /24>.<n> */
   int net = 255;
@@ -115,7 +102,6 @@ static pod_entry *entry_of(kubelet_ctl *c, const char *key, const char *uid, uin
   if (cidr) sscanf(cidr, "10.244.%d.", &net);
   c->next_ip++;
   snprintf(e->ip, sizeof(e->ip), "10.244.%d.%u", net, c->next_ip % 253 + 2);
-  c->n++;
   return e;
 }
 
@@ -346,10 +332,10 @@ static void sync_pod(kubelet_ctl *c, kin__simctl *m, const char *key, uint64_t n
     json_decref(pod);
     return;
   }
-  size_t had = c->n;
-  pod_entry *e = entry_of(c, key, uid, now_ms, node);
+  int fresh;
+  pod_entry *e = entry_of(c, key, uid, now_ms, node, &fresh);
   if (!e) goto out;
-  if (c->n > had && !strcmp(phase, "Running")) e->adopted = 1;
+  if (fresh && !strcmp(phase, "Running")) e->adopted = 1;
   if (e->adopted) goto out;
   if (!e->start) e->start = kin__simwl_now(m);
   uint64_t next;

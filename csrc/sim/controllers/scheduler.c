@@ -175,11 +175,32 @@ static void unschedulable(kin__simctl *m, const json_t *pod, const char *message
   kin__simwl_write_status(m, "", "pods", pod, status);
 }
 
-/* The list filter of the pods bound to node ud. */
-static int bound_to(void *ud, const json_t *pod) {
-  const char *node = ud;
+/* The list filter that counts the active pods of each node: ud is a
+ * load_count; keeps no object. */
+typedef struct {
+  const json_t *nodes;
+  int *load;
+} load_count;
+
+static int count_bound(void *ud, const json_t *pod) {
+  load_count *lc = ud;
   const char *n = kin__sim_jstr(json_object_get(pod, "spec"), "nodeName", NULL);
-  return n && !strcmp(n, node) && kin__simwl_pod_active(pod);
+  if (!n || !kin__simwl_pod_active(pod)) return 0;
+  size_t i;
+  const json_t *node;
+  json_array_foreach(lc->nodes, i, node) {
+    const char *name = kin__sim_jstr(node, "metadata", "name");
+    if (name && !strcmp(name, n)) lc->load[i]++;
+  }
+  return 0;
+}
+
+/* Fills load[i] (zeroed, one per node) with the active pods bound to
+ * nodes[i], in one pass over the pods. */
+static void load_of(kin__simctl *m, const json_t *nodes, int *load) {
+  if (!load) return;
+  load_count lc = {nodes, load};
+  json_decref(kin__simctl_list(m, "", "pods", NULL, count_bound, &lc));
 }
 
 /* Schedules one pod over nodes; load[i] counts the pods of nodes[i]. */
@@ -260,13 +281,7 @@ static uint64_t sc_run(void *self, kin__simctl *m, uint64_t now_ms) {
   json_t *nodes = kin__simctl_list(m, "", "nodes", NULL, NULL, NULL);
   size_t nn = json_array_size(nodes);
   int *load = calloc(nn ? nn : 1, sizeof(int));
-  for (size_t i = 0; load && i < nn; i++) {
-    const char *name = kin__sim_jstr(json_array_get(nodes, i), "metadata", "name");
-    json_t *on = kin__simctl_list(m, "", "pods", NULL, bound_to,
-                                  (void *)name);
-    load[i] = (int)json_array_size(on);
-    json_decref(on);
-  }
+  load_of(m, nodes, load);
   for (size_t k = 0; load && k < nkeys; k++) {
     char ns[256];
     const char *name = kin__simwl_key_split(keys[k], ns, sizeof(ns));

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "ctl.h"
+#include "hmap.h"
 
 /* The annotation that injects a fault into a pod (docs/sim.md). */
 #define KIN__SIMWL_FAULT "kinformer.io/sim-fault"
@@ -18,15 +19,10 @@
 #define KIN__SIMWL_NODE_MARK "kinformer.io/sim-node"
 
 /* ---- the work queue: keys ("ns/name") due at a time of the sim's
- * clock; a controller's own state (no lock) ---- */
+ * clock, in a hash map (key -> malloc'd due); a controller's own state
+ * (no lock). Zero-initialised it is empty. ---- */
 typedef struct {
-  char *key;
-  uint64_t due;
-} kin__simwl_item;
-
-typedef struct {
-  kin__simwl_item *items;
-  size_t n, cap;
+  kin__hmap map;
 } kin__simwl_queue;
 
 /* Queues key at due, or moves it earlier when queued later. On ENOMEM

@@ -10,54 +10,63 @@
 
 /* ---- the work queue ---- */
 
+/* qsort order of C strings. */
+static int by_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 void kin__simwl_queue_add(kin__simwl_queue *q, const char *key, uint64_t due) {
-  for (size_t i = 0; i < q->n; i++)
-    if (!strcmp(q->items[i].key, key)) {
-      if (due < q->items[i].due) q->items[i].due = due;
-      return;
-    }
-  if (q->n == q->cap) {
-    size_t nc = q->cap ? q->cap * 2 : 16;
-    kin__simwl_item *p = realloc(q->items, nc * sizeof(*p));
-    if (!p) return;
-    q->items = p;
-    q->cap = nc;
+  void **v = kin__hmap_get(&q->map, key);
+  if (v) {
+    uint64_t *d = *v;
+    if (due < *d) *d = due;
+    return;
   }
-  char *dup = strdup(key);
-  if (dup) q->items[q->n++] = (kin__simwl_item){dup, due};
+  uint64_t *d = malloc(sizeof(*d));
+  if (!d) return;
+  *d = due;
+  if (kin__hmap_put(&q->map, key, d, NULL) != 1) free(d);
 }
 
 char **kin__simwl_queue_take(kin__simwl_queue *q, uint64_t now, size_t *n) {
   *n = 0;
-  size_t cnt = 0;
-  for (size_t i = 0; i < q->n; i++)
-    if (q->items[i].due <= now) cnt++;
+  size_t cnt = 0, pos = 0;
+  kin__hmap_entry *e;
+  while ((e = kin__hmap_next(&q->map, &pos)))
+    if (*(uint64_t *)e->val <= now) cnt++;
   if (!cnt) return NULL;
   char **out = malloc(cnt * sizeof(*out));
   if (!out) return NULL;
-  size_t j = 0;
-  for (size_t i = 0; i < q->n; i++) {
-    if (q->items[i].due <= now)
-      out[(*n)++] = q->items[i].key;
-    else
-      q->items[j++] = q->items[i];
+  pos = 0;
+  while ((e = kin__hmap_next(&q->map, &pos)) && *n < cnt) {
+    if (*(uint64_t *)e->val > now) continue;
+    char *k = strdup(e->key);
+    if (k) out[(*n)++] = k;
   }
-  q->n = j;
+  for (size_t i = 0; i < *n; i++) {
+    void *old = NULL;
+    kin__hmap_del(&q->map, out[i], &old);
+    free(old);
+  }
+  /* in key order: the controllers work the same way every run */
+  qsort(out, *n, sizeof(*out), by_str);
   return out;
 }
 
 uint64_t kin__simwl_queue_next(const kin__simwl_queue *q) {
   uint64_t next = KIN__SIMCTL_NEVER;
-  for (size_t i = 0; i < q->n; i++)
-    if (q->items[i].due < next) next = q->items[i].due;
+  size_t pos = 0;
+  kin__hmap_entry *e;
+  while ((e = kin__hmap_next(&q->map, &pos)))
+    if (*(uint64_t *)e->val < next) next = *(uint64_t *)e->val;
   return next;
 }
 
 void kin__simwl_queue_free(kin__simwl_queue *q) {
-  for (size_t i = 0; i < q->n; i++) free(q->items[i].key);
-  free(q->items);
-  q->items = NULL;
-  q->n = q->cap = 0;
+  size_t pos = 0;
+  kin__hmap_entry *e;
+  while ((e = kin__hmap_next(&q->map, &pos))) free(e->val);
+  kin__hmap_free(&q->map);
 }
 
 void kin__simwl_strv_free(char **v, size_t n) {
