@@ -429,7 +429,10 @@ describe("kinformer.replay", function()
   it("puts the recorded objects with their uids, creationTimestamps and resourceVersions", function()
     local trace = record_website_run()
     local l = lines(trace)
-    local sim <close> = assert(require("kinformer.sim").start{ seed = "examples/website/crd.json" })
+    -- without the workloads' controllers: the deployment controller would
+    -- write the put Deployments (revision, status) and move their versions
+    local sim <close> = assert(require("kinformer.sim").start{ seed = "examples/website/crd.json",
+      controllers = "*,-deployment,-replicaset,-statefulset,-daemonset,-job,-cronjob,-scheduler,-kubelet" })
     local known = {}
     local a
     for _, x in ipairs(l) do

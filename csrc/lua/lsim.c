@@ -105,7 +105,7 @@ static int l_start(lua_State *L) {
     static const char *const known[] = {
         "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
         "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", "controllers",
-        "clock", "authorization", NULL};
+        "clock", "authorization", "nodes", "pod_ready_delay_ms", "job_run_ms", NULL};
     lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
     lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
@@ -132,6 +132,15 @@ static int l_start(lua_State *L) {
     luaL_argcheck(L, rl >= 0, 1, "request_log_limit must be >= 0");
     cfg.request_log_limit = (size_t)rl;
     cfg.controllers = controllers_opt(L);
+    lua_Integer nodes = lkin_opt_integer(L, 1, "nodes", 1);
+    luaL_argcheck(L, nodes >= 0 && nodes <= 10000, 1, "nodes must be between 0 and 10000");
+    cfg.nodes = (int)nodes;
+    lua_Integer prd = lkin_opt_integer(L, 1, "pod_ready_delay_ms", 1000);
+    luaL_argcheck(L, prd >= 0 && prd <= UINT32_MAX, 1, "pod_ready_delay_ms out of range");
+    cfg.pod_ready_delay_ms = (uint32_t)prd;
+    lua_Integer jr = lkin_opt_integer(L, 1, "job_run_ms", 1000);
+    luaL_argcheck(L, jr >= 0 && jr <= UINT32_MAX, 1, "job_run_ms out of range");
+    cfg.job_run_ms = (uint32_t)jr;
     static const char *const clocks[] = {"real", "fake", NULL};
     lua_getfield(L, 1, "clock");
     cfg.fake_clock = luaL_checkoption(L, -1, "real", clocks) == 1;

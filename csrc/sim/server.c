@@ -27,6 +27,9 @@ void kin_sim_config_init(kin_sim_config *cfg) {
   cfg->bind_address = "127.0.0.1";
   cfg->watch_history = 10000;
   cfg->bookmark_interval_ms = 60000;
+  cfg->nodes = 1;
+  cfg->pod_ready_delay_ms = 1000;
+  cfg->job_run_ms = 1000;
 }
 
 /* Reads a whole file; caller frees; NULL when unreadable. */
@@ -119,6 +122,9 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   /* Client certificates only exist over TLS. */
   if (!rc && cfg.client_ca_file)
     rc = sim->tls && (sim->client_ca = read_file(cfg.client_ca_file)) ? kin__sim_client_ca_check(sim->client_ca) : KIN_EINVAL;
+  sim->nodes = cfg.nodes < 0 ? 0 : cfg.nodes;
+  sim->pod_ready_delay_ms = cfg.pod_ready_delay_ms;
+  sim->job_run_ms = cfg.job_run_ms;
   if (!rc) rc = kin__simctl_start(sim, kin__simctl_all, cfg.controllers, cfg.fake_clock, &sim->ctl);
   /* Serve the state a cluster has once its controllers ran (the default
    * ServiceAccounts, say), so what a client sees first does not race them. */

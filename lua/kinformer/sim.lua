@@ -78,11 +78,15 @@ end
 -- default ones, a list {"garbagecollector", "namespace"} or a string
 -- "*,-kubelet" picks, "none" or {} is a bare API server; names:
 -- require("kinformer.simcore").controllers()), clock ("real", the default,
--- or "fake": the controllers' delays only pass by sim:clock_advance).
+-- or "fake": the controllers' delays only pass by sim:clock_advance),
 -- authorization ("rbac": every request is authorized as kube-apiserver
 -- --authorization-mode=RBAC does, against the built-in cluster roles and
 -- the roles and bindings created; "always-allow", the default, lets every
--- authenticated request through; see docs/sim.md "Authorization").
+-- authenticated request through; see docs/sim.md "Authorization"),
+-- nodes (Nodes the "kubelet" controller registers, default 1),
+-- pod_ready_delay_ms (from a pod's binding to Running and Ready, default
+-- 1000), job_run_ms (how long a pod with restartPolicy Never or OnFailure
+-- runs before it succeeds, default 1000); see docs/sim.md "Workloads".
 -- Returns the server (fields url, kubeconfig; methods stop, compact,
 -- resource_version, running, fault, put, get, write_log_start,
 -- write_log_take, request_log_start, request_log_take, token, settle,

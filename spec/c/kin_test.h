@@ -85,6 +85,11 @@ struct kin_sim;
 /* Starts a kinformer.sim with the default config, serving HTTPS with the
  * fixture certificate sim_tls.crt when tls is non-zero; fails the test
  * when it cannot. The caller stops it with kin_sim_stop. */
+/* kin_sim_config.controllers for suites that test the API server: every
+ * default controller but the workloads' (docs/sim.md "Workloads"). */
+#define KIN_TEST_NO_WORKLOADS \
+  "*,-deployment,-replicaset,-statefulset,-daemonset,-job,-cronjob,-scheduler,-kubelet"
+
 struct kin_sim *kin_test_sim_start(int tls);
 /* The same, serving HTTPS with the fixture files cert and key (NULL cert:
  * plain HTTP). */

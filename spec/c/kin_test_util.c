@@ -121,6 +121,10 @@ char *kin_test_fixture(const char *name, size_t *len) {
 kin_sim *kin_test_sim_start_cert(const char *cert, const char *key) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
+  /* without the workloads' controllers: the suites test the API
+   * server's answers about Deployments and Pods, which they would change
+   * (pods scheduled and run, status written) */
+  cfg.controllers = KIN_TEST_NO_WORKLOADS;
   if (cert) {
     cfg.tls_cert_file = kin_test_fixture_path(cert);
     cfg.tls_key_file = kin_test_fixture_path(key);

@@ -19,6 +19,9 @@
 ---@field controllers? string|string[] the controllers that run, in kube-controller-manager's --controllers syntax: "*" (default), "none", {"garbagecollector", "-kubelet"}
 ---@field clock? "real"|"fake" the controllers' clock; "fake" moves only by sim:clock_advance
 ---@field authorization? "rbac"|"always-allow" "rbac": authorize every request as kube-apiserver's RBAC (docs/sim.md, Authorization); default "always-allow"
+---@field nodes? integer Nodes the "kubelet" controller registers at start (kinformer-sim-node-0..), default 1
+---@field pod_ready_delay_ms? integer from a pod's binding to Running and Ready, default 1000
+---@field job_run_ms? integer how long a pod with restartPolicy Never or OnFailure runs before it succeeds, default 1000
 
 ---sim:fault's argument.
 ---@class kinformer.SimFault

@@ -6,7 +6,10 @@
  *                 [--history N] [--bookmark-interval MS] [--watch-cache-lists]
  *                 [--controllers=LIST] [--fake-clock]
  *                 [--authorization-mode AlwaysAllow|RBAC]
+ *                 [--nodes N] [--pod-ready-delay-ms MS] [--job-run-ms MS]
  *
+ * --nodes, --pod-ready-delay-ms and --job-run-ms time the simulated
+ * workloads (kin_sim_config.nodes, .pod_ready_delay_ms, .job_run_ms).
  * --controllers takes kube-controller-manager's syntax ("*", "name",
  * "-name", comma-separated; "none": a bare API server). A flag's value may
  * follow it as the next word or after "=".
@@ -29,6 +32,7 @@ static void usage(FILE *f) {
           "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n"
           "                     [--controllers=LIST] [--fake-clock]\n"
           "                     [--authorization-mode AlwaysAllow|RBAC]\n"
+          "                     [--nodes N] [--pod-ready-delay-ms MS] [--job-run-ms MS]\n"
           "controllers (default \"*\"; \"none\" for a bare API server):");
   int on;
   const char *name;
@@ -90,6 +94,12 @@ int main(int argc, char **argv) {
       cfg.watch_history = (size_t)atol(v);
     else if (!strcmp(a, "--bookmark-interval"))
       cfg.bookmark_interval_ms = (uint32_t)atol(v);
+    else if (!strcmp(a, "--nodes"))
+      cfg.nodes = atoi(v);
+    else if (!strcmp(a, "--pod-ready-delay-ms"))
+      cfg.pod_ready_delay_ms = (uint32_t)atol(v);
+    else if (!strcmp(a, "--job-run-ms"))
+      cfg.job_run_ms = (uint32_t)atol(v);
     else if (!strcmp(a, "--controllers")) {
       char bad[128];
       if (kin_sim_controllers_check(v, bad, sizeof(bad))) {

@@ -7,5 +7,14 @@ const kin__simctl_def *const kin__simctl_all[] = {
     &kin__simctl_garbagecollector,
     &kin__simctl_namespace,
     &kin__simctl_serviceaccount,
+    /* workloads */
+    &kin__simctl_deployment,
+    &kin__simctl_replicaset,
+    &kin__simctl_statefulset,
+    &kin__simctl_daemonset,
+    &kin__simctl_job,
+    &kin__simctl_cronjob,
+    &kin__simctl_scheduler,
+    &kin__simctl_kubelet,
     NULL,
 };

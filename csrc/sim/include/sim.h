@@ -56,6 +56,15 @@ typedef struct {
                                 "kinformer-sim" and the anonymous user of a
                                 sim without token or client CA are in
                                 system:masters. See docs/sim.md. */
+  /* The simulated workloads (the "kubelet" and "scheduler" controllers,
+   * docs/sim.md "Workloads"): */
+  int nodes;                 /* Nodes the kubelet creates at start, named
+                                kinformer-sim-node-0..; default 1 */
+  uint32_t pod_ready_delay_ms; /* from a pod's binding to Running and
+                                Ready; default 1000 */
+  uint32_t job_run_ms;       /* how long the containers of a pod with
+                                restartPolicy Never or OnFailure run
+                                before they exit 0; default 1000 */
 } kin_sim_config;
 
 /* Checks a kin_sim_config.controllers value. Returns 0, or KIN_EINVAL

@@ -175,6 +175,9 @@ struct kin_sim {
   kin__sim_store store;
   struct kin__simctl *ctl;  /* the controller manager, NULL when none runs;
                                set at start, cleared by kin_sim_stop under stop_mu */
+  int nodes;                     /* kin_sim_config.nodes (immutable) */
+  uint32_t pod_ready_delay_ms;   /* kin_sim_config.pod_ready_delay_ms (immutable) */
+  uint32_t job_run_ms;           /* kin_sim_config.job_run_ms (immutable) */
   kin__sim_request_log request_log;
   pthread_mutex_t tokens_mu; /* guards tokens, ntokens, captokens (a leaf) */
   kin__sim_token *tokens;
