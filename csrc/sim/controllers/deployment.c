@@ -413,7 +413,8 @@ static int set_revision(kin__simctl *m, const json_t *d, long rev) {
     json_object_set_new(md, "annotations", a);
   }
   json_object_set_new(a, REV, json_string(buf));
-  kin__simctl_update(m, "apps", "deployments", kin__sim_jstr(d, "metadata", "namespace"), copy, 0,
+  /* through /status, as the real controller's UpdateStatus: no generation */
+  kin__simctl_update(m, "apps", "deployments", kin__sim_jstr(d, "metadata", "namespace"), copy, 1,
                      NULL);
   json_decref(copy);
   return 1;

@@ -116,6 +116,17 @@ void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *
     /* the field manager's record of the write (http_apply.c) */
     json_t *mf = json_object_get(json_object_get(in, "metadata"), "managedFields");
     json_t *md = json_object_get(obj, "metadata");
+    /* deploymentStatusStrategy keeps the annotations sent (the deployment
+     * controller writes its revision annotation through /status, without
+     * bumping the generation); spec and labels stay the old ones. */
+    if (!st->crd && !strcmp(st->group, "apps") && !strcmp(st->resource, "deployments") &&
+        json_is_object(md)) {
+      json_t *ann = json_object_get(json_object_get(in, "metadata"), "annotations");
+      if (ann)
+        json_object_set(md, "annotations", ann);
+      else
+        json_object_del(md, "annotations");
+    }
     if (mf && json_is_object(md))
       json_object_set(md, "managedFields", mf);
     else if (json_is_object(md))
