@@ -117,8 +117,62 @@ static void test_sim_ControllersSeeEveryChange(void **state) {
   kin_sim_free(sim);
 }
 
+/* The number of items of a list at path. */
+static size_t count_items(kin_sim *sim, const char *path) {
+  sim_resp r = sim_req(sim, "GET", path, NULL);
+  assert_int_equal(r.code, 200);
+  size_t n = json_array_size(json_object_get(r.json, "items"));
+  sim_resp_free(&r);
+  return n;
+}
+
+/* Every default controller together, on a fake clock (and so under the
+ * sanitizers): a Deployment of 3 comes up (deployment, replicaset,
+ * scheduler, kubelet), deleting it takes its ReplicaSet and Pods along
+ * (garbagecollector), and deleting the namespace empties and removes it
+ * (namespace). */
+static void test_sim_ControllersDeploymentLifecycle(void **state) {
+  kin_sim *sim = start_with(NULL, 1);
+  assert_int_equal(code_of(sim, "POST", "/api/v1/namespaces",
+                           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                           "\"metadata\":{\"name\":\"apps\"}}"), 201);
+  assert_int_equal(
+      code_of(sim, "POST", "/apis/apps/v1/namespaces/apps/deployments",
+              "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"
+              "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+              "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":"
+              "[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}"),
+      201);
+  assert_int_equal(kin_sim_settle(sim, 10000), 0);
+  for (int i = 0; i < 5; i++) { /* the pods' start-up delay, then the status */
+    assert_int_equal(kin_sim_clock_advance(sim, 1000), 0);
+    assert_int_equal(kin_sim_settle(sim, 10000), 0);
+  }
+  sim_resp r = sim_req(sim, "GET", "/apis/apps/v1/namespaces/apps/deployments/web", NULL);
+  assert_int_equal(r.code, 200);
+  assert_int_equal(jint(r.json, "status.availableReplicas"), 3);
+  assert_int_equal(jint(r.json, "status.readyReplicas"), 3);
+  sim_resp_free(&r);
+  assert_int_equal(count_items(sim, "/apis/apps/v1/namespaces/apps/replicasets"), 1);
+  assert_int_equal(count_items(sim, "/api/v1/namespaces/apps/pods"), 3);
+
+  assert_int_equal(code_of(sim, "DELETE", "/apis/apps/v1/namespaces/apps/deployments/web", NULL),
+                   200);
+  assert_int_equal(kin_sim_settle(sim, 10000), 0);
+  assert_int_equal(count_items(sim, "/apis/apps/v1/namespaces/apps/replicasets"), 0);
+  assert_int_equal(count_items(sim, "/api/v1/namespaces/apps/pods"), 0);
+
+  assert_int_equal(code_of(sim, "DELETE", "/api/v1/namespaces/apps", NULL), 200);
+  assert_int_equal(kin_sim_settle(sim, 10000), 0);
+  assert_int_equal(kin_sim_clock_advance(sim, 6000), 0); /* the namespace controller's 5 s */
+  assert_int_equal(kin_sim_settle(sim, 10000), 0);
+  assert_int_equal(code_of(sim, "GET", "/api/v1/namespaces/apps", NULL), 404);
+  kin_sim_free(sim);
+}
+
 KIN_SUITE(sim_controllers, cmocka_unit_test(test_sim_ControllersCheckNames),
           cmocka_unit_test(test_sim_ControllersServiceAccountPerNamespace),
           cmocka_unit_test(test_sim_ControllersNoneIsBare),
           cmocka_unit_test(test_sim_ControllersClock),
-          cmocka_unit_test(test_sim_ControllersSeeEveryChange))
+          cmocka_unit_test(test_sim_ControllersSeeEveryChange),
+          cmocka_unit_test(test_sim_ControllersDeploymentLifecycle))
