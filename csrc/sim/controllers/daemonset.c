@@ -242,12 +242,6 @@ static uint64_t sync_ds(kin__simctl *m, const char *key, uint64_t now_ms) {
   return next;
 }
 
-/* The list filter that takes every object. */
-static int any(void *ud, const json_t *o) {
-  (void)ud;
-  (void)o;
-  return 1;
-}
 
 /* Syncs the DaemonSets due at now_ms (every one after a Node changed);
  * returns the next due time. */
@@ -255,15 +249,7 @@ static uint64_t ds_run(void *self, kin__simctl *m, uint64_t now_ms) {
   ds_ctl *c = self;
   if (c->all) {
     c->all = 0;
-    json_t *all = kin__simctl_list(m, "apps", "daemonsets", NULL, any, NULL);
-    size_t i;
-    json_t *d;
-    json_array_foreach(all, i, d) {
-      char key[512];
-      kin__simwl_key_of(d, key, sizeof(key));
-      kin__simwl_queue_add(&c->q, key, now_ms);
-    }
-    json_decref(all);
+    kin__simwl_queue_add_all(&c->q, m, "apps", "daemonsets", NULL, now_ms);
   }
   size_t n = 0;
   char **keys = kin__simwl_queue_take(&c->q, now_ms, &n);

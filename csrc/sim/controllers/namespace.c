@@ -222,43 +222,39 @@ static int update_conditions(json_t *ns, json_t *failing, const char *now) {
   return changed;
 }
 
+/* Sets failing[type] to a True condition whose message is prefix and the
+ * counts ({what: n}) written with each ("%s ... %lld ..."), sorted and
+ * joined as the real controller joins them. */
+static void counts_condition(json_t *failing, const json_t *counts, const char *each,
+                             const char *prefix, const char *type, const char *reason,
+                             const char *now) {
+  char list[4096], msg[4200];
+  const char *k;
+  json_t *v;
+  json_t *parts = json_array();
+  json_object_foreach((json_t *)counts, k, v) {
+    char one[512];
+    snprintf(one, sizeof(one), each, k, (long long)json_integer_value(v));
+    json_array_append_new(parts, json_string(one));
+  }
+  join_sorted(parts, list, sizeof(list));
+  json_decref(parts);
+  snprintf(msg, sizeof(msg), "%s%s", prefix, list);
+  json_object_set_new(failing, type, condition(type, "True", now, reason, msg));
+}
+
 /* ProcessContentTotals: the conditions for what is left (remaining:
  * "resource.group" -> count; finalizers: name -> count). */
 static void content_totals(json_t *failing, json_t *remaining, json_t *finalizers,
                            const char *now) {
-  char list[4096], msg[4200];
-  const char *k;
-  json_t *v;
-  if (json_object_size(remaining)) {
-    json_t *parts = json_array();
-    json_object_foreach(remaining, k, v) {
-      char one[512];
-      snprintf(one, sizeof(one), "%s has %lld resource instances", k,
-               (long long)json_integer_value(v));
-      json_array_append_new(parts, json_string(one));
-    }
-    join_sorted(parts, list, sizeof(list));
-    json_decref(parts);
-    snprintf(msg, sizeof(msg), "Some resources are remaining: %s", list);
-    json_object_set_new(failing, "NamespaceContentRemaining",
-                        condition("NamespaceContentRemaining", "True", now, "SomeResourcesRemain",
-                                  msg));
-  }
-  if (json_object_size(finalizers)) {
-    json_t *parts = json_array();
-    json_object_foreach(finalizers, k, v) {
-      char one[512];
-      snprintf(one, sizeof(one), "%s in %lld resource instances", k,
-               (long long)json_integer_value(v));
-      json_array_append_new(parts, json_string(one));
-    }
-    join_sorted(parts, list, sizeof(list));
-    json_decref(parts);
-    snprintf(msg, sizeof(msg), "Some content in the namespace has finalizers remaining: %s", list);
-    json_object_set_new(failing, "NamespaceFinalizersRemaining",
-                        condition("NamespaceFinalizersRemaining", "True", now,
-                                  "SomeFinalizersRemain", msg));
-  }
+  if (json_object_size(remaining))
+    counts_condition(failing, remaining, "%s has %lld resource instances",
+                     "Some resources are remaining: ", "NamespaceContentRemaining",
+                     "SomeResourcesRemain", now);
+  if (json_object_size(finalizers))
+    counts_condition(failing, finalizers, "%s in %lld resource instances",
+                     "Some content in the namespace has finalizers remaining: ",
+                     "NamespaceFinalizersRemaining", "SomeFinalizersRemain", now);
 }
 
 /* Writes the conditions onto the current namespace (UpdateStatus; a

@@ -265,15 +265,7 @@ static uint64_t sc_run(void *self, kin__simctl *m, uint64_t now_ms) {
   sched_ctl *c = self;
   if (c->rescan) {
     c->rescan = 0;
-    json_t *pods = kin__simctl_list(m, "", "pods", NULL, unbound, NULL);
-    size_t i;
-    json_t *p;
-    json_array_foreach(pods, i, p) {
-      char key[512];
-      kin__simwl_key_of(p, key, sizeof(key));
-      kin__simwl_queue_add(&c->q, key, now_ms);
-    }
-    json_decref(pods);
+    kin__simwl_queue_add_all(&c->q, m, "", "pods", unbound, now_ms);
   }
   size_t nkeys = 0;
   char **keys = kin__simwl_queue_take(&c->q, now_ms, &nkeys);

@@ -29,6 +29,13 @@ typedef struct {
  * the key is dropped (the next change brings it back). */
 void kin__simwl_queue_add(kin__simwl_queue *q, const char *key, uint64_t due);
 
+/* Queues at due every object of group/resource (all namespaces) that
+ * match accepts (NULL: all): a controller's resync after a change that
+ * concerns them all (a Node for the scheduler and DaemonSets). */
+void kin__simwl_queue_add_all(kin__simwl_queue *q, kin__simctl *m, const char *group,
+                              const char *resource, int (*match)(void *ud, const json_t *obj),
+                              uint64_t due);
+
 /* Removes the keys due at now or before; returns them as a malloc'd
  * array of malloc'd strings (count in *n) that the caller frees with
  * kin__simwl_strv_free, NULL when none. */

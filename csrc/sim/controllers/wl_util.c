@@ -10,6 +10,20 @@
 
 /* ---- the work queue ---- */
 
+void kin__simwl_queue_add_all(kin__simwl_queue *q, kin__simctl *m, const char *group,
+                              const char *resource, int (*match)(void *ud, const json_t *obj),
+                              uint64_t due) {
+  json_t *all = kin__simctl_list(m, group, resource, NULL, match, NULL);
+  size_t i;
+  json_t *o;
+  json_array_foreach(all, i, o) {
+    char key[512];
+    kin__simwl_key_of(o, key, sizeof(key));
+    kin__simwl_queue_add(q, key, due);
+  }
+  json_decref(all);
+}
+
 /* qsort order of C strings. */
 static int by_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
