@@ -1,6 +1,12 @@
-# End-to-end tier: a real kube-apiserver and etcd built from Go modules.
+# End-to-end tier: a real kube-apiserver, kube-controller-manager and etcd
+# built from Go modules. Every `spec/e2e/cluster.sh run` below starts
+# kube-controller-manager beside kube-apiserver with the controllers the sim
+# mirrors (garbagecollector, namespace, serviceaccount, deployment,
+# replicaset, statefulset, daemonset, job, cronjob; KINFORMER_E2E_CONTROLLERS
+# overrides, "none" for a bare API server), without scheduler or kubelets.
 #
-#   make e2e-deps       build (or reuse) etcd, kube-apiserver, kubectl
+#   make e2e-deps       build (or reuse) etcd, kube-apiserver, kubectl,
+#                       kube-controller-manager
 #   make e2e-reference  build (or reuse) the client-go reference informer
 #   make e2e            both, then start a control plane, run the smoke
 #                       checks (spec/e2e/smoke.sh), stop it; then
@@ -20,10 +26,14 @@
 #                       run against kinformer.sim
 #   make e2e-rbac       the RBAC of `kinformer manifests` under a ServiceAccount
 #                       (mk/deploy.mk)
-#   make e2e-differential  a fresh control plane and a fresh kinformer-sim:
+#   make e2e-differential  a fresh control plane and a fresh kinformer-sim
+#                       running the same controllers (--controllers):
 #                       replay spec/differential/scenarios against both and
-#                       compare (spec/differential/run.sh), `kubectl
-#                       api-resources` (and -o wide) on both, compared
+#                       compare (spec/differential/run.sh: scenarios marked
+#                       "controllers": true with kube-controller-manager,
+#                       the others with it stopped; a scenario's sim_flags
+#                       start a sim of its own), `kubectl api-resources`
+#                       (and -o wide) on both, compared
 #                       (spec/differential/api_resources.sh), then kubectl
 #                       and client-go's informer in protobuf (the reference
 #                       informer, -protobuf) against the sim

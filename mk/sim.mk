@@ -34,11 +34,12 @@ bench-sim-rss: deps
 
 # The differential corpus against the sim, compared with the real server's
 # recording (spec/differential/golden); part of make test. make e2e runs the
-# same corpus against a live kube-apiserver.
+# same corpus against a live kube-apiserver and kube-controller-manager.
 test-differential: $(SIM_CLI)
 	DIFF_REFERENCE=spec/differential/golden KINFORMER_SIM=$(SIM_CLI) spec/differential/run.sh
 
-# Re-records the golden answers from a real kube-apiserver (needs make e2e-deps).
+# Re-records the golden answers from a real kube-apiserver with
+# kube-controller-manager beside it (spec/e2e/cluster.sh; needs make e2e-deps).
 differential-golden: $(SIM_CLI)
 	rm -rf build/differential-golden
 	DIFF_KEEP=build/differential-golden KINFORMER_SIM=$(SIM_CLI) spec/differential/run.sh

@@ -2,12 +2,37 @@
 -- compares the normalised answers of two servers field by field.
 --
 --   lua5.4 spec/differential/run.lua record --server URL --out DIR
---       [--token T] [--cacert F] [--cert F --key F] [SCENARIO.json ...]
+--       [--token T] [--cacert F] [--cert F --key F] [--controllers LIST]
+--       [SCENARIO.json ...]
 --   lua5.4 spec/differential/run.lua compare --divergences FILE --docs FILE
 --       REFERENCE_DIR CANDIDATE_DIR
+--   lua5.4 spec/differential/run.lua sim-flags --ref DIR SCENARIO.json
 --
 -- record writes DIR/<scenario>.json: each step's status, content type and raw
 -- body (the default scenario set is spec/differential/scenarios/*.json).
+-- A step is a request (method, path, query, body, accept, content_type,
+-- expect_status, save) and may also have:
+--   token          a bearer token (e.g. "${satoken}") sent instead of the
+--                  run's credentials (no client certificate either)
+--   retry_seconds  repeat until the status is expect_status, up to N s
+--   until          a condition (or a list of them, all to hold) on the
+--                  answer's body: {"path": P, "equals": V}, {"path": P,
+--                  "exists": true|false}, {"path": P, "length": N},
+--                  {"path": P, "contains": {field: value, ...}} (an array
+--                  with an element having those fields); P is a dotted path
+--                  as in save ("status.conditions", "items.1.metadata.name",
+--                  1-based). The request is repeated (every 0.25 s) until
+--                  the status is expect_status and the condition holds, up
+--                  to timeout_seconds (default 30); the last answer is
+--                  recorded with whether the condition held, which compare
+--                  compares too: for what controllers do asynchronously
+--   mask           dotted paths whose values can never match (a minted
+--                  token): replaced by "<masked>" on both sides
+-- A scenario's "sim_flags" (["--authorization-mode", "RBAC"]) are the
+-- kinformer-sim flags run.sh starts its sim with for that scenario. A
+-- recording names the controllers that ran beside the server (--controllers:
+-- kube-controller-manager's, absent for none), and run.sh starts the sim
+-- with the reference recording's list (sim-flags).
 -- compare normalises both recordings (see normalise()), prints every
 -- difference as `scenario/step path: reference | candidate`, tags those
 -- matched by the divergence file "known", and ends with `N passed, M failed`
@@ -51,6 +76,19 @@ local function dig(v, path)
     if n and is_array(v) then v = v[n] else v = v[part] end
   end
   return v
+end
+
+-- Sets the value at a dotted path (as dig) when its parent exists.
+local function dig_set(v, path, x)
+  local parent, last = path:match("^(.*)%.([^.]+)$")
+  if parent then v = dig(v, parent) else last = path end
+  if type(v) ~= "table" then return end
+  local n = tonumber(last)
+  if n and is_array(v) then
+    if v[n] ~= nil then v[n] = x end
+  elseif v[last] ~= nil then
+    v[last] = x
+  end
 end
 
 local function urlencode(s)
@@ -120,9 +158,11 @@ local function do_request(opts, step, vars, tmp)
   local args = { "curl", "-sS", "-X", step.method or "GET", "-o", tmp .. ".resp",
     "-w", "%{http_code} %{content_type}", "--max-time", tostring(step.max_time or 15),
     "-H", "Accept: " .. (step.accept == "table" and TABLE_ACCEPT or step.accept or "application/json") }
-  if opts.token then args[#args + 1] = "-H"; args[#args + 1] = "Authorization: Bearer " .. opts.token end
+  -- a step's own token replaces the run's credentials
+  local token = step.token and subst(step.token, vars) or opts.token
+  if token then args[#args + 1] = "-H"; args[#args + 1] = "Authorization: Bearer " .. token end
   if opts.cacert then args[#args + 1] = "--cacert"; args[#args + 1] = opts.cacert end
-  if opts.cert then
+  if opts.cert and not step.token then
     args[#args + 1] = "--cert"; args[#args + 1] = opts.cert
     args[#args + 1] = "--key"; args[#args + 1] = opts.key
   end
@@ -148,6 +188,45 @@ local function do_request(opts, step, vars, tmp)
     body = body, curl = code and nil or out }
 end
 
+-- True when the subset table want matches the table got field by field
+-- (nested tables recursively).
+local function subset(want, got)
+  if type(want) ~= "table" then return want == got end
+  if type(got) ~= "table" then return false end
+  for k, w in pairs(want) do
+    if not subset(w, got[k]) then return false end
+  end
+  return true
+end
+
+-- Whether the decoded body v satisfies one "until" condition c.
+local function holds1(v, c)
+  local x = v ~= nil and dig(v, c.path) or nil
+  if c.exists ~= nil then return (x ~= nil) == c.exists end
+  if c.length ~= nil then
+    if type(x) ~= "table" then return c.length == 0 and x == nil end
+    return #x == c.length
+  end
+  if c.contains ~= nil then
+    if type(x) ~= "table" then return false end
+    for _, e in ipairs(x) do
+      if subset(c.contains, e) then return true end
+    end
+    return false
+  end
+  if type(c.equals) == "table" then return subset(c.equals, x) and subset(x, c.equals) end
+  return x == c.equals
+end
+
+-- Whether v satisfies the step's condition: one table or a list of them.
+local function holds(v, cond)
+  if cond.path then return holds1(v, cond) end
+  for _, c in ipairs(cond) do
+    if not holds1(v, c) then return false end
+  end
+  return true
+end
+
 local function record(opts, files)
   os.execute("mkdir -p " .. sh_quote(opts.out))
   local tmp = os.tmpname()
@@ -155,18 +234,24 @@ local function record(opts, files)
     local sc = cjson.decode(read_file(file))
     local vars, results = {}, setmetatable({}, ARRAY_MT)
     for i, step in ipairs(sc.steps) do
-      local r
-      local deadline = os.time() + (step.retry_seconds or 0)
+      local r, v
+      local wait = step["until"] and (step.timeout_seconds or 30) or step.retry_seconds or 0
+      local deadline = os.time() + wait
       repeat
         r = do_request(opts, step, vars, tmp)
-        if step.expect_status == nil or r.status == step.expect_status or os.time() >= deadline then break end
-        os.execute("sleep 0.3")
+        v = decode_body(r.body)
+        local status_ok = step.expect_status == nil or r.status == step.expect_status
+        r.held = step["until"] and status_ok and holds(v, step["until"]) or nil
+        if step["until"] and r.held == nil then r.held = false end
+        if (status_ok and (not step["until"] or r.held)) or os.time() >= deadline then break end
+        os.execute(step["until"] and "sleep 0.25" or "sleep 0.3")
       until false
       r.name = step.name or tostring(i)
       r.expect_status = step.expect_status
       r.method = step.method or "GET"
       r.keep = step.keep
-      local v = decode_body(r.body)
+      r["until"] = step["until"]
+      r.mask = step.mask
       for var, path in pairs(step.save or {}) do
         vars[var] = v ~= nil and dig(v, path) or nil
         if vars[var] == nil then vars[var] = "MISSING-" .. var end
@@ -174,8 +259,11 @@ local function record(opts, files)
       results[#results + 1] = r
     end
     local name = sc.name or file:match("([^/]+)%.json$")
+    -- controllers: what ran beside the server (--controllers; the sim is
+    -- started with the same list for this recording)
     write_file(opts.out .. "/" .. name .. ".json", cjson.encode({ name = name, file = file, steps = results,
-      managed_fields = sc.managed_fields }))
+      managed_fields = sc.managed_fields, sim_flags = sc.sim_flags,
+      controllers = opts.controllers ~= "none" and opts.controllers or nil }))
     io.write(string.format("recorded %-28s %d steps\n", name, #results))
   end
   os.remove(tmp)
@@ -185,7 +273,7 @@ end
 
 local TIME_KEYS = { creationTimestamp = true, deletionTimestamp = true, lastTransitionTime = true,
   lastUpdateTime = true, lastHeartbeatTime = true, eventTime = true, firstTimestamp = true,
-  lastTimestamp = true, renewTime = true, acquireTime = true }
+  lastTimestamp = true, renewTime = true, acquireTime = true, expirationTimestamp = true }
 local DROP_KEYS = { managedFields = true, selfLink = true }
 -- /version fields that name the build, not the API
 local VERSION_DROP = { gitVersion = true, gitCommit = true, gitTreeState = true, buildDate = true,
@@ -270,7 +358,47 @@ local function normalise_managed(list)
   return list
 end
 
+-- Label values the workload controllers compute by hashing a pod template
+-- (pod-template-hash: "7887448d46"; controller-revision-hash:
+-- "web-5b6c7d8f9"): no other server computes the same bytes, so each
+-- becomes "<pod-template-hash#N>" (N: order of first appearance in the
+-- scenario) wherever it occurs, in names (web-7887448d46-x2x4z),
+-- generateNames, selectors and labels alike.
+local HASH_LABELS = { ["pod-template-hash"] = true, ["controller-revision-hash"] = true }
+
+local function collect_hashes(v, st)
+  if type(v) ~= "table" then return end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do
+    local x = v[k]
+    if HASH_LABELS[k] and type(x) == "string" and x ~= "" and not st.hash[x] then
+      st.nhash = st.nhash + 1
+      st.hash[x] = "<" .. k .. "#" .. st.nhash .. ">"
+      st.hashes[#st.hashes + 1] = x
+      -- longest first, so a revision hash (name-hash) goes before its parts
+      table.sort(st.hashes, function(a, b) return #a > #b end)
+    else
+      collect_hashes(x, st)
+    end
+  end
+end
+
+local function unhash(s, st)
+  if not st.hashes or #st.hashes == 0 then return s end
+  for _, h in ipairs(st.hashes) do
+    local i = s:find(h, 1, true)
+    while i do
+      s = s:sub(1, i - 1) .. st.hash[h] .. s:sub(i + #h)
+      i = s:find(h, i + #st.hash[h], true)
+    end
+  end
+  return s
+end
+
 local function normalise(v, st)
+  if type(v) == "string" then return unhash(v, st) end
   if type(v) ~= "table" then return v end
   if v.kind == "Table" then normalise_table(v, st) end
   if type(v.resourceVersion) == "string" and v.resourceVersion ~= "" and v.resourceVersion ~= "0"
@@ -298,7 +426,7 @@ local function normalise(v, st)
         and not x:match("^<") then
       v[k] = map_rv(st, x)
     elseif k == "message" and type(x) == "string" then
-      v[k] = normalise_message(x, st)
+      v[k] = unhash(normalise_message(x, st), st)
     elseif k == "verbs" and type(x) == "table" then
       table.sort(x) -- a set
     elseif k == "continue" and type(x) == "string" and x ~= "" then
@@ -404,15 +532,21 @@ local function compare(opts, refdir, candir)
   for _, rf in ipairs(files) do
     local ra = cjson.decode(read_file(rf))
     local cf = candir .. "/" .. rf:match("([^/]+)$")
-    local okc, rb = pcall(function() return cjson.decode(read_file(cf)) end)
+    local fc = io.open(cf, "rb")
+    local okc, rb = false, nil
+    if fc then
+      okc, rb = pcall(cjson.decode, fc:read("a")); fc:close()
+    end
     if not okc then
       print("FAIL " .. ra.name .. ": no recording from the candidate"); failed = failed + 1
       goto next_scenario
     end
     do
       local keep_managed = ra.managed_fields or nil
-      local sta = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {}, keep_managed = keep_managed }
-      local stb = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {}, keep_managed = keep_managed }
+      local sta = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {}, keep_managed = keep_managed,
+        hash = {}, hashes = {}, nhash = 0 }
+      local stb = { uid = {}, rv = {}, nuid = 0, nrv = 0, byobj = {}, rvlabel = {}, keep_managed = keep_managed,
+        hash = {}, hashes = {}, nhash = 0 }
       for i, sa in ipairs(ra.steps) do
         local sb = rb.steps[i] or { status = 0, body = "" }
         local stepname = sa.name
@@ -421,7 +555,15 @@ local function compare(opts, refdir, candir)
           out[#out + 1] = { path = "status(expected " .. sa.expect_status .. ", reference)", a = sa.status, b = sb.status }
         end
         if sa.status ~= sb.status then out[#out + 1] = { path = "status", a = sa.status, b = sb.status } end
+        if sa["until"] ~= nil and sa.held ~= sb.held then
+          out[#out + 1] = { path = "until(held)", a = sa.held, b = sb.held }
+        end
         local va, vb = keep(decode_body(sa.body), sa.keep), keep(decode_body(sb.body), sa.keep)
+        for _, m in ipairs(sa.mask or {}) do
+          if va ~= nil then dig_set(va, m, "<masked>") end
+          if vb ~= nil then dig_set(vb, m, "<masked>") end
+        end
+        collect_hashes(va, sta); collect_hashes(vb, stb)
         if va == nil and vb == nil then
           if sa.body ~= sb.body then out[#out + 1] = { path = "body(text)", a = sa.body, b = sb.body } end
         elseif va == nil or vb == nil then
@@ -476,6 +618,23 @@ if mode == "record" then
     p:close()
   end
   record(opts, rest)
+elseif mode == "sim-flags" then
+  -- The kinformer-sim flags for a scenario, tab-separated (run.sh starts one
+  -- sim per distinct set): --controllers with the list the reference
+  -- recording was made under ("none" when it names none: recorded against
+  -- a bare kube-apiserver), then the scenario's sim_flags.
+  if #rest ~= 1 or not opts.ref then die("sim-flags needs --ref DIR SCENARIO.json") end
+  local sc = cjson.decode(read_file(rest[1]))
+  local name = sc.name or rest[1]:match("([^/]+)%.json$")
+  local controllers = "none"
+  local f = io.open(opts.ref .. "/" .. name .. ".json", "rb")
+  if f then
+    local rec = cjson.decode(f:read("a")); f:close()
+    if type(rec.controllers) == "string" and rec.controllers ~= "" then controllers = rec.controllers end
+  end
+  local flags = { "--controllers", controllers }
+  for _, x in ipairs(type(sc.sim_flags) == "table" and sc.sim_flags or {}) do flags[#flags + 1] = x end
+  io.write(table.concat(flags, "\t"))
 elseif mode == "compare" then
   opts.divergences = opts.divergences or (HERE .. "/divergences.json")
   opts.docs = opts.docs or (HERE .. "/../../docs/sim.md")

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds, or reuses when already built, the binaries of the e2e tier:
-#   etcd, kube-apiserver, kubectl    (what = core)
+#   etcd, kube-apiserver, kubectl,
+#   kube-controller-manager          (what = core)
 #   kinformer-ref-informer           (what = reference; bench/reference/client-go)
 #   kubectl only, when it is missing (what = kubectl; the client suites of
 #                                     make test: spec/clients)
 # Usage: spec/e2e/build.sh [core|reference|kubectl|all]     (default: all)
 #
-# kube-apiserver and kubectl come from a generated wrapper module that
+# kube-apiserver, kubectl and kube-controller-manager come from a generated
+# wrapper module that
 # requires k8s.io/kubernetes@$K8S_VERSION and replaces every staging module
 # that release requires at v0.0.0 by its published v0.<minor>.<patch>; the
 # list is read from the release's own go.mod. etcd is the version the
@@ -147,6 +149,22 @@ build_core() {
       go -C "$kdir" build -mod=mod -trimpath -ldflags "$ldf" -o "$E2E_BIN/" \
         k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
     echo "$kfp" >"$E2E_BIN/.stamp-kube"
+  fi
+
+  # kube-controller-manager: same wrapper module, module cache and build
+  # cache, so it compiles only the packages kube-apiserver does not share
+  # (the controllers, volume plugins) and links. Its own stamp, so a cache
+  # built before it existed gains it without rebuilding the others.
+  if fresh "$E2E_BIN/.stamp-kcm" "$kfp" "$E2E_BIN/kube-controller-manager"; then
+    echo "e2e-deps: reusing $E2E_BIN/kube-controller-manager ($K8S_VERSION)"
+  else
+    step "generate wrapper module" "$LOGS/kube-wrapper.log" kube_wrapper
+    step "resolve kube-controller-manager modules" "$LOGS/kcm-resolve.log" \
+      go -C "$kdir" list -mod=mod -deps k8s.io/kubernetes/cmd/kube-controller-manager
+    step "build kube-controller-manager $K8S_VERSION" "$LOGS/kcm-build.log" \
+      go -C "$kdir" build -mod=mod -trimpath -ldflags "$ldf" -o "$E2E_BIN/" \
+        k8s.io/kubernetes/cmd/kube-controller-manager
+    echo "$kfp" >"$E2E_BIN/.stamp-kcm"
   fi
 }
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# A throw-away control plane on loopback: etcd (data on tmpfs) and
-# kube-apiserver, built by spec/e2e/build.sh.
+# A throw-away control plane on loopback: etcd (data on tmpfs),
+# kube-apiserver and kube-controller-manager, built by spec/e2e/build.sh.
 #
 #   cluster.sh start [--owner PID]   start, wait for /readyz, print the env
 #   cluster.sh stop [DIR]            stop and remove everything (default: $KINFORMER_E2E_DIR)
 #   cluster.sh env [DIR]             print the env of a running cluster again
 #   cluster.sh run CMD [ARG...]      start, run CMD with the env exported, stop;
 #                                    exits with CMD's status
+#   cluster.sh kcm stop|start [DIR]  stop kube-controller-manager / start it
+#                                    again, the cluster staying up
 #
 # start prints lines `export KINFORMER_E2E_...='...'` (eval them in a shell;
 # spec/e2e/cluster.lua parses them for busted). A watchdog stops the cluster
@@ -17,16 +19,23 @@
 # kinformer-token (bearer token, bound to cluster-admin by a
 # ClusterRoleBinding, i.e. through RBAC), kinformer-nobody (bearer token, no
 # permissions: for 403 paths). One kubeconfig each.
-# There is no controller-manager: no namespace deletion, no default service
-# accounts (the ServiceAccount admission plugin is off so pods can be
-# created), no garbage collection. podtemplates are not watch-cached, so
-# their lists and watches go to etcd (a watch from a compacted
-# resourceVersion gets 410 Gone).
-# Extra server flags: KINFORMER_E2E_APISERVER_FLAGS, KINFORMER_E2E_ETCD_FLAGS
-# (space-separated), e.g. --feature-gates=... for a test that needs them.
+# kube-controller-manager runs the controllers kinformer.sim mirrors
+# (KINFORMER_E2E_CONTROLLERS, default below: garbage collector, namespace,
+# serviceaccount, deployment, replicaset, statefulset, daemonset, job,
+# cronjob; "none" starts no controller-manager). There is no scheduler and
+# no kubelet: Pods stay Pending, without a node. The ServiceAccount
+# admission plugin is off so pods can be created without a token.
+# podtemplates are not watch-cached, so their lists and watches go to etcd
+# (a watch from a compacted resourceVersion gets 410 Gone).
+# Extra server flags: KINFORMER_E2E_APISERVER_FLAGS, KINFORMER_E2E_ETCD_FLAGS,
+# KINFORMER_E2E_KCM_FLAGS (space-separated), e.g. --feature-gates=... for a
+# test that needs them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 SELF=$E2E_HERE/cluster.sh
+# The controllers of kube-controller-manager (lib.sh), by the names
+# (aliases) that kinformer-sim --controllers takes too.
+CONTROLLERS=${KINFORMER_E2E_CONTROLLERS:-$E2E_CONTROLLERS}
 K8S_MINOR=${K8S_VERSION#v1.}; K8S_MINOR=${K8S_MINOR%%.*}
 
 now_ms() { date +%s%3N; }
@@ -55,21 +64,26 @@ stop_dir() {
   local dir=$1 name pid
   [ -n "$dir" ] && [ -d "$dir" ] || return 0
   [ -f "$dir/.kinformer-e2e" ] || { echo "cluster: $dir is not a cluster dir" >&2; return 1; }
-  # kube-apiserver first: without etcd its graceful shutdown hangs on
-  # reconnects until killed.
-  for name in kube-apiserver etcd; do
-    pid=$(cat "$dir/$name.pid" 2>/dev/null || true)
-    [ -n "$pid" ] && ours "$pid" "$dir" || continue
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do ours "$pid" "$dir" || break; sleep 0.05; done
-    if ours "$pid" "$dir"; then
-      echo "cluster: $name ($pid) still running 5s after SIGTERM: SIGKILL" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
+  # The controller-manager, then kube-apiserver: without etcd its graceful
+  # shutdown hangs on reconnects until killed.
+  for name in kube-controller-manager kube-apiserver etcd; do stop_one "$dir" "$name"; done
   pid=$(cat "$dir/watchdog.pid" 2>/dev/null || true)
   if [ -n "$pid" ] && [ "$pid" != "$$" ] && ours "$pid" "$dir"; then kill -TERM "$pid" 2>/dev/null || true; fi
   rm -rf "$dir"
+}
+
+# stop_one DIR NAME: SIGTERM (SIGKILL after 5 s) to the process NAME of DIR,
+# when it still is ours.
+stop_one() {
+  local dir=$1 name=$2 pid
+  pid=$(cat "$dir/$name.pid" 2>/dev/null || true)
+  [ -n "$pid" ] && ours "$pid" "$dir" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do ours "$pid" "$dir" || break; sleep 0.05; done
+  if ours "$pid" "$dir"; then
+    echo "cluster: $name ($pid) still running 5s after SIGTERM: SIGKILL" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
 }
 
 ours() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -- "$2"; }
@@ -82,13 +96,20 @@ CUR_LOG=""
 
 # fail MSG: says which step failed, shows the end of that step's log, stops
 # what was started and exits.
+# (Under `kcm start` only the controller-manager is stopped: the cluster
+# stays.)
 fail() {
   trap - EXIT INT TERM
-  echo "cluster: FAILED at step '$CUR_STEP': $* (state dir ${DIR:-none}, removed)" >&2
+  if [ -n "${KCM_ONLY:-}" ]; then
+    echo "cluster: FAILED at step '$CUR_STEP': $* (the cluster in $DIR stays, without kube-controller-manager)" >&2
+  else
+    echo "cluster: FAILED at step '$CUR_STEP': $* (state dir ${DIR:-none}, removed)" >&2
+  fi
   if [ -n "$CUR_LOG" ] && [ -f "$CUR_LOG" ]; then
     echo "cluster: last 30 lines of $CUR_LOG:" >&2
     tail -n 30 "$CUR_LOG" | sed 's/^/  | /' >&2
   fi
+  if [ -n "${KCM_ONLY:-}" ]; then stop_one "$DIR" kube-controller-manager; exit 1; fi
   stop_dir "$DIR" || true
   exit 1
 }
@@ -206,6 +227,9 @@ export KINFORMER_E2E_K8S_VERSION='$K8S_VERSION'
 export KINFORMER_E2E_ETCD_VERSION='$ETCD_VERSION'
 export KINFORMER_E2E_READY_MS='$READY_MS'
 export KINFORMER_E2E_APISERVER_READY_MS='$APISERVER_READY_MS'
+export KINFORMER_E2E_CONTROLLERS='$CONTROLLERS'
+export KINFORMER_E2E_KCM_READY_MS='$KCM_READY_MS'
+export KINFORMER_E2E_KCM_PORT='${KCM_PORT:-}'
 export KUBECONFIG='$DIR/kubeconfig/admin.yaml'
 EOF
 }
@@ -260,6 +284,57 @@ start_servers() {
   APISERVER_READY_MS=$(($(now_ms) - ta))
 }
 
+# start_kcm: kube-controller-manager with the admin kubeconfig (every
+# controller as kinformer-admin: --use-service-account-credentials=false),
+# no leader election, its secure port on a free loopback port for /healthz;
+# waits until /healthz is ok and every controller asked for has logged that
+# it started. Nothing with CONTROLLERS=none.
+start_kcm() {
+  KCM_READY_MS=0
+  [ "$CONTROLLERS" != none ] || return 0
+  local port tk ok="" try
+  for try in 1 2 3; do
+    at "start kube-controller-manager" "$DIR/logs/kube-controller-manager.log"
+    port=$(free_port) || fail "no free port"
+    tk=$(now_ms)
+    launch kube-controller-manager "$E2E_BIN/kube-controller-manager" \
+      --kubeconfig="$DIR/kubeconfig/admin.yaml" \
+      --bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$DIR/kcm" \
+      --leader-elect=false --use-service-account-credentials=false \
+      --controllers="$CONTROLLERS" \
+      --kube-api-qps=200 --kube-api-burst=400 \
+      --concurrent-deployment-syncs=10 --concurrent-replicaset-syncs=10 \
+      --concurrent-namespace-syncs=10 --concurrent-gc-syncs=20 \
+      --profiling=false ${KINFORMER_E2E_KCM_FLAGS:-}
+    for _ in $(seq 600); do
+      if ! alive kube-controller-manager; then
+        bind_failed kube-controller-manager && continue 2
+        fail "kube-controller-manager exited"
+      fi
+      if [ "$(curl -sSk --max-time 2 "https://127.0.0.1:$port/healthz" 2>/dev/null)" = ok ] && kcm_started; then
+        ok=1
+        break 2
+      fi
+      sleep 0.1
+    done
+    fail "kube-controller-manager not ready (/healthz and its controllers started) within 60s"
+  done
+  [ -n "$ok" ] || fail "ports taken three times"
+  KCM_PORT=$port
+  KCM_READY_MS=$(($(now_ms) - tk))
+}
+
+# kcm_started: true once the garbage collector (when asked for) has synced
+# its monitors and proceeds to collect, i.e. a delete from now on is
+# collected; the other controllers start before it.
+kcm_started() {
+  case ",$CONTROLLERS," in
+    *,garbagecollector,*|*,garbage-collector-controller,*|*,\*,*)
+      grep -q 'Proceeding to collect garbage' "$DIR/logs/kube-controller-manager.log" 2>/dev/null ;;
+    *) return 0 ;;
+  esac
+}
+
 bind_failed() { grep -q 'address already in use' "$DIR/logs/$1.log" 2>/dev/null; }
 
 stop_servers() {
@@ -288,7 +363,7 @@ cmd_start() {
   at "check binaries"
   e2e_wait_build
   local b
-  for b in etcd kube-apiserver kubectl; do
+  for b in etcd kube-apiserver kubectl kube-controller-manager; do
     [ -x "$E2E_BIN/$b" ] || fail "$E2E_BIN/$b is missing: run 'make e2e-deps'"
   done
   e2e_need openssl:openssl curl:curl >&2
@@ -332,6 +407,8 @@ cmd_start() {
   done
   [ -n "$ok" ] || fail "kinformer-token still not authorized after 10s"
 
+  start_kcm
+
   READY_MS=$(($(now_ms) - t0))
   write_env
 
@@ -343,7 +420,7 @@ cmd_start() {
       "$SELF" "$DIR" "$owner" </dev/null >/dev/null 2>&1 &
   fi
   trap - EXIT INT TERM
-  echo "cluster: ready in ${READY_MS} ms (kube-apiserver ${APISERVER_READY_MS} ms), $SERVER, etcd $ETCD_VERSION, dir $DIR" >&2
+  echo "cluster: ready in ${READY_MS} ms (kube-apiserver ${APISERVER_READY_MS} ms, kube-controller-manager ${KCM_READY_MS} ms: $CONTROLLERS), $SERVER, etcd $ETCD_VERSION, dir $DIR" >&2
   cat "$DIR/env"
 }
 
@@ -359,6 +436,29 @@ cmd_run() {
   exit $rc
 }
 
+# cmd_kcm start|stop [DIR]: starts kube-controller-manager in a running
+# cluster without one (after `kcm stop`), or stops it, leaving the cluster.
+# spec/differential/run.sh records its API-server scenarios without it.
+cmd_kcm() {
+  local what=${1:-}
+  DIR=${2:-${KINFORMER_E2E_DIR:-}}
+  [ -n "$DIR" ] && [ -f "$DIR/.kinformer-e2e" ] && [ -f "$DIR/env" ] || { echo "cluster kcm: no running cluster (give its dir)" >&2; exit 1; }
+  case $what in
+    stop) stop_one "$DIR" kube-controller-manager; rm -f "$DIR/kube-controller-manager.pid" ;;
+    start)
+      local pid
+      pid=$(cat "$DIR/kube-controller-manager.pid" 2>/dev/null || true)
+      if [ -n "$pid" ] && ours "$pid" "$DIR"; then return 0; fi
+      KCM_ONLY=1
+      CONTROLLERS=$(sed -n "s/^export KINFORMER_E2E_CONTROLLERS='\(.*\)'$/\1/p" "$DIR/env")
+      CONTROLLERS=${CONTROLLERS:-$E2E_CONTROLLERS}
+      start_kcm
+      sed -i "s/^export KINFORMER_E2E_KCM_PORT=.*/export KINFORMER_E2E_KCM_PORT='${KCM_PORT:-}'/" "$DIR/env"
+      echo "cluster: kube-controller-manager ready in ${KCM_READY_MS} ms ($CONTROLLERS)" >&2 ;;
+    *) echo "usage: cluster.sh kcm start|stop [DIR]" >&2; exit 2 ;;
+  esac
+}
+
 case ${1:-} in
   start) shift; cmd_start "$@" ;;
   stop) stop_dir "${2:-${KINFORMER_E2E_DIR:-}}" ;;
@@ -367,5 +467,6 @@ case ${1:-} in
     [ -n "$d" ] && [ -f "$d/env" ] || { echo "cluster env: no running cluster (give its dir)" >&2; exit 1; }
     cat "$d/env" ;;
   run) shift; cmd_run "$@" ;;
-  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  kcm) shift; cmd_kcm "$@" ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

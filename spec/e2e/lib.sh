@@ -13,6 +13,11 @@ E2E_REPO=$(cd "$E2E_HERE/../.." && pwd)
 K8S_VERSION=${E2E_K8S_VERSION:-$K8S_VERSION}
 E2E_CACHE=${KINFORMER_E2E_CACHE:-$HOME/.cache/kinformer-e2e}/$K8S_VERSION
 E2E_BIN=$E2E_CACHE/bin
+# The controllers kube-controller-manager runs in cluster.sh (unless
+# KINFORMER_E2E_CONTROLLERS says otherwise), by the names kinformer-sim
+# --controllers takes too: the ones kinformer.sim mirrors, without a
+# scheduler or kubelets (Pods stay Pending).
+E2E_CONTROLLERS=garbagecollector,namespace,serviceaccount,deployment,replicaset,statefulset,daemonset,job,cronjob
 
 # The Go environment of every build: caches in the cache dir, no toolchain
 # download, static binaries (as the Kubernetes release builds them).

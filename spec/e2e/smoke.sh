@@ -84,6 +84,33 @@ c_configmap() {
   eq "$(kc -n "$NS" get configmap cm1 -o jsonpath='{.data.greeting}')" hello "configmap data (kubectl)"
 }
 
+# kube-controller-manager: healthy, its version, and three of its
+# controllers at work (garbage collector, deployment + replicaset,
+# namespace); each waited for up to 30 s.
+c_controllers() {
+  local uid ns=kinformer-e2e-kcm n
+  [ "$KINFORMER_E2E_CONTROLLERS" != none ] || { note "no kube-controller-manager (KINFORMER_E2E_CONTROLLERS=none)"; return 0; }
+  eq "$(curl -sSk --max-time 5 "https://127.0.0.1:$KINFORMER_E2E_KCM_PORT/healthz")" ok "kube-controller-manager /healthz"
+  has "$("$KINFORMER_E2E_BIN/kube-controller-manager" --version)" "Kubernetes $KINFORMER_E2E_K8S_VERSION" "kube-controller-manager --version"
+  uid=$(post "$S/api/v1/namespaces/$NS/configmaps" '{"metadata":{"name":"owner"}}' | jq -r .metadata.uid)
+  post "$S/api/v1/namespaces/$NS/configmaps" "{\"metadata\":{\"name\":\"dependent\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"$uid\"}]}}" >/dev/null
+  kc -n "$NS" delete configmap owner >/dev/null
+  kc -n "$NS" wait --for=delete configmap/dependent --timeout=30s >/dev/null
+  kc create namespace "$ns" >/dev/null
+  kc -n "$ns" create deployment web --image=registry.k8s.io/pause:3.10 --replicas=2 >/dev/null
+  for _ in $(seq 300); do
+    n=$(kc -n "$ns" get pods -l app=web -o name | wc -l)
+    [ "$n" = 2 ] && break
+    sleep 0.1
+  done
+  eq "$n" 2 "Pods of the Deployment's ReplicaSet"
+  eq "$(kc -n "$ns" get replicasets -l app=web -o jsonpath='{.items[0].status.replicas}')" 2 "ReplicaSet status.replicas"
+  eq "$(kc -n "$ns" get pods -l app=web -o jsonpath='{.items[0].status.phase}')" Pending "Pod phase (no scheduler, no kubelet)"
+  kc delete namespace "$ns" --wait=false >/dev/null
+  kc wait --for=delete "namespace/$ns" --timeout=30s >/dev/null
+  note "controllers: $KINFORMER_E2E_CONTROLLERS (ready in $KINFORMER_E2E_KCM_READY_MS ms)"
+}
+
 c_crd() {
   local r code
   kc apply -f - >/dev/null <<'EOF'
@@ -258,17 +285,19 @@ c_start_failure_cleanup() {
 # The watchdog stops a cluster whose owner died; Ctrl-C on `cluster.sh run`
 # stops its cluster.
 c_owner_exit_and_ctrl_c_cleanup() {
-  local owner env dir pid rc=0
+  local owner env dir pid kpid rc=0
   sleep 300 &
   owner=$!
   env=$("$E2E_HERE/cluster.sh" start --owner $owner 2>/dev/null)
   dir=$(sed -n "s/^export KINFORMER_E2E_DIR='\(.*\)'$/\1/p" <<<"$env")
   pid=$(cat "$dir/kube-apiserver.pid")
+  kpid=$(cat "$dir/kube-controller-manager.pid" 2>/dev/null || true)
   kill $owner
   for _ in $(seq 150); do [ -e "$dir" ] || break; sleep 0.1; done
   [ ! -e "$dir" ] || { echo "dir $dir still there 15s after its owner died"; return 1; }
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   ! kill -0 "$pid" 2>/dev/null || { echo "kube-apiserver $pid still running"; return 1; }
+  [ -z "$kpid" ] || ! kill -0 "$kpid" 2>/dev/null || { echo "kube-controller-manager $kpid still running"; return 1; }
 
   # Ctrl-C: SIGINT to the whole foreground job (job control makes it a group)
   # (env --default-signal: a shell started in the background ignores SIGINT
@@ -295,7 +324,7 @@ c_lua_helper() {
   has "$(cat "$TMP/busted.out")" "ok 3" "busted ran the three tests"
 }
 
-CHECKS=(version users namespace configmap crd list_paging watch watchlist compacted_410
+CHECKS=(version users namespace configmap controllers crd list_paging watch watchlist compacted_410
   reference_informer start_failure_cleanup owner_exit_and_ctrl_c_cleanup lua_helper)
 [ $# -gt 0 ] && CHECKS=("$@")
 
