@@ -29,7 +29,9 @@
 --   mask           dotted paths whose values can never match (a minted
 --                  token): replaced by "<masked>" on both sides
 -- A scenario's "sim_flags" (["--authorization-mode", "RBAC"]) are the
--- kinformer-sim flags run.sh starts its sim with for that scenario. A
+-- kinformer-sim flags run.sh starts its sim with for that scenario; one
+-- marked "controllers": true is recorded against the real server with
+-- kube-controller-manager running (run.sh; the others without). A
 -- recording names the controllers that ran beside the server (--controllers:
 -- kube-controller-manager's, absent for none), and run.sh starts the sim
 -- with the reference recording's list (sim-flags).

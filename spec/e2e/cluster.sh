@@ -454,7 +454,11 @@ cmd_kcm() {
       CONTROLLERS=${CONTROLLERS:-$E2E_CONTROLLERS}
       start_kcm
       sed -i "s/^export KINFORMER_E2E_KCM_PORT=.*/export KINFORMER_E2E_KCM_PORT='${KCM_PORT:-}'/" "$DIR/env"
-      echo "cluster: kube-controller-manager ready in ${KCM_READY_MS} ms ($CONTROLLERS)" >&2 ;;
+      if [ "$CONTROLLERS" = none ]; then
+        echo "cluster: no kube-controller-manager (controllers: none)" >&2
+      else
+        echo "cluster: kube-controller-manager ready in ${KCM_READY_MS} ms ($CONTROLLERS)" >&2
+      fi ;;
     *) echo "usage: cluster.sh kcm start|stop [DIR]" >&2; exit 2 ;;
   esac
 }
