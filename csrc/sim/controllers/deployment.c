@@ -197,6 +197,10 @@ static json_t *create_rs(kin__simctl *m, const json_t *d, const char *hash, json
                          kin__simwl_owner_ref("apps/v1", "Deployment", d), "spec", "replicas", n,
                          "minReadySeconds", kin__simwl_int(spec, "minReadySeconds", NULL, 0),
                          "selector", sel, "template", tmpl);
+  /* an int32 with omitempty: absent when 0, as the real ReplicaSet's */
+  json_t *rspec = json_object_get(rs, "spec");
+  if (!json_integer_value(json_object_get(rspec, "minReadySeconds")))
+    json_object_del(rspec, "minReadySeconds");
   json_t *out = NULL;
   int code = rs ? kin__simctl_create(m, "apps", "replicasets",
                                      kin__sim_jstr(d, "metadata", "namespace"), rs, &out)

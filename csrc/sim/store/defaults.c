@@ -12,6 +12,7 @@
  * under the store lock, on the object about to be stored. */
 #include <string.h>
 
+#include "base64.h"
 #include "store_int.h"
 
 /* Sets obj[key] to v (stolen) when absent; a NULL v is ignored. */
@@ -81,7 +82,33 @@ static void cronjob_defaults(json_t *obj) {
 
 /* Adds the defaults of st's kind to obj in place (nothing for other kinds;
  * a default that cannot be allocated is left out). */
+/* A v1 Secret as the server stores it: stringData merged into data
+ * (base64, over data's own keys; Convert_v1_Secret_To_core_Secret) and
+ * dropped, type Opaque by default (SetDefaults_Secret). */
+static void secret_defaults(json_t *obj) {
+  json_t *sd = json_object_get(obj, "stringData");
+  if (json_is_object(sd)) {
+    json_t *data = json_object_get(obj, "data");
+    if (!json_is_object(data)) json_object_set_new(obj, "data", data = json_object());
+    const char *k;
+    json_t *v;
+    json_object_foreach(sd, k, v) {
+      const char *str = json_string_value(v);
+      char *b64 = str ? kin__base64_encode((const unsigned char *)str, strlen(str)) : NULL;
+      if (b64) json_object_set_new(data, k, json_string(b64));
+      free(b64);
+    }
+  }
+  json_object_del(obj, "stringData");
+  const char *type = kin__sim_jstr(obj, "type", NULL);
+  if (!type || !*type) json_object_set_new(obj, "type", json_string("Opaque"));
+}
+
 void kin__sim_defaults_create(const kin__sim_storage *st, json_t *obj) {
+  if (!st->crd && !*st->group && !strcmp(st->resource, "secrets")) {
+    secret_defaults(obj);
+    return;
+  }
   if (st->crd || strcmp(st->group, "batch")) return;
   if (!strcmp(st->resource, "jobs"))
     job_defaults(obj);
