@@ -14,8 +14,7 @@ set -euo pipefail
 sim=${1:-build/release/kinformer-sim}
 n=${2:-100000}
 tmp=$(mktemp -d)
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-pids=()
+trap 'rm -rf "$tmp"' EXIT
 
 python3 - "$n" > "$tmp/seed.jsonl" <<'PY'
 import json, sys
@@ -34,8 +33,9 @@ echo '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"one","namespace"
 rss_of() {
   # shellcheck disable=SC2086
   "$sim" --port 0 --seed "$1" ${SIM_ARGS:-} > "$tmp/url" &
-  local pid=$!
-  pids+=("$pid")
+  sim_pid=$!
+  # rss_of runs in a subshell (< <(...)): its own trap stops its sim
+  trap 'kill "$sim_pid" 2>/dev/null || true' EXIT
   local url=""
   for _ in $(seq 600); do
     url=$(head -n1 "$tmp/url" 2>/dev/null || true)
@@ -45,7 +45,7 @@ rss_of() {
   [[ -n $url ]] || { echo "sim_rss.sh: $sim did not start" >&2; exit 1; }
   local last=0 cur
   for _ in $(seq 50); do
-    cur=$(awk '/^VmRSS/{print $2}' "/proc/$pid/status")
+    cur=$(awk '/^VmRSS/{print $2}' "/proc/$sim_pid/status")
     [[ $cur == "$last" ]] && break
     last=$cur
     sleep 0.2
@@ -53,8 +53,8 @@ rss_of() {
   local size
   size=$(curl -sf "$url/api/v1/namespaces/default/configmaps/$2" | tr -d '\n' | wc -c)
   echo "$cur $size"
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
+  kill "$sim_pid"
+  wait "$sim_pid" 2>/dev/null || true
 }
 
 read -r base _ < <(rss_of "$tmp/empty.jsonl" one)
