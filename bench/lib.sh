@@ -59,8 +59,10 @@ start_sim() {
   # refused when larger than the history).
   # --watch-cache-lists: a resourceVersion=0 list comes back whole, as from
   # kube-apiserver's watch cache (the sim pages it by default).
+  # --controllers=none: an API server alone, as the clients are measured
+  # against (no scheduler or kubelet writing the seeded pods meanwhile).
   "$SIM" --port 0 --seed "$seedf" --kubeconfig "$KC" --history "$((BURST > 10000 ? BURST : 10000))" \
-    --watch-cache-lists \
+    --watch-cache-lists --controllers=none \
     >"$out" 2>"$DIR/logs/sim.err" &
   SIM_PID=$!
   until [ -s "$out" ]; do

@@ -111,6 +111,7 @@ int main(int argc, char **argv) {
   kin_sim_config cfg;
   kin_sim_config_init(&cfg);
   cfg.watch_history = (size_t)n * 3 + 100;
+  cfg.controllers = "none"; /* the API server alone is measured */
   kin_sim *sim = NULL;
   if (kin_sim_start(&cfg, &sim)) {
     fprintf(stderr, "cannot start the sim\n");
