@@ -429,7 +429,12 @@ static uint64_t sync_deployment(kin__simctl *m, const char *key, uint64_t now_ms
   char ns[256];
   const char *name = kin__simwl_key_split(key, ns, sizeof(ns));
   json_t *d = kin__simctl_get(m, "apps", "deployments", ns, name);
-  if (!d || json_object_get(json_object_get(d, "metadata"), "deletionTimestamp")) {
+  /* A Deployment without a selector or template (the sim does not check
+   * required fields; kube-apiserver would have refused it) is left alone. */
+  const json_t *dspec = json_object_get(d, "spec");
+  if (!d || json_object_get(json_object_get(d, "metadata"), "deletionTimestamp") ||
+      !json_is_object(json_object_get(dspec, "template")) ||
+      !json_is_object(json_object_get(dspec, "selector"))) {
     json_decref(d);
     return KIN__SIMCTL_NEVER;
   }
