@@ -209,7 +209,7 @@ int kin_io_do(kin_io_engine *e, const kin_io_request *req, kin_io_response *res)
 /* Lets another thread abort a kin_io_do_cancelable in progress (a
  * reflector stopping during a LIST). Initialise with kin_io_canceler_init;
  * mu guards fired and h. Once fired it stays fired. */
-typedef struct {
+typedef struct kin_io_canceler {
   pthread_mutex_t mu;
   int fired;
   kin_io_handle *h; /* the request in flight, or NULL */

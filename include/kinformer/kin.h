@@ -26,7 +26,10 @@ enum {
   KIN_EBUSY = -EBUSY,        /* operation not allowed in the current state */
   KIN_ECANCELED = -ECANCELED, /* a callback asked to stop */
   KIN_EIO = -EIO,            /* transport failure: connection, TLS, broken stream */
-  KIN_ESTATUS = -EREMOTEIO   /* the API server answered with an error Status */
+  KIN_ESTATUS = -EREMOTEIO,  /* the API server answered with an error Status */
+  KIN_EFENCED = -ESTALE,     /* a write refused locally: the leadership it was
+                                made under has ended (call_ctx.h) */
+  KIN_ETOOBIG = -EFBIG       /* a response passed a size cap (body, items) */
 };
 
 /* Returns a static, human-readable description of a kin error code. */

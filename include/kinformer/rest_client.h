@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call_ctx.h"
 #include "clock.h"
 #include "io_engine.h"
 #include "kubeconfig.h"
@@ -332,7 +333,6 @@ void kin_client_set_thread_limits(uint64_t deadline_ns, kin_io_canceler *cancel)
  * thread, fn(ud, method, path with its query string, HTTP status or 0)
  * runs on this thread. The controller sets it around a reconcile to record
  * the reconcile's writes in its history (controller_history.h). */
-typedef void (*kin_client_write_fn)(void *ud, const char *method, const char *path, long code);
 void kin_client_set_thread_write_observer(kin_client_write_fn fn, void *ud);
 
 #endif

@@ -19,6 +19,8 @@ static const struct {
     {KIN_ECANCELED, "ECANCELED", "canceled"},
     {KIN_EIO, "EIO", "transport error"},
     {KIN_ESTATUS, "ESTATUS", "the server returned an error status"},
+    {KIN_EFENCED, "EFENCED", "refused: leadership has ended"},
+    {KIN_ETOOBIG, "ETOOBIG", "response larger than its cap"},
 };
 
 const char *kin_strerror(int err) {
