@@ -22,7 +22,11 @@
 struct kin_io_canceler; /* io_engine.h */
 
 /* A leadership fence. Thread-safe: every function may be called from any
- * thread (one atomic word: the open epoch, 0 while closed). */
+ * thread (atomics: the open epoch, 0 while closed, and the CLOCK_MONOTONIC
+ * time it is valid until). The time bound makes a paused process safe: a
+ * leader stopped (SIGSTOP, a frozen VM) past its Lease finds its fence
+ * expired the moment it runs again, before its elector thread has read the
+ * Lease. */
 typedef struct kin_fence kin_fence;
 
 /* Returns a new fence, closed (epoch 0), or NULL when out of memory. The
@@ -30,17 +34,24 @@ typedef struct kin_fence kin_fence;
 kin_fence *kin_fence_new(void);
 void kin_fence_free(kin_fence *f);
 
-/* Opens a new epoch (the previous one, if open, ends) and returns it (>= 1). */
-uint64_t kin_fence_open(kin_fence *f);
+/* Opens a new epoch (the previous one, if open, ends) valid until
+ * until_ns (CLOCK_MONOTONIC ns; 0: no time bound) and returns it (>= 1). */
+uint64_t kin_fence_open(kin_fence *f, uint64_t until_ns);
+
+/* Moves the open epoch's time bound to until_ns (a renewal), when epoch is
+ * still the open one. Returns 0, or KIN_EFENCED when it is not. */
+int kin_fence_renew(kin_fence *f, uint64_t epoch, uint64_t until_ns);
 
 /* Ends the open epoch, if any: every context holding it is refused from
  * now on. Idempotent. */
 void kin_fence_close(kin_fence *f);
 
-/* Returns the open epoch, 0 when closed. */
+/* Returns the open epoch, 0 when closed (an expired epoch is still
+ * returned: kin_fence_holds tells whether it holds now). */
 uint64_t kin_fence_epoch(const kin_fence *f);
 
-/* Returns 1 when f is NULL (no fence) or epoch is f's open epoch, else 0. */
+/* Returns 1 when f is NULL (no fence), or epoch is f's open epoch and its
+ * time bound has not passed; else 0. */
 int kin_fence_holds(const kin_fence *f, uint64_t epoch);
 
 /* Called after each mutating verb (any method but GET) with its method,

@@ -3,6 +3,8 @@
  * when a later epoch opens. */
 #include "kin_test.h"
 
+#include <time.h>
+
 #include "call_ctx.h"
 #include "kin.h"
 
@@ -18,7 +20,7 @@ static void test_fence_EpochsEndForGood(void **state) {
   kin_call_ctx before = {.fence = f, .epoch = kin_fence_epoch(f)};
   assert_int_equal(kin_call_ctx_may_write(&before), KIN_EFENCED); /* not leading */
 
-  uint64_t e1 = kin_fence_open(f);
+  uint64_t e1 = kin_fence_open(f, 0);
   assert_true(e1 >= 1);
   kin_call_ctx c1 = {.fence = f, .epoch = e1};
   assert_int_equal(kin_call_ctx_may_write(&c1), 0);
@@ -26,7 +28,7 @@ static void test_fence_EpochsEndForGood(void **state) {
   assert_int_equal(kin_call_ctx_may_write(&c1), KIN_EFENCED);
   kin_fence_close(f); /* idempotent */
 
-  uint64_t e2 = kin_fence_open(f);
+  uint64_t e2 = kin_fence_open(f, 0);
   assert_true(e2 > e1);
   kin_call_ctx c2 = {.fence = f, .epoch = e2};
   assert_int_equal(kin_call_ctx_may_write(&c2), 0);
@@ -36,4 +38,32 @@ static void test_fence_EpochsEndForGood(void **state) {
   kin_fence_free(f);
 }
 
-KIN_SUITE(fence, cmocka_unit_test(test_fence_EpochsEndForGood))
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A time-bounded epoch stops holding at its bound without anyone closing
+ * it (a paused leader), and a renewal moves the bound; a closed or newer
+ * epoch cannot be renewed. */
+static void test_fence_TimeBoundExpires(void **state) {
+  (void)state;
+  kin_fence *f = kin_fence_new();
+  uint64_t e = kin_fence_open(f, now_ns() + 3600ull * 1000000000u);
+  kin_call_ctx c = {.fence = f, .epoch = e};
+  assert_int_equal(kin_call_ctx_may_write(&c), 0);
+  assert_int_equal(kin_fence_renew(f, e, now_ns() - 1), 0); /* the bound has passed */
+  assert_int_equal(kin_call_ctx_may_write(&c), KIN_EFENCED);
+  assert_int_equal(kin_fence_epoch(f), e);                   /* still the open epoch */
+  assert_int_equal(kin_fence_renew(f, e, now_ns() + 3600ull * 1000000000u), 0);
+  assert_int_equal(kin_call_ctx_may_write(&c), 0);
+  assert_int_equal(kin_fence_renew(f, e + 1, 0), KIN_EFENCED);
+  kin_fence_close(f);
+  assert_int_equal(kin_fence_renew(f, e, 0), KIN_EFENCED);
+  assert_int_equal(kin_call_ctx_may_write(&c), KIN_EFENCED);
+  kin_fence_free(f);
+}
+
+KIN_SUITE(fence, cmocka_unit_test(test_fence_EpochsEndForGood),
+          cmocka_unit_test(test_fence_TimeBoundExpires))
