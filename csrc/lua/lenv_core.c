@@ -61,6 +61,7 @@ void lkin_env_unref(lkin_env *e) {
     free(c);
   }
   if (e->clock) kin_fake_clock_free(e->clock); /* every controller on it is gone */
+  kin_fence_free(e->fence); /* every state that wrote under it is gone */
   pthread_mutex_destroy(&e->mu);
   free(e);
 }
@@ -84,6 +85,21 @@ kin_event_recorder *lkin_env_events(lkin_env *e, int *err) {
   kin_event_recorder *r = e->events;
   pthread_mutex_unlock(&e->mu);
   return r;
+}
+
+int lkin_env_set_fence(lkin_env *e, kin_fence *f) {
+  pthread_mutex_lock(&e->mu);
+  int rc = e->fence ? KIN_EBUSY : 0;
+  if (!rc) e->fence = f;
+  pthread_mutex_unlock(&e->mu);
+  return rc;
+}
+
+kin_fence *lkin_env_fence(lkin_env *e) {
+  pthread_mutex_lock(&e->mu);
+  kin_fence *f = e->fence;
+  pthread_mutex_unlock(&e->mu);
+  return f;
 }
 
 int lkin_env_add_informer(lkin_env *e, const char *name, const char *resource,

@@ -52,7 +52,7 @@ struct lkin_env {
   kin_client *client;             /* owned; immutable pointer once set */
   int metrics_id;                 /* client's collector in kin_metrics_default(); 0: none */
   kin_informer_factory *factory;  /* owned; immutable pointer once set */
-  pthread_mutex_t mu;             /* guards informers, n, cap, stopped, cleanups */
+  pthread_mutex_t mu;             /* guards informers, n, cap, stopped, cleanups, fence */
   lkin_env_informer *informers;
   size_t n, cap;
   int stopped;                    /* shutdown has begun */
@@ -72,6 +72,11 @@ struct lkin_env {
    * shared; freed by the last unref, so after every Lua controller (each
    * holds a reference) and hence every queue subscribed to it. */
   kin_clock *clock;
+  /* The leadership fence of the manager's writes (call_ctx.h): NULL
+   * without leader election; set once, before any controller starts, by
+   * lkin_env_set_fence (the leader elector opens and closes it); owned,
+   * freed by the last unref. */
+  kin_fence *fence;
 };
 
 /* Returns a new env holding one reference, with no engine, client or
@@ -110,5 +115,13 @@ kin_informer *lkin_env_find_informer(lkin_env *e, const char *name);
  * (KIN_ENOMEM, or the thread's error) when it cannot start. The caller
  * blocks signals first: the writer thread inherits the mask. Any thread. */
 kin_event_recorder *lkin_env_events(lkin_env *e, int *err);
+/* Gives e the fence f (owned by e from now on) that every write made for
+ * the manager is checked against; the leader elector opens it while
+ * leading. Call once, before controllers start. Returns 0, or KIN_EBUSY
+ * when e has a fence already (f is then not taken). */
+int lkin_env_set_fence(lkin_env *e, kin_fence *f);
+/* Returns e's fence (borrowed, lives as long as e) or NULL when the
+ * manager has no leader election. Any thread. */
+kin_fence *lkin_env_fence(lkin_env *e);
 
 #endif
