@@ -194,7 +194,8 @@ static void bench_fifo(int batch) {
  * bench-lua's reconcile rows, the same loop as client-go's reference
  * (bench/reference/client-go/reconcile.go) but without Lua on either end. */
 static int trivial_reconcile(void *ud, int worker, const kin_request *req,
-                             kin_result_action *out) {
+                             const kin_call_ctx *ctx, kin_result_action *out) {
+  (void)ctx;
   (void)ud; (void)worker; (void)req;
   out->kind = KIN_RESULT_DONE;
   return 0;

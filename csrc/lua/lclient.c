@@ -17,7 +17,15 @@
  *     it, so user code reconfiguring require "cjson" changes nothing here.
  *
  * Every call blocks the calling thread until the answer arrived (never call
- * from the IO thread; Lua code never runs there). The userdata holds one
+ * from the IO thread; Lua code never runs there). Each call carries a
+ * kin_call_ctx (call_ctx.h) built from the state's current call
+ * (lkin_set_call_ctx: in a controller worker during a reconcile, the
+ * reconcile's deadline, canceler, write observer and leadership fence with
+ * the epoch open when the reconcile started), else from the manager's
+ * fence with the epoch open at the call (main state, handler states): with
+ * leader election, a write made while not leading is refused before
+ * anything is sent (nil, "write refused: leadership ended (epoch N)",
+ * "EFENCED", 0). The userdata holds one
  * reference on the lkin_env, dropped by close/__gc; the env's pointers are
  * immutable and kin_client is thread-safe, so no lock is taken here. */
 #include "lclient.h"
@@ -68,6 +76,36 @@ static kin_client *check(lua_State *L) {
   lclient *u = luaL_checkudata(L, 1, CLIENT_MT);
   luaL_argcheck(L, u->e != NULL, 1, "client is closed");
   return u->e->client;
+}
+
+/* ---- the state's current call ----------------------------------------------- */
+
+/* The registry key of a state's current call: a light userdata pointing
+ * at the kin_call_ctx of the call running in it, absent otherwise. Per
+ * Lua state (its coroutines share it), never a thread-local. */
+static const char call_key = 'c';
+
+void lkin_set_call_ctx(lua_State *L, const kin_call_ctx *ctx) {
+  if (ctx) lua_pushlightuserdata(L, (void *)ctx);
+  else lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &call_key);
+}
+
+/* Fills *ctx for a verb of the client at 1 called in L: a copy of the
+ * state's current call when one is set (a reconcile's deadline, canceler,
+ * write observer and fence with the epoch of the reconcile's start), else
+ * the manager's fence with the epoch open now (none without leader
+ * election): a write made while not leading is refused (KIN_EFENCED). */
+static void call_ctx(lua_State *L, kin_call_ctx *ctx) {
+  lclient *u = luaL_checkudata(L, 1, CLIENT_MT);
+  memset(ctx, 0, sizeof(*ctx));
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &call_key) == LUA_TLIGHTUSERDATA) {
+    *ctx = *(const kin_call_ctx *)lua_touserdata(L, -1);
+  } else if (u->e) {
+    ctx->fence = lkin_env_fence(u->e);
+    if (ctx->fence) ctx->epoch = kin_fence_epoch(ctx->fence);
+  }
+  lua_pop(L, 1);
 }
 
 /* c:close() / __gc / __close: drops the env reference. Idempotent. */
@@ -351,7 +389,9 @@ static int m_get(lua_State *L) {
   int n = resolve(L, c, res, &r);
   if (n) return n;
   kin_result out;
-  int rc = kin_client_get(c, &r, ns, name, &out);
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  int rc = kin_client_get(c, &cx, &r, ns, name, &out);
   return push_result(L, rc, &out, "get", res);
 }
 
@@ -359,7 +399,9 @@ static int m_get(lua_State *L) {
  * gitVersion=, ...}) | nil, msg, code, http_code */
 static int m_server_version(lua_State *L) {
   kin_client *c = check(L);
-  kin_client_request req = {.path = "/version", .idempotent = 1};
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  kin_client_request req = {.path = "/version", .idempotent = 1, .ctx = &cx};
   kin_result out;
   int rc = kin_client_do(c, &req, &out);
   return push_result(L, rc, &out, "get", "/version");
@@ -373,7 +415,9 @@ static int m_get_raw(lua_State *L) {
   kin_client *c = check(L);
   const char *path = luaL_checkstring(L, 2);
   luaL_argcheck(L, path[0] == '/', 2, "an absolute path expected (\"/openapi/v3\")");
-  kin_client_request req = {.path = path, .idempotent = 1};
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  kin_client_request req = {.path = path, .idempotent = 1, .ctx = &cx};
   kin_result out;
   int rc = kin_client_do(c, &req, &out);
   if (rc < 0) return push_failure(L, rc, &out, "get", path);
@@ -407,7 +451,9 @@ static int m_list(lua_State *L) {
   int n = resolve(L, c, res, &r);
   if (n) return n;
   kin_result out;
-  int rc = kin_client_list(c, &r, ns, &lo, &out);
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  int rc = kin_client_list(c, &cx, &r, ns, &lo, &out);
   return push_result(L, rc, &out, "list", res);
 }
 
@@ -432,7 +478,9 @@ static int m_create(lua_State *L) {
   wo.subresource = lkin_opt_string(L, oc.optidx, "subresource");
   known_meta(&oc.m, &wo);
   kin_result out;
-  int rc = kin_client_create(oc.c, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  int rc = kin_client_create(oc.c, &cx, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
   return push_result(L, rc, &out, "create", oc.label);
 }
 
@@ -452,7 +500,9 @@ static int do_update(lua_State *L, const char *verb, const char *sub) {
   wo.subresource = sub;
   known_meta(&oc.m, &wo);
   kin_result out;
-  int rc = kin_client_update(oc.c, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  int rc = kin_client_update(oc.c, &cx, &oc.r, oc.ns, oc.json, oc.len, &wo, &out);
   return push_result(L, rc, &out, verb, oc.label);
 }
 
@@ -498,7 +548,9 @@ static int m_patch(lua_State *L) {
   int n = resolve(L, c, res, &r);
   if (n) return n;
   kin_result out;
-  int rc = kin_client_patch(c, &r, ns, name, type, patch, len, &wo, &out);
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  int rc = kin_client_patch(c, &cx, &r, ns, name, type, patch, len, &wo, &out);
   return push_result(L, rc, &out, "patch", res);
 }
 
@@ -520,8 +572,10 @@ static int m_apply(lua_State *L) {
   wo.force = lkin_opt_bool(L, oc.optidx, "force");
   wo.subresource = lkin_opt_string(L, oc.optidx, "subresource");
   kin_result out;
-  int rc = kin_client_patch(oc.c, &oc.r, oc.ns, oc.m.name, KIN_PATCH_APPLY, oc.json, oc.len, &wo,
-                            &out);
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  int rc = kin_client_patch(oc.c, &cx, &oc.r, oc.ns, oc.m.name, KIN_PATCH_APPLY, oc.json, oc.len,
+                            &wo, &out);
   return push_result(L, rc, &out, "apply", oc.label);
 }
 
@@ -578,7 +632,9 @@ static int m_delete(lua_State *L) {
   d.precondition_rv = lkin_opt_string(L, t, "resource_version");
   d.dry_run = opt_dry_run(L, t);
   kin_result out;
-  int rc = kin_client_delete(c, &r, ns, name, &d, &out);
+  kin_call_ctx cx;
+  call_ctx(L, &cx);
+  int rc = kin_client_delete(c, &cx, &r, ns, name, &d, &out);
   if (rc < 0) return push_failure(L, rc, &out, "delete", label);
   kin_result_free(&out);
   lua_pushboolean(L, 1);

@@ -24,6 +24,13 @@ void lkin_push_resource(lua_State *L, const kin_resource *r);
 int lkin_resolve_strict(lua_State *L, kin_client *c, const char *name, const char *what,
                         kin_resource *out);
 
+/* Sets L's current call (per Lua state, in its registry; never a
+ * thread-local): the kinformer.client verbs called in L (any coroutine of
+ * it) carry ctx until it is cleared with NULL. ctx must stay valid until
+ * then. A controller worker sets it around each reconcile
+ * (lcontroller.c). */
+void lkin_set_call_ctx(lua_State *L, const kin_call_ctx *ctx);
+
 /* Registers the kinformer.client metatable in L. */
 void lkin_open_client(lua_State *L);
 

@@ -5,8 +5,10 @@
  *
  * The spec (the normalised one lua/kinformer/controller.lua builds) is read
  * here and in lcontroller_spec.c (watches, predicates, rate limiter); the
- * reconcile deadline's count hook and watchdog live in
- * lcontroller_watchdog.c; lcontroller_int.h holds the shared types.
+ * count hook that stops Lua code at the reconcile deadline lives in
+ * lcontroller_hook.c (the deadline itself, the watchdog and the busy
+ * warning in the core's controller, worker_slot.h); lcontroller_int.h
+ * holds the shared types.
  *
  * Calls into Lua: reconcile(req, ctx) with req = {namespace=, name=, key=}
  * and ctx = for_request(env, controller, worker (1-based), req, for resource), the
@@ -17,11 +19,15 @@
  * error also counts as a panic (reconcile_panics) and is logged with its
  * traceback.
  *
- * Deadlines (issue 12, lcontroller_watchdog.c): a reconcile cut at
- * spec.reconcile_timeout or by a shutdown's timeout is logged once
- * (controller, key, limit, duration), counted (stats().reconcile_timeouts /
- * reconcile_interrupts) and retried with the key's backoff; the state is
- * kept (the hook is removed after the call).
+ * Deadlines (issue 12; the core's controller.h): a reconcile cut at
+ * spec.reconcile_timeout or by a shutdown's timeout is logged once by the
+ * core (controller, key, limit, duration, where the hook stopped it),
+ * counted (stats().reconcile_timeouts / reconcile_interrupts) and retried
+ * with the key's backoff; the state is kept (the hook is removed after
+ * the call). The reconcile's kin_call_ctx (deadline, canceler, the
+ * history's write observer, the leadership fence and the epoch open when
+ * the reconcile started) is the worker state's current call while the
+ * reconciler runs (lkin_set_call_ctx), so its client calls carry it.
  *
  * Threads: the controller's workers call reconcile (each owns the state
  * in lctl.ws[i], built in on_worker_start and closed in on_worker_stop);
@@ -38,6 +44,7 @@
 #include "admin.h"
 #include "kin.h"
 #include "laux.h"
+#include "lclient.h"
 #include "lcontroller_int.h"
 #include "log.h"
 #include "lresult.h"
@@ -142,6 +149,7 @@ typedef struct {
   lctl *p;
   int worker;
   const kin_request *req;
+  const kin_call_ctx *ctx; /* the worker state's current call during the pcall */
   kin_result_action *out;
   int raised;  /* a non-terminal error was raised: counted as a panic */
   char *msg;   /* full error text (with traceback when raised), malloc'd */
@@ -177,9 +185,11 @@ static int run_reconcile(lua_State *L) {
   lua_pushstring(L, p->name);
   lua_pushinteger(L, rc->worker + 1);
   lua_pushvalue(L, -3);
+  lkin_set_call_ctx(L, rc->ctx);
   lua_sethook(L, lctl_interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
   int st = lua_pcall(L, 5, 2, 1);
   lua_sethook(L, NULL, 0, 0);
+  lkin_set_call_ctx(L, NULL);
   int text = 0;
   if (st != LUA_OK) {
     text = lkin_result_of_raise(L, -1, rc->out);
@@ -199,82 +209,32 @@ static void set_message(kin_result_action *out, const char *msg) {
   out->message[n] = 0;
 }
 
-/* Logs an interrupted reconcile, counts it and makes it a rate-limited
- * retry. */
-static void interrupted(lctl *p, wslot *s, const kin_request *req, kin_result_action *out,
-                        int why, uint64_t took_ns, int in_call) {
-  double took = (double)took_ns / 1e9;
-  if (why == 2) {
-    atomic_fetch_add(&p->interrupts, 1);
-    kin_log(KIN_LOG_WARN, "controller",
-            "controller \"%s\": reconcile of \"%s\" still running when shutdown_timeout passed "
-            "(ran %.3fs); interrupted%s",
-            p->name, req->key, took, in_call ? " (in a REST call)" : s->where);
-    snprintf(out->message, sizeof(out->message), "reconcile interrupted: shutting down");
-  } else {
-    atomic_fetch_add(&p->timeouts, 1);
-    kin_log(KIN_LOG_ERROR, "controller",
-            "controller \"%s\": reconcile of \"%s\" exceeded reconcile_timeout %gs (ran "
-            "%.3fs); interrupted%s",
-            p->name, req->key, (double)p->timeout_ns / 1e9, took,
-            in_call ? " (in a REST call)" : s->where);
-    snprintf(out->message, sizeof(out->message), "reconcile interrupted: reconcile_timeout %gs",
-             (double)p->timeout_ns / 1e9);
-  }
-  out->kind = KIN_RESULT_ERROR;
-  out->logged = 1;
-}
+static int reconcile_body(lctl *p, int worker, const kin_request *req, const kin_call_ctx *ctx,
+                          kin_result_action *out);
 
-static int reconcile_body(lctl *p, int worker, const kin_request *req, kin_result_action *out);
-
-/* kin_reconcile_fn: worker thread `worker`. Arms the deadline (the hook
- * and the REST calls' limits), runs the reconciler, and turns a reconcile
- * cut at its deadline or by a shutdown into a logged, counted retry. */
-static int reconcile(void *ud, int worker, const kin_request *req, kin_result_action *out) {
+/* kin_reconcile_fn: worker thread `worker`. Runs the reconciler under the
+ * count hook with ctx as the state's current call; a reconcile the hook
+ * stopped says so (interrupted, where) for the core to log and count. */
+static int reconcile(void *ud, int worker, const kin_request *req, const kin_call_ctx *ctx,
+                     kin_result_action *out) {
   lctl *p = ud;
   wslot *s = &p->slots[worker];
   lctl_refresh_worker(p, worker); /* after a ctl:reload: the new code (not timed) */
-  uint64_t t0 = lctl_mono_ns();
-  size_t klen = strlen(req->key);
-  if (klen >= sizeof(s->key)) klen = sizeof(s->key) - 1;
-  pthread_mutex_lock(&s->mu);
-  s->busy = 1;
-  memcpy(s->key, req->key, klen);
-  s->key[klen] = 0;
-  s->start_ns = t0;
-  s->deadline_ns = p->timeout_ns ? t0 + p->timeout_ns : 0;
-  s->fired = 0;
-  pthread_mutex_lock(&s->cx.mu);
-  s->cx.fired = atomic_load(&s->abort); /* a fresh canceler, unless aborting */
-  pthread_mutex_unlock(&s->cx.mu);
-  pthread_mutex_unlock(&s->mu);
   s->interrupted = 0;
   s->nraises = 0;
   s->where[0] = 0;
-  kin_client_set_thread_limits(s->deadline_ns, &s->cx);
-  int raised = reconcile_body(p, worker, req, out);
-  kin_client_set_thread_limits(0, NULL);
-  uint64_t took = lctl_mono_ns() - t0;
-  pthread_mutex_lock(&s->mu);
-  s->busy = 0;
-  int fired = s->fired;
-  pthread_mutex_unlock(&s->mu);
-  int why = s->interrupted;
-  /* a REST call cut at the deadline surfaces as an error the reconciler
-   * returned (or raised); a terminal error stays terminal */
-  int failed = out->kind == KIN_RESULT_ERROR;
-  if (!why && failed && atomic_load(&s->abort) && fired) why = 2;
-  if (!why && failed && p->timeout_ns && took >= p->timeout_ns) why = 1;
-  if (why) {
-    interrupted(p, s, req, out, why, took, !s->interrupted);
-    return 0;
+  int raised = reconcile_body(p, worker, req, ctx, out);
+  if (s->interrupted) {
+    out->interrupted = s->interrupted;
+    snprintf(out->where, sizeof(out->where), "%s", s->where);
   }
   return raised;
 }
 
 /* Runs the reconciler in the worker's state; returns 1 when it raised. */
-static int reconcile_body(lctl *p, int worker, const kin_request *req, kin_result_action *out) {
-  reconcile_call rc = {p, worker, req, out, 0, NULL};
+static int reconcile_body(lctl *p, int worker, const kin_request *req, const kin_call_ctx *ctx,
+                          kin_result_action *out) {
+  reconcile_call rc = {p, worker, req, ctx, out, 0, NULL};
   char *err = NULL;
   int r = lkin_ws_protect(p->ws[worker], run_reconcile, &rc, &err);
   atomic_store_explicit(&p->slots[worker].mem, lkin_ws_memory(p->ws[worker]),
@@ -454,12 +414,14 @@ static void collect_lctl(void *ud, kin_metrics_sink *s) {
   lctl *p = ud;
   static const char *const cl[] = {"controller"};
   const char *cv[] = {p->name};
+  kin_controller_stats st;
+  kin_controller_get_stats(p->c, &st);
   kin_metrics_emit(s, "kinformer_reconcile_timeouts_total",
                    "Reconciles interrupted at their reconcile_timeout", KIN_METRIC_COUNTER, cl, cv,
-                   1, (double)atomic_load(&p->timeouts));
+                   1, (double)st.reconcile_timeouts);
   kin_metrics_emit(s, "kinformer_reconcile_interrupts_total",
                    "Reconciles interrupted by a shutdown after shutdown_timeout",
-                   KIN_METRIC_COUNTER, cl, cv, 1, (double)atomic_load(&p->interrupts));
+                   KIN_METRIC_COUNTER, cl, cv, 1, (double)st.reconcile_interrupts);
   static const char *const wl[] = {"controller", "worker"};
   for (int i = 0; i < p->slots_init; i++) {
     char w[16];
@@ -477,19 +439,12 @@ static void lctl_free(lctl *p) {
   if (!p) return;
   /* like ctl:stop(30): a reconcile that never returns must not keep a
    * close (or the __gc at lua_close) waiting forever */
-  if (p->c) lctl_arm_abort(p, CLOSE_GRACE_S);
+  if (p->c) kin_controller_abort_after(p->c, (uint64_t)(CLOSE_GRACE_S * 1e9));
   kin_metrics_remove_collector(kin_metrics_default(), p->metrics_id); /* before the free */
   kin_metrics_remove_collector(kin_metrics_default(), p->lua_metrics_id);
   kin_admin_remove(p->admin_id); /* before the free too */
-  kin_controller_free(p->c); /* joins workers and listeners: states closed */
-  lctl_watchdog_stop(p);
-  for (int i = 0; i < p->slots_init; i++) {
-    kin_io_canceler_destroy(&p->slots[i].cx);
-    pthread_mutex_destroy(&p->slots[i].mu);
-  }
+  kin_controller_free(p->c); /* joins workers, watchdog and listeners: states closed */
   free(p->slots);
-  pthread_cond_destroy(&p->wd_cond);
-  pthread_mutex_destroy(&p->wd_mu);
   for (size_t i = 0; i < p->nmaps; i++) map_free(p->maps[i]);
   free(p->maps);
   free(p->ws);
@@ -519,14 +474,6 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
   lctl *p = calloc(1, sizeof(*p));
   if (!p) return luaL_error(L, "not enough memory");
   pthread_mutex_init(&p->mu, NULL);
-  pthread_mutex_init(&p->wd_mu, NULL);
-  {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&p->wd_cond, &ca);
-    pthread_condattr_destroy(&ca);
-  }
   u->p = p;
   p->env = lkin_env_ref(env);
   p->push_env = push_env;
@@ -554,14 +501,16 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
   lua_Number bw = lkin_opt_number(L, 2, "busy_warning_after", 60);
   luaL_argcheck(L, bw >= 0 && bw < 1e9, 2,
                 "controller spec: busy_warning_after must be a number of seconds >= 0");
-  p->busy_warn_ns = (uint64_t)(bw * 1e9);
+  /* the leadership fence (NULL without leader election): each reconcile
+   * writes under the epoch open when it started */
+  const kin_fence *fence = lkin_env_fence(env);
   if (!(p->slots = calloc((size_t)p->workers, sizeof(*p->slots))))
     return luaL_error(L, "not enough memory");
   for (; p->slots_init < p->workers; p->slots_init++) {
     wslot *s = &p->slots[p->slots_init];
-    if (kin_io_canceler_init(&s->cx) < 0) return luaL_error(L, "not enough memory");
-    pthread_mutex_init(&s->mu, NULL);
-    atomic_init(&s->abort, 0);
+    s->p = p;
+    s->worker = p->slots_init;
+    atomic_init(&s->mem, 0);
   }
   lua_getfield(L, 2, "reconciler");
   luaL_argcheck(L, !lua_isnil(L, -1), 2, "controller spec: reconciler required");
@@ -576,7 +525,10 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
                                .ud = p,
                                /* the env's fake clock, if any (lenv.c: what stays real) */
                                .clock = env->clock,
-                               .rate_limiter = lctl_make_rate_limiter(L, 2, env->clock)};
+                               .rate_limiter = lctl_make_rate_limiter(L, 2, env->clock),
+                               .reconcile_timeout_ns = p->timeout_ns,
+                               .busy_warning_after_ns = (uint64_t)(bw * 1e9),
+                               .fence = fence};
   sigset_t old_mask; /* the queue's waiting thread starts here */
   lkin_signals_block_all(&old_mask);
   int rc = kin_controller_new(&cfg, &p->c);
@@ -607,13 +559,10 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
  * starts the workers (each builds its state). */
 static int ctl_start(lua_State *L) {
   lctl *p = check_ctl(L);
-  int rc = lctl_watchdog_start(p);
-  if (rc == 0) {
-    sigset_t old_mask; /* new threads must not take SIGINT/SIGTERM */
-    lkin_signals_block_all(&old_mask);
-    rc = kin_controller_start(p->c);
-    lkin_signals_restore(&old_mask);
-  }
+  sigset_t old_mask; /* new threads (workers, watchdog) must not take SIGINT/SIGTERM */
+  lkin_signals_block_all(&old_mask);
+  int rc = kin_controller_start(p->c);
+  lkin_signals_restore(&old_mask);
   if (rc == 0) {
     lua_pushboolean(L, 1);
     return 1;
@@ -648,9 +597,8 @@ static double opt_timeout(lua_State *L, int i) {
 static int ctl_stop(lua_State *L) {
   lctl *p = check_ctl(L);
   double t = opt_timeout(L, 2);
-  if (t >= 0) lctl_arm_abort(p, t);
-  kin_controller_stop(p->c);
-  lctl_watchdog_stop(p);
+  if (t >= 0) kin_controller_abort_after(p->c, (uint64_t)(t * 1e9));
+  kin_controller_stop(p->c); /* joins the workers, then the watchdog */
   return 0;
 }
 
@@ -662,7 +610,7 @@ static int ctl_shutdown(lua_State *L) {
   lctl *p = check_ctl(L);
   double t = opt_timeout(L, 2);
   kin_controller_shutdown(p->c);
-  if (t >= 0) lctl_arm_abort(p, t);
+  if (t >= 0) kin_controller_abort_after(p->c, (uint64_t)(t * 1e9));
   return 0;
 }
 
@@ -671,26 +619,21 @@ static int ctl_shutdown(lua_State *L) {
 static int ctl_busy(lua_State *L) {
   lctl *p = check_ctl(L);
   lua_newtable(L);
+  kin_inflight in[64], *fl = p->workers <= 64 ? in : malloc((size_t)p->workers * sizeof(*fl));
+  if (!fl) return luaL_error(L, "not enough memory");
   uint64_t now = lctl_mono_ns();
-  int n = 0;
-  for (int i = 0; i < p->workers; i++) {
-    wslot *s = &p->slots[i];
-    char key[sizeof(s->key)];
-    pthread_mutex_lock(&s->mu);
-    int busy = s->busy;
-    uint64_t start = s->start_ns;
-    memcpy(key, s->key, sizeof(key));
-    pthread_mutex_unlock(&s->mu);
-    if (!busy) continue;
+  int n = kin_controller_inflight(p->c, fl, p->workers);
+  for (int i = 0; i < n; i++) {
     lua_createtable(L, 0, 3);
-    lua_pushinteger(L, i + 1);
+    lua_pushinteger(L, fl[i].worker + 1);
     lua_setfield(L, -2, "worker");
-    lua_pushstring(L, key);
+    lua_pushstring(L, fl[i].key);
     lua_setfield(L, -2, "key");
-    lua_pushnumber(L, (double)(now - start) / 1e9);
+    lua_pushnumber(L, now > fl[i].start_mono_ns ? (double)(now - fl[i].start_mono_ns) / 1e9 : 0);
     lua_setfield(L, -2, "seconds");
-    lua_rawseti(L, -2, ++n);
+    lua_rawseti(L, -2, i + 1);
   }
+  if (fl != in) free(fl);
   return 1;
 }
 
@@ -716,9 +659,9 @@ static int ctl_stats(lua_State *L) {
   lua_setfield(L, -2, "queue_len");
   lua_pushinteger(L, kin_controller_stopping(p->c));
   lua_setfield(L, -2, "stopping");
-  lua_pushinteger(L, (lua_Integer)atomic_load(&p->timeouts));
+  lua_pushinteger(L, (lua_Integer)st.reconcile_timeouts);
   lua_setfield(L, -2, "reconcile_timeouts");
-  lua_pushinteger(L, (lua_Integer)atomic_load(&p->interrupts));
+  lua_pushinteger(L, (lua_Integer)st.reconcile_interrupts);
   lua_setfield(L, -2, "reconcile_interrupts");
   return 1;
 }

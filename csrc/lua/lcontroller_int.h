@@ -1,6 +1,6 @@
 /* lcontroller_int.h -- internal to the Lua controller (lcontroller.c, the
- * type and its workers; lcontroller_watchdog.c, the reconcile deadline
- * watchdog and count hook; lcontroller_spec.c, building the watches,
+ * type and its workers; lcontroller_hook.c, the count hook that stops Lua
+ * code once the core's reconcile slot says so; lcontroller_spec.c, building the watches,
  * predicates and rate limiter from the spec; lcontroller_reload.c,
  * ctl:reload). Not for other files. */
 #ifndef LKIN_CONTROLLER_INT_H
@@ -27,23 +27,16 @@
 
 typedef struct lctl lctl;
 
-/* What a worker is doing, for the watchdog and ctl:busy(). mu guards busy,
- * key, start_ns, deadline_ns and fired; the canceler has its own lock
- * (taken under mu: mu > cx.mu > the IO engine's lock). abort is read by
- * the interrupt hook on the worker's thread. interrupted, nraises and
- * timeout are the worker thread's own. */
+/* The Lua side of a worker (the core's reconcile slot, its deadline and
+ * the watchdog are in csrc/core/controller/worker_slot.h): the worker
+ * state's lkin_ws_user, read by the count hook on the worker's thread.
+ * interrupted, nraises and where are the worker thread's own. */
 typedef struct {
-  pthread_mutex_t mu;
-  int busy;
-  char key[256];        /* truncated copy, for messages */
-  uint64_t start_ns;    /* CLOCK_MONOTONIC */
-  uint64_t deadline_ns; /* 0: no reconcile_timeout */
-  int fired;            /* the canceler was fired for this reconcile */
-  kin_io_canceler cx;   /* the REST calls of the current reconcile */
-  atomic_int abort;     /* shutdown: interrupt whatever runs */
-  int interrupted;      /* the hook raised: 1 deadline, 2 shutdown */
+  lctl *p;
+  int worker;           /* 0-based */
+  int interrupted;      /* the hook raised: KIN_INTERRUPT_DEADLINE or _SHUTDOWN */
   int nraises;
-  char where[160];      /* "mod.lua:12": where the hook first raised */
+  char where[160];      /* " at mod.lua:12": where the hook first raised */
   atomic_size_t mem;    /* the worker state's bytes after its start and each
                            reconcile, 0 once closed: written by the worker,
                            read by the metrics collector */
@@ -82,37 +75,19 @@ struct lctl {
   size_t nmaps;
   pthread_mutex_t mu;     /* guards start_err, tmpl and the maps' tmpl */
   char *start_err;        /* the first on_worker_start failure */
-  uint64_t timeout_ns;    /* reconcile_timeout; 0: none */
-  uint64_t busy_warn_ns;  /* busy_warning_after; 0: never */
+  uint64_t timeout_ns;    /* reconcile_timeout; 0: none (the core enforces it) */
   wslot *slots;           /* one per worker */
   int slots_init;         /* how many slots are initialised */
-  atomic_ullong timeouts;   /* reconciles interrupted at their deadline */
-  atomic_ullong interrupts; /* reconciles interrupted by a shutdown */
-  /* the watchdog thread: wd_mu guards wd_quit, abort_at, warned */
-  pthread_mutex_t wd_mu;
-  pthread_cond_t wd_cond;   /* CLOCK_MONOTONIC */
-  pthread_t wd;
-  int wd_running;           /* owner thread only */
-  int wd_quit;
-  uint64_t abort_at;        /* shutdown: interrupt reconciles from then on; 0: never */
-  int warned;               /* a busy warning was logged for this episode */
 };
 
-/* ---- lcontroller_watchdog.c ----------------------------------------------- */
+/* ---- lcontroller_hook.c ------------------------------------------------------ */
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t lctl_mono_ns(void);
-/* The count hook armed around a reconcile (the slot is the worker state's
- * lkin_ws_user): raises once the deadline or the shutdown's abort time
- * passed. */
+/* The count hook armed around a reconcile (the wslot is the worker state's
+ * lkin_ws_user): raises once kin_controller_interrupted says the worker's
+ * deadline or the shutdown's abort time passed. */
 void lctl_interrupt_hook(lua_State *L, lua_Debug *ar);
-/* Starts the watchdog thread (owner thread). Returns 0 or a KIN_E* error. */
-int lctl_watchdog_start(lctl *p);
-/* Stops and joins it; no-op when not running. */
-void lctl_watchdog_stop(lctl *p);
-/* Interrupt what still runs `after_s` seconds from now (keeps an earlier
- * time). */
-void lctl_arm_abort(lctl *p, double after_s);
 
 /* ---- lcontroller_spec.c ----------------------------------------------------- */
 

@@ -81,7 +81,13 @@ int lkin_env_on_free(lkin_env *e, void (*fn)(void *), void *arg) {
 kin_event_recorder *lkin_env_events(lkin_env *e, int *err) {
   *err = 0;
   pthread_mutex_lock(&e->mu);
-  if (!e->events) *err = kin_event_recorder_new(e->client, &e->events_opts, &e->events);
+  if (!e->events) {
+    /* the manager's events are fenced like its other writes (a recorder
+     * made before lkin_env_set_fence is not: set the fence first) */
+    kin_event_recorder_opts o = e->events_opts;
+    o.fence = e->fence;
+    *err = kin_event_recorder_new(e->client, &o, &e->events);
+  }
   kin_event_recorder *r = e->events;
   pthread_mutex_unlock(&e->mu);
   return r;

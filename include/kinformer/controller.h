@@ -22,7 +22,16 @@
  * dropped, where controller-runtime would call Reconcile with a cancelled
  * context.
  *
- * Threads: the workers; handlers run on the informers' listener threads.
+ * Deadlines: each worker has a reconcile slot (its key, start, deadline
+ * and the canceler of its REST calls) that the controller's watchdog
+ * thread checks every 50 ms (csrc/core/controller/worker_slot.h): it cuts
+ * a reconcile's REST call at reconcile_timeout, interrupts every busy
+ * worker once a shutdown's timeout passed (kin_controller_abort_after),
+ * and logs the busy-worker warning. The reconcile function receives the
+ * kin_call_ctx that carries all this to its kin_client_* calls.
+ *
+ * Threads: the workers and the watchdog; handlers run on the informers'
+ * listener threads.
  * Start, stop and free are called by one owner thread, never from a
  * reconcile. Informers must outlive the controller's stop. */
 #ifndef KIN_CONTROLLER_H
@@ -60,6 +69,27 @@ typedef struct {
    * and keys (0: 10,000); history_entries < 0 disables it. */
   int history_entries;
   int history_keys;
+  /* reconcile_timeout (0: none): each reconcile's ctx carries a deadline
+   * this far from its start; the controller's watchdog (one thread per
+   * started controller, 50 ms tick) fires the ctx's canceler then, so a
+   * REST call still waiting ends (KIN_ECANCELED), and a reconcile that
+   * fails after its deadline is logged once ("exceeded reconcile_timeout"),
+   * counted (reconcile_timeouts) and retried with the key's backoff. */
+  uint64_t reconcile_timeout_ns;
+  /* busy_warning_after (0: never): one warning per episode when every
+   * worker has been on its key this long, naming the keys. */
+  uint64_t busy_warning_after_ns;
+  /* The leadership fence of the reconciles' writes (call_ctx.h; borrowed,
+   * must outlive the controller; NULL: not fenced). Each reconcile's ctx
+   * carries the epoch open when the reconcile started, so one started
+   * while the fence is closed writes nothing, and one that outlives its
+   * epoch writes nothing more. */
+  const kin_fence *fence;
+  /* NULL, or run on the watchdog thread right after it fired a worker's
+   * canceler (why: KIN_INTERRUPT_DEADLINE or _SHUTDOWN), e.g. to end a
+   * child process the reconcile waits for. It must not call into the
+   * controller. ud is the config's. */
+  void (*on_interrupt)(void *ud, int worker_index, int why);
 } kin_controller_config;
 
 /* Returns a new, not yet started controller in *out (its queue exists at
@@ -101,6 +131,21 @@ void kin_controller_shutdown(kin_controller *c);
  * (controller-runtime's cancelled context). */
 int kin_controller_stopping(kin_controller *c);
 
+/* Worker thread worker_index, during a reconcile: KIN_INTERRUPT_DEADLINE
+ * once its reconcile_timeout passed, KIN_INTERRUPT_SHUTDOWN once a
+ * shutdown's timeout (kin_controller_abort_after) passed, else 0. Cheap (an
+ * atomic and a clock read): a binding polls it from its interpreter (the
+ * Lua count hook) to stop user code. */
+int kin_controller_interrupted(kin_controller *c, int worker_index);
+
+/* Interrupts every reconcile still running after_ns from now (an earlier
+ * time armed before stays): its canceler is fired (its REST call ends with
+ * KIN_ECANCELED, later ones fail at once) and kin_controller_interrupted
+ * says KIN_INTERRUPT_SHUTDOWN; such a reconcile is logged once as
+ * interrupted by the shutdown and counted (reconcile_interrupts). Call it
+ * before kin_controller_stop to bound the stop. Any thread. */
+void kin_controller_abort_after(kin_controller *c, uint64_t after_ns);
+
 /* Adds the request (ns, name) to the queue, as a handler would. Returns 0
  * or KIN_ENOMEM. */
 int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name);
@@ -108,15 +153,15 @@ int kin_controller_enqueue(kin_controller *c, const char *ns, const char *name);
 /* The controller's per-key history (borrowed, lives as long as c; NULL
  * when disabled). The controller records in it: the events its watches'
  * handlers saw (with the predicates' verdicts), manual enqueues, each
- * reconcile with the writes made on its worker thread during the call
- * (kin_client_set_thread_write_observer), and the requeue or retry that
- * followed. */
+ * reconcile with the writes made under its ctx (the ctx's write
+ * observer), and the requeue or retry that followed. */
 kin_history *kin_controller_history(kin_controller *c);
 
 /* A reconcile in flight (kin_controller_inflight). */
 typedef struct {
   int worker;             /* 0-based */
   uint64_t start_wall_ns; /* CLOCK_REALTIME */
+  uint64_t start_mono_ns; /* CLOCK_MONOTONIC */
   char key[256];          /* truncated */
 } kin_inflight;
 
@@ -148,6 +193,10 @@ typedef struct {
   double reconcile_time_sum_seconds;
   /* cumulative: reconciles that took <= kin_controller_reconcile_time_bounds[i] */
   uint64_t reconcile_time_buckets[KIN_CONTROLLER_RECONCILE_TIME_BUCKETS];
+  uint64_t reconcile_timeouts;      /* kinformer_reconcile_timeouts_total: cut at
+                                       reconcile_timeout */
+  uint64_t reconcile_interrupts;    /* kinformer_reconcile_interrupts_total: cut by a
+                                       shutdown (kin_controller_abort_after) */
   int active_workers;               /* controller_runtime_active_workers */
   int max_concurrent_reconciles;    /* controller_runtime_max_concurrent_reconciles */
 } kin_controller_stats;

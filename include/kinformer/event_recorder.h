@@ -38,6 +38,12 @@ typedef struct {
   long request_timeout_ms; /* per REST call; 0: 10 s */
   int max_tries;           /* per event on transport errors; 0: 12 (client-go) */
   long retry_ms;           /* between tries; 0: 10 s (client-go) */
+  /* The leadership fence (call_ctx.h; borrowed, must outlive the recorder;
+   * NULL: not fenced): an event carries the epoch open when it was
+   * recorded and is not written (counted failed, logged "write refused:
+   * leadership ended") once that epoch ended, so a deposed leader's
+   * events, and those recorded while not leading, never reach the server. */
+  const kin_fence *fence;
 } kin_event_recorder_opts;
 
 typedef struct {

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "call_ctx.h"
 #include "workqueue.h"
 
 /* reconcile.Request. The strings are borrowed for the duration of the
@@ -42,14 +43,31 @@ typedef struct {
   char message[256]; /* error text for the log ("" when none) */
   int logged;        /* the reconciler already logged this error in full
                         (a traceback does not fit message): no second line */
+  /* A reconciler that stopped because kin_controller_interrupted told it
+   * to sets interrupted to what that returned (KIN_INTERRUPT_DEADLINE or
+   * KIN_INTERRUPT_SHUTDOWN) and where to where it stopped (" at
+   * mod.lua:12", or ""): the controller logs and counts the interruption
+   * (controller.h). A reconcile whose REST call the watchdog cut is
+   * recognised without them. */
+  int interrupted;
+  char where[160];
 } kin_result_action;
 
+/* Why a reconcile is interrupted (kin_controller_interrupted). */
+enum { KIN_INTERRUPT_DEADLINE = 1, KIN_INTERRUPT_SHUTDOWN = 2 };
+
 /* The reconciler: runs on worker thread worker_index (0..workers-1); *out
- * arrives as {KIN_RESULT_DONE, 0, ""}. A non-zero return means the
- * reconciler itself failed (controller-runtime: a recovered panic): it is
- * an error result whatever *out says, counted as a panic too. */
+ * arrives as {KIN_RESULT_DONE, 0, ""}. ctx (never NULL, valid during the
+ * call) is the reconcile's call context (call_ctx.h; controller-runtime's
+ * ctx): its deadline (reconcile_timeout), its canceler (fired by the
+ * controller's watchdog at the deadline or when a shutdown gives up
+ * waiting), the write observer of the key's history and the leadership
+ * fence with the epoch open when the reconcile started. The reconciler
+ * passes it to every kin_client_* call it makes. A non-zero return means
+ * the reconciler itself failed (controller-runtime: a recovered panic): it
+ * is an error result whatever *out says, counted as a panic too. */
 typedef int (*kin_reconcile_fn)(void *ud, int worker_index, const kin_request *req,
-                                kin_result_action *out);
+                                const kin_call_ctx *ctx, kin_result_action *out);
 
 /* Adds the request (ns, name) to q as its key; ns NULL or "" makes a
  * cluster-scoped key. Returns 0, or KIN_ENOMEM or KIN_EINVAL (nothing

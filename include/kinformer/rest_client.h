@@ -142,6 +142,12 @@ typedef struct {
    * any 2xx byte, so on_body never sees two attempts. */
   kin_io_data_cb on_body;
   void *body_ud;
+  /* NULL, or the call's context (call_ctx.h), read during the call: its
+   * deadline caps timeout_ms (past it: KIN_ETIMEDOUT, nothing sent), its
+   * canceler is used when cancel is NULL, a write (any method but GET)
+   * is refused with KIN_EFENCED when its fence no longer holds its epoch,
+   * and its write observer hears of every write. */
+  const kin_call_ctx *ctx;
 } kin_client_request;
 
 /* Sends req and waits for the answer, with auth, rate limiting, retries and
@@ -299,40 +305,36 @@ typedef struct {
 } kin_delete_opts;
 
 /* Each verb fills *out (the object or list JSON on success, the Status on
- * failure; the caller frees it) and returns as kin_client_do. ns is
- * ignored for cluster-scoped resources; opts may be NULL. */
-int kin_client_get(kin_client *c, const kin_resource *r, const char *ns, const char *name,
-                   kin_result *out);
-int kin_client_list(kin_client *c, const kin_resource *r, const char *ns,
+ * failure; the caller frees it) and returns as kin_client_do. ctx (NULL:
+ * none) is the call's context (call_ctx.h), read during the call only: its
+ * deadline caps the request's timeout to the time left (a verb called
+ * after it fails at once with KIN_ETIMEDOUT), its canceler lets another
+ * thread end the request (KIN_ECANCELED), a write (create, update, patch,
+ * apply, delete) is refused locally with KIN_EFENCED ("write refused:
+ * leadership ended (epoch N)", code 0, nothing sent) when its fence no
+ * longer holds its epoch, and its write observer runs after each write
+ * (sent or refused) on the calling thread. ns is ignored for
+ * cluster-scoped resources; opts may be NULL. */
+int kin_client_get(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r, const char *ns,
+                   const char *name, kin_result *out);
+int kin_client_list(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r, const char *ns,
                     const kin_list_opts *opts, kin_result *out);
-int kin_client_create(kin_client *c, const kin_resource *r, const char *ns, const char *json,
-                      size_t len, const kin_write_opts *opts, kin_result *out);
+int kin_client_create(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                      const char *ns, const char *json, size_t len, const kin_write_opts *opts,
+                      kin_result *out);
 /* PUT of the whole object; name is read from it. With opts->subresource
  * "status" this is UpdateStatus. */
-int kin_client_update(kin_client *c, const kin_resource *r, const char *ns, const char *json,
-                      size_t len, const kin_write_opts *opts, kin_result *out);
-int kin_client_update_status(kin_client *c, const kin_resource *r, const char *ns,
-                             const char *json, size_t len, kin_result *out);
-int kin_client_patch(kin_client *c, const kin_resource *r, const char *ns, const char *name,
-                     kin_patch_type type, const char *patch, size_t len,
-                     const kin_write_opts *opts, kin_result *out);
-int kin_client_delete(kin_client *c, const kin_resource *r, const char *ns, const char *name,
-                      const kin_delete_opts *opts, kin_result *out);
-
-/* Limits for the verbs above when called afterwards on the calling thread
- * (until it calls this again with 0, NULL): deadline_ns (CLOCK_MONOTONIC,
- * ns; 0: none) caps each request's timeout to the time left, and a verb
- * called after it fails at once with KIN_ETIMEDOUT; cancel (NULL: none) is
- * passed as the requests' canceler, so another thread can end them
- * (KIN_ECANCELED). A Lua reconcile sets both around its run
- * (csrc/lua/lcontroller.c). */
-void kin_client_set_thread_limits(uint64_t deadline_ns, kin_io_canceler *cancel);
-
-/* Sets the calling thread's write observer (NULL: none): after each
- * mutating call of the verbs above (any method but GET) made on this
- * thread, fn(ud, method, path with its query string, HTTP status or 0)
- * runs on this thread. The controller sets it around a reconcile to record
- * the reconcile's writes in its history (controller_history.h). */
-void kin_client_set_thread_write_observer(kin_client_write_fn fn, void *ud);
+int kin_client_update(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                      const char *ns, const char *json, size_t len, const kin_write_opts *opts,
+                      kin_result *out);
+int kin_client_update_status(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                             const char *ns, const char *json, size_t len, kin_result *out);
+/* KIN_PATCH_APPLY is server-side apply (the Lua client's apply). */
+int kin_client_patch(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                     const char *ns, const char *name, kin_patch_type type, const char *patch,
+                     size_t len, const kin_write_opts *opts, kin_result *out);
+int kin_client_delete(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                      const char *ns, const char *name, const kin_delete_opts *opts,
+                      kin_result *out);
 
 #endif

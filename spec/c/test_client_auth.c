@@ -461,7 +461,7 @@ static void test_client_auth_InClusterConfig(void **state) {
   assert_string_equal(kin_client_namespace(c), "team-a");
   kin_resource ns = rt_resource(c, "v1/namespaces");
   kin_result r;
-  assert_int_equal(kin_client_get(c, &ns, NULL, "default", &r), 0);
+  assert_int_equal(kin_client_get(c, NULL, &ns, NULL, "default", &r), 0);
   assert_true(rt_body_has(&r, "\"name\":\"default\""));
   kin_result_free(&r);
   kin_client_free(c);
@@ -485,7 +485,7 @@ static void test_client_auth_FromSimKubeconfig(void **state) {
   unlink(path);
   kin_resource cm = rt_resource(c, "v1/configmaps");
   kin_result r;
-  assert_int_equal(kin_client_list(c, &cm, "default", NULL, &r), 0);
+  assert_int_equal(kin_client_list(c, NULL, &cm, "default", NULL, &r), 0);
   assert_true(rt_body_has(&r, "ConfigMapList"));
   kin_result_free(&r);
   kin_client_free(c);

@@ -83,7 +83,9 @@ static int key_index(const kin_request *req) {
   return req->name[0] == 'k' ? atoi(req->name + 1) % NKEYS : -1;
 }
 
-static int fake_reconcile(void *ud, int w, const kin_request *req, kin_result_action *out) {
+static int fake_reconcile(void *ud, int w, const kin_request *req, const kin_call_ctx *ctx,
+                          kin_result_action *out) {
+  (void)ctx;
   fake *f = ud;
   int k = key_index(req);
   pthread_mutex_lock(&f->mu);

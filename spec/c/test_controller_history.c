@@ -237,7 +237,9 @@ typedef struct {
 } rec;
 
 /* 1st call: an error; 2nd: requeue; 3rd: requeue_after 1 h; then done. */
-static int scripted(void *ud, int worker, const kin_request *req, kin_result_action *out) {
+static int scripted(void *ud, int worker, const kin_request *req, const kin_call_ctx *ctx,
+                    kin_result_action *out) {
+  (void)ctx;
   rec *r = ud;
   pthread_mutex_lock(&r->mu);
   int call = ++r->calls;

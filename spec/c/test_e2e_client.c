@@ -47,7 +47,7 @@ static const char *fresh_ns(kin_client *c, const char *prefix, char *buf, size_t
   snprintf(body, sizeof body, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
            buf);
   kin_result r;
-  int rc = kin_client_create(c, &ns, NULL, body, strlen(body), NULL, &r);
+  int rc = kin_client_create(c, NULL, &ns, NULL, body, strlen(body), NULL, &r);
   if (rc) fail_msg("namespace %s: %s", buf, r.message ? r.message : kin_strerror(rc));
   kin_result_free(&r);
   return buf;
@@ -60,29 +60,29 @@ static void test_e2e_client_Verbs(void **state) {
   kin_resource cm = rt_resource(c, "v1/configmaps");
   kin_result r;
   const char *a = RT_CM("a", ",\"labels\":{\"app\":\"x\"}", "{\"k\":\"v\"}");
-  assert_int_equal(kin_client_create(c, &cm, ns, a, strlen(a), NULL, &r), 0);
+  assert_int_equal(kin_client_create(c, NULL, &cm, ns, a, strlen(a), NULL, &r), 0);
   assert_int_equal(r.code, 201);
   char uid[64], rv[32];
   rt_field(r.body, "uid", uid, sizeof uid);
   rt_field(r.body, "resourceVersion", rv, sizeof rv);
   kin_result_free(&r);
-  assert_int_equal(kin_client_create(c, &cm, ns, a, strlen(a), NULL, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_create(c, NULL, &cm, ns, a, strlen(a), NULL, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "AlreadyExists");
   assert_string_equal(r.message, "configmaps \"a\" already exists");
   kin_result_free(&r);
 
-  assert_int_equal(kin_client_get(c, &cm, ns, "a", &r), 0);
+  assert_int_equal(kin_client_get(c, NULL, &cm, ns, "a", &r), 0);
   assert_true(rt_body_has(&r, uid));
   kin_result_free(&r);
-  assert_int_equal(kin_client_get(c, &cm, ns, "nope", &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_get(c, NULL, &cm, ns, "nope", &r), KIN_ESTATUS);
   assert_int_equal(r.code, 404);
   assert_string_equal(r.reason, "NotFound");
   assert_string_equal(r.message, "configmaps \"nope\" not found");
   kin_result_free(&r);
 
   kin_list_opts lo = {.label_selector = "app in (x)", .limit = 5};
-  assert_int_equal(kin_client_list(c, &cm, ns, &lo, &r), 0);
+  assert_int_equal(kin_client_list(c, NULL, &cm, ns, &lo, &r), 0);
   assert_true(rt_body_has(&r, "\"name\":\"a\""));
   kin_result_free(&r);
 
@@ -92,10 +92,10 @@ static void test_e2e_client_Verbs(void **state) {
            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
            "\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"w\"}}",
            rv);
-  assert_int_equal(kin_client_update(c, &cm, ns, body, strlen(body), NULL, &r), 0);
+  assert_int_equal(kin_client_update(c, NULL, &cm, ns, body, strlen(body), NULL, &r), 0);
   assert_true(rt_body_has(&r, "\"k\":\"w\""));
   kin_result_free(&r);
-  assert_int_equal(kin_client_update(c, &cm, ns, body, strlen(body), NULL, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_update(c, NULL, &cm, ns, body, strlen(body), NULL, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "Conflict");
   assert_non_null(strstr(r.message, "the object has been modified"));
@@ -104,58 +104,58 @@ static void test_e2e_client_Verbs(void **state) {
   /* The three patch types. */
   const char *mp = "{\"data\":{\"m\":\"1\"}}";
   assert_int_equal(
-      kin_client_patch(c, &cm, ns, "a", KIN_PATCH_MERGE, mp, strlen(mp), NULL, &r), 0);
+      kin_client_patch(c, NULL, &cm, ns, "a", KIN_PATCH_MERGE, mp, strlen(mp), NULL, &r), 0);
   assert_true(rt_body_has(&r, "\"m\":\"1\""));
   kin_result_free(&r);
   const char *jp = "[{\"op\":\"add\",\"path\":\"/data/j\",\"value\":\"2\"}]";
-  assert_int_equal(kin_client_patch(c, &cm, ns, "a", KIN_PATCH_JSON, jp, strlen(jp), NULL, &r),
+  assert_int_equal(kin_client_patch(c, NULL, &cm, ns, "a", KIN_PATCH_JSON, jp, strlen(jp), NULL, &r),
                    0);
   assert_true(rt_body_has(&r, "\"j\":\"2\""));
   kin_result_free(&r);
   const char *sp = "{\"metadata\":{\"labels\":{\"s\":\"3\"}}}";
   assert_int_equal(
-      kin_client_patch(c, &cm, ns, "a", KIN_PATCH_STRATEGIC, sp, strlen(sp), NULL, &r), 0);
+      kin_client_patch(c, NULL, &cm, ns, "a", KIN_PATCH_STRATEGIC, sp, strlen(sp), NULL, &r), 0);
   assert_true(rt_body_has(&r, "\"s\":\"3\""));
   kin_result_free(&r);
 
   /* UpdateStatus on a Deployment: only status moves. */
   kin_resource dep = rt_resource(c, "apps/v1/Deployment");
   const char *d = RT_DEPLOYMENT("d", "");
-  assert_int_equal(kin_client_create(c, &dep, ns, d, strlen(d), NULL, &r), 0);
+  assert_int_equal(kin_client_create(c, NULL, &dep, ns, d, strlen(d), NULL, &r), 0);
   kin_result_free(&r);
   const char *st = RT_DEPLOYMENT("d", ",\"status\":{\"observedGeneration\":7}");
-  assert_int_equal(kin_client_update_status(c, &dep, ns, st, strlen(st), &r), 0);
+  assert_int_equal(kin_client_update_status(c, NULL, &dep, ns, st, strlen(st), &r), 0);
   assert_true(rt_body_has(&r, "\"observedGeneration\":7"));
   kin_result_free(&r);
 
   /* Delete: failed preconditions, then Orphan (the finalizer stays: no
    * garbage collector here), then a plain delete after clearing it. */
   kin_delete_opts o = {.precondition_uid = "00000000-0000-0000-0000-000000000000"};
-  assert_int_equal(kin_client_delete(c, &cm, ns, "a", &o, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_delete(c, NULL, &cm, ns, "a", &o, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "Conflict");
   assert_non_null(strstr(r.message, "the UID in the precondition"));
   kin_result_free(&r);
   o = (kin_delete_opts){.precondition_uid = uid,
                         .propagation_policy = "Orphan"};
-  assert_int_equal(kin_client_delete(c, &cm, ns, "a", &o, &r), 0);
+  assert_int_equal(kin_client_delete(c, NULL, &cm, ns, "a", &o, &r), 0);
   kin_result_free(&r);
-  assert_int_equal(kin_client_get(c, &cm, ns, "a", &r), 0);
+  assert_int_equal(kin_client_get(c, NULL, &cm, ns, "a", &r), 0);
   assert_true(rt_body_has(&r, "\"orphan\""));
   assert_true(rt_body_has(&r, "deletionTimestamp"));
   kin_result_free(&r);
   const char *clear = "{\"metadata\":{\"finalizers\":null}}";
   assert_int_equal(
-      kin_client_patch(c, &cm, ns, "a", KIN_PATCH_MERGE, clear, strlen(clear), NULL, &r), 0);
+      kin_client_patch(c, NULL, &cm, ns, "a", KIN_PATCH_MERGE, clear, strlen(clear), NULL, &r), 0);
   kin_result_free(&r);
-  assert_int_equal(kin_client_get(c, &cm, ns, "a", &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_get(c, NULL, &cm, ns, "a", &r), KIN_ESTATUS);
   assert_int_equal(r.code, 404);
   kin_result_free(&r);
   /* dryRun in DeleteOptions: nothing deleted. */
   o = (kin_delete_opts){.has_grace_period = 1, .grace_period_seconds = 0, .dry_run = "All"};
-  assert_int_equal(kin_client_delete(c, &dep, ns, "d", &o, &r), 0);
+  assert_int_equal(kin_client_delete(c, NULL, &dep, ns, "d", &o, &r), 0);
   kin_result_free(&r);
-  assert_int_equal(kin_client_get(c, &dep, ns, "d", &r), 0);
+  assert_int_equal(kin_client_get(c, NULL, &dep, ns, "d", &r), 0);
   kin_result_free(&r);
   kin_client_free(c);
 }
@@ -170,7 +170,7 @@ static void test_e2e_client_ServerSideApply(void **state) {
   const char *mine = RT_CM("s", "", "{\"owner\":\"a\"}");
   kin_write_opts a = {.field_manager = "kin-a"};
   assert_int_equal(
-      kin_client_patch(c, &cm, ns, "s", KIN_PATCH_APPLY, mine, strlen(mine), &a, &r), 0);
+      kin_client_patch(c, NULL, &cm, ns, "s", KIN_PATCH_APPLY, mine, strlen(mine), &a, &r), 0);
   assert_int_equal(r.code, 201);
   assert_true(rt_body_has(&r, "\"manager\":\"kin-a\""));
   assert_true(rt_body_has(&r, "\"operation\":\"Apply\""));
@@ -179,7 +179,7 @@ static void test_e2e_client_ServerSideApply(void **state) {
   const char *theirs = RT_CM("s", "", "{\"owner\":\"b\"}");
   kin_write_opts b = {.field_manager = "kin-b"};
   assert_int_equal(
-      kin_client_patch(c, &cm, ns, "s", KIN_PATCH_APPLY, theirs, strlen(theirs), &b, &r),
+      kin_client_patch(c, NULL, &cm, ns, "s", KIN_PATCH_APPLY, theirs, strlen(theirs), &b, &r),
       KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "Conflict");
@@ -187,14 +187,14 @@ static void test_e2e_client_ServerSideApply(void **state) {
   kin_result_free(&r);
   b.force = 1;
   assert_int_equal(
-      kin_client_patch(c, &cm, ns, "s", KIN_PATCH_APPLY, theirs, strlen(theirs), &b, &r), 0);
+      kin_client_patch(c, NULL, &cm, ns, "s", KIN_PATCH_APPLY, theirs, strlen(theirs), &b, &r), 0);
   assert_int_equal(r.code, 200);
   assert_true(rt_body_has(&r, "\"owner\":\"b\""));
   assert_true(rt_body_has(&r, "\"manager\":\"kin-b\""));
   kin_result_free(&r);
   /* Without a field manager the client refuses before sending. */
   assert_int_equal(
-      kin_client_patch(c, &cm, ns, "s", KIN_PATCH_APPLY, theirs, strlen(theirs), NULL, &r),
+      kin_client_patch(c, NULL, &cm, ns, "s", KIN_PATCH_APPLY, theirs, strlen(theirs), NULL, &r),
       KIN_EINVAL);
   kin_result_free(&r);
   kin_client_free(c);

@@ -59,7 +59,7 @@ static void efx_init(efx *fx, const char *resource) {
   snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
            fx->ns);
   kin_result r;
-  rc = kin_client_create(fx->client, &nsr, NULL, body, strlen(body), NULL, &r);
+  rc = kin_client_create(fx->client, NULL, &nsr, NULL, body, strlen(body), NULL, &r);
   if (rc) fail_msg("namespace %s: %s", fx->ns, r.message ? r.message : kin_strerror(rc));
   kin_result_free(&r);
   fx->events = rec_new();
@@ -113,7 +113,7 @@ static long long efx_create(efx *fx, const char *name, const char *labels) {
              "\"labels\":%s},\"data\":{\"v\":\"1\"}}",
              name, labels ? labels : "{}");
   kin_result r;
-  int rc = kin_client_create(fx->client, &fx->res, fx->ns, body, strlen(body), NULL, &r);
+  int rc = kin_client_create(fx->client, NULL, &fx->res, fx->ns, body, strlen(body), NULL, &r);
   if (rc) fail_msg("create %s: %s", name, r.message ? r.message : kin_strerror(rc));
   json_error_t je;
   json_t *j = json_loadb(r.body, r.body_len, 0, &je);
@@ -134,14 +134,14 @@ static void efx_create_n(efx *fx, const char *prefix, int n) {
 
 static void efx_delete(efx *fx, const char *name) {
   kin_result r;
-  int rc = kin_client_delete(fx->client, &fx->res, fx->ns, name, NULL, &r);
+  int rc = kin_client_delete(fx->client, NULL, &fx->res, fx->ns, name, NULL, &r);
   if (rc) fail_msg("delete %s: %s", name, r.message ? r.message : kin_strerror(rc));
   kin_result_free(&r);
 }
 
 static void efx_patch(efx *fx, const char *name, const char *patch) {
   kin_result r;
-  int rc = kin_client_patch(fx->client, &fx->res, fx->ns, name, KIN_PATCH_MERGE, patch,
+  int rc = kin_client_patch(fx->client, NULL, &fx->res, fx->ns, name, KIN_PATCH_MERGE, patch,
                             strlen(patch), NULL, &r);
   if (rc) fail_msg("patch %s: %s", name, r.message ? r.message : kin_strerror(rc));
   kin_result_free(&r);
@@ -159,7 +159,7 @@ static const char *cache_dump(efx *fx, char *buf, size_t cap) {
 /* The same for the server's list. */
 static const char *server_dump(efx *fx, char *buf, size_t cap) {
   kin_result r;
-  assert_int_equal(kin_client_list(fx->client, &fx->res, fx->ns, NULL, &r), 0);
+  assert_int_equal(kin_client_list(fx->client, NULL, &fx->res, fx->ns, NULL, &r), 0);
   json_error_t je;
   json_t *j = json_loadb(r.body, r.body_len, 0, &je);
   kin_result_free(&r);

@@ -110,7 +110,7 @@ static void sfx_start(sfx *fx, long read_idle_ms, long ping_ms, long inf_idle_ms
   snprintf(body, sizeof(body),
            "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", fx->ns);
   kin_result r;
-  int rc = kin_client_create(fx->direct, &nsr, NULL, body, strlen(body), NULL, &r);
+  int rc = kin_client_create(fx->direct, NULL, &nsr, NULL, body, strlen(body), NULL, &r);
   if (rc) fail_msg("namespace %s: %s", fx->ns, r.message ? r.message : kin_strerror(rc));
   kin_result_free(&r);
 
@@ -142,7 +142,7 @@ static void sfx_free(sfx *fx) {
   kin_resource nsr;
   if (kin_client_resource(fx->direct, "v1/namespaces", &nsr) == 0) {
     kin_result r;
-    kin_client_delete(fx->direct, &nsr, NULL, fx->ns, NULL, &r);
+    kin_client_delete(fx->direct, NULL, &nsr, NULL, fx->ns, NULL, &r);
     kin_result_free(&r);
   }
   kin_client_free(fx->direct);
@@ -155,7 +155,7 @@ static void create_cm(sfx *fx, const char *name) {
            "\"data\":{\"v\":\"1\"}}",
            name);
   kin_result r;
-  int rc = kin_client_create(fx->direct, &fx->cms, fx->ns, body, strlen(body), NULL, &r);
+  int rc = kin_client_create(fx->direct, NULL, &fx->cms, fx->ns, body, strlen(body), NULL, &r);
   if (rc) fail_msg("create %s: %s", name, r.message ? r.message : kin_strerror(rc));
   kin_result_free(&r);
 }

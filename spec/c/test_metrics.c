@@ -214,7 +214,9 @@ static void test_metrics_ConcurrentUpdates(void **state) {
 
 /* ---- the controller collector -------------------------------------------- */
 
-static int rec(void *ud, int worker, const kin_request *req, kin_result_action *act) {
+static int rec(void *ud, int worker, const kin_request *req, const kin_call_ctx *ctx,
+               kin_result_action *act) {
+  (void)ctx;
   if (strcmp(req->name, "bad") == 0) act->kind = KIN_RESULT_ERROR;
   return 0;
 }

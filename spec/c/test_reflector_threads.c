@@ -199,7 +199,7 @@ static void test_reflector_threads_BlockingTransformStallsOnlyItsInformer(void *
   /* A REST call on the same engine is not held up. */
   kin_result res;
   memset(&res, 0, sizeof(res));
-  assert_int_equal(kin_client_get(fx.client, &CM, RFX_NS, "a", &res), 0);
+  assert_int_equal(kin_client_get(fx.client, NULL, &CM, RFX_NS, "a", &res), 0);
   kin_result_free(&res);
 
   /* Another informer's watch still delivers. */

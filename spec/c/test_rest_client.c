@@ -29,7 +29,7 @@ static kin_sim *sim_plain(void) {
 /* Creates a ConfigMap in default or fails; returns its JSON (caller frees). */
 static char *create_cm(kin_client *c, const kin_resource *cm, const char *json) {
   kin_result r;
-  int rc = kin_client_create(c, cm, "default", json, strlen(json), NULL, &r);
+  int rc = kin_client_create(c, NULL, cm, "default", json, strlen(json), NULL, &r);
   if (rc) fail_msg("create: %s %s", kin_strerror(rc), r.message ? r.message : "");
   assert_int_equal(r.code, 201);
   char *body = r.body;
@@ -79,7 +79,7 @@ static void test_rest_client_GetListCreate(void **state) {
   free(create_cm(c, &cm, RT_CM("b", ",\"labels\":{\"app\":\"y\"}", "{\"k\":\"v\"}")));
 
   kin_result r;
-  assert_int_equal(kin_client_get(c, &cm, "default", "a", &r), 0);
+  assert_int_equal(kin_client_get(c, NULL, &cm, "default", "a", &r), 0);
   assert_int_equal(r.code, 200);
   assert_true(rt_body_has(&r, "\"name\":\"a\""));
   assert_int_equal(r.retries, 0);
@@ -88,13 +88,13 @@ static void test_rest_client_GetListCreate(void **state) {
 
   /* The selector needs escaping ('=' and ',' in a query value). */
   kin_list_opts lo = {.label_selector = "app in (x,z)", .limit = 10};
-  assert_int_equal(kin_client_list(c, &cm, "default", &lo, &r), 0);
+  assert_int_equal(kin_client_list(c, NULL, &cm, "default", &lo, &r), 0);
   assert_true(rt_body_has(&r, "\"kind\":\"ConfigMapList\""));
   assert_true(rt_body_has(&r, "\"name\":\"a\""));
   assert_false(rt_body_has(&r, "\"name\":\"b\""));
   kin_result_free(&r);
   lo = (kin_list_opts){.field_selector = "metadata.name!=a"};
-  assert_int_equal(kin_client_list(c, &cm, NULL, &lo, &r), 0);
+  assert_int_equal(kin_client_list(c, NULL, &cm, NULL, &lo, &r), 0);
   assert_false(rt_body_has(&r, "\"name\":\"a\""));
   assert_true(rt_body_has(&r, "\"name\":\"b\""));
   kin_result_free(&r);
@@ -102,9 +102,9 @@ static void test_rest_client_GetListCreate(void **state) {
   /* dryRun=All answers without writing. */
   kin_write_opts wo = {.dry_run = "All"};
   const char *d = RT_CM("dry", "", "{\"k\":\"v\"}");
-  assert_int_equal(kin_client_create(c, &cm, "default", d, strlen(d), &wo, &r), 0);
+  assert_int_equal(kin_client_create(c, NULL, &cm, "default", d, strlen(d), &wo, &r), 0);
   kin_result_free(&r);
-  assert_int_equal(kin_client_get(c, &cm, "default", "dry", &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_get(c, NULL, &cm, "default", "dry", &r), KIN_ESTATUS);
   assert_int_equal(r.code, 404);
   kin_result_free(&r);
 }
@@ -115,7 +115,7 @@ static void test_rest_client_StatusErrors(void **state) {
   kin_resource cm = e->cm;
   kin_result r;
   /* 404: the Status's reason and message, the body kept. */
-  assert_int_equal(kin_client_get(c, &cm, "default", "nope", &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_get(c, NULL, &cm, "default", "nope", &r), KIN_ESTATUS);
   assert_int_equal(r.code, 404);
   assert_string_equal(r.reason, "NotFound");
   assert_string_equal(r.message, "configmaps \"nope\" not found");
@@ -124,7 +124,7 @@ static void test_rest_client_StatusErrors(void **state) {
   /* 409 AlreadyExists on a second create. */
   free(create_cm(c, &cm, RT_CM("a", "", "{\"k\":\"v\"}")));
   const char *a = RT_CM("a", "", "{\"k\":\"v\"}");
-  assert_int_equal(kin_client_create(c, &cm, "default", a, strlen(a), NULL, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_create(c, NULL, &cm, "default", a, strlen(a), NULL, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "AlreadyExists");
   assert_string_equal(r.message, "configmaps \"a\" already exists");
@@ -138,7 +138,7 @@ static void test_rest_client_StatusErrors(void **state) {
   assert_non_null(r.message);
   kin_result_free(&r);
   /* Misuse is refused before anything is sent. */
-  assert_int_equal(kin_client_get(c, &cm, "default", "", &r), KIN_EINVAL);
+  assert_int_equal(kin_client_get(c, NULL, &cm, "default", "", &r), KIN_EINVAL);
   assert_non_null(r.message);
   kin_result_free(&r);
 }
@@ -156,12 +156,12 @@ static void test_rest_client_UpdateConflictAndStatus(void **state) {
   char *p = strstr(body, "\"v\"");
   memcpy(p, "\"w\"", 3);
   kin_result r;
-  assert_int_equal(kin_client_update(c, &cm, "default", body, strlen(body), NULL, &r), 0);
+  assert_int_equal(kin_client_update(c, NULL, &cm, "default", body, strlen(body), NULL, &r), 0);
   assert_int_equal(r.code, 200);
   assert_true(rt_body_has(&r, "\"k\":\"w\""));
   kin_result_free(&r);
   /* The same resourceVersion again is stale now: 409 Conflict. */
-  assert_int_equal(kin_client_update(c, &cm, "default", body, strlen(body), NULL, &r),
+  assert_int_equal(kin_client_update(c, NULL, &cm, "default", body, strlen(body), NULL, &r),
                    KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "Conflict");
@@ -169,18 +169,18 @@ static void test_rest_client_UpdateConflictAndStatus(void **state) {
   kin_result_free(&r);
   /* No name: refused locally. */
   const char *noname = "{\"metadata\":{}}";
-  assert_int_equal(kin_client_update(c, &cm, "default", noname, strlen(noname), NULL, &r),
+  assert_int_equal(kin_client_update(c, NULL, &cm, "default", noname, strlen(noname), NULL, &r),
                    KIN_EINVAL);
   kin_result_free(&r);
 
   /* UpdateStatus goes to /status: only status changes there. */
   kin_resource dep = rt_resource(c, "apps/v1/deployments");
   const char *d = RT_DEPLOYMENT("d", "");
-  assert_int_equal(kin_client_create(c, &dep, "default", d, strlen(d), NULL, &r), 0);
+  assert_int_equal(kin_client_create(c, NULL, &dep, "default", d, strlen(d), NULL, &r), 0);
   kin_result_free(&r);
   const char *st = "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
                    "\"spec\":{\"replicas\":5},\"status\":{\"observedGeneration\":7}}";
-  assert_int_equal(kin_client_update_status(c, &dep, "default", st, strlen(st), &r), 0);
+  assert_int_equal(kin_client_update_status(c, NULL, &dep, "default", st, strlen(st), &r), 0);
   assert_true(rt_body_has(&r, "\"observedGeneration\":7"));
   assert_true(rt_body_has(&r, "\"replicas\":1")); /* spec ignored on /status */
   kin_result_free(&r);
@@ -193,18 +193,18 @@ static void test_rest_client_PatchTypes(void **state) {
   free(create_cm(c, &cm, RT_CM("a", "", "{\"k\":\"v\"}")));
   kin_result r;
   const char *merge = "{\"data\":{\"m\":\"1\"}}";
-  assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_MERGE, merge,
+  assert_int_equal(kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_MERGE, merge,
                                     strlen(merge), NULL, &r),
                    0);
   assert_true(rt_body_has(&r, "\"m\":\"1\""));
   kin_result_free(&r);
   const char *jp = "[{\"op\":\"add\",\"path\":\"/data/j\",\"value\":\"2\"}]";
   assert_int_equal(
-      kin_client_patch(c, &cm, "default", "a", KIN_PATCH_JSON, jp, strlen(jp), NULL, &r), 0);
+      kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_JSON, jp, strlen(jp), NULL, &r), 0);
   assert_true(rt_body_has(&r, "\"j\":\"2\""));
   kin_result_free(&r);
   const char *sp = "{\"metadata\":{\"labels\":{\"s\":\"3\"}}}";
-  assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_STRATEGIC, sp, strlen(sp),
+  assert_int_equal(kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_STRATEGIC, sp, strlen(sp),
                                     NULL, &r),
                    0);
   assert_true(rt_body_has(&r, "\"s\":\"3\""));
@@ -212,7 +212,7 @@ static void test_rest_client_PatchTypes(void **state) {
   /* A JSON patch that does not apply: the server's error comes back. */
   const char *bad = "[{\"op\":\"test\",\"path\":\"/data/k\",\"value\":\"nope\"}]";
   assert_int_equal(
-      kin_client_patch(c, &cm, "default", "a", KIN_PATCH_JSON, bad, strlen(bad), NULL, &r),
+      kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_JSON, bad, strlen(bad), NULL, &r),
       KIN_ESTATUS);
   assert_true(r.code == 422 || r.code == 500);
   kin_result_free(&r);
@@ -220,12 +220,12 @@ static void test_rest_client_PatchTypes(void **state) {
    * kind gets the server's 400, which proves the apply content type was
    * sent; a whole one with force takes data.m from the merge patch's
    * manager. */
-  assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_APPLY, merge,
+  assert_int_equal(kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_APPLY, merge,
                                     strlen(merge), NULL, &r),
                    KIN_EINVAL);
   kin_result_free(&r);
   kin_write_opts wo = {.field_manager = "kinformer-test", .force = 1};
-  assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_APPLY, merge,
+  assert_int_equal(kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_APPLY, merge,
                                     strlen(merge), &wo, &r),
                    KIN_ESTATUS);
   assert_int_equal(r.code, 400);
@@ -233,7 +233,7 @@ static void test_rest_client_PatchTypes(void **state) {
   kin_result_free(&r);
   const char *cfg = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
                     "\"a\"},\"data\":{\"m\":\"9\"}}";
-  assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_APPLY, cfg, strlen(cfg),
+  assert_int_equal(kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_APPLY, cfg, strlen(cfg),
                                     &wo, &r),
                    0);
   assert_true(rt_body_has(&r, "\"m\":\"9\""));
@@ -252,29 +252,29 @@ static void test_rest_client_DeletePreconditions(void **state) {
   free(obj);
   kin_result r;
   kin_delete_opts o = {.precondition_uid = "not-the-uid"};
-  assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_delete(c, NULL, &cm, "default", "a", &o, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_string_equal(r.reason, "Conflict");
   assert_non_null(strstr(r.message, "UID in the precondition"));
   kin_result_free(&r);
   o = (kin_delete_opts){.precondition_uid = uid,
                         .precondition_rv = "999999"};
-  assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_delete(c, NULL, &cm, "default", "a", &o, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 409);
   assert_non_null(strstr(r.message, "ResourceVersion in the precondition"));
   kin_result_free(&r);
   /* dryRun in the DeleteOptions body: nothing is deleted. */
   o = (kin_delete_opts){.dry_run = "All"};
-  assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), 0);
+  assert_int_equal(kin_client_delete(c, NULL, &cm, "default", "a", &o, &r), 0);
   kin_result_free(&r);
-  assert_int_equal(kin_client_get(c, &cm, "default", "a", &r), 0);
+  assert_int_equal(kin_client_get(c, NULL, &cm, "default", "a", &r), 0);
   kin_result_free(&r);
   o = (kin_delete_opts){.has_grace_period = 1, .grace_period_seconds = 0, .precondition_uid = uid,
                         .precondition_rv = rv, .propagation_policy = "Background"};
-  assert_int_equal(kin_client_delete(c, &cm, "default", "a", &o, &r), 0);
+  assert_int_equal(kin_client_delete(c, NULL, &cm, "default", "a", &o, &r), 0);
   assert_int_equal(r.code, 200);
   kin_result_free(&r);
-  assert_int_equal(kin_client_delete(c, &cm, "default", "a", NULL, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_delete(c, NULL, &cm, "default", "a", NULL, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 404);
   kin_result_free(&r);
 }
@@ -340,7 +340,7 @@ static void create_crd(kin_client *c, const char *plural, const char *singular,
   char body[1024];
   snprintf(body, sizeof body, crd_fmt, plural, scope, plural, singular, kind);
   kin_result r;
-  assert_int_equal(kin_client_create(c, &crd, NULL, body, strlen(body), NULL, &r), 0);
+  assert_int_equal(kin_client_create(c, NULL, &crd, NULL, body, strlen(body), NULL, &r), 0);
   kin_result_free(&r);
 }
 
@@ -411,7 +411,7 @@ static void test_rest_client_PostNotRetried(void **state) {
   assert_int_equal(kin_sim_fail_next(sim, 429, 1), 0);
   const char *a = RT_CM("a", "", "{\"k\":\"v\"}");
   kin_result r;
-  assert_int_equal(kin_client_create(c, &cm, "default", a, strlen(a), NULL, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_create(c, NULL, &cm, "default", a, strlen(a), NULL, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 429);
   assert_string_equal(r.reason, "TooManyRequests");
   assert_int_equal(r.retries, 0);
@@ -419,13 +419,13 @@ static void test_rest_client_PostNotRetried(void **state) {
   /* Nor is a PATCH or an update without resourceVersion. */
   free(create_cm(c, &cm, a));
   assert_int_equal(kin_sim_fail_next(sim, 503, 1), 0);
-  assert_int_equal(kin_client_patch(c, &cm, "default", "a", KIN_PATCH_MERGE, "{}", 2, NULL, &r),
+  assert_int_equal(kin_client_patch(c, NULL, &cm, "default", "a", KIN_PATCH_MERGE, "{}", 2, NULL, &r),
                    KIN_ESTATUS);
   assert_int_equal(r.code, 503);
   assert_int_equal(r.retries, 0);
   kin_result_free(&r);
   assert_int_equal(kin_sim_fail_next(sim, 503, 1), 0);
-  assert_int_equal(kin_client_update(c, &cm, "default", a, strlen(a), NULL, &r), KIN_ESTATUS);
+  assert_int_equal(kin_client_update(c, NULL, &cm, "default", a, strlen(a), NULL, &r), KIN_ESTATUS);
   assert_int_equal(r.code, 503);
   assert_int_equal(r.retries, 0);
   kin_result_free(&r);

@@ -1,5 +1,7 @@
 /* controller.c -- controller-runtime's Controller: watches, start/stop, the
- * worker threads and reconcileHandler (see controller.h). */
+ * worker threads and reconcileHandler (see controller.h); each reconcile
+ * runs in its worker's slot under the watchdog (worker_slot.c) with a
+ * kin_call_ctx built here. */
 #include "controller.h"
 
 #include <pthread.h>
@@ -13,6 +15,7 @@
 #include "kin.h"
 #include "log.h"
 #include "rest_client.h"
+#include "worker_slot.h"
 
 typedef struct {
   kin_informer *inf;
@@ -23,15 +26,12 @@ typedef struct {
 typedef struct {
   kin_controller *c;
   int index;
-  /* Guards the fields below: the worker's own, so that workers never
-   * contend with each other for their bookkeeping (c->mu is not taken per
-   * reconcile); kin_controller_inflight and kin_controller_get_stats take
-   * each worker's in turn. */
-  pthread_mutex_t mu;
-  /* the reconcile in flight, for kin_controller_inflight */
-  int busy;
-  uint64_t start_wall_ns;
-  char key[256];
+  /* The reconcile in flight (worker_slot.h); slot.mu also guards st: the
+   * worker's own lock, so that workers never contend with each other for
+   * their bookkeeping (c->mu is not taken per reconcile);
+   * kin_controller_inflight and kin_controller_get_stats take each
+   * worker's in turn. */
+  kin__wslot *slot; /* &c->slots[index] */
   /* this worker's counters (active_workers and max_concurrent_reconciles
    * unused: get_stats derives them); buckets per bucket, not cumulated */
   kin_controller_stats st;
@@ -61,7 +61,12 @@ struct kin_controller {
   void *ud;
   kin_clock *clock;
   uint64_t cache_sync_timeout_ns;
+  uint64_t timeout_ns;     /* reconcile_timeout; 0: none */
+  const kin_fence *fence;  /* NULL: writes not fenced */
   kin_workqueue *queue; /* thread-safe itself */
+  kin__watchdog wd;     /* its own lock; started and stopped by the owner thread */
+  kin__wslot *slots;    /* one per worker (worker_arg.slot), made by new */
+  int nslots;           /* slots initialised */
 
   pthread_mutex_t mu;  /* guards everything below but stopping */
   pthread_cond_t cond; /* the start handshake */
@@ -97,8 +102,7 @@ static void count_result(worker_arg *wa, kin_result_kind kind, int panicked, uin
    * cumulates) */
   int b = 0;
   while (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS && took > kin_controller_reconcile_time_bounds[b]) b++;
-  pthread_mutex_lock(&wa->mu);
-  wa->busy = 0;
+  pthread_mutex_lock(&wa->slot->mu);
   switch (kind) {
   case KIN_RESULT_ERROR:
   case KIN_RESULT_TERMINAL_ERROR:
@@ -113,21 +117,22 @@ static void count_result(worker_arg *wa, kin_result_kind kind, int panicked, uin
   s->reconcile_time_count++;
   s->reconcile_time_sum_seconds += took;
   if (b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS) s->reconcile_time_buckets[b]++;
-  pthread_mutex_unlock(&wa->mu);
+  pthread_mutex_unlock(&wa->slot->mu);
 }
 
 int kin_controller_inflight(kin_controller *c, kin_inflight *out, int cap) {
   int n = 0;
   for (int i = 0; i < c->workers && n < cap; i++) {
     worker_arg *wa = &c->args[i];
-    pthread_mutex_lock(&wa->mu);
-    if (wa->busy) {
+    pthread_mutex_lock(&wa->slot->mu);
+    if (wa->slot->busy) {
       out[n].worker = i;
-      out[n].start_wall_ns = wa->start_wall_ns;
-      memcpy(out[n].key, wa->key, sizeof(out[n].key));
+      out[n].start_wall_ns = wa->slot->start_wall_ns;
+      out[n].start_mono_ns = wa->slot->start_ns;
+      memcpy(out[n].key, wa->slot->key, sizeof(out[n].key));
       n++;
     }
-    pthread_mutex_unlock(&wa->mu);
+    pthread_mutex_unlock(&wa->slot->mu);
   }
   return n;
 }
@@ -148,12 +153,6 @@ static int request_of(const char *key, kin_request *req, char *buf, size_t cap, 
   ns[n] = 0;
   req->ns = ns;
   return 0;
-}
-
-static uint64_t wall_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* kin_client_write_fn: keeps the first MAX_WRITES writes of the reconcile,
@@ -213,6 +212,44 @@ static void note_reconcile(kin_controller *c, const char *item, int index, uint6
   kin_history_record_n(c->history, item, e, n);
 }
 
+/* A reconcile cut at its deadline or by a shutdown (why) becomes a logged,
+ * counted, rate-limited retry: *act says so, and the return is 0 (not a
+ * panic). fired: the watchdog fired the slot's canceler; took_ns: real
+ * time the reconcile ran. Returns rc unchanged when it was not cut. */
+static int interruption(kin_controller *c, worker_arg *wa, const char *item, int rc, int fired,
+                        uint64_t took_ns, kin_result_action *act) {
+  int why = act->interrupted;
+  /* a REST call cut at the deadline surfaces as an error the reconciler
+   * returned; a terminal error stays terminal */
+  int failed = rc != 0 || act->kind == KIN_RESULT_ERROR;
+  if (!why && failed && fired && atomic_load(&wa->slot->abort)) why = KIN_INTERRUPT_SHUTDOWN;
+  if (!why && failed && c->timeout_ns && took_ns >= c->timeout_ns) why = KIN_INTERRUPT_DEADLINE;
+  if (!why) return rc;
+  double took = (double)took_ns / 1e9;
+  const char *where = act->interrupted ? act->where : " (in a REST call)";
+  pthread_mutex_lock(&wa->slot->mu);
+  if (why == KIN_INTERRUPT_SHUTDOWN) wa->st.reconcile_interrupts++;
+  else wa->st.reconcile_timeouts++;
+  pthread_mutex_unlock(&wa->slot->mu);
+  if (why == KIN_INTERRUPT_SHUTDOWN) {
+    kin_log(KIN_LOG_WARN, "controller",
+            "controller \"%s\": reconcile of \"%s\" still running when shutdown_timeout passed "
+            "(ran %.3fs); interrupted%s",
+            c->name, item, took, where);
+    snprintf(act->message, sizeof(act->message), "reconcile interrupted: shutting down");
+  } else {
+    kin_log(KIN_LOG_ERROR, "controller",
+            "controller \"%s\": reconcile of \"%s\" exceeded reconcile_timeout %gs (ran "
+            "%.3fs); interrupted%s",
+            c->name, item, (double)c->timeout_ns / 1e9, took, where);
+    snprintf(act->message, sizeof(act->message), "reconcile interrupted: reconcile_timeout %gs",
+             (double)c->timeout_ns / 1e9);
+  }
+  act->kind = KIN_RESULT_ERROR;
+  act->logged = 1;
+  return 0;
+}
+
 static void reconcile_handler(kin_controller *c, int index, const char *item) {
   char nsbuf[256], *heap;
   kin_request req;
@@ -220,24 +257,26 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
   writes_log wl;
   wl.n = wl.total = 0;
   wl.seq = atomic_fetch_add(&c->seq, 1) + 1;
-  uint64_t start = wall_ns();
   worker_arg *wa = &c->args[index];
-  size_t klen = strlen(item);
-  if (klen >= sizeof(wa->key)) klen = sizeof(wa->key) - 1;
-  pthread_mutex_lock(&wa->mu);
-  wa->busy = 1;
-  wa->start_wall_ns = start;
-  memcpy(wa->key, item, klen);
-  wa->key[klen] = 0;
-  pthread_mutex_unlock(&wa->mu);
+  /* the epoch open now: a reconcile started while the fence is closed
+   * writes nothing, one that outlives its epoch writes nothing more */
+  kin_call_ctx ctx = {.fence = c->fence, .epoch = c->fence ? kin_fence_epoch(c->fence) : 0};
+  if (c->history) {
+    ctx.on_write = note_write;
+    ctx.on_write_ud = &wl;
+  }
+  kin__wslot_begin(wa->slot, item, c->timeout_ns, &ctx);
+  uint64_t start = wa->slot->start_wall_ns, m0 = wa->slot->start_ns; /* the worker's own */
   uint64_t t0 = kin_clock_now(c->clock);
   int rc = request_of(item, &req, nsbuf, sizeof(nsbuf), &heap);
   int panicked = 0;
   if (rc == 0) {
-    if (c->history) kin_client_set_thread_write_observer(note_write, &wl);
-    rc = c->reconcile(c->ud, index, &req, &act);
-    if (c->history) kin_client_set_thread_write_observer(NULL, NULL);
+    rc = c->reconcile(c->ud, index, &req, &ctx, &act);
+    act.where[sizeof(act.where) - 1] = 0;
+    rc = interruption(c, wa, item, rc, kin__wslot_end(wa->slot), kin__mono_ns() - m0, &act);
     panicked = rc != 0;
+  } else {
+    kin__wslot_end(wa->slot);
   }
   uint64_t took = kin_clock_now(c->clock) - t0;
   free(heap);
@@ -381,11 +420,29 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
     free(c);
     return KIN_ENOMEM;
   }
-  for (int i = 0; i < c->workers; i++) {
-    c->args[i] = (worker_arg){.c = c, .index = i};
-    kin_mutex_init_hot(&c->args[i].mu); /* cannot fail without attributes beyond the type */
+  if (!(c->slots = calloc((size_t)c->workers, sizeof(*c->slots)))) rc = KIN_ENOMEM;
+  for (int i = 0; rc == 0 && i < c->workers; i++) {
+    c->args[i] = (worker_arg){.c = c, .index = i, .slot = &c->slots[i]};
+    if ((rc = kin__wslot_init(&c->slots[i])) < 0) break;
+    c->nslots++;
+  }
+  if (rc == 0)
+    rc = kin__watchdog_init(&c->wd, c->name, c->slots, c->workers, cfg->busy_warning_after_ns,
+                            cfg->on_interrupt, cfg->ud);
+  if (rc < 0) {
+    for (int i = 0; i < c->nslots; i++) kin__wslot_destroy(&c->slots[i]);
+    free(c->slots);
+    free(c->args);
+    kin_workqueue_free(c->queue);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->mu);
+    free(c->name);
+    free(c);
+    return rc;
   }
   c->reconcile = cfg->reconcile;
+  c->timeout_ns = cfg->reconcile_timeout_ns;
+  c->fence = cfg->fence;
   c->on_worker_start = cfg->on_worker_start;
   c->on_worker_stop = cfg->on_worker_stop;
   c->ud = cfg->ud;
@@ -483,7 +540,8 @@ int kin_controller_start(kin_controller *c) {
     return rc;
   }
   kin_log(KIN_LOG_INFO, "controller", "%s: starting %d workers", c->name, c->workers);
-  rc = start_workers(c);
+  rc = kin__watchdog_start(&c->wd);
+  if (rc == 0) rc = start_workers(c);
   if (rc < 0) {
     kin_controller_stop(c);
     return rc;
@@ -518,6 +576,7 @@ void kin_controller_stop(kin_controller *c) {
   kin_workqueue_shutdown(c->queue);
   for (int i = 0; i < c->nthreads; i++) pthread_join(c->threads[i], NULL);
   c->nthreads = 0;
+  kin__watchdog_stop(&c->wd);
 }
 
 void kin_controller_shutdown(kin_controller *c) {
@@ -530,7 +589,9 @@ void kin_controller_free(kin_controller *c) {
   kin_controller_stop(c);
   kin_workqueue_free(c->queue);
   free(c->threads);
-  for (int i = 0; c->args && i < c->workers; i++) pthread_mutex_destroy(&c->args[i].mu);
+  kin__watchdog_destroy(&c->wd);
+  for (int i = 0; i < c->nslots; i++) kin__wslot_destroy(&c->slots[i]);
+  free(c->slots);
   free(c->args);
   pthread_cond_destroy(&c->cond);
   pthread_mutex_destroy(&c->mu);
@@ -540,6 +601,18 @@ void kin_controller_free(kin_controller *c) {
 }
 
 int kin_controller_stopping(kin_controller *c) { return atomic_load(&c->stopping); }
+
+int kin_controller_interrupted(kin_controller *c, int worker_index) {
+  kin__wslot *s = &c->slots[worker_index];
+  if (atomic_load_explicit(&s->abort, memory_order_relaxed)) return KIN_INTERRUPT_SHUTDOWN;
+  /* deadline_ns is written by this worker thread itself (kin__wslot_begin) */
+  if (s->deadline_ns && kin__mono_ns() >= s->deadline_ns) return KIN_INTERRUPT_DEADLINE;
+  return 0;
+}
+
+void kin_controller_abort_after(kin_controller *c, uint64_t after_ns) {
+  kin__watchdog_arm_abort(&c->wd, after_ns);
+}
 
 /* The key is built once (on the stack when it fits) for both the history
  * and the queue. */
@@ -579,7 +652,7 @@ void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st) {
   pthread_mutex_unlock(&c->mu);
   for (int i = 0; i < c->workers; i++) {
     worker_arg *wa = &c->args[i];
-    pthread_mutex_lock(&wa->mu);
+    pthread_mutex_lock(&wa->slot->mu);
     const kin_controller_stats *w = &wa->st;
     st->reconcile_success += w->reconcile_success;
     st->reconcile_requeue += w->reconcile_requeue;
@@ -587,12 +660,14 @@ void kin_controller_get_stats(kin_controller *c, kin_controller_stats *st) {
     st->reconcile_errors += w->reconcile_errors;
     st->terminal_reconcile_errors += w->terminal_reconcile_errors;
     st->reconcile_panics += w->reconcile_panics;
+    st->reconcile_timeouts += w->reconcile_timeouts;
+    st->reconcile_interrupts += w->reconcile_interrupts;
     st->reconcile_time_count += w->reconcile_time_count;
     st->reconcile_time_sum_seconds += w->reconcile_time_sum_seconds;
     for (int b = 0; b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS; b++)
       st->reconcile_time_buckets[b] += w->reconcile_time_buckets[b];
-    st->active_workers += wa->busy;
-    pthread_mutex_unlock(&wa->mu);
+    st->active_workers += wa->slot->busy;
+    pthread_mutex_unlock(&wa->slot->mu);
   }
   for (int b = 1; b < KIN_CONTROLLER_RECONCILE_TIME_BUCKETS; b++)
     st->reconcile_time_buckets[b] += st->reconcile_time_buckets[b - 1];

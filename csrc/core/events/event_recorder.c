@@ -107,7 +107,8 @@ static void handle(kin_event_recorder *r, kin__event_item *it, int stopping, uin
   kin_result res = {0};
   for (int tries = 1;; tries++) {
     uint64_t lim = stopping ? deadline : mono_ns() + (uint64_t)r->o.request_timeout_ms * KIN_NSEC_PER_MSEC;
-    kin_client_set_thread_limits(lim, &r->cancel);
+    kin_call_ctx ctx = {.deadline_ns = lim, .cancel = &r->cancel, .fence = r->o.fence,
+                        .epoch = it->epoch};
     if (r->api == KIN_EVENTS_API_AUTO) {
       long left = (long)((lim - mono_ns()) / KIN_NSEC_PER_MSEC);
       rc = kin__event_sink_detect(r->c, &r->cancel, left > 0 ? left : 1);
@@ -119,10 +120,9 @@ static void handle(kin_event_recorder *r, kin__event_item *it, int stopping, uin
         pthread_mutex_unlock(&r->mu);
       }
     }
-    if (rc == 0) rc = kin__event_sink_write(r->c, r->api, it, &out, &res);
-    kin_client_set_thread_limits(0, NULL);
+    if (rc == 0) rc = kin__event_sink_write(r->c, &ctx, r->api, it, &out, &res);
     if (rc == 0 || rc == KIN_ESTATUS || rc == KIN_ENOMEM || rc == KIN_EINVAL ||
-        rc == KIN_ECANCELED)
+        rc == KIN_ECANCELED || rc == KIN_EFENCED)
       break;
     pthread_mutex_lock(&r->mu);
     int give_up = r->stop || tries >= r->o.max_tries;
@@ -289,6 +289,7 @@ int kin_event_record(kin_event_recorder *r, const char *component, const kin_eve
     return KIN_ENOMEM;
   }
   it->wall_ns = wall_ns();
+  it->epoch = r->o.fence ? kin_fence_epoch(r->o.fence) : 0;
   pthread_mutex_lock(&r->mu);
   if (r->stop || r->n >= r->o.queue_size) {
     r->st.dropped++;

@@ -162,8 +162,8 @@ static void patch_body(kin__buf *b, int api, const kin__event_out *o) {
   kin__buf_puts(b, "}");
 }
 
-int kin__event_sink_write(kin_client *c, int api, const kin__event_item *it,
-                          const kin__event_out *o, kin_result *res) {
+int kin__event_sink_write(kin_client *c, const kin_call_ctx *ctx, int api,
+                          const kin__event_item *it, const kin__event_out *o, kin_result *res) {
   memset(res, 0, sizeof(*res));
   /* both are built-ins: no discovery lookup (which no canceler reaches) */
   kin_resource r = {.group = api == KIN_EVENTS_API_EVENTS_V1 ? "events.k8s.io" : "",
@@ -173,7 +173,8 @@ int kin__event_sink_write(kin_client *c, int api, const kin__event_item *it,
   if (o->repeat) {
     patch_body(&b, api, o);
     if (b.oom) return KIN_ENOMEM;
-    rc = kin_client_patch(c, &r, event_ns(it), o->name, KIN_PATCH_MERGE, b.p, b.len, NULL, res);
+    rc = kin_client_patch(c, ctx, &r, event_ns(it), o->name, KIN_PATCH_MERGE, b.p, b.len, NULL,
+                          res);
     kin__buf_free(&b);
     if (rc != KIN_ESTATUS || res->code != 404) return rc;
     /* gone (expired or deleted): create it again, as client-go does */
@@ -189,7 +190,7 @@ int kin__event_sink_write(kin_client *c, int api, const kin__event_item *it,
     return KIN_ENOMEM;
   }
   kin_write_opts wo = {.name = o->name};
-  rc = kin_client_create(c, &r, event_ns(it), b.p, b.len, &wo, res);
+  rc = kin_client_create(c, ctx, &r, event_ns(it), b.p, b.len, &wo, res);
   kin__buf_free(&b);
   return rc;
 }

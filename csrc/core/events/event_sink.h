@@ -17,6 +17,7 @@ typedef struct kin__event_item {
   kin_event_ref ref;
   char *component, *host, *type, *reason, *action, *message;
   uint64_t wall_ns; /* when it was recorded (CLOCK_REALTIME) */
+  uint64_t epoch;   /* the recorder's fence epoch when it was recorded */
   struct kin__event_item *next;
 } kin__event_item;
 
@@ -29,12 +30,12 @@ void kin__event_item_free(kin__event_item *it);
  * which may be NULL). */
 int kin__event_sink_detect(kin_client *c, kin_io_canceler *cancel, long timeout_ms);
 
-/* Writes it as correlated into o with api (not AUTO), within the
- * calling thread's limits (kin_client_set_thread_limits). Returns 0, or the
- * verb's error with *res holding the answer (the caller frees res in
- * every case). */
-int kin__event_sink_write(kin_client *c, int api, const kin__event_item *it,
-                          const kin__event_out *o, kin_result *res);
+/* Writes it as correlated into o with api (not AUTO) under ctx (its
+ * deadline, canceler and leadership fence: KIN_EFENCED once the epoch the
+ * event was recorded in ended). Returns 0, or the verb's error with *res
+ * holding the answer (the caller frees res in every case). */
+int kin__event_sink_write(kin_client *c, const kin_call_ctx *ctx, int api,
+                          const kin__event_item *it, const kin__event_out *o, kin_result *res);
 
 /* Formats wall-clock ns as RFC 3339 with microseconds (MicroTime,
  * micro != 0) or seconds (Time) into buf (at least 32 bytes). */

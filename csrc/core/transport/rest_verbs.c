@@ -1,6 +1,9 @@
 /* rest_verbs.c -- the dynamic client (client-go dynamic.ResourceInterface):
  * Get, List, Create, Update, UpdateStatus, Patch and Delete as paths,
- * query parameters and bodies over kin_client_do. */
+ * query parameters and bodies over kin_client_do, and the call context
+ * (call_ctx.h) every verb and any kin_client_request may carry: deadline,
+ * canceler, write observer and leadership fence, applied here
+ * (kin__client_do_ctx) rather than through thread-locals. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,32 +46,56 @@ static int build_path(kin__buf *b, const kin_resource *r, const char *ns, const 
   return b->oom ? KIN_ENOMEM : 0;
 }
 
-/* The calling thread's limits (kin_client_set_thread_limits). */
-static _Thread_local uint64_t tl_deadline_ns;
-static _Thread_local kin_io_canceler *tl_cancel;
-
-void kin_client_set_thread_limits(uint64_t deadline_ns, kin_io_canceler *cancel) {
-  tl_deadline_ns = deadline_ns;
-  tl_cancel = cancel;
-}
-
-static _Thread_local kin_client_write_fn tl_observer;
-static _Thread_local void *tl_observer_ud;
-
-void kin_client_set_thread_write_observer(kin_client_write_fn fn, void *ud) {
-  tl_observer = fn;
-  tl_observer_ud = ud;
-}
-
 static uint64_t mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Sends method to b's path and frees b. */
-static int do_send(kin_client *c, const char *method, kin__buf *b, const char *ctype,
-                const char *body, size_t len, int idempotent, kin_result *out) {
+/* Tells ctx's write observer about a write (not a GET). */
+static void observe(const kin_call_ctx *ctx, const char *method, const char *path, long code) {
+  if (ctx && ctx->on_write && strcmp(method, "GET") != 0)
+    ctx->on_write(ctx->on_write_ud, method, path, code);
+}
+
+int kin__client_do_ctx(kin_client *c, const kin_client_request *req, kin_result *out) {
+  const kin_call_ctx *ctx = req->ctx;
+  const char *method = req->method ? req->method : "GET";
+  memset(out, 0, sizeof *out);
+  if (!req->path) return KIN_EINVAL;
+  if (strcmp(method, "GET") != 0 && kin_call_ctx_may_write(ctx) != 0) {
+    /* refused here: nothing is sent once the leadership epoch ended */
+    char m[96];
+    snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
+             (unsigned long long)ctx->epoch);
+    out->message = strdup(m);
+    observe(ctx, method, req->path, 0);
+    return out->message ? KIN_EFENCED : KIN_ENOMEM;
+  }
+  kin_client_request r = *req;
+  r.ctx = NULL;
+  if (!r.cancel) r.cancel = ctx->cancel;
+  if (ctx->deadline_ns) {
+    uint64_t now = mono_ns();
+    if (now >= ctx->deadline_ns) {
+      out->message = strdup("deadline exceeded before the request was sent");
+      observe(ctx, method, req->path, 0);
+      return KIN_ETIMEDOUT;
+    }
+    long left_ms = (long)((ctx->deadline_ns - now + 999999) / 1000000);
+    long own = r.timeout_ms > 0 ? r.timeout_ms : r.timeout_ms < 0 ? left_ms : c->timeout_ms;
+    if (own <= 0) own = left_ms;
+    r.timeout_ms = left_ms < own ? left_ms : own;
+  }
+  int rc = kin_client_do(c, &r, out);
+  observe(ctx, method, req->path, out->code);
+  return rc;
+}
+
+/* Sends method to b's path under ctx (NULL: none) and frees b. */
+static int do_send(kin_client *c, const kin_call_ctx *ctx, const char *method, kin__buf *b,
+                   const char *ctype, const char *body, size_t len, int idempotent,
+                   kin_result *out) {
   memset(out, 0, sizeof *out);
   if (b->oom) {
     kin__buf_free(b);
@@ -80,20 +107,8 @@ static int do_send(kin_client *c, const char *method, kin__buf *b, const char *c
                             .body = body,
                             .body_len = len,
                             .idempotent = idempotent,
-                            .cancel = tl_cancel};
-  if (tl_deadline_ns) {
-    uint64_t now = mono_ns();
-    if (now >= tl_deadline_ns) {
-      kin__buf_free(b);
-      out->message = strdup("deadline exceeded before the request was sent");
-      return KIN_ETIMEDOUT;
-    }
-    long left_ms = (long)((tl_deadline_ns - now + 999999) / 1000000);
-    long def = c->timeout_ms > 0 ? c->timeout_ms : left_ms;
-    req.timeout_ms = left_ms < def ? left_ms : def;
-  }
+                            .ctx = ctx};
   int rc = kin_client_do(c, &req, out);
-  if (tl_observer && strcmp(method, "GET") != 0) tl_observer(tl_observer_ud, method, b->p, out->code);
   kin__buf_free(b);
   return rc;
 }
@@ -105,8 +120,8 @@ static int misuse(kin_result *out, const char *msg) {
   return KIN_EINVAL;
 }
 
-int kin_client_get(kin_client *c, const kin_resource *r, const char *ns, const char *name,
-                   kin_result *out) {
+int kin_client_get(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r, const char *ns,
+                   const char *name, kin_result *out) {
   if (!name || !*name) return misuse(out, "get: a resource name is required");
   kin__buf b = {0};
   int rc = build_path(&b, r, ns, name, NULL);
@@ -114,10 +129,10 @@ int kin_client_get(kin_client *c, const kin_resource *r, const char *ns, const c
     kin__buf_free(&b);
     return misuse(out, "get: path too long");
   }
-  return do_send(c, "GET", &b, NULL, NULL, 0, 1, out);
+  return do_send(c, ctx, "GET", &b, NULL, NULL, 0, 1, out);
 }
 
-int kin_client_list(kin_client *c, const kin_resource *r, const char *ns,
+int kin_client_list(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r, const char *ns,
                     const kin_list_opts *o, kin_result *out) {
   kin__buf b = {0};
   if (build_path(&b, r, ns, NULL, NULL)) {
@@ -133,7 +148,7 @@ int kin_client_list(kin_client *c, const kin_resource *r, const char *ns,
     if (o->continue_token && *o->continue_token) add_q(&b, "continue", o->continue_token);
     if (o->timeout_seconds > 0) add_q_long(&b, "timeoutSeconds", o->timeout_seconds);
   }
-  return do_send(c, "GET", &b, NULL, NULL, 0, 1, out);
+  return do_send(c, ctx, "GET", &b, NULL, NULL, 0, 1, out);
 }
 
 /* The query parameters every write takes. */
@@ -150,8 +165,9 @@ static int read_meta(const char *json, size_t len, kin_obj **obj) {
   return json ? kin_obj_parse(json, len, obj) : KIN_EINVAL;
 }
 
-int kin_client_create(kin_client *c, const kin_resource *r, const char *ns, const char *json,
-                      size_t len, const kin_write_opts *o, kin_result *out) {
+int kin_client_create(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                      const char *ns, const char *json, size_t len, const kin_write_opts *o,
+                      kin_result *out) {
   if (!json) return misuse(out, "create: no object");
   const char *sub = o ? o->subresource : NULL;
   const char *name = sub && *sub ? o->name : NULL; /* the parent's, when known */
@@ -168,11 +184,12 @@ int kin_client_create(kin_client *c, const kin_resource *r, const char *ns, cons
     return misuse(out, "create: path too long");
   }
   write_q(&b, o);
-  return do_send(c, "POST", &b, "application/json", json, len, 0, out);
+  return do_send(c, ctx, "POST", &b, "application/json", json, len, 0, out);
 }
 
-int kin_client_update(kin_client *c, const kin_resource *r, const char *ns, const char *json,
-                      size_t len, const kin_write_opts *o, kin_result *out) {
+int kin_client_update(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                      const char *ns, const char *json, size_t len, const kin_write_opts *o,
+                      kin_result *out) {
   kin_obj *obj = NULL;
   const char *name = o ? o->name : NULL, *rv = o ? o->resource_version : NULL;
   if (!name) {
@@ -191,13 +208,13 @@ int kin_client_update(kin_client *c, const kin_resource *r, const char *ns, cons
     return misuse(out, "update: path too long");
   }
   write_q(&b, o);
-  return do_send(c, "PUT", &b, "application/json", json, len, idempotent, out);
+  return do_send(c, ctx, "PUT", &b, "application/json", json, len, idempotent, out);
 }
 
-int kin_client_update_status(kin_client *c, const kin_resource *r, const char *ns,
-                             const char *json, size_t len, kin_result *out) {
+int kin_client_update_status(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                             const char *ns, const char *json, size_t len, kin_result *out) {
   kin_write_opts o = {.subresource = "status"};
-  return kin_client_update(c, r, ns, json, len, &o, out);
+  return kin_client_update(c, ctx, r, ns, json, len, &o, out);
 }
 
 static const char *patch_content_type(kin_patch_type t) {
@@ -210,9 +227,9 @@ static const char *patch_content_type(kin_patch_type t) {
   return NULL;
 }
 
-int kin_client_patch(kin_client *c, const kin_resource *r, const char *ns, const char *name,
-                     kin_patch_type type, const char *patch, size_t len,
-                     const kin_write_opts *o, kin_result *out) {
+int kin_client_patch(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                     const char *ns, const char *name, kin_patch_type type, const char *patch,
+                     size_t len, const kin_write_opts *o, kin_result *out) {
   const char *ct = patch_content_type(type);
   if (!ct) return misuse(out, "patch: unknown patch type");
   if (!name || !*name) return misuse(out, "patch: a resource name is required");
@@ -227,7 +244,7 @@ int kin_client_patch(kin_client *c, const kin_resource *r, const char *ns, const
   write_q(&b, o);
   /* force is only meaningful (and only accepted) for apply patches. */
   if (type == KIN_PATCH_APPLY && o->force) add_q(&b, "force", "true");
-  return do_send(c, "PATCH", &b, ct, patch, len, 0, out);
+  return do_send(c, ctx, "PATCH", &b, ct, patch, len, 0, out);
 }
 
 /* The DeleteOptions body for o (client-go metav1.DeleteOptions). */
@@ -261,8 +278,9 @@ static void delete_body(kin__buf *b, const kin_delete_opts *o) {
   kin__buf_puts(b, "}");
 }
 
-int kin_client_delete(kin_client *c, const kin_resource *r, const char *ns, const char *name,
-                      const kin_delete_opts *o, kin_result *out) {
+int kin_client_delete(kin_client *c, const kin_call_ctx *ctx, const kin_resource *r,
+                      const char *ns, const char *name, const kin_delete_opts *o,
+                      kin_result *out) {
   if (!name || !*name) return misuse(out, "delete: a resource name is required");
   kin__buf b = {0}, body = {0};
   if (build_path(&b, r, ns, name, NULL)) {
@@ -279,7 +297,7 @@ int kin_client_delete(kin_client *c, const kin_resource *r, const char *ns, cons
     kin__buf_free(&body);
     return KIN_ENOMEM;
   }
-  int rc = do_send(c, "DELETE", &b, "application/json", body.p, body.len, 1, out);
+  int rc = do_send(c, ctx, "DELETE", &b, "application/json", body.p, body.len, 1, out);
   kin__buf_free(&body);
   return rc;
 }
