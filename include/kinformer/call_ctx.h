@@ -1,7 +1,8 @@
 /* call_ctx.h -- the explicit call context of a request (client-go's
  * context.Context, kube-rs's Arc<Context>): a deadline, a canceler, a
  * write observer and a leadership fence travel with every kin_client_*
- * verb instead of thread-locals between layers.
+ * verb instead of thread-locals between layers. (layer: util, with
+ * fence.c)
  *
  * A kin_call_ctx is a plain struct the caller owns and fills; a zeroed
  * struct (or a NULL pointer where a verb takes one) means "no deadline, no
@@ -11,7 +12,11 @@
  * when it starts leading and closes it the moment leadership is lost or
  * unknowable. A context carries the epoch it was made in; a write (any
  * method but GET) whose epoch is no longer the fence's open epoch is
- * refused locally with KIN_EFENCED, before any byte is sent. */
+ * refused locally with KIN_EFENCED, before any byte is sent.
+ *
+ * Every kin_client_* verb takes a const kin_call_ctx * as its second
+ * parameter (rest_client.h), and kin_client_request carries one; a
+ * controller hands each reconcile its own (controller.h, reconcile.h). */
 #ifndef KIN_CALL_CTX_H
 #define KIN_CALL_CTX_H
 

@@ -19,7 +19,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "controller.h"
+#include "call_ctx.h"
 #include "io_engine.h"
 
 typedef struct {

@@ -4,6 +4,7 @@
  * rate limiter, retries of 429/5xx and the Status of failed answers. See
  * rest_client.h for the contract. */
 #include "rest_client_int.h"
+#include "rest_ctx.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -620,8 +621,19 @@ static int transport_error(kin_client *c, kin_result *out, const kin_io_response
 int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out) {
   memset(out, 0, sizeof *out);
   if (!c || !req || !req->path || req->path[0] != '/') return KIN_EINVAL;
-  if (req->ctx) return kin__client_do_ctx(c, req, out); /* rest_verbs.c: back here without it */
   const char *method = req->method ? req->method : "GET";
+  const kin_call_ctx *ctx = req->ctx;
+  kin_client_request creq;
+  if (ctx) { /* rest_ctx.h: the call's fence, deadline and canceler */
+    creq = *req;
+    int crc = kin__ctx_prepare(ctx, method, c->timeout_ms, &creq.timeout_ms, &creq.cancel,
+                               &out->message);
+    if (crc) {
+      kin__ctx_observe(ctx, method, req->path, 0);
+      return crc;
+    }
+    req = &creq;
+  }
   char *url = url_of(c, req->path);
   if (!url) return KIN_ENOMEM;
   char acc[256], ct[256];
@@ -704,6 +716,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     break;
   }
   free(url);
+  kin__ctx_observe(ctx, method, req->path, out->code);
   return rc;
 }
 

@@ -56,15 +56,6 @@ void kin__rest_metrics_init(kin_client *c);
 void kin__rest_metrics_destroy(kin_client *c);
 void kin__rest_metrics_record(kin_client *c, const char *method, long code, uint64_t took_ns);
 
-/* rest_verbs.c: kin_client_do of a request with a ctx (call_ctx.h): a
- * write (any method but GET) whose fence no longer holds its epoch is
- * refused with KIN_EFENCED and "write refused: leadership ended (epoch N)"
- * before anything is sent; past the deadline KIN_ETIMEDOUT at once; else
- * the request goes out (ctx dropped) with its timeout capped to the time
- * left and ctx's canceler when it has none; the write observer hears of
- * every write, sent or refused (code 0). Fills *out as kin_client_do. */
-int kin__client_do_ctx(kin_client *c, const kin_client_request *req, kin_result *out);
-
 /* Drops every discovery document (under c->mu); the interned strings stay. */
 void kin__discovery_clear(kin_client *c);
 /* Frees the discovery cache and the interned strings (client teardown). */

@@ -1,13 +1,12 @@
 /* rest_verbs.c -- the dynamic client (client-go dynamic.ResourceInterface):
  * Get, List, Create, Update, UpdateStatus, Patch and Delete as paths,
- * query parameters and bodies over kin_client_do, and the call context
- * (call_ctx.h) every verb and any kin_client_request may carry: deadline,
- * canceler, write observer and leadership fence, applied here
- * (kin__client_do_ctx) rather than through thread-locals. */
+ * query parameters and bodies over kin_client_do. Each verb hands its call
+ * context (call_ctx.h: deadline, canceler, write observer, leadership
+ * fence) to kin_client_do in the request (rest_ctx.c applies it), not
+ * through thread-locals. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kin.h"
 #include "kobj.h"
@@ -44,52 +43,6 @@ static int build_path(kin__buf *b, const kin_resource *r, const char *ns, const 
     kin__buf_puts(b, sub);
   }
   return b->oom ? KIN_ENOMEM : 0;
-}
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Tells ctx's write observer about a write (not a GET). */
-static void observe(const kin_call_ctx *ctx, const char *method, const char *path, long code) {
-  if (ctx && ctx->on_write && strcmp(method, "GET") != 0)
-    ctx->on_write(ctx->on_write_ud, method, path, code);
-}
-
-int kin__client_do_ctx(kin_client *c, const kin_client_request *req, kin_result *out) {
-  const kin_call_ctx *ctx = req->ctx;
-  const char *method = req->method ? req->method : "GET";
-  memset(out, 0, sizeof *out);
-  if (!req->path) return KIN_EINVAL;
-  if (strcmp(method, "GET") != 0 && kin_call_ctx_may_write(ctx) != 0) {
-    /* refused here: nothing is sent once the leadership epoch ended */
-    char m[96];
-    snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
-             (unsigned long long)ctx->epoch);
-    out->message = strdup(m);
-    observe(ctx, method, req->path, 0);
-    return out->message ? KIN_EFENCED : KIN_ENOMEM;
-  }
-  kin_client_request r = *req;
-  r.ctx = NULL;
-  if (!r.cancel) r.cancel = ctx->cancel;
-  if (ctx->deadline_ns) {
-    uint64_t now = mono_ns();
-    if (now >= ctx->deadline_ns) {
-      out->message = strdup("deadline exceeded before the request was sent");
-      observe(ctx, method, req->path, 0);
-      return KIN_ETIMEDOUT;
-    }
-    long left_ms = (long)((ctx->deadline_ns - now + 999999) / 1000000);
-    long own = r.timeout_ms > 0 ? r.timeout_ms : r.timeout_ms < 0 ? left_ms : c->timeout_ms;
-    if (own <= 0) own = left_ms;
-    r.timeout_ms = left_ms < own ? left_ms : own;
-  }
-  int rc = kin_client_do(c, &r, out);
-  observe(ctx, method, req->path, out->code);
-  return rc;
 }
 
 /* Sends method to b's path under ctx (NULL: none) and frees b. */
