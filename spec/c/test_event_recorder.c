@@ -3,7 +3,9 @@
  * regarding with uid and resourceVersion, note, eventTime, series for
  * repeats) read back with a list; the core v1 fallback when discovery has
  * no events.k8s.io/v1 (a sim with legacy_events_only); a full queue drops
- * with one rate-limited log line; stopping cancels a request that hangs. */
+ * with one rate-limited log line; stopping cancels a request that hangs;
+ * with a leadership fence, only events recorded in an open epoch are
+ * written. */
 #include "kin_test.h"
 
 #include <arpa/inet.h>
@@ -11,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "call_ctx.h"
 #include "event_recorder.h"
 #include "kin.h"
 #include "log.h"
@@ -222,6 +225,51 @@ static void test_event_recorder_FullQueueDropsWithOneLogLine(void **state) {
   close(fd);
 }
 
+/* An event carries the fence's epoch of its recording: recorded while the
+ * fence is closed (not leading, or deposed) it is not written (counted
+ * failed, logged as refused), recorded while leading it is. */
+static void test_event_recorder_FencedEventsNotWritten(void **state) {
+  (void)state;
+  kin_sim *sim = start_sim(0);
+  kin_client *c = rt_client(kin_sim_url(sim), NULL);
+  kin_fence *f = kin_fence_new();
+  assert_non_null(f);
+  kin_event_recorder_opts o = {.instance = "host-f", .fence = f};
+  kin_event_recorder *r = NULL;
+  assert_int_equal(kin_event_recorder_new(c, &o, &r), 0);
+  kin_test_log_start();
+  assert_int_equal(kin_event_record(r, "ctl", &WEB, "Normal", "Before", NULL, "x"), 0);
+  assert_int_equal(kin_event_recorder_flush(r, 10000), 0);
+  kin_fence_open(f, 0);
+  assert_int_equal(kin_event_record(r, "ctl", &WEB, "Normal", "Leading", NULL, "x"), 0);
+  assert_int_equal(kin_event_recorder_flush(r, 10000), 0);
+  kin_fence_close(f);
+  assert_int_equal(kin_event_record(r, "ctl", &WEB, "Normal", "Deposed", NULL, "x"), 0);
+  assert_int_equal(kin_event_recorder_flush(r, 10000), 0);
+  kin_test_log_stop();
+  kin_event_recorder_stats st;
+  kin_event_recorder_get_stats(r, &st);
+  assert_int_equal(st.created, 1);
+  assert_int_equal(st.failed, 2);
+  assert_int_equal(kin_test_log_count("reason Before not written: write refused: leadership "
+                                      "ended (epoch 0)"),
+                   1);
+  /* recorded after the close: it carries no epoch (0) */
+  assert_int_equal(kin_test_log_count("reason Deposed not written: write refused: leadership "
+                                      "ended (epoch 0)"),
+                   1);
+  kin_test_log_expect_only("write refused: leadership ended");
+  sim_resp l = sim_req(sim, "GET", "/apis/events.k8s.io/v1/namespaces/shop/events", NULL);
+  assert_int_equal(json_array_size(json_object_get(l.json, "items")), 1);
+  assert_non_null(item_by_reason(l.json, "Leading"));
+  sim_resp_free(&l);
+  kin_event_recorder_free(r, 1000);
+  kin_fence_free(f);
+  kin_client_free(c);
+  kin_sim_free(sim);
+}
+
 KIN_SUITE(event_recorder, cmocka_unit_test(test_event_recorder_EventsV1WithSeries),
           cmocka_unit_test(test_event_recorder_CoreV1Fallback),
-          cmocka_unit_test(test_event_recorder_FullQueueDropsWithOneLogLine))
+          cmocka_unit_test(test_event_recorder_FullQueueDropsWithOneLogLine),
+          cmocka_unit_test(test_event_recorder_FencedEventsNotWritten))
