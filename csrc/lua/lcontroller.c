@@ -559,6 +559,9 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
  * starts the workers (each builds its state). */
 static int ctl_start(lua_State *L) {
   lctl *p = check_ctl(L);
+  /* a fence the leader election made after env:controller (see below) */
+  const kin_fence *fence = lkin_env_fence(p->env);
+  if (fence) kin_controller_set_fence(p->c, fence); /* KIN_EBUSY once started: kept */
   sigset_t old_mask; /* new threads (workers, watchdog) must not take SIGINT/SIGTERM */
   lkin_signals_block_all(&old_mask);
   int rc = kin_controller_start(p->c);

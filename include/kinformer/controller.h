@@ -138,6 +138,11 @@ int kin_controller_stopping(kin_controller *c);
  * Lua count hook) to stop user code. */
 int kin_controller_interrupted(kin_controller *c, int worker_index);
 
+/* Sets the leadership fence of the reconciles' writes (as the config's
+ * fence; NULL: none) before start, for a fence made after the controller.
+ * Returns 0, or KIN_EBUSY once started. Owner thread. */
+int kin_controller_set_fence(kin_controller *c, const kin_fence *fence);
+
 /* Interrupts every reconcile still running after_ns from now (an earlier
  * time armed before stays): its canceler is fired (its REST call ends with
  * KIN_ECANCELED, later ones fail at once) and kin_controller_interrupted

@@ -62,7 +62,7 @@ struct kin_controller {
   kin_clock *clock;
   uint64_t cache_sync_timeout_ns;
   uint64_t timeout_ns;     /* reconcile_timeout; 0: none */
-  const kin_fence *fence;  /* NULL: writes not fenced */
+  const kin_fence *fence;  /* NULL: writes not fenced; set before start */
   kin_workqueue *queue; /* thread-safe itself */
   kin__watchdog wd;     /* its own lock; started and stopped by the owner thread */
   kin__wslot *slots;    /* one per worker (worker_arg.slot), made by new */
@@ -608,6 +608,14 @@ int kin_controller_interrupted(kin_controller *c, int worker_index) {
   /* deadline_ns is written by this worker thread itself (kin__wslot_begin) */
   if (s->deadline_ns && kin__mono_ns() >= s->deadline_ns) return KIN_INTERRUPT_DEADLINE;
   return 0;
+}
+
+int kin_controller_set_fence(kin_controller *c, const kin_fence *fence) {
+  pthread_mutex_lock(&c->mu);
+  int rc = c->state == ST_NEW ? 0 : KIN_EBUSY;
+  if (rc == 0) c->fence = fence; /* the workers start later: they see it */
+  pthread_mutex_unlock(&c->mu);
+  return rc;
 }
 
 void kin_controller_abort_after(kin_controller *c, uint64_t after_ns) {
