@@ -9,9 +9,15 @@
  * or as a list in label order; updates lock the family only and allocate
  * nothing once the label set exists, so any worker state may update.
  *
- * core.metrics_server{metrics_bind=, health_bind=} starts the HTTP
- * endpoints (metrics_server.h) and returns a kinformer.metrics_server
- * userdata (closed by __gc/__close/:close()). */
+ * core.metrics_server{metrics_bind=, health_bind=, admin_bind=,
+ * metrics_secure=, metrics_cert_path=, metrics_cert_name=,
+ * metrics_cert_key=, env=, max_conns=, max_conns_per_ip=, idle_timeout=}
+ * starts the HTTP endpoints (metrics_server.h) and returns a
+ * kinformer.metrics_server userdata (closed by __gc/__close/:close()); env
+ * (a kinformer.env) gives the REST client of the TokenReviews and
+ * SubjectAccessReviews, and the server holds a reference on it until
+ * closed. core.raise_nofile() raises RLIMIT_NOFILE's soft limit to the
+ * hard one. */
 #include "lmetrics.h"
 
 #include <lauxlib.h>
@@ -21,6 +27,7 @@
 
 #include "kin.h"
 #include "laux.h"
+#include "lenv.h"
 #include "metrics.h"
 #include "metrics_server.h"
 
@@ -204,6 +211,7 @@ static int l_render(lua_State *L) {
 
 typedef struct {
   kin_metrics_server *s;
+  lkin_env *env; /* a reference, or NULL: its client serves the reviews */
 } lserver;
 
 static lserver *check_server(lua_State *L) {
@@ -212,17 +220,44 @@ static lserver *check_server(lua_State *L) {
   return p;
 }
 
-/* core.metrics_server{metrics_bind=, health_bind=, admin_bind=}: the
- * server (every endpoint may be disabled), or nil, message, code. */
+static const char *const server_keys[] = {
+    "metrics_bind", "health_bind", "admin_bind", "metrics_secure", "metrics_cert_path",
+    "metrics_cert_name", "metrics_cert_key", "env", "max_conns", "max_conns_per_ip",
+    "idle_timeout", NULL};
+
+/* Reads a count option k of the table at t (0: the default). */
+static unsigned opt_count(lua_State *L, int t, const char *k) {
+  lua_Number v = lkin_opt_number(L, t, k, 0);
+  luaL_argcheck(L, v >= 0 && v <= 1000000, t, "metrics_server: counts must be 0..1000000");
+  return (unsigned)v;
+}
+
+/* core.metrics_server{...} (see the top of this file): the server (every
+ * endpoint may be disabled), or nil, message, code. */
 static int l_server(lua_State *L) {
   int t = lua_isnoneornil(L, 1) ? 0 : (luaL_checktype(L, 1, LUA_TTABLE), 1);
+  if (t) lkin_opt_check_keys(L, t, server_keys, "metrics_server");
   kin_metrics_server_config cfg = {.metrics_bind = lkin_opt_string(L, t, "metrics_bind"),
                                    .health_bind = lkin_opt_string(L, t, "health_bind"),
                                    .admin_bind = lkin_opt_string(L, t, "admin_bind")};
+  lkin_env *env = NULL;
+  if (t) {
+    cfg.metrics_secure = lkin_opt_bool(L, t, "metrics_secure");
+    cfg.cert_dir = lkin_opt_string(L, t, "metrics_cert_path");
+    cfg.cert_name = lkin_opt_string(L, t, "metrics_cert_name");
+    cfg.cert_key = lkin_opt_string(L, t, "metrics_cert_key");
+    cfg.max_conns = opt_count(L, t, "max_conns");
+    cfg.max_conns_per_ip = opt_count(L, t, "max_conns_per_ip");
+    cfg.idle_timeout_s = opt_count(L, t, "idle_timeout");
+    if (lua_getfield(L, t, "env") != LUA_TNIL) env = lkin_check_env(L, lua_gettop(L));
+    lua_pop(L, 1);
+  }
+  cfg.client = env ? env->client : NULL;
   lserver *p = lua_newuserdatauv(L, sizeof *p, 0);
   p->s = NULL;
+  p->env = NULL;
   lkin_setmetatable(L, &server_type);
-  char err[320];
+  char err[600];
   sigset_t old; /* the daemons' threads must not take SIGINT/SIGTERM */
   lkin_signals_block_all(&old);
   int rc = kin_metrics_server_start(&cfg, &p->s, err, sizeof err);
@@ -233,7 +268,19 @@ static int l_server(lua_State *L) {
     lua_pushstring(L, lkin_errname(rc));
     return 3;
   }
+  if (env) p->env = lkin_env_ref(env);
   return 1;
+}
+
+/* core.raise_nofile(): RLIMIT_NOFILE's soft limit raised to the hard one;
+ * returns the soft limit before and after, or nil, message, code. */
+static int l_raise_nofile(lua_State *L) {
+  unsigned long before = 0, after = 0;
+  int rc = kin_metrics_raise_nofile(&before, &after);
+  if (rc) return lkin_fail(L, rc, "raise_nofile");
+  lua_pushinteger(L, (lua_Integer)before);
+  lua_pushinteger(L, (lua_Integer)after);
+  return 2;
 }
 
 static const char *const probe_names[] = {"healthz", "readyz", NULL};
@@ -275,7 +322,17 @@ static int s_close(lua_State *L) {
   lserver *p = luaL_checkudata(L, 1, SERVER_MT);
   kin_metrics_server_free(p->s);
   p->s = NULL;
+  lkin_env_unref(p->env); /* after the daemons stopped: no review is under way */
+  p->env = NULL;
   return 0;
+}
+
+/* srv:cert_generation(): key pairs loaded by the HTTPS endpoints (1 at
+ * start, +1 per rotation picked up; 0 without HTTPS). */
+static int s_cert_generation(lua_State *L) {
+  lserver *p = check_server(L);
+  lua_pushinteger(L, (lua_Integer)kin_metrics_server_cert_generation(p->s));
+  return 1;
 }
 
 static int s_tostring(lua_State *L) {
@@ -298,6 +355,7 @@ static const luaL_Reg server_methods[] = {
     {"port", s_port},
     {"set_check", s_set_check},
     {"remove_check", s_remove_check},
+    {"cert_generation", s_cert_generation},
     {"close", s_close},
     {NULL, NULL},
 };
@@ -312,4 +370,6 @@ void lkin_open_metrics(lua_State *L) {
   lua_setfield(L, -2, "metrics_render");
   lua_pushcfunction(L, l_server);
   lua_setfield(L, -2, "metrics_server");
+  lua_pushcfunction(L, l_raise_nofile);
+  lua_setfield(L, -2, "raise_nofile");
 }

@@ -52,7 +52,16 @@ end
 -- checks below); admin_bind (the admin endpoint `kinformer inspect`
 -- reads: caches, queues, in-flight reconciles and the controllers'
 -- per-key history as JSON, served from C state; default "0": disabled;
--- unauthenticated, so bind it to 127.0.0.1); events = {instance= (reportingInstance, default the
+-- ":PORT" binds 127.0.0.1, where only a Host of localhost/127.0.0.1/[::1]
+-- is answered; an explicit other address serves HTTPS behind TokenReview
+-- and SubjectAccessReview, see docs/security.md);
+-- metrics_secure (serve /metrics over HTTPS behind TokenReview +
+-- SubjectAccessReview of get on /metrics, as controller-runtime's
+-- SecureServing with filters.WithAuthenticationAndAuthorization; default
+-- false), metrics_cert_path (a folder holding the key pair, reloaded when
+-- it rotates; default: a self-signed certificate made at start),
+-- metrics_cert_name (default "tls.crt"), metrics_cert_key (default
+-- "tls.key"); events = {instance= (reportingInstance, default the
 -- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
 -- "v1"; default: what discovery lists)}; leader_election (a table: see
 -- kinformer.leader_election; controllers then run only while this replica
@@ -80,6 +89,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
   "leader_election", "admin_bind", "clock", "rbac",
+  "metrics_secure", "metrics_cert_path", "metrics_cert_name", "metrics_cert_key",
 }
 -- While a factory is set (M.with_factory), kinformer.manager{...} is the
 -- factory's: how kinformer.bootstrap gives a script that makes its own
@@ -128,11 +138,21 @@ function M.new(opts)
     watch_idle_timeout = opts.watch_idle_timeout, events = opts.events, clock = opts.clock,
   })
   if not env then return nil, msg, code end
+  do -- as the Go runtime since 1.19: a flood of connections must not starve reconciles of fds
+    local before, after = core.raise_nofile()
+    if before and after ~= before then
+      core.log("debug", "manager", ("RLIMIT_NOFILE soft limit raised from %d to %d"):format(before, after))
+    end
+  end
   local server
   local mbind, hbind = tostring(opts.metrics_bind or "0"), tostring(opts.health_bind or "0")
   local abind = tostring(opts.admin_bind or "0")
   if mbind ~= "0" or hbind ~= "0" or abind ~= "0" then
-    server, msg, code = options.call(core.metrics_server, { metrics_bind = mbind, health_bind = hbind, admin_bind = abind })
+    server, msg, code = options.call(core.metrics_server, {
+      metrics_bind = mbind, health_bind = hbind, admin_bind = abind, env = env,
+      metrics_secure = opts.metrics_secure and true or false, metrics_cert_path = opts.metrics_cert_path,
+      metrics_cert_name = opts.metrics_cert_name, metrics_cert_key = opts.metrics_cert_key,
+    })
     if not server then
       env:shutdown()
       return nil, msg, code

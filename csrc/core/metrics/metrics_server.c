@@ -1,13 +1,11 @@
 /* metrics_server.c -- /metrics, /healthz and /readyz over libmicrohttpd
- * (see metrics_server.h). Each enabled endpoint is one MHD daemon with its
+ * (see metrics_server.h): the checks and the answers; the listeners are
+ * metrics_listen.c's. Each enabled endpoint is one MHD daemon with its
  * own polling thread; requests are answered from the registry's render and
- * from the checks' stored results, so nothing here runs user code. */
+ * from the checks' stored results, so nothing here runs user code (the
+ * reviews of a secure endpoint block its thread, never the IO thread). */
 #include "metrics_server.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,23 +15,9 @@
 #include "buf.h"
 #include "clock.h"
 #include "kin.h"
+#include "metrics_server_int.h"
 
-typedef struct {
-  kin_probe probe;
-  char *name;
-  int ok;
-  char *msg;
-  uint64_t set_ns, ttl_ns;
-} check;
-
-struct kin_metrics_server {
-  kin_metrics_registry *reg;
-  struct MHD_Daemon *metrics, *health, *admin;
-  int metrics_port, health_port, admin_port;
-  pthread_mutex_t mu; /* guards checks */
-  check *checks;
-  size_t nchecks, capchecks;
-};
+typedef kin__ms_check check;
 
 /* ---- checks --------------------------------------------------------------- */
 
@@ -205,25 +189,68 @@ static enum MHD_Result serve_probe(kin_metrics_server *s, struct MHD_Connection 
   return reply_text(conn, failed ? 500 : 200, &lines);
 }
 
+/* The endpoint of the daemon conn came in on. */
+static kin__ms_endpoint *endpoint_of(kin_metrics_server *s, struct MHD_Connection *conn) {
+  struct MHD_Daemon *d = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON)->daemon;
+  return d == s->metrics.d ? &s->metrics : d == s->health.d ? &s->health : &s->admin;
+}
+
+/* The guards every endpoint applies before answering: method, body, Host
+ * on a loopback admin bind, authn/authz. Returns 0 to go on, or the
+ * status of an answer queued (*ret). */
+static int guard(kin_metrics_server *s, kin__ms_endpoint *ep, struct MHD_Connection *conn,
+                 const char *url, const char *method, enum MHD_Result *ret) {
+  kin__buf b = {0};
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+    kin__buf_puts(&b, "method not allowed\n");
+    *ret = reply_text(conn, 405, &b);
+    return 405;
+  }
+  const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+  if ((cl && strcmp(cl, "0") != 0) ||
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding")) {
+    kin__buf_puts(&b, "request body not accepted\n");
+    *ret = reply_text(conn, 413, &b);
+    return 413;
+  }
+  if (ep == &s->admin && ep->loopback &&
+      !kin__ms_host_ok(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"), ep->port)) {
+    kin__buf_puts(&b, "forbidden: the admin endpoint answers only a Host of localhost, "
+                      "127.0.0.1 or [::1] (DNS rebinding)\n");
+    *ret = reply_text(conn, 403, &b);
+    return 403;
+  }
+  if (ep->auth) {
+    char msg[300];
+    int status = kin__authfilter_check(
+        s->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"), method,
+        url, msg, sizeof msg);
+    if (status != 200) {
+      kin__buf_puts(&b, msg);
+      *ret = reply_text(conn, (unsigned)status, &b);
+      return status;
+    }
+  }
+  return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
   kin_metrics_server *s = cls;
+  kin__ms_endpoint *ep = endpoint_of(s, conn);
+  enum MHD_Result ret;
+  if (*upload_data_size) return MHD_NO; /* a body: refused below, never read */
+  if (guard(s, ep, conn, url, method, &ret) != 0) return ret;
   kin__buf b = {0};
-  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-    kin__buf_puts(&b, "method not allowed\n");
-    return reply_text(conn, 405, &b);
-  }
-  struct MHD_Daemon *d =
-      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON)->daemon;
-  if (d == s->metrics && strcmp(url, "/metrics") == 0) {
+  if (ep == &s->metrics && strcmp(url, "/metrics") == 0) {
     char *text = NULL;
     size_t len = 0;
     if (kin_metrics_render(s->reg, &text, &len) != 0) return MHD_NO;
     return reply(conn, 200, KIN_METRICS_CONTENT_TYPE, text, len);
   }
-  if (d == s->admin) {
+  if (ep == &s->admin) {
     const char *key = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "key");
     const char *ctl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "controller");
     char *body = NULL;
@@ -232,7 +259,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!body) return MHD_NO;
     return reply(conn, (unsigned)status, "application/json", body, len);
   }
-  if (d == s->health) {
+  if (ep == &s->health) {
     for (int p = 0; p < 2; p++) {
       const char *base = p == KIN_PROBE_HEALTHZ ? "/healthz" : "/readyz";
       size_t n = strlen(base);
@@ -250,56 +277,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static int disabled(const char *bind) { return !bind || !*bind || strcmp(bind, "0") == 0; }
 
-/* Starts a daemon on bind; returns 0 with *d and *port, or an error (err). */
-static int listen_on(kin_metrics_server *s, const char *bind, struct MHD_Daemon **d, int *port,
-                     char *err, size_t errlen) {
-  char host[256];
-  const char *colon = strrchr(bind, ':');
-  char *end = NULL;
-  long p = colon ? strtol(colon + 1, &end, 10) : -1;
-  size_t hl = colon ? (size_t)(colon - bind) : 0;
-  if (!colon || !end || *end || end == colon + 1 || p < 0 || p > 65535 || hl >= sizeof host) {
-    snprintf(err, errlen, "bind address \"%s\": want host:port, :port or 0", bind);
-    return KIN_EINVAL;
-  }
-  memcpy(host, bind, hl);
-  host[hl] = 0;
-  struct sockaddr_storage ss;
-  memset(&ss, 0, sizeof ss);
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
-  int ok = 1;
-  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-    host[hl - 1] = 0;
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons((uint16_t)p);
-    ok = inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1;
-    flags |= MHD_USE_IPv6;
-  } else {
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)p);
-    if (hl == 0) a4->sin_addr.s_addr = htonl(INADDR_ANY);
-    else if (strcmp(host, "localhost") == 0) a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    else ok = inet_pton(AF_INET, host, &a4->sin_addr) == 1;
-  }
-  if (!ok) {
-    snprintf(err, errlen, "bind address \"%s\": \"%s\" is not an IP address", bind, host);
-    return KIN_EINVAL;
-  }
-  errno = 0;
-  *d = MHD_start_daemon(flags, (uint16_t)p, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
-                        MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
-  if (!*d) {
-    snprintf(err, errlen, "listen on %s: %s", bind,
-             errno ? strerror(errno) : "cannot start the HTTP server");
-    return KIN_EBUSY;
-  }
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(*d, MHD_DAEMON_INFO_BIND_PORT);
-  *port = di ? di->port : (int)p;
-  return 0;
-}
-
 int kin_metrics_server_start(const kin_metrics_server_config *cfg, kin_metrics_server **out,
                              char *err, size_t errlen) {
   char e[300] = "";
@@ -310,12 +287,17 @@ int kin_metrics_server_start(const kin_metrics_server_config *cfg, kin_metrics_s
   pthread_mutex_init(&s->mu, NULL);
   s->reg = cfg && cfg->registry ? cfg->registry : kin_metrics_default();
   int rc = s->reg ? 0 : KIN_ENOMEM;
-  if (!rc && cfg && !disabled(cfg->metrics_bind))
-    rc = listen_on(s, cfg->metrics_bind, &s->metrics, &s->metrics_port, e, sizeof e);
+  s->metrics.name = "metrics";
+  s->health.name = "health";
+  s->admin.name = "admin";
+  if (!rc && cfg && cfg->client && !(s->auth = kin__authfilter_new(cfg->client, "metrics")))
+    rc = KIN_ENOMEM;
   if (!rc && cfg && !disabled(cfg->health_bind))
-    rc = listen_on(s, cfg->health_bind, &s->health, &s->health_port, e, sizeof e);
+    rc = kin__ms_listen(s, &s->health, cfg->health_bind, cfg, on_request, e, sizeof e);
+  if (!rc && cfg && !disabled(cfg->metrics_bind))
+    rc = kin__ms_listen(s, &s->metrics, cfg->metrics_bind, cfg, on_request, e, sizeof e);
   if (!rc && cfg && !disabled(cfg->admin_bind))
-    rc = listen_on(s, cfg->admin_bind, &s->admin, &s->admin_port, e, sizeof e);
+    rc = kin__ms_listen(s, &s->admin, cfg->admin_bind, cfg, on_request, e, sizeof e);
   if (rc) {
     if (err && errlen) snprintf(err, errlen, "%s", e[0] ? e : kin_strerror(rc));
     kin_metrics_server_free(s);
@@ -327,9 +309,14 @@ int kin_metrics_server_start(const kin_metrics_server_config *cfg, kin_metrics_s
 
 void kin_metrics_server_free(kin_metrics_server *s) {
   if (!s) return;
-  if (s->metrics) MHD_stop_daemon(s->metrics);
-  if (s->health) MHD_stop_daemon(s->health);
-  if (s->admin) MHD_stop_daemon(s->admin);
+  if (s->metrics.d) MHD_stop_daemon(s->metrics.d);
+  if (s->health.d) MHD_stop_daemon(s->health.d);
+  if (s->admin.d) MHD_stop_daemon(s->admin.d);
+  if (s->keys) {
+    kin__ms_keys_unregister(s->keys);
+    kin_tls_keypair_free(s->keys);
+  }
+  kin__authfilter_free(s->auth);
   for (size_t i = 0; i < s->nchecks; i++) {
     free(s->checks[i].name);
     free(s->checks[i].msg);
@@ -339,6 +326,10 @@ void kin_metrics_server_free(kin_metrics_server *s) {
   free(s);
 }
 
-int kin_metrics_server_port(const kin_metrics_server *s, int health) {
-  return health == KIN_SERVER_ADMIN ? s->admin_port : health ? s->health_port : s->metrics_port;
+int kin_metrics_server_port(const kin_metrics_server *s, int which) {
+  return which == KIN_SERVER_ADMIN ? s->admin.port : which ? s->health.port : s->metrics.port;
+}
+
+uint64_t kin_metrics_server_cert_generation(kin_metrics_server *s) {
+  return s->keys ? kin_tls_keypair_generation(s->keys) : 0;
 }

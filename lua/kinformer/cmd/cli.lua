@@ -9,6 +9,8 @@
 --                            [--leader-elect-renew-deadline S]
 --                            [--leader-elect-retry-period S]]
 --                            [--metrics-bind-address ADDR]
+--                            [--metrics-secure [--metrics-cert-path DIR]
+--                            [--metrics-cert-name F] [--metrics-cert-key F]]
 --                            [--health-probe-bind-address ADDR]
 --                            [--admin-bind-address ADDR] [-v] [-- ARGS...]
 --   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
@@ -63,12 +65,20 @@ options:
                       signal exits at once
   --metrics-bind-address ADDR  serve Prometheus metrics at ADDR/metrics
                       ("host:port" or ":port"; default 0: off)
+  --metrics-secure    serve /metrics over HTTPS behind TokenReview and
+                      SubjectAccessReview (get on /metrics), as
+                      controller-runtime's scaffold (docs/security.md)
+  --metrics-cert-path DIR  the folder of the metrics key pair, reloaded
+                      when it rotates (default: self-signed at start)
+  --metrics-cert-name F  its certificate file (default tls.crt)
+  --metrics-cert-key F   its key file (default tls.key)
   --health-probe-bind-address ADDR  serve /healthz and /readyz at ADDR
                       (default 0: off)
   --admin-bind-address ADDR  serve the admin endpoint `kinformer inspect`
                       reads (caches, queues, in-flight reconciles, why) at
-                      ADDR, e.g. 127.0.0.1:9443 (default 0: off; no auth,
-                      keep it local)
+                      ADDR (default 0: off); ":PORT" binds 127.0.0.1 and
+                      checks Host; any other host serves HTTPS behind
+                      TokenReview and SubjectAccessReview
   --leader-elect      run controllers only while this replica holds the
                       Lease (others stay warm: informers synced); losing
                       it exits with status 1
@@ -219,6 +229,14 @@ function M.parse(argv)
         end
       elseif a == "--metrics-bind-address" then
         o.metrics_bind = value(a)
+      elseif a == "--metrics-secure" then
+        o.metrics_secure = true
+      elseif a == "--metrics-cert-path" then
+        o.metrics_cert_path = value(a)
+      elseif a == "--metrics-cert-name" then
+        o.metrics_cert_name = value(a)
+      elseif a == "--metrics-cert-key" then
+        o.metrics_cert_key = value(a)
       elseif a == "--health-probe-bind-address" then
         o.health_bind = value(a)
       elseif a == "--admin-bind-address" then

@@ -123,6 +123,8 @@ function M.run(o)
       name = o.name, sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
       log_reconciles = o.verbose or nil,
       metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,
+      metrics_secure = o.metrics_secure, metrics_cert_path = o.metrics_cert_path,
+      metrics_cert_name = o.metrics_cert_name, metrics_cert_key = o.metrics_cert_key,
       leader_election = M.leader_election(o),
     },
     on_sim = function(sim) stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig) end,
