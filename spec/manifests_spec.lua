@@ -17,12 +17,20 @@ local function run(args)
   return rc, out, proc.slurp(errf)
 end
 
+-- The documents and, by kind, those of the operator's own rules (the
+-- secure metrics endpoint's, named <name>-metrics-auth, <name>-metrics-reader
+-- and the Service <name>-metrics, go to by.metrics, a list in order).
 local function docs_of(yaml)
   local docs = lyaml.load(yaml, { all = true })
-  local by = {}
+  local by = { metrics = {} }
   for _, d in ipairs(docs) do
-    by[d.kind] = by[d.kind] or {}
-    table.insert(by[d.kind], d)
+    local n = d.metadata and d.metadata.name or ""
+    if n:match("%-metrics%-auth$") or n:match("%-metrics%-reader$") or (d.kind == "Service" and n:match("%-metrics$")) then
+      table.insert(by.metrics, d)
+    else
+      by[d.kind] = by[d.kind] or {}
+      table.insert(by[d.kind], d)
+    end
   end
   return docs, by
 end
@@ -65,7 +73,7 @@ describe("kinformer manifests", function()
     local kinds = {}
     for _, d in ipairs(docs) do kinds[#kinds + 1] = d.kind end
     assert.same({ "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap",
-                  "Deployment" }, kinds)
+                  "Deployment", "ClusterRole", "ClusterRoleBinding", "ClusterRole", "Service" }, kinds)
     local sa = by.ServiceAccount[1]
     assert.same({ "website", "default" }, { sa.metadata.name, sa.metadata.namespace })
     local role = by.ClusterRole[1]
@@ -92,13 +100,31 @@ describe("kinformer manifests", function()
     local c = pod.containers[1]
     assert.equal("registry.example/website-op:1.2", c.image)
     assert.same({ "kinformer", "run", "--name", "website", "--leader-elect", "--leader-election-id", "website",
-                  "--metrics-bind-address", ":8080", "--health-probe-bind-address", ":8081",
+                  "--metrics-bind-address", ":8443", "--metrics-secure", "--health-probe-bind-address", ":8081",
                   "/operator/operator.lua" }, c.command)
     assert.same({ path = "/readyz", port = "health" }, c.readinessProbe.httpGet)
     assert.same({ path = "/healthz", port = "health" }, c.livenessProbe.httpGet)
     local ports = {}
     for _, p in ipairs(c.ports) do ports[p.name] = p.containerPort end
-    assert.same({ metrics = 8080, health = 8081 }, ports)
+    assert.same({ metrics = 8443, health = 8081 }, ports)
+    assert.same({ ["prometheus.io/scrape"] = "true", ["prometheus.io/port"] = "8443", ["prometheus.io/scheme"] = "https",
+                  ["kinformer.io/script-hash"] = dep.spec.template.metadata.annotations["kinformer.io/script-hash"] },
+      dep.spec.template.metadata.annotations)
+    -- --metrics-secure: the reviews' ClusterRole bound to the ServiceAccount,
+    -- metrics-reader, the Service on 8443
+    local m = by.metrics
+    assert.same({ "website-metrics-auth", {
+      { apiGroups = { "authentication.k8s.io" }, resources = { "tokenreviews" }, verbs = { "create" } },
+      { apiGroups = { "authorization.k8s.io" }, resources = { "subjectaccessreviews" }, verbs = { "create" } } } },
+      { m[1].metadata.name, m[1].rules })
+    assert.same({ "ClusterRoleBinding", { kind = "ClusterRole", name = "website-metrics-auth",
+      apiGroup = "rbac.authorization.k8s.io" }, { { kind = "ServiceAccount", name = "website", namespace = "default" } } },
+      { m[2].kind, m[2].roleRef, m[2].subjects })
+    assert.same({ "ClusterRole", "website-metrics-reader", { { nonResourceURLs = { "/metrics" }, verbs = { "get" } } } },
+      { m[3].kind, m[3].metadata.name, m[3].rules })
+    assert.same({ "Service", "website-metrics", "default", { ["app.kubernetes.io/name"] = "website" },
+      { { name = "https", port = 8443, protocol = "TCP", targetPort = "metrics" } } },
+      { m[4].kind, m[4].metadata.name, m[4].metadata.namespace, m[4].spec.selector, m[4].spec.ports })
     assert.same({ { name = "script", mountPath = "/operator", readOnly = true } }, c.volumeMounts)
     assert.equal("website-script", pod.volumes[1].configMap.name)
     assert.same({ { key = "operator.lua", path = "operator.lua" } }, pod.volumes[1].configMap.items)

@@ -1,7 +1,9 @@
-/* ladmin.c -- core.http_get(url [, timeout_s]) -> body, status | nil, msg,
- * code: one plain GET with libcurl on the calling thread, for `kinformer
+/* ladmin.c -- core.http_get(url [, timeout_s [, opts]]) -> body, status |
+ * nil, msg, code: one GET with libcurl on the calling thread, for `kinformer
  * inspect` reading a running operator's admin endpoint (admin.h). Not a
- * Kubernetes client: no auth, no TLS settings, no retries. */
+ * Kubernetes client: no retries. opts = {token=, insecure=, ca=}: a bearer
+ * token (sent over https only: an http URL with a token is refused), no
+ * TLS verification, or a CA file to verify the server with. */
 #include "ladmin.h"
 
 #include <curl/curl.h>
@@ -42,8 +44,30 @@ static int l_http_get(lua_State *L) {
   const char *url = luaL_checkstring(L, 1);
   double timeout = luaL_optnumber(L, 2, 10);
   luaL_argcheck(L, timeout > 0, 2, "timeout must be > 0 seconds");
+  int t = lua_isnoneornil(L, 3) ? 0 : (luaL_checktype(L, 3, LUA_TTABLE), 3);
+  const char *token = lkin_opt_string(L, t, "token");
+  const char *ca = lkin_opt_string(L, t, "ca");
+  int insecure = lkin_opt_bool(L, t, "insecure");
+  if (token && strncmp(url, "https://", 8) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "GET %s: a bearer token is sent over https only", url);
+    lua_pushliteral(L, "EINVAL");
+    return 3;
+  }
+  struct curl_slist *hdrs = NULL;
+  if (token) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "Authorization: Bearer ");
+    luaL_addstring(&b, token);
+    luaL_pushresult(&b);
+    hdrs = curl_slist_append(NULL, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (!hdrs) return luaL_error(L, "out of memory");
+  }
   CURL *c = curl_easy_init();
   if (!c) {
+    curl_slist_free_all(hdrs);
     lua_pushnil(L);
     lua_pushliteral(L, "cannot make a libcurl handle");
     lua_pushliteral(L, "ENOMEM");
@@ -58,7 +82,14 @@ static int l_http_get(lua_State *L) {
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (hdrs) curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  if (insecure) {
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (ca) curl_easy_setopt(c, CURLOPT_CAINFO, ca);
   CURLcode rc = curl_easy_perform(c);
+  curl_slist_free_all(hdrs);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_cleanup(c);

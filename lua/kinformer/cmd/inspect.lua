@@ -7,7 +7,13 @@
 --                     [--controller NAME]] [--json]
 --
 -- With no subcommand it prints caches, queues and in-flight reconciles.
--- --address defaults to $KINFORMER_ADMIN_ADDRESS, else 127.0.0.1:9443.
+-- --address defaults to $KINFORMER_ADMIN_ADDRESS, else 127.0.0.1:9443. A
+-- loopback address (127.x, localhost, [::1]) is read over plain HTTP with
+-- no credentials; any other over HTTPS with a bearer token (--token, or
+-- --token-file, or $KINFORMER_ADMIN_TOKEN: e.g. `kubectl create token SA`
+-- for a ServiceAccount allowed get on the admin paths), verified with
+-- --certificate-authority F, or not with --insecure-skip-tls-verify (the
+-- endpoint's certificate is self-signed unless --metrics-cert-path).
 -- Exit status: 0, 1 when the endpoint cannot be read (or `why` knows
 -- nothing of KEY), 2 on a usage error.
 local core = require "kinformer.core"
@@ -32,6 +38,10 @@ HOST:PORT) and prints:
   (nothing)           caches, queues and inflight
 options:
   --address HOST:PORT the admin endpoint (default $KINFORMER_ADMIN_ADDRESS or 127.0.0.1:9443)
+  --token T, --token-file F  a bearer token for a non-loopback endpoint
+                      (default $KINFORMER_ADMIN_TOKEN); sent over HTTPS only
+  --certificate-authority F  verify the endpoint's certificate with CA file F
+  --insecure-skip-tls-verify  do not verify it (self-signed endpoints)
   --json              print the endpoint's JSON as is
   --timeout S         seconds to wait for the answer (default 10)
 ]=]
@@ -54,6 +64,18 @@ function M.parse(argv)
       o.timeout = positive(a, value, usage)
     elseif a == "--json" then
       o.json = true
+    elseif a == "--token" then
+      o.token = value()
+    elseif a == "--token-file" then
+      local f = value()
+      local h = io.open(f, "r")
+      if not h then usage("cannot read --token-file " .. f) end
+      o.token = h:read("a"):gsub("%s+$", "")
+      h:close()
+    elseif a == "--certificate-authority" then
+      o.ca = value()
+    elseif a == "--insecure-skip-tls-verify" then
+      o.insecure = true
     elseif a == "-h" or a == "--help" then
       o.what = "help"
     elseif a:sub(1, 1) == "-" then
@@ -73,18 +95,28 @@ function M.parse(argv)
     return nil, "--address wants HOST:PORT, not " .. o.address
   end
   o.what = o.what or "all"
+  o.token = o.token or os.getenv("KINFORMER_ADMIN_TOKEN")
+  if o.token == "" then o.token = nil end
   return o
+end
+
+--- 1 when address (HOST:PORT) names a loopback host: read over plain HTTP.
+function M.is_loopback(address)
+  local host = address:match("^(.*):%d+$") or ""
+  return host == "localhost" or host == "[::1]" or host:match("^127%.%d+%.%d+%.%d+$") ~= nil
 end
 
 local function urlencode(s)
   return (s:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
---- GETs path of the endpoint; returns the decoded JSON and the raw text,
--- or nil, message.
-function M.fetch(address, path, timeout)
-  local url = "http://" .. address .. path
-  local body, status, code = core.http_get(url, timeout)
+--- GETs path of the endpoint (tls: {token=, ca=, insecure=} for a
+-- non-loopback one, over HTTPS); returns the decoded JSON and the raw
+-- text, or nil, message.
+function M.fetch(address, path, timeout, tls)
+  local loop = M.is_loopback(address)
+  local url = (loop and "http://" or "https://") .. address .. path
+  local body, status, code = core.http_get(url, timeout, not loop and tls or nil)
   if not body then
     return nil, string.format("%s (is `kinformer run --admin-bind-address %s` running?)", status, address), code
   end
@@ -163,7 +195,7 @@ function M.main(argv)
     if what == "why" then
       path = "/why?key=" .. urlencode(o.key) .. (o.controller and ("&controller=" .. urlencode(o.controller)) or "")
     end
-    local v, raw = M.fetch(o.address, path, o.timeout)
+    local v, raw = M.fetch(o.address, path, o.timeout, { token = o.token, ca = o.ca, insecure = o.insecure })
     if not v then
       stderr("kinformer inspect: %s\n", raw)
       return 1

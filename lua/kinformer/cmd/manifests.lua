@@ -59,6 +59,7 @@ local scan = require "kinformer.cmd.rbac_scan"
 local M = {}
 
 local planning = require "kinformer.cmd.manifests_plan"
+local metrics_auth = require "kinformer.cmd.manifests_metrics"
 local norm_path = planning.norm_path
 
 --- "apps/v1/deployments" -> "apps", "deployments" (kinformer.cmd.manifests_plan).
@@ -660,7 +661,8 @@ function M.generate(script, opts)
   -- deployed in one namespace never share a Lease
   local lease = le_opts.name or name
   local cmd = { "kinformer", "run", "--name", name, "--leader-elect", "--leader-election-id", lease,
-                "--metrics-bind-address", ":8080", "--health-probe-bind-address", ":8081" }
+                "--metrics-bind-address", ":" .. metrics_auth.PORT, "--metrics-secure",
+                "--health-probe-bind-address", ":8081" }
   if opts.namespace then cmd[#cmd + 1] = "--namespace"; cmd[#cmd + 1] = ns end
   cmd[#cmd + 1] = "/operator/" .. script_base
   local function probe(path)
@@ -671,7 +673,7 @@ function M.generate(script, opts)
     "name", "operator", "image", image, "command", cmd,
     "env", { om("name", "POD_NAMESPACE", "valueFrom", om("fieldRef", om("fieldPath", "metadata.namespace"))),
              om("name", "POD_NAME", "valueFrom", om("fieldRef", om("fieldPath", "metadata.name"))) },
-    "ports", { om("name", "metrics", "containerPort", 8080, "protocol", "TCP"),
+    "ports", { om("name", "metrics", "containerPort", metrics_auth.PORT, "protocol", "TCP"),
                om("name", "health", "containerPort", 8081, "protocol", "TCP") },
     "readinessProbe", probe("/readyz"), "livenessProbe", probe("/healthz"),
     "resources", om("requests", om("cpu", "50m", "memory", "64Mi"), "limits", om("memory", "256Mi")),
@@ -683,12 +685,15 @@ function M.generate(script, opts)
       "template", om(
         "metadata", om("labels", labels, "annotations", om(
           "kinformer.io/script-hash", fnv(table.concat(all, "\0")),
-          "prometheus.io/scrape", "true", "prometheus.io/port", "8080")),
+          "prometheus.io/scrape", "true", "prometheus.io/port", tostring(metrics_auth.PORT),
+          "prometheus.io/scheme", "https")),
         "spec", om("serviceAccountName", name, "containers", { container },
           "volumes", { om("name", "script", "configMap", om("name", name .. "-script", "items", items)) }))))
   dep.__header = { "Two replicas: one leads (a Lease in " .. ns .. "), the other keeps its caches warm.",
-    "Metrics on :8080/metrics, probes on :8081 (/readyz, /healthz)." }
+    "Metrics on :8443/metrics (HTTPS, TokenReview + SubjectAccessReview), probes on :8081",
+    "(/readyz, /healthz, plain HTTP). See docs/security.md." }
   docs[#docs + 1] = dep
+  metrics_auth.append(docs, om, meta, name, ns, subj, selector)
   return M.yaml(docs), result
 end
 
@@ -700,7 +705,9 @@ Prints the YAML to deploy SCRIPT: a ServiceAccount, a ClusterRole (a Role
 with --namespace) with the verbs and resources the script's informers,
 controllers and client calls need plus events, a leader-election Role for
 Leases, their bindings, a ConfigMap with the script and its modules, and a
-Deployment (2 replicas, --leader-elect, metrics :8080, probes :8081).
+Deployment (2 replicas, --leader-elect, metrics :8443 over HTTPS behind
+TokenReview and SubjectAccessReview, probes :8081), the ClusterRole for
+those reviews, a metrics-reader ClusterRole and the metrics Service.
 No server is contacted: the script runs in a planning mode.
 A client call whose resource cannot be determined and that no declared
 rbac rule covers is listed on stderr and fails the command (exit 1, no
