@@ -85,8 +85,9 @@ LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))
 LUA_MOD := $(BUILD)/kinformer/core.so
 # kinformer.simcore, the C part of require "kinformer.sim": lsim.c with the
 # sim, its own module so that kinformer.core, the one an operator runs in
-# production, links neither GnuTLS nor Jansson (only libmicrohttpd, which
-# serves its /metrics, /healthz and /readyz: csrc/core/metrics). Both
+# production, links no Jansson (libmicrohttpd and GnuTLS serve its
+# /metrics, /healthz, /readyz and admin endpoints, with HTTPS:
+# csrc/core/metrics, csrc/core/tls). Both
 # modules export only luaopen_* (csrc/lua/module.map): each keeps its own
 # copy of what it takes from libkincore.a to itself, and simcore.so its own
 # copy of the binding's laux.o (option tables, failures, metatables).

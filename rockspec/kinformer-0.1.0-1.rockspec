@@ -29,7 +29,8 @@ rock's directory: `luarocks show --rock-dir kinformer`/examples).
 dependencies = {
   "lua >= 5.4, < 5.5",
 }
--- kinformer.core: libcurl, libuv, libyaml (and jsmn, header only);
+-- kinformer.core: libcurl, libuv, libyaml, libmicrohttpd and GnuTLS (the
+-- metrics, admin and health endpoints; HTTPS) (and jsmn, header only);
 -- kinformer.simcore and kinformer-sim: libmicrohttpd, GnuTLS, Jansson,
 -- zlib (the sim's compiled-in OpenAPI documents are gzip-compressed).
 -- libcurl is declared by its library only: Debian keeps curl/curl.h under

@@ -1,6 +1,6 @@
 -- The two C modules: kinformer.core, the one operators load in production,
--- links no part of the test API server (only libmicrohttpd, for the
--- metrics and health endpoints); kinformer.simcore (under
+-- links no part of the test API server (only libmicrohttpd and GnuTLS, for
+-- the metrics, admin and health endpoints and their HTTPS); kinformer.simcore (under
 -- require "kinformer.sim") holds the server. Uses readelf and nm (binutils).
 
 local function sh(cmd)
@@ -25,12 +25,13 @@ end
 
 describe("kinformer.core", function()
   -- libmicrohttpd serves the manager's /metrics, /healthz and /readyz
-  -- (csrc/core/metrics/metrics_server.c): the one server library it links.
-  it("links libmicrohttpd but neither GnuTLS nor Jansson", function()
+  -- (csrc/core/metrics/metrics_server.c), GnuTLS its HTTPS certificates
+  -- (csrc/core/tls/); Jansson stays the sim's.
+  it("links libmicrohttpd and GnuTLS but not Jansson", function()
     local libs = needed(module_path("kinformer.core"))
     assert.matches("libcurl", libs)
     assert.matches("libmicrohttpd", libs)
-    assert.not_matches("gnutls", libs)
+    assert.matches("gnutls", libs)
     assert.not_matches("jansson", libs)
   end)
 

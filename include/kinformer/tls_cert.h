@@ -1,4 +1,4 @@
-/* tls_cert.h -- layer: tls. Serving certificates with GnuTLS, for the
+/* tls_cert.h -- (layer: tls) serving certificates with GnuTLS, for the
  * manager's HTTPS endpoints (metrics_server.h) and for anything else that
  * serves TLS (webhooks): making a certificate (self-signed, or signed by a
  * CA this process made: kin_tls_make_cert), and a key pair that serves
