@@ -20,7 +20,8 @@
 #                       spec (spec/stall_spec.lua), the leader election
 #                       spec (spec/leader_election_spec.lua), the dry-run
 #                       plan spec (spec/plan_spec.lua) and the chaos spec
-#                       (spec/chaos_spec.lua: the fault proxy's faults only)
+#                       (spec/chaos_spec.lua: the fault proxy's faults only),
+#                       and the secure metrics spec (spec/e2e/metrics_auth_e2e.lua)
 #                       against a fresh control plane
 #                       (KINFORMER_E2E_ADMIN_KUBECONFIG); in make test they
 #                       run against kinformer.sim
@@ -73,6 +74,9 @@ e2e-lua: e2e-deps
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/examples \
 	  spec/stall_spec.lua spec/leader_election_spec.lua spec/plan_spec.lua spec/replay_spec.lua \
 	  spec/chaos_spec.lua
+	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
+	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal --pattern=_e2e \
+	  spec/e2e/metrics_auth_e2e.lua
 
 # sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
 # in its release flavour.

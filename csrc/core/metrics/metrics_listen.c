@@ -229,18 +229,18 @@ int kin__ms_listen(kin_metrics_server *s, kin__ms_endpoint *ep, const char *bind
                            : ((struct sockaddr_in *)&ss)->sin_port);
   if (ep->tls)
     ep->d = MHD_start_daemon(
-        flags, port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, &ss,
-        MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_LIMIT, ep->max_conns,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)65536, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, ep, MHD_OPTION_HTTPS_PRIORITIES,
+        flags, port, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, ep,
+        MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT, idle,
+        MHD_OPTION_CONNECTION_LIMIT, ep->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_HTTPS_PRIORITIES,
         "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0", MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert,
         MHD_OPTION_END);
   else
-    ep->d = MHD_start_daemon(flags, port, NULL, NULL, handler, s, MHD_OPTION_SOCK_ADDR, &ss,
+    ep->d = MHD_start_daemon(flags, port, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER,
+                             on_mhd_log, ep, MHD_OPTION_SOCK_ADDR, &ss,
                              MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_LIMIT,
                              ep->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
-                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, ep, MHD_OPTION_END);
+                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
   if (!ep->d) {
     snprintf(err, errlen, "listen on %s: %s", bind,
              errno ? strerror(errno) : "cannot start the HTTP server");
