@@ -124,6 +124,10 @@ local MetricsServer = {}
 ---@return integer?
 function MetricsServer:port(which) end
 
+---Key pairs the HTTPS endpoints loaded (1 at start, +1 per rotation; 0 without HTTPS).
+---@return integer
+function MetricsServer:cert_generation() end
+
 ---@param probe "healthz"|"readyz"
 ---@param name string
 ---@param ok boolean
@@ -294,20 +298,29 @@ function M.metric(opts) end
 function M.metrics_render() end
 
 ---Starts the metrics, health and admin endpoints (internal).
----@param opts { metrics_bind?: string, health_bind?: string, admin_bind?: string }
+---@param opts { metrics_bind?: string, health_bind?: string, admin_bind?: string, metrics_secure?: boolean, metrics_cert_path?: string, metrics_cert_name?: string, metrics_cert_key?: string, env?: kinformer.Env, max_conns?: integer, max_conns_per_ip?: integer, idle_timeout?: integer }
 ---@return kinformer.core.MetricsServer? server
 ---@return string? msg
 ---@return kinformer.ErrorCode? code
 function M.metrics_server(opts) end
 
----One plain GET (no auth, no TLS settings): the body and the HTTP status,
----or nil, message, code. Internal (`kinformer inspect`).
+---One GET: the body and the HTTP status, or nil, message, code. opts: a
+---bearer token (over https only), no TLS verification, or a CA file.
+---Internal (`kinformer inspect`).
 ---@param url string
 ---@param timeout? number seconds (default 10)
+---@param opts? { token?: string, insecure?: boolean, ca?: string }
 ---@return string? body
 ---@return integer|string|nil status_or_msg
 ---@return kinformer.ErrorCode? code
-function M.http_get(url, timeout) end
+function M.http_get(url, timeout, opts) end
+
+---Raises RLIMIT_NOFILE's soft limit to the hard one (internal: the
+---manager does at start): the soft limit before and after.
+---@return integer? before
+---@return integer|string|nil after_or_msg
+---@return kinformer.ErrorCode? code
+function M.raise_nofile() end
 
 ---Holds kinformer's log lines (true) instead of writing them to stderr;
 ---returns whether they were held before. Internal (the REPL).

@@ -42,7 +42,11 @@
 ---@field watch_idle_timeout? number re-establish a watch silent this long (default 300)
 ---@field metrics_bind? string|integer address of /metrics ("host:port", ":port"; default "0": off)
 ---@field health_bind? string|integer address of /healthz and /readyz (default "0": off)
----@field admin_bind? string|integer address of the admin endpoint `kinformer inspect` reads (default "0": off; no auth)
+---@field admin_bind? string|integer address of the admin endpoint `kinformer inspect` reads (default "0": off; ":port" binds 127.0.0.1 and checks Host; another host: HTTPS behind TokenReview + SubjectAccessReview)
+---@field metrics_secure? boolean serve /metrics over HTTPS behind TokenReview + SubjectAccessReview of get on /metrics (default false)
+---@field metrics_cert_path? string folder of the metrics key pair, reloaded when it rotates (default: self-signed at start)
+---@field metrics_cert_name? string its certificate file (default "tls.crt")
+---@field metrics_cert_key? string its key file (default "tls.key")
 ---@field events? kinformer.EventsOptions
 ---@field leader_election? kinformer.LeaderElectionOptions controllers run only while this replica leads
 ---@field clock? "real"|"fake" "fake": the controllers' queues and rate limiters run on a clock moved by mgr:clock_advance
