@@ -4,7 +4,10 @@
  * (authentication.k8s.io/v1), its user authorized by a SubjectAccessReview
  * (authorization.k8s.io/v1) of the lower-case method on the non-resource
  * path, both sent with the manager's REST client (kin_client_do, on the
- * calling thread: an HTTP server thread, never the IO thread).
+ * calling thread: an HTTP server thread, never the IO thread; outside the
+ * client's rate limiter, as controller-runtime's reviews have clients of
+ * their own, and one at a time per endpoint thread; a 10 s timeout,
+ * retried on 429/5xx as any idempotent request).
  *
  * Caches as controller-runtime's (apiserver's delegating authenticator and
  * authorizer): a TokenReview's answer, authenticated or not, 1 minute
