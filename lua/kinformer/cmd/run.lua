@@ -133,7 +133,8 @@ function M.run(o)
   local mgr = s.mgr
   -- where the endpoints are (a port of 0 picks a free one: say which)
   if mgr:metrics_port() then
-    stderr("kinformer: serving metrics on port %d (/metrics)\n", mgr:metrics_port())
+    stderr("kinformer: serving metrics on port %d (/metrics%s)\n", mgr:metrics_port(),
+      o.metrics_secure and ", HTTPS behind TokenReview and SubjectAccessReview" or "")
   end
   if mgr:metrics_port("health") then
     stderr("kinformer: serving health probes on port %d (/healthz, /readyz)\n", mgr:metrics_port("health"))
