@@ -42,8 +42,10 @@ struct kin__authfilter {
   kin__hmap sars;     /* user spec + verb + path -> sar_entry */
 };
 
+/* The real clock's now, in ns: the caches' expiry times. */
 static uint64_t now_ns(void) { return kin_clock_now(kin_clock_real()); }
 
+/* See authfilter.h: NULL on OOM. */
 kin__authfilter *kin__authfilter_new(kin_client *c, const char *what) {
   kin__authfilter *f = calloc(1, sizeof *f);
   if (!f) return NULL;
@@ -55,6 +57,7 @@ kin__authfilter *kin__authfilter_new(kin_client *c, const char *what) {
   return f;
 }
 
+/* Frees a tok_entry and its strings (NULL: nothing). */
 static void tok_free(void *v) {
   tok_entry *e = v;
   if (!e) return;

@@ -28,6 +28,8 @@ typedef struct {
   kin__ms_endpoint *ep;
 } ctx;
 
+/* See metrics_server.h: 0 with the soft limits before and after, or
+ * KIN_EIO when getrlimit/setrlimit fail. */
 int kin_metrics_raise_nofile(unsigned long *before, unsigned long *after) {
   struct rlimit r;
   if (getrlimit(RLIMIT_NOFILE, &r) != 0) return KIN_EIO;
@@ -129,6 +131,7 @@ static int on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, in
   return rc;
 }
 
+/* See metrics_server_int.h: 1 for a loopback Host naming port (or none). */
 int kin__ms_host_ok(const char *host, int port) {
   if (!host) return 0;
   static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};

@@ -43,6 +43,7 @@ struct kin_tls_keypair {
   int failing; /* the last reload failed (logged once until it loads) */
 };
 
+/* Frees p's chain, key and p (NULL: nothing). */
 static void pair_free(pair *p) {
   if (!p) return;
   for (unsigned i = 0; i < p->npcert; i++) gnutls_pcert_deinit(&p->pcert[i]);
@@ -130,6 +131,7 @@ static int load_files(kin_tls_keypair *kp, pair **out, stamp *cst, stamp *kst, c
   return rc;
 }
 
+/* dir/name, malloc'd (the caller frees it), or NULL on OOM. */
 static char *join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *p = malloc(n);
@@ -174,6 +176,7 @@ int kin_tls_keypair_open(const kin_tls_keypair_opts *o, kin_tls_keypair **out, c
   return 0;
 }
 
+/* 1 when b is the file version a recorded. */
 static int same(const stamp *a, const struct stat *b) {
   return a->mtime.tv_sec == b->st_mtim.tv_sec && a->mtime.tv_nsec == b->st_mtim.tv_nsec &&
          a->size == b->st_size && a->ino == b->st_ino;

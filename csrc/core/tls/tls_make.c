@@ -25,6 +25,7 @@ static char *export_pem(int (*fn)(void *, gnutls_x509_crt_fmt_t, gnutls_datum_t 
   return s;
 }
 
+/* export_pem's adapters for a certificate and a key: GnuTLS's codes. */
 static int crt_export(void *c, gnutls_x509_crt_fmt_t f, gnutls_datum_t *d) {
   return gnutls_x509_crt_export2((gnutls_x509_crt_t)c, f, d);
 }
