@@ -206,6 +206,22 @@ describe("the metrics server's certificates", function()
 end)
 
 describe("the metrics server's listeners", function()
+  it("start from a manager that raised RLIMIT_NOFILE's soft limit to the hard one", function()
+    local out, rc = proc.run(("ulimit -S -n 256; %s lua5.4 -e %q 2>&1"):format(proc.paths_env(), [[
+      local sim = require("kinformer.sim").start{}
+      local mgr = assert(require("kinformer").manager{ sim = sim })
+      for l in io.lines("/proc/self/limits") do
+        if l:match("^Max open files") then print(l) end
+      end
+      mgr:stop() sim:stop()
+    ]]))
+    assert.equal(0, rc, out)
+    local soft, hard = out:match("Max open files%s+(%d+)%s+(%d+)")
+    assert.is_truthy(soft, out)
+    assert.equal(hard, soft)
+    assert.is_true(tonumber(soft) > 256)
+  end)
+
   quiet.it(it, "log running out of file descriptors as such",
     { "out of file descriptors %(EMFILE, RLIMIT_NOFILE 64%): the metrics endpoint on port %d+" }, function()
     local cmd = [[

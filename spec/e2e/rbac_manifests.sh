@@ -161,7 +161,13 @@ echo "rbac-manifests: website ran under its printed ClusterRole (create, scale, 
 # --- configmap-mirror: a namespaced manager, a Role ---------------------------
 kc create namespace shop >/dev/null
 manifests mirror examples/configmap-mirror/operator.lua --namespace shop
-grep -q '^kind: ClusterRole' "$TMP/mirror.yaml" && fail "a namespaced manager got a ClusterRole"
+# a namespaced manager: no ClusterRole for its resources; the only cluster
+# roles are those of --metrics-secure (TokenReview and SubjectAccessReview
+# are cluster-scoped; metrics-reader is for scrapers)
+cluster_roles=$(awk '/^kind: ClusterRole(Binding)?$/ {k=1; next} k && /^  name: / {print $2; k=0}' "$TMP/mirror.yaml" \
+  | sort -u | tr '\n' ' ')
+[ "$cluster_roles" = "configmap-mirror-metrics-auth configmap-mirror-metrics-reader " ] \
+  || fail "a namespaced manager got cluster roles beyond the metrics ones: $cluster_roles"
 kc apply -f "$TMP/mirror.yaml" >/dev/null
 sa_kubeconfig shop configmap-mirror "$TMP/mirror.kubeconfig"
 if out=$("$KINFORMER_E2E_KUBECTL" --kubeconfig "$TMP/mirror.kubeconfig" get configmaps -n default 2>&1); then
