@@ -98,16 +98,23 @@ describe("secure metrics serving on kinformer.sim with RBAC", function()
     -- DNS rebinding: a page of evil.example resolved to 127.0.0.1
     assert.equal(403, curl(("http://127.0.0.1:%d/caches"):format(port), nil, "-H 'Host: evil.example:" .. port .. "'"))
     assert.equal(403, curl(("http://127.0.0.1:%d/caches"):format(port), nil, "-H 'Host: localhost:1'"))
-    -- not reachable on a non-loopback address of this machine
-    local ip = assert(outside_ip(), "no non-loopback IPv4 address (hostname -I)")
-    assert.equal(0, (curl(("http://%s:%d/caches"):format(ip, port))))
+    -- listening on 127.0.0.1 only (/proc/net/tcp: local address 0100007F,
+    -- state 0A LISTEN), so not reachable on this machine's other addresses
+    local listen = {}
+    for line in io.lines("/proc/net/tcp") do
+      local addr, p, st = line:match("^%s*%d+: (%x+):(%x+) %x+:%x+ (%x+)")
+      if addr and tonumber(p, 16) == port and st == "0A" then listen[#listen + 1] = addr end
+    end
+    assert.same({ "0100007F" }, listen)
+    local ip = outside_ip()
+    if ip then assert.equal(0, (curl(("http://%s:%d/caches"):format(ip, port)))) end
   end)
 
   it("serves an admin endpoint bound elsewhere over HTTPS behind TokenReview + SubjectAccessReview", function()
     mgr = assert(kinformer.manager{ sim = sim, admin_bind = "0.0.0.0:0" })
     setup_rbac(mgr.client)
     local port = mgr:metrics_port("admin")
-    local ip = assert(outside_ip())
+    local ip = "127.0.0.1" -- bound to every address: the reviews apply whoever connects
     local url = ("https://%s:%d/caches"):format(ip, port)
     assert.equal(401, curl(url))
     assert.equal(403, curl(url, token(sim, "nobody")))
@@ -118,8 +125,8 @@ describe("secure metrics serving on kinformer.sim with RBAC", function()
       .. "--address %s:%d 2>&1"):format(token(sim, "scraper"), proc.paths_env(), ip, port))
     assert.equal(0, rc, out)
     assert.matches("CACHES", out, 1, true)
-    -- and without it: the server's 401
-    out, rc = proc.run(("%s bin/kinformer inspect caches --insecure-skip-tls-verify --address %s:%d 2>&1")
+    -- and with a bad one: the server's 401
+    out, rc = proc.run(("%s bin/kinformer inspect caches --token garbage --insecure-skip-tls-verify --address %s:%d 2>&1")
       :format(proc.paths_env(), ip, port))
     assert.equal(1, rc, out)
     assert.matches("HTTP 401", out, 1, true)

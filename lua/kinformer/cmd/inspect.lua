@@ -8,10 +8,12 @@
 --
 -- With no subcommand it prints caches, queues and in-flight reconciles.
 -- --address defaults to $KINFORMER_ADMIN_ADDRESS, else 127.0.0.1:9443. A
--- loopback address (127.x, localhost, [::1]) is read over plain HTTP with
--- no credentials; any other over HTTPS with a bearer token (--token, or
--- --token-file, or $KINFORMER_ADMIN_TOKEN: e.g. `kubectl create token SA`
--- for a ServiceAccount allowed get on the admin paths), verified with
+-- loopback address (127.x, localhost, [::1]) without a token is read over
+-- plain HTTP with no credentials; any other address, or any address with a
+-- bearer token (--token, or --token-file, or $KINFORMER_ADMIN_TOKEN: e.g.
+-- `kubectl create token SA` for a ServiceAccount allowed get on the admin
+-- paths), over HTTPS (an endpoint bound to a non-loopback address serves
+-- HTTPS even to a loopback client), verified with
 -- --certificate-authority F, or not with --insecure-skip-tls-verify (the
 -- endpoint's certificate is self-signed unless --metrics-cert-path).
 -- Exit status: 0, 1 when the endpoint cannot be read (or `why` knows
@@ -38,8 +40,9 @@ HOST:PORT) and prints:
   (nothing)           caches, queues and inflight
 options:
   --address HOST:PORT the admin endpoint (default $KINFORMER_ADMIN_ADDRESS or 127.0.0.1:9443)
-  --token T, --token-file F  a bearer token for a non-loopback endpoint
-                      (default $KINFORMER_ADMIN_TOKEN); sent over HTTPS only
+  --token T, --token-file F  a bearer token for an endpoint bound to a
+                      non-loopback address (default $KINFORMER_ADMIN_TOKEN);
+                      with one, the endpoint is read over HTTPS
   --certificate-authority F  verify the endpoint's certificate with CA file F
   --insecure-skip-tls-verify  do not verify it (self-signed endpoints)
   --json              print the endpoint's JSON as is
@@ -110,15 +113,16 @@ local function urlencode(s)
   return (s:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
---- GETs path of the endpoint (tls: {token=, ca=, insecure=} for a
--- non-loopback one, over HTTPS); returns the decoded JSON and the raw
+--- GETs path of the endpoint (tls: {token=, ca=, insecure=}: over HTTPS
+-- for a non-loopback address or with a token); returns the decoded JSON and the raw
 -- text, or nil, message.
 function M.fetch(address, path, timeout, tls)
-  local loop = M.is_loopback(address)
-  local url = (loop and "http://" or "https://") .. address .. path
-  local body, status, code = core.http_get(url, timeout, not loop and tls or nil)
+  local plain = M.is_loopback(address) and not (tls and tls.token)
+  local url = (plain and "http://" or "https://") .. address .. path
+  local body, status, code = core.http_get(url, timeout, not plain and tls or nil)
   if not body then
-    return nil, string.format("%s (is `kinformer run --admin-bind-address %s` running?)", status, address), code
+    return nil, string.format("%s (is `kinformer run --admin-bind-address %s` running?%s)", status, address,
+      plain and " an endpoint bound to a non-loopback address serves HTTPS: pass --token" or ""), code
   end
   if status ~= 200 then return nil, string.format("GET %s: HTTP %d: %s", url, status, body) end
   local ok, v = pcall(core.json_decode, body)
