@@ -114,7 +114,8 @@ describe("a deposed leader (SIGSTOP past the lease, then SIGCONT)", function()
     h.sleep(0.3)
     local ws = writes(logf)
     local late = count(ws, function(w) return w.who == "a" and w.ok and w.rv > acq_rv end)
-    local refused = count(ws, function(w) return w.who == "a" and not w.ok end)
+    local refused = count(ws, function(w) return w.who == "a" and not w.ok and w.code:match("^EFENCED") end)
+    local failed = count(ws, function(w) return w.who == "a" and not w.ok and not w.code:match("^EFENCED") end)
     local b_after = count(ws, function(w) return w.who == "b" and w.ok and w.rv > acq_rv end)
 
     -- on the sim: the server's own order of every write that reached it
@@ -134,8 +135,9 @@ describe("a deposed leader (SIGSTOP past the lease, then SIGCONT)", function()
       assert.is_true(acquired, "the new leader's Lease write is not in the write log")
     end
     print(string.format("\n  takeover %.2f s after SIGSTOP (lease %g s); writes by the old leader after "
-      .. "the takeover: %d (write log: %s), refused locally: %d; new leader's writes meanwhile: %d",
-      takeover, LEASE, late, tostring(late_log), refused, b_after))
+      .. "the takeover: %d (write log: %s); refused locally (EFENCED): %d, failed otherwise: %d; "
+      .. "new leader's writes meanwhile: %d", takeover, LEASE, late, tostring(late_log), refused, failed,
+      b_after))
     assert.equal(0, late, "writes by the resumed old leader after the new one acquired")
     if late_log then assert.equal(0, late_log, "old leader's writes in the sim's write log after the takeover") end
     assert.equal(1, rc)
