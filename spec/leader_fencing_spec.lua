@@ -12,9 +12,11 @@
 -- "After the takeover" is told by resourceVersions (one counter over all
 -- objects on the sim and on kube-apiserver, whose resourceVersion is etcd's
 -- revision): the Lease's first record naming the new holder, as a watch of
--- the Lease in this process saw it, against each write's answer.
--- On the sim the write log (every write that reached the server, in the
--- server's order, refused ones included) is checked as well.
+-- the Lease in this process saw it, against each write's answer and
+-- against every change of the ConfigMap a watch saw (a write the server
+-- applied though its writer never read the answer counts too). On the sim
+-- the write log (every write that reached the server, in the server's
+-- order, refused ones included) is checked as well.
 local core = require "kinformer.core"
 local kinformer = require "kinformer"
 local h = require "examples.helper"
@@ -84,6 +86,15 @@ describe("a deposed leader (SIGSTOP past the lease, then SIGCONT)", function()
       if id and not holders[id] then holders[id] = tonumber(l.metadata.resourceVersion) end
     end
     leases:add_handler({ on_add = saw, on_update = function(_, l) saw(l) end }, { main = true })
+    -- every write the server applied to "beat", whoever wrote it and
+    -- whether or not its answer reached the writer: {rv =, writer =}
+    local applied = {}
+    local cms = assert(watcher:informer("v1/configmaps"))
+    cms:add_handler({ on_update = function(_, cm)
+      if cm.metadata.name == "beat" then
+        applied[#applied + 1] = { rv = tonumber(cm.metadata.resourceVersion), writer = cm.data and cm.data.writer }
+      end
+    end }, { main = true })
     assert(watcher:start{ timeout = 20 })
     ops.a = h.operator("spec/fixtures/fencing_operator.lua", t, args(ns),
       { "FENCE_SPEC_LOG=" .. logf, "FENCE_SPEC_NAME=a" })
@@ -113,7 +124,11 @@ describe("a deposed leader (SIGSTOP past the lease, then SIGCONT)", function()
     end, "the old leader to exit", RENEW + 10)
     h.sleep(0.3)
     local ws = writes(logf)
+    watcher:step(0.2)
     local late = count(ws, function(w) return w.who == "a" and w.ok and w.rv > acq_rv end)
+    local late_seen = count(applied, function(w) return w.writer == "a" and w.rv > acq_rv end)
+    assert.is_true(count(applied, function(w) return w.writer == "b" and w.rv > acq_rv end) >= 20,
+      "the watch did not see the new leader's writes")
     local refused = count(ws, function(w) return w.who == "a" and not w.ok and w.code:match("^EFENCED") end)
     local failed = count(ws, function(w) return w.who == "a" and not w.ok and not w.code:match("^EFENCED") end)
     local b_after = count(ws, function(w) return w.who == "b" and w.ok and w.rv > acq_rv end)
@@ -135,10 +150,11 @@ describe("a deposed leader (SIGSTOP past the lease, then SIGCONT)", function()
       assert.is_true(acquired, "the new leader's Lease write is not in the write log")
     end
     print(string.format("\n  takeover %.2f s after SIGSTOP (lease %g s); writes by the old leader after "
-      .. "the takeover: %d (write log: %s); refused locally (EFENCED): %d, failed otherwise: %d; "
-      .. "new leader's writes meanwhile: %d", takeover, LEASE, late, tostring(late_log), refused, failed,
-      b_after))
+      .. "the takeover: %d answered, %d seen by a watch (sim write log: %s); refused locally (EFENCED): %d, "
+      .. "failed otherwise: %d; new leader's writes meanwhile: %d", takeover, LEASE, late, late_seen,
+      tostring(late_log), refused, failed, b_after))
     assert.equal(0, late, "writes by the resumed old leader after the new one acquired")
+    assert.equal(0, late_seen, "old leader's writes a watch saw after the takeover")
     if late_log then assert.equal(0, late_log, "old leader's writes in the sim's write log after the takeover") end
     assert.equal(1, rc)
     assert.matches("leader election lost", ops.a:stderr(), 1, true)
