@@ -18,7 +18,9 @@
 #                       website, configmap-mirror, pod-label-auditor, run
 #                       through bin/kinformer), the stalled-connection
 #                       spec (spec/stall_spec.lua), the leader election
-#                       spec (spec/leader_election_spec.lua), the dry-run
+#                       spec (spec/leader_election_spec.lua), the deposed
+#                       leader's SIGSTOP/SIGCONT spec
+#                       (spec/leader_fencing_spec.lua), the dry-run
 #                       plan spec (spec/plan_spec.lua) and the chaos spec
 #                       (spec/chaos_spec.lua: the fault proxy's faults only),
 #                       and the secure metrics spec (spec/e2e/metrics_auth_e2e.lua)
@@ -72,7 +74,8 @@ e2e-lua: e2e-deps
 	$(MAKE) --no-print-directory MODE=release $(LUA_MOD) $(SIM_MOD) fault-proxy
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/examples \
-	  spec/stall_spec.lua spec/leader_election_spec.lua spec/plan_spec.lua spec/replay_spec.lua \
+	  spec/stall_spec.lua spec/leader_election_spec.lua spec/leader_fencing_spec.lua \
+	  spec/plan_spec.lua spec/replay_spec.lua \
 	  spec/chaos_spec.lua
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal --pattern=_e2e \

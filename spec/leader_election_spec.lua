@@ -5,8 +5,11 @@
 -- Exactly one reconciles at any time (reconcile times against the Lease
 -- holder); kill -9 of the leader hands over once its lease expired; SIGTERM
 -- with release hands over within about a retry period; a lost lease ends
--- the process with status 1, or with exit_on_loss = false stops the
--- controllers until the replica leads again. Takeover times are printed.
+-- the process with status 1 (at once when a Lease read names another
+-- holder), or with exit_on_loss = false stops the controllers until the
+-- replica leads again, the leadership fence closed meanwhile and opened in
+-- a new epoch. Takeover times are printed. (The SIGSTOP/SIGCONT test of a
+-- deposed leader is spec/leader_fencing_spec.lua.)
 local core = require "kinformer.core"
 local h = require "examples.helper"
 local proc = require "support.proc"
@@ -150,7 +153,14 @@ describe("leader election (kinformer run --leader-elect)", function()
     local l = lease(t, ns)
     l.spec.holderIdentity = "intruder"
     l.spec.leaseDurationSeconds = 3600
+    local t0 = core.monotime()
     assert(t.client:update("coordination.k8s.io/v1/leases", l))
+    -- at once: the replica's next renewal (a retry period) reads the
+    -- intruder and stops; it does not retry until its renew deadline (3 s)
+    h.eventually(function() return ops[1]:stderr():find("leader election lost", 1, true) end,
+      "the loss to be logged", 60)
+    local took = core.monotime() - t0
+    assert.is_true(took < RETRY + 1, "the loss took " .. took .. " s")
     local rc = h.eventually(function() return ops[1]:status() end, "the replica to exit", 60)
     assert.equal(1, rc)
     assert.matches("leader election lost: " .. h.esc(id) .. " no longer holds lease "
@@ -164,6 +174,7 @@ describe("mgr leader_election with exit_on_loss = false", function()
     -- in a child: the loss is logged as an error on purpose
     local out, err, rc = proc.run_lua([[
       local kinformer = require "kinformer"
+      local core = require "kinformer.core"
       local sim = assert(require("kinformer.sim").start{})
       local calls = {}
       local mgr = assert(kinformer.manager{ sim = sim, leader_election = {
@@ -173,18 +184,32 @@ describe("mgr leader_election with exit_on_loss = false", function()
         on_stopped_leading = function(lost) calls[#calls + 1] = "stopped:" .. tostring(lost) end,
       } })
       local ctl = assert(mgr:controller{ ["for"] = "v1/configmaps", reconciler = function() end })
-      local client = mgr.client
+      -- the test's own writes: a client of its own (the manager's writes are
+      -- fenced: none while it does not lead)
+      local env = assert(core.env{ kubeconfig = sim.kubeconfig })
+      local client = env:client()
+      local fence0 = mgr:leader_election()
+      print("fence before start", fence0.fence_epoch, fence0.fence_holds)
       assert(client:create("v1/configmaps", { metadata = { name = "c1", namespace = "default" } }))
       assert(mgr:start{ timeout = 20 })
       local function reconciled() return ctl:stats().reconcile_success end
       assert(mgr:wait_for(function() return mgr:leader_election().is_leader and reconciled() >= 1 end, 30))
+      local e1 = mgr:leader_election()
+      print("fence leading", e1.fence_epoch > 0, e1.fence_holds)
       local l = assert(client:get("coordination.k8s.io/v1/leases", "default", "le-loss"))
       l.spec.holderIdentity = "intruder"
       l.spec.leaseDurationSeconds = 2
+      local t0 = core.monotime()
       assert(client:update("coordination.k8s.io/v1/leases", l))
       assert(mgr:wait_for(function() return calls[#calls] == "stopped:true" end, 30))
+      -- at once (a retry period, 0.3 s), not at the renew deadline (1.5 s)
+      print("lost at once", core.monotime() - t0 < 1)
+      local lost = mgr:leader_election()
+      print("fence lost", lost.fence_epoch, lost.fence_holds)
       print("stopping", ctl:stats().stopping)
       assert(mgr:wait_for(function() return #calls >= 3 and calls[3] == "started" end, 30))
+      local e2 = mgr:leader_election()
+      print("fence again", e2.fence_epoch > e1.fence_epoch, e2.fence_holds)
       -- a rebuilt controller: its counters start again; reconciles run
       assert(client:create("v1/configmaps", { metadata = { name = "c2", namespace = "default" } }))
       assert(mgr:wait_for(function() return reconciled() >= 1 end, 30))
@@ -192,9 +217,15 @@ describe("mgr leader_election with exit_on_loss = false", function()
       print("calls", table.concat(calls, ","))
       print("state", st.is_leader, st.acquisitions, st.losses, st.transitions)
       mgr:stop()
+      env:shutdown()
       sim:stop()
     ]])
     assert.equal(0, rc, out .. err)
+    assert.matches("fence before start\t0\tfalse", out, 1, true)
+    assert.matches("fence leading\ttrue\ttrue", out, 1, true)
+    assert.matches("lost at once\ttrue", out, 1, true)
+    assert.matches("fence lost\t0\tfalse", out, 1, true)
+    assert.matches("fence again\ttrue\ttrue", out, 1, true)
     assert.matches("stopping\t1", out, 1, true)
     assert.matches("calls\tstarted,stopped:true,started", out, 1, true)
     -- the intruder kept leaseTransitions (0); winning it back made it 1

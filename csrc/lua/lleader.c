@@ -4,6 +4,13 @@
  * queued to the env's main-state queue (lkin_mainq_post) and run by
  * env:step, in the main state, in order.
  *
+ * The elector opens, renews and closes the env's leadership fence
+ * (lkin_env_fence, made here or by core.leader_fence: owned by the env),
+ * under which the env's reconciles, Events and client write: a replica
+ * that is not the leader right now writes nothing. The fence closes on the
+ * elector's thread the moment leadership is lost, before the queued
+ * on_stopped_leading reaches the main state.
+ *
  * Ownership: the userdata owns one lle, which holds an env reference and
  * the elector; closing it stops the elector (joining its thread, so no
  * callback is queued afterwards) and drops the Lua callbacks. Events
@@ -15,10 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call_ctx.h"
 #include "kin.h"
 #include "laux.h"
 #include "leader_election.h"
 #include "lenv.h"
+#include "lenv_core.h"
 #include "lhandler.h"
 #include "metrics.h"
 #include "metrics_collectors.h"
@@ -122,13 +131,41 @@ static lle *check_lle(lua_State *L) {
   return u->p;
 }
 
+/* Returns e's leadership fence, made (closed) and given to e on first use;
+ * NULL when out of memory. */
+static kin_fence *env_fence(lkin_env *e) {
+  kin_fence *f = lkin_env_fence(e);
+  if (f) return f;
+  if (!(f = kin_fence_new())) return NULL;
+  if (lkin_env_set_fence(e, f) < 0) { /* another thread gave it one meanwhile */
+    kin_fence_free(f);
+    return lkin_env_fence(e);
+  }
+  return f;
+}
+
+/* core.leader_fence(env) -> epoch, holds: makes env's leadership fence if
+ * it has none (kinformer.manager with leader_election does so at once, so
+ * every write of that manager is fenced from the start: none is allowed
+ * before this replica leads), and returns its open epoch (0: closed) and
+ * whether it holds now. Raises on ENOMEM. */
+static int l_leader_fence(lua_State *L) {
+  kin_fence *f = env_fence(lkin_check_env(L, 1));
+  if (!f) return luaL_error(L, "leader_fence: out of memory");
+  uint64_t epoch = kin_fence_epoch(f);
+  lua_pushinteger(L, (lua_Integer)epoch);
+  lua_pushboolean(L, epoch && kin_fence_holds(f, epoch));
+  return 2;
+}
+
 /* core.leader_elector(env, opts) -> elector (not started)
  * opts: name (required), namespace (default: the env's), identity
  * (default "<hostname>_<uuid>"), lease_duration, renew_deadline,
  * retry_period (seconds; defaults 15, 10, 2), release_on_cancel (default
  * true), rejoin_after_loss (default false), on_started_leading(),
  * on_stopped_leading(lost), on_new_leader(identity): functions run by
- * env:step in this (the main) state. Bad options raise. Main state only. */
+ * env:step in this (the main) state. The elector drives env's leadership
+ * fence (made now if env has none). Bad options raise. Main state only. */
 static int l_leader_elector(lua_State *L) {
   lkin_env *e = lkin_check_env(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -150,6 +187,7 @@ static int l_leader_elector(lua_State *L) {
     lua_pop(L, 1);
   }
   if (lkin_mainq_prepare(e) < 0) return lkin_fail(L, KIN_ENOMEM, "leader_elector");
+  if (!(o.fence = env_fence(e))) return lkin_fail(L, KIN_ENOMEM, "leader_elector");
   lle_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->p = NULL;
   lkin_setmetatable(L, &leader_type);
@@ -205,12 +243,14 @@ static int m_stop(lua_State *L) {
 
 /* le:state() -> {identity=, name=, namespace=, leader=, is_leader=,
  * transitions=, lease_duration=, acquire_time=, renew_time=,
- * acquisitions=, losses=, running=} (leader "" when nobody holds it). */
+ * acquisitions=, losses=, running=, fence_epoch=, fence_holds=} (leader
+ * "" when nobody holds it; fence_epoch 0 while the fence is closed,
+ * fence_holds whether writes may be sent now). */
 static int m_state(lua_State *L) {
   lle *p = check_lle(L);
   kin_leader_election_state st;
   if (kin_leader_elector_get_state(p->le, &st) < 0) return lkin_fail(L, KIN_ENOMEM, "state");
-  lua_createtable(L, 0, 12);
+  lua_createtable(L, 0, 14);
 #define S(k, v) (lua_pushstring(L, v), lua_setfield(L, -2, k))
 #define I(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
 #define B(k, v) (lua_pushboolean(L, v), lua_setfield(L, -2, k))
@@ -226,6 +266,10 @@ static int m_state(lua_State *L) {
   I("acquisitions", st.acquisitions);
   I("losses", st.losses);
   B("running", st.running);
+  kin_fence *f = lkin_env_fence(p->e);
+  uint64_t epoch = f ? kin_fence_epoch(f) : 0;
+  I("fence_epoch", epoch);
+  B("fence_holds", epoch && kin_fence_holds(f, epoch));
 #undef S
 #undef I
 #undef B
@@ -283,4 +327,6 @@ void lkin_open_leader(lua_State *L) {
   lua_setfield(L, -2, "leader_elector");
   lua_pushcfunction(L, l_leader_identity);
   lua_setfield(L, -2, "leader_identity");
+  lua_pushcfunction(L, l_leader_fence);
+  lua_setfield(L, -2, "leader_fence");
 }

@@ -16,7 +16,8 @@
 kin_leader_elector *lkin_leader_elector_of(lua_State *L, int i);
 
 /* Registers the kinformer.leader_elector metatable in L and sets
- * core.leader_elector(env, opts) in the module table at the top. */
+ * core.leader_elector(env, opts) and core.leader_fence(env) in the module
+ * table at the top. */
 void lkin_open_leader(lua_State *L);
 
 #endif

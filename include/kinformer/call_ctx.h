@@ -59,6 +59,12 @@ uint64_t kin_fence_epoch(const kin_fence *f);
  * time bound has not passed; else 0. */
 int kin_fence_holds(const kin_fence *f, uint64_t epoch);
 
+/* Returns the CLOCK_MONOTONIC ns epoch holds until (0: no time bound), or
+ * 1 (long passed) when epoch is not f's open epoch; UINT64_MAX when f is
+ * NULL. A verb may cap a write's timeout to it, so that a request that
+ * passed the fence just before a pause cannot go out long after. */
+uint64_t kin_fence_until(const kin_fence *f, uint64_t epoch);
+
 /* Called after each mutating verb (any method but GET) with its method,
  * path with query string and HTTP status (0 for a transport failure or a
  * local refusal); runs on the calling thread. */

@@ -21,6 +21,24 @@
  * own), so busy controllers sharing the client never delay a renewal; each
  * is bounded by the renew deadline while leading, and cancelled by stop.
  *
+ * The leadership fence (call_ctx.h), when given, says whether this
+ * candidate may act as leader right now: the elector opens a new epoch
+ * when it acquires the Lease, valid until the start of the acquiring
+ * attempt (on the real monotonic clock, taken before its first request)
+ * plus the renew deadline, moves that bound the same way on every
+ * successful renewal, and closes the epoch the moment leadership is lost
+ * or unknowable: a Lease read that shows another valid holder (at once, no
+ * retrying until the renew deadline), no successful renewal within the
+ * renew deadline of the last one's start, the deadline found already
+ * passed when the thread runs again (the process was paused: its fence had
+ * expired by itself meanwhile), and stop or abandon (before any release).
+ * Other candidates take over no earlier than that start plus the lease
+ * duration, so the lease duration minus the renew deadline is the margin
+ * for clock rates and writes still on their way. Writes made under a
+ * context of an ended epoch are refused locally (KIN_EFENCED). Unlike
+ * client-go, which keeps acting until its renew deadline whatever the
+ * Lease read said.
+ *
  * Callbacks run on the elector's thread: they must be quick and must not
  * call back into the elector's stop/free (the Lua binding only queues them
  * to the manager's main state).
@@ -35,6 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call_ctx.h"
 #include "clock.h"
 #include "rest_client.h"
 
@@ -59,7 +78,11 @@ typedef struct {
   /* After losing the lease: 0 ends the elector's thread (client-go's
    * Run); 1 makes it a candidate again. */
   int rejoin_after_loss;
-  kin_clock *clock; /* NULL: real; expiry and sleeps use it */
+  kin_clock *clock; /* NULL: real; expiry and sleeps use it (the fence's
+                       time bound is always on CLOCK_MONOTONIC) */
+  /* The leadership fence the elector opens, renews and closes (see
+   * above); borrowed: it must outlive the elector. NULL: none. */
+  kin_fence *fence;
   /* Callbacks (each may be NULL), on the elector's thread, with ud. */
   void (*on_started_leading)(void *ud);
   /* lost: 1 when the lease could not be renewed, 0 on stop. Called only

@@ -25,12 +25,23 @@
 --
 -- Every replica starts its informers and syncs its caches; controllers
 -- start only while this replica leads (and its caches synced), so a
--- takeover reconciles at once. Losing the Lease stops the controllers at
--- once (in-flight reconciles interrupted, as controller-runtime skips the
--- graceful shutdown); then, with exit_on_loss, mgr:run logs the loss and
--- exits the process with status 1; without, the controllers wait to lead
--- again (they are rebuilt from their configs when leadership returns).
--- The callbacks run in the manager's main state (mgr:step / mgr:run).
+-- takeover reconciles at once.
+--
+-- The manager's writes (reconciles, Events, its client) go out under a
+-- leadership fence (core.leader_fence, made with the manager): its epoch
+-- opens when this replica acquires the Lease and ends, on the elector's
+-- thread, the moment leadership is lost or unknowable (a Lease read names
+-- another holder; no renewal within the renew deadline; the process was
+-- paused past it), and it also expires by itself at the last successful
+-- renewal's start + renew deadline, so a process resumed after SIGSTOP
+-- writes nothing even before its elector runs. A write under an ended
+-- epoch is refused locally (EFENCED); a replica that does not lead writes
+-- nothing. Then the queued on_stopped_leading stops the controllers
+-- (in-flight reconciles interrupted, as controller-runtime skips the
+-- graceful shutdown); with exit_on_loss, mgr:run logs the loss and exits
+-- the process with status 1; without, the controllers wait to lead again
+-- (they are rebuilt from their configs when leadership returns). The
+-- callbacks run in the manager's main state (mgr:step / mgr:run).
 local core = require "kinformer.core"
 local options = require "kinformer.util.options"
 
@@ -81,6 +92,8 @@ end
 -- start, once the Lease's name can be resolved). Raises on a bad option.
 function M.new(mgr, opts)
   check(opts)
+  -- the manager's writes are fenced from now on: none before it leads
+  core.leader_fence(mgr.env)
   local self = setmetatable({
     _mgr = mgr,
     _user = opts,
@@ -208,14 +221,18 @@ end
 
 --- The state as the elector knows it: {identity=, name=, namespace=,
 -- leader=, is_leader=, transitions=, lease_duration=, acquire_time=,
--- renew_time=, acquisitions=, losses=, running=}.
+-- renew_time=, acquisitions=, losses=, running=, fence_epoch=,
+-- fence_holds=} (the leadership fence: its open epoch, 0 while closed,
+-- and whether the manager's writes may be sent now).
 -- Before start: what is known (the name the Lease would get), not running.
 function LE:state()
   if self._ud then return self._ud:state() end
   local mgr = self._mgr
+  local epoch, holds = core.leader_fence(mgr.env)
   return { identity = self._user.identity or "", name = self:lease_name(),
            namespace = self._user.namespace or mgr.namespace, leader = "", is_leader = false,
-           transitions = 0, acquisitions = 0, losses = 0, running = false }
+           transitions = 0, acquisitions = 0, losses = 0, running = false,
+           fence_epoch = epoch, fence_holds = holds }
 end
 
 function LE:close() if self._ud then self._ud:close() end end

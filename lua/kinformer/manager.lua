@@ -65,7 +65,8 @@ end
 -- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
 -- "v1"; default: what discovery lists)}; leader_election (a table: see
 -- kinformer.leader_election; controllers then run only while this replica
--- leads); clock ("real", the default, or "fake": the controllers' delaying
+-- leads, and every write of the manager goes out under its leadership
+-- fence: none while it does not lead); clock ("real", the default, or "fake": the controllers' delaying
 -- queues and rate limiters run on one fake clock that starts at 0 and only
 -- moves by mgr:clock_advance, so a requeue_after or a retry's backoff
 -- fires when the clock is advanced past it; the informers, the per-key

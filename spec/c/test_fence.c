@@ -65,5 +65,27 @@ static void test_fence_TimeBoundExpires(void **state) {
   kin_fence_free(f);
 }
 
+/* kin_fence_until: the open epoch's bound (0: none), 1 for an epoch that
+ * is not open, UINT64_MAX without a fence. */
+static void test_fence_UntilTellsTheBound(void **state) {
+  (void)state;
+  assert_true(kin_fence_until(NULL, 0) == UINT64_MAX);
+  kin_fence *f = kin_fence_new();
+  assert_true(kin_fence_until(f, 0) == 1);
+  uint64_t bound = now_ns() + 5000000000ull;
+  uint64_t e = kin_fence_open(f, bound);
+  assert_true(kin_fence_until(f, e) == bound);
+  assert_true(kin_fence_until(f, e + 1) == 1);
+  assert_int_equal(kin_fence_renew(f, e, bound + 7), 0);
+  assert_true(kin_fence_until(f, e) == bound + 7);
+  uint64_t e2 = kin_fence_open(f, 0);
+  assert_true(kin_fence_until(f, e2) == 0);
+  assert_true(kin_fence_until(f, e) == 1);
+  kin_fence_close(f);
+  assert_true(kin_fence_until(f, e2) == 1);
+  kin_fence_free(f);
+}
+
 KIN_SUITE(fence, cmocka_unit_test(test_fence_EpochsEndForGood),
-          cmocka_unit_test(test_fence_TimeBoundExpires))
+          cmocka_unit_test(test_fence_TimeBoundExpires),
+          cmocka_unit_test(test_fence_UntilTellsTheBound))

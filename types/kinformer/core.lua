@@ -263,6 +263,13 @@ function M.worker(code, opts) end
 ---@return string
 function M.leader_identity() end
 
+---The env's leadership fence, made (closed) on first use (internal): its
+---open epoch (0 while closed) and whether writes may be sent under it now.
+---@param env kinformer.Env
+---@return integer epoch
+---@return boolean holds
+function M.leader_fence(env) end
+
 ---A label selector parsed with the API server's rules, or nil, message, "EINVAL".
 ---@param selector? string "" and nil select everything
 ---@return kinformer.core.LabelSelector? sel

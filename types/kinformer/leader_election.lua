@@ -30,6 +30,8 @@
 ---@field acquisitions integer
 ---@field losses integer
 ---@field running boolean
+---@field fence_epoch integer the leadership fence's open epoch (0: closed)
+---@field fence_holds boolean writes of this manager may be sent now
 
 ---The election of one manager (the manager drives it).
 ---@class kinformer.LeaderElection

@@ -14,22 +14,14 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "json_span.h"
-#include "json_str.h"
+#include "call_ctx.h"
 #include "kin.h"
 #include "kobj.h"
+#include "le_record.h"
 #include "log.h"
 #include "util.h"
 
 #define NS_PER_S 1000000000ull
-
-/* The Lease's spec as client-go's LeaderElectionRecord. Strings owned. */
-typedef struct {
-  char *holder;       /* "" when none */
-  long long duration; /* leaseDurationSeconds */
-  char *acquire, *renew;
-  long long transitions;
-} le_record;
 
 struct kin_leader_elector {
   /* Immutable after new. */
@@ -42,14 +34,18 @@ struct kin_leader_elector {
   void (*on_stopped)(void *, int);
   void (*on_new_leader)(void *, const char *);
   void *ud;
+  kin_fence *fence;      /* borrowed; NULL: none (thread-safe itself) */
   /* Elector thread only. */
+  uint64_t epoch;        /* the fence's epoch this term opened; 0: none */
+  uint64_t held_ns;      /* kin_clock time the last successful acquire or
+                            renewal attempt started (before its request) */
   kin_obj *lease;        /* the Lease as last read or written (update base) */
   char *reported_leader; /* the holder last given to on_new_leader */
   unsigned rand_state;
   /* Guarded by mu. */
   pthread_mutex_t mu;
   pthread_cond_t cond;   /* signalled on stop */
-  le_record observed;    /* the record last observed */
+  kin__le_record observed;    /* the record last observed */
   uint64_t observed_ns;  /* kin_clock time it was last seen to change */
   int stop, abandon, started, joined;
   uint64_t acquisitions, losses;
@@ -60,38 +56,7 @@ struct kin_leader_elector {
   pthread_t thread;
 };
 
-static void record_free(le_record *r) {
-  free(r->holder);
-  free(r->acquire);
-  free(r->renew);
-  memset(r, 0, sizeof(*r));
-}
-
-/* Deep-copies src into *dst (freed first). Returns 0 or KIN_ENOMEM (dst
- * then empty). */
-static int record_copy(le_record *dst, const le_record *src) {
-  le_record r = {strdup(src->holder ? src->holder : ""), src->duration,
-                 strdup(src->acquire ? src->acquire : ""), strdup(src->renew ? src->renew : ""),
-                 src->transitions};
-  record_free(dst);
-  if (!r.holder || !r.acquire || !r.renew) {
-    record_free(&r);
-    return KIN_ENOMEM;
-  }
-  *dst = r;
-  return 0;
-}
-
-/* 1 when a and b are the same record (client-go compares the records'
- * JSON; the times are compared here at the precision written). */
-static int record_equal(const le_record *a, const le_record *b) {
-  return a->duration == b->duration && a->transitions == b->transitions &&
-         !strcmp(a->holder ? a->holder : "", b->holder ? b->holder : "") &&
-         !strcmp(a->acquire ? a->acquire : "", b->acquire ? b->acquire : "") &&
-         !strcmp(a->renew ? a->renew : "", b->renew ? b->renew : "");
-}
-
-/* ---- identity, times ----------------------------------------------------- */
+/* ---- identity ------------------------------------------------------------- */
 
 int kin_leader_election_default_identity(char *buf, size_t n) {
   char host[256] = "";
@@ -113,84 +78,6 @@ int kin_leader_election_default_identity(char *buf, size_t n) {
                    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
                    u[13], u[14], u[15]);
   return w < 0 || (size_t)w >= n ? KIN_EINVAL : 0;
-}
-
-/* Writes the wall-clock time as a MicroTime ("2006-01-02T15:04:05.000000Z")
- * into buf (at least 32 bytes). Informational only: expiry never reads it. */
-static void micro_time_now(char *buf, size_t n) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  struct tm tm;
-  gmtime_r(&ts.tv_sec, &tm);
-  char base[24];
-  strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf, n, "%.19s.%06dZ", base, (int)(ts.tv_nsec / 1000) % 1000000);
-}
-
-/* ---- the Lease as JSON ----------------------------------------------------- */
-
-/* Appends s as a JSON string (quoted, escaped) to b. */
-static void add_json_string(kin__buf *b, const char *s) {
-  kin__buf_add(b, "\"", 1);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') kin__buf_printf(b, "\\%c", *p);
-    else if (*p < 0x20) kin__buf_printf(b, "\\u%04x", *p);
-    else kin__buf_add(b, (const char *)p, 1);
-  }
-  kin__buf_add(b, "\"", 1);
-}
-
-/* Appends r as a LeaseSpec (client-go's LeaderElectionRecordToLeaseSpec). */
-static void add_spec(kin__buf *b, const le_record *r) {
-  kin__buf_puts(b, "{\"holderIdentity\":");
-  add_json_string(b, r->holder);
-  kin__buf_printf(b, ",\"leaseDurationSeconds\":%lld,\"acquireTime\":", r->duration);
-  add_json_string(b, r->acquire);
-  kin__buf_puts(b, ",\"renewTime\":");
-  add_json_string(b, r->renew);
-  kin__buf_printf(b, ",\"leaseTransitions\":%lld}", r->transitions);
-}
-
-/* A string member's unescaped copy, "" when absent or null; NULL on OOM. */
-static char *member_string(const char *js, const jsmntok_t *t, int n, int obj, const char *key) {
-  int v = kin__span_get(js, t, n, obj, key);
-  if (v < 0 || t[v].type != JSMN_STRING) return strdup("");
-  char *out = NULL;
-  size_t len;
-  if (kin__json_unescape_dup(js + t[v].start, (size_t)(t[v].end - t[v].start), &out, &len) < 0)
-    return strdup("");
-  return out;
-}
-
-static long long member_int(const char *js, const jsmntok_t *t, int n, int obj, const char *key) {
-  int v = kin__span_get(js, t, n, obj, key);
-  if (v < 0 || t[v].type != JSMN_PRIMITIVE) return 0;
-  return strtoll(js + t[v].start, NULL, 10);
-}
-
-/* Reads the record out of a Lease (client-go's LeaseSpecToLeaderElectionRecord:
- * absent fields are zero). Returns 0, KIN_EINVAL, KIN_ENOMEM. */
-static int lease_record(const kin_obj *lease, le_record *out) {
-  memset(out, 0, sizeof(*out));
-  size_t len;
-  const char *js = kin_obj_json(lease, &len);
-  kin_span sp = kin_obj_spec_span(lease);
-  if (sp.len == 0) return record_copy(out, &(le_record){0});
-  jsmntok_t *t;
-  int n = kin__span_tokenize(js + sp.off, sp.len, &t);
-  if (n < 0) return n;
-  const char *s = js + sp.off;
-  out->holder = member_string(s, t, n, 0, "holderIdentity");
-  out->acquire = member_string(s, t, n, 0, "acquireTime");
-  out->renew = member_string(s, t, n, 0, "renewTime");
-  out->duration = member_int(s, t, n, 0, "leaseDurationSeconds");
-  out->transitions = member_int(s, t, n, 0, "leaseTransitions");
-  free(t);
-  if (!out->holder || !out->acquire || !out->renew) {
-    record_free(out);
-    return KIN_ENOMEM;
-  }
-  return 0;
 }
 
 /* ---- requests ------------------------------------------------------------- */
@@ -230,17 +117,17 @@ static int lease_request(kin_leader_elector *le, const char *method, const char 
 
 /* Writes r: an update of le->lease with its resourceVersion, or a create
  * when there is none (create). Returns as lease_request. */
-static int lease_write(kin_leader_elector *le, const le_record *r, int create,
+static int lease_write(kin_leader_elector *le, const kin__le_record *r, int create,
                        uint64_t deadline_ns, kin_io_canceler *cx, kin_result *res) {
   kin__buf b = {0};
   if (create) {
     kin__buf_puts(&b, "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
                       "\"name\":");
-    add_json_string(&b, le->name);
+    kin__le_add_json_string(&b, le->name);
     kin__buf_puts(&b, ",\"namespace\":");
-    add_json_string(&b, le->ns);
+    kin__le_add_json_string(&b, le->ns);
     kin__buf_puts(&b, "},\"spec\":");
-    add_spec(&b, r);
+    kin__le_add_spec(&b, r);
     kin__buf_puts(&b, "}");
   } else {
     /* the Lease as read, its spec replaced: metadata (resourceVersion,
@@ -250,7 +137,7 @@ static int lease_write(kin_leader_elector *le, const le_record *r, int create,
     kin_span sp = kin_obj_spec_span(le->lease);
     if (sp.len) {
       kin__buf_add(&b, js, sp.off);
-      add_spec(&b, r);
+      kin__le_add_spec(&b, r);
       kin__buf_add(&b, js + sp.off + sp.len, len - sp.off - sp.len);
     } else {
       const char *brace = memchr(js, '{', len);
@@ -261,7 +148,7 @@ static int lease_write(kin_leader_elector *le, const le_record *r, int create,
       size_t at = (size_t)(brace - js) + 1;
       kin__buf_add(&b, js, at);
       kin__buf_puts(&b, "\"spec\":");
-      add_spec(&b, r);
+      kin__le_add_spec(&b, r);
       kin__buf_puts(&b, ",");
       kin__buf_add(&b, js + at, len - at);
     }
@@ -287,9 +174,9 @@ static void log_failure(kin_leader_elector *le, kin_log_level level, const char 
 }
 
 /* Records r as observed now (client-go's setObservedRecord). */
-static void set_observed(kin_leader_elector *le, const le_record *r) {
+static void set_observed(kin_leader_elector *le, const kin__le_record *r) {
   pthread_mutex_lock(&le->mu);
-  if (record_copy(&le->observed, r) == 0) le->observed_ns = kin_clock_now(le->clock);
+  if (kin__le_record_copy(&le->observed, r) == 0) le->observed_ns = kin_clock_now(le->clock);
   pthread_mutex_unlock(&le->mu);
 }
 
@@ -311,13 +198,19 @@ static int lease_valid(kin_leader_elector *le, uint64_t now) {
   return valid;
 }
 
-/* client-go's tryAcquireOrRenew: returns 1 when this candidate holds the
- * Lease afterwards. Requests are bounded by deadline_ns (0: none). */
+/* What try_acquire_or_renew found. */
+enum { LE_NOT_HELD = 0, LE_HELD = 1, LE_OTHER = 2 };
+
+/* client-go's tryAcquireOrRenew: returns LE_HELD when this candidate holds
+ * the Lease afterwards, LE_OTHER when the Lease read names another holder
+ * whose record has not expired, LE_NOT_HELD when the attempt failed
+ * otherwise (a request failed, a race lost). Requests are bounded by
+ * deadline_ns (0: none). */
 static int try_acquire_or_renew(kin_leader_elector *le, uint64_t deadline_ns) {
   char now_s[40];
-  micro_time_now(now_s, sizeof(now_s));
+  kin__le_micro_time_now(now_s, sizeof(now_s));
   long long dur = (long long)(le->lease_ns / NS_PER_S);
-  le_record want = {le->identity, dur < 1 ? 1 : dur, now_s, now_s, 0};
+  kin__le_record want = {le->identity, dur < 1 ? 1 : dur, now_s, now_s, 0};
   kin_result res;
   uint64_t now = kin_clock_now(le->clock);
   /* 1. the leader's fast path: update the Lease last written */
@@ -335,8 +228,10 @@ static int try_acquire_or_renew(kin_leader_elector *le, uint64_t deadline_ns) {
       kin_result_free(&res);
       want.acquire = now_s;
       free(acq);
-      if (rc == 0) return 1;
+      if (rc == 0) return LE_HELD;
     }
+    /* its deadline passed meanwhile: nothing more can be done in time */
+    if (deadline_ns && kin_clock_now(le->clock) >= deadline_ns) return LE_NOT_HELD;
   }
   /* 2. read the record, or create the Lease */
   int rc = lease_request(le, "GET", le->path, NULL, 0, deadline_ns, &le->cancel, &res);
@@ -344,33 +239,33 @@ static int try_acquire_or_renew(kin_leader_elector *le, uint64_t deadline_ns) {
     if (res.code != 404) {
       log_failure(le, KIN_LOG_WARN, "reading the lease failed", rc, &res);
       kin_result_free(&res);
-      return 0;
+      return LE_NOT_HELD;
     }
     kin_result_free(&res);
     rc = lease_write(le, &want, 1, deadline_ns, &le->cancel, &res);
     if (rc < 0) log_failure(le, res.code == 409 ? KIN_LOG_DEBUG : KIN_LOG_WARN,
                             "creating the lease failed", rc, &res);
     kin_result_free(&res);
-    if (rc < 0) return 0;
+    if (rc < 0) return LE_NOT_HELD;
     set_observed(le, &want);
-    return 1;
+    return LE_HELD;
   }
   kin_result_free(&res);
-  le_record old;
-  if (lease_record(le->lease, &old) < 0) {
+  kin__le_record old;
+  if (kin__le_lease_record(le->lease, &old) < 0) {
     kin_log(KIN_LOG_WARN, "leaderelection", "lease %s/%s: cannot read its spec", le->ns, le->name);
-    return 0;
+    return LE_NOT_HELD;
   }
   /* 3. a changed record restarts its expiry on our clock */
   pthread_mutex_lock(&le->mu);
-  int changed = !le->observed_ns || !record_equal(&le->observed, &old);
+  int changed = !le->observed_ns || !kin__le_record_equal(&le->observed, &old);
   pthread_mutex_unlock(&le->mu);
   if (changed) set_observed(le, &old);
   now = kin_clock_now(le->clock);
   int mine = !strcmp(old.holder, le->identity);
   if (old.holder[0] && lease_valid(le, now) && !mine) {
-    record_free(&old);
-    return 0;
+    kin__le_record_free(&old);
+    return LE_OTHER;
   }
   /* 4. take it over (or renew it through the slow path) */
   char *acq = NULL;
@@ -382,14 +277,14 @@ static int try_acquire_or_renew(kin_leader_elector *le, uint64_t deadline_ns) {
   } else {
     want.transitions = old.transitions + 1;
   }
-  record_free(&old);
+  kin__le_record_free(&old);
   rc = lease_write(le, &want, 0, deadline_ns, &le->cancel, &res);
   if (rc < 0) log_failure(le, res.code == 409 ? KIN_LOG_DEBUG : KIN_LOG_WARN,
                           "updating the lease failed", rc, &res);
   kin_result_free(&res);
   if (rc == 0) set_observed(le, &want);
   free(acq);
-  return rc == 0;
+  return rc == 0 ? LE_HELD : LE_NOT_HELD;
 }
 
 /* client-go's release (tryRelease): reads the Lease, then writes the
@@ -404,8 +299,8 @@ static void release(kin_leader_elector *le) {
   for (;;) {
     kin_result res;
     int rc = lease_request(le, "GET", le->path, NULL, 0, deadline, NULL, &res);
-    le_record cur = {0};
-    if (rc == 0) rc = lease_record(le->lease, &cur);
+    kin__le_record cur = {0};
+    if (rc == 0) rc = kin__le_lease_record(le->lease, &cur);
     if (rc < 0) {
       if (res.code != 404) /* gone: nothing to release */
         log_failure(le, KIN_LOG_ERROR, "releasing the lease failed: reading it", rc, &res);
@@ -415,11 +310,11 @@ static void release(kin_leader_elector *le) {
     kin_result_free(&res);
     int mine = !strcmp(cur.holder, le->identity);
     long long tr = cur.transitions;
-    record_free(&cur);
+    kin__le_record_free(&cur);
     if (!mine) return; /* someone else holds it now: nothing to release */
     char now_s[40];
-    micro_time_now(now_s, sizeof(now_s));
-    le_record r = {"", 1, now_s, now_s, tr};
+    kin__le_micro_time_now(now_s, sizeof(now_s));
+    kin__le_record r = {"", 1, now_s, now_s, tr};
     rc = lease_write(le, &r, 0, deadline, NULL, &res);
     if (rc == 0) {
       set_observed(le, &r);
@@ -493,40 +388,107 @@ static uint64_t follower_wait(kin_leader_elector *le) {
   return d;
 }
 
+/* CLOCK_MONOTONIC now, in ns: the fence's time base, whatever le->clock is. */
+static uint64_t mono_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* After a successful acquire or renewal whose attempt started at start
+ * (le->clock) and mono (CLOCK_MONOTONIC), both read before its first
+ * request: opens the fence's epoch (acquire) or moves its bound (renewal)
+ * to mono + the renew deadline. Another candidate counts the lease from a
+ * record it saw change, which is no earlier than that start, so it cannot
+ * take over before start + lease duration: the lease duration minus the
+ * renew deadline is the margin left for clock rates and for a write that
+ * passed the fence just before the bound and is still on its way. */
+static void fence_hold(kin_leader_elector *le, uint64_t start, uint64_t mono) {
+  le->held_ns = start;
+  if (!le->fence) return;
+  if (!le->epoch) le->epoch = kin_fence_open(le->fence, mono + le->renew_ns);
+  else kin_fence_renew(le->fence, le->epoch, mono + le->renew_ns); /* closed: stays so */
+}
+
+/* Ends the term's epoch: from now on every write made in it is refused. */
+static void fence_drop(kin_leader_elector *le) {
+  if (le->fence && le->epoch) kin_fence_close(le->fence);
+  le->epoch = 0;
+}
+
+/* Why a leader's renew loop ended. */
+enum { TERM_STOPPED, TERM_DEADLINE, TERM_OTHER, TERM_PAUSED };
+
 /* client-go's renew loop: every retry period, try to renew until the renew
- * deadline. Returns 1 when stopped, 0 when the lease was lost. */
+ * deadline, which here runs from the start of the last successful attempt
+ * (held_ns; client-go starts it afresh after each retry period's sleep),
+ * so the elector gives up exactly when the fence's time bound passes.
+ * Unlike client-go, a read that shows another valid holder ends the term
+ * at once, and so does finding the deadline passed before trying at all
+ * (the thread did not run: the process was paused). Returns a TERM_*. */
 static int renew_loop(kin_leader_elector *le) {
   for (;;) {
-    uint64_t deadline = kin_clock_now(le->clock) + le->renew_ns;
-    int ok = 0;
+    uint64_t deadline = le->held_ns + le->renew_ns;
+    int r = LE_NOT_HELD, tries = 0;
     while (!stopping(le)) {
-      ok = try_acquire_or_renew(le, deadline);
-      if (ok) break;
+      uint64_t start = kin_clock_now(le->clock), mono = mono_now();
+      if (start >= deadline) break;
+      tries++;
+      r = try_acquire_or_renew(le, deadline);
+      if (r == LE_HELD) fence_hold(le, start, mono);
+      if (r != LE_NOT_HELD) break;
       uint64_t now = kin_clock_now(le->clock);
       if (now >= deadline) break;
-      uint64_t d = deadline - now < le->retry_ns ? deadline - now : le->retry_ns;
-      if (sleep_for(le, d)) break;
-      if (kin_clock_now(le->clock) >= deadline) break;
+      if (sleep_for(le, deadline - now < le->retry_ns ? deadline - now : le->retry_ns)) break;
     }
     report_transition(le);
-    if (stopping(le)) return 1;
-    if (!ok) return 0;
-    if (sleep_for(le, le->retry_ns)) return 1;
+    if (stopping(le)) return TERM_STOPPED;
+    if (r == LE_OTHER) return TERM_OTHER;
+    if (r != LE_HELD) return tries ? TERM_DEADLINE : TERM_PAUSED;
+    if (sleep_for(le, le->retry_ns)) return TERM_STOPPED;
+  }
+}
+
+/* Logs why the term ended (an error: the controllers stop). */
+static void log_loss(kin_leader_elector *le, int why) {
+  if (why == TERM_OTHER) {
+    pthread_mutex_lock(&le->mu);
+    char *holder = strdup(le->observed.holder ? le->observed.holder : "");
+    pthread_mutex_unlock(&le->mu);
+    kin_log(KIN_LOG_ERROR, "leaderelection",
+            "lease %s/%s: now held by %s: %s stops at once: leadership lost", le->ns, le->name,
+            holder ? holder : "another candidate", le->identity);
+    free(holder);
+  } else if (why == TERM_PAUSED) {
+    kin_log(KIN_LOG_ERROR, "leaderelection",
+            "lease %s/%s: %s did not run for %.1f s, past its renew deadline (%.1f s): the "
+            "process was paused? leadership lost", le->ns, le->name, le->identity,
+            (double)(kin_clock_now(le->clock) - le->held_ns) / 1e9, (double)le->renew_ns / 1e9);
+  } else {
+    kin_log(KIN_LOG_ERROR, "leaderelection",
+            "lease %s/%s: %s failed to renew it within the renew deadline: leadership lost",
+            le->ns, le->name, le->identity);
   }
 }
 
 static void *elector_main(void *arg) {
   kin_leader_elector *le = arg;
   while (!stopping(le)) {
-    /* acquire: try every 0.5-0.9 retry period, and at the observed expiry */
+    /* acquire: try every 0.5-0.9 retry period, and at the observed expiry;
+     * an attempt is bounded by the renew deadline (a later success would
+     * leave nothing of the term) */
     int got = 0;
+    uint64_t start = 0, mono = 0;
     while (!stopping(le)) {
-      got = try_acquire_or_renew(le, 0);
+      start = kin_clock_now(le->clock);
+      mono = mono_now();
+      got = try_acquire_or_renew(le, start + le->renew_ns) == LE_HELD;
       report_transition(le);
       if (got) break;
       if (sleep_for(le, follower_wait(le))) break;
     }
     if (!got) break;
+    fence_hold(le, start, mono); /* the epoch opens before anyone is told */
     pthread_mutex_lock(&le->mu);
     le->acquisitions++;
     pthread_mutex_unlock(&le->mu);
@@ -534,8 +496,9 @@ static void *elector_main(void *arg) {
     kin_log(KIN_LOG_INFO, "leaderelection", "lease %s/%s: acquired by %s", le->ns, le->name,
             le->identity);
     if (le->on_started) le->on_started(le->ud);
-    int stopped = renew_loop(le);
-    if (stopped) {
+    int why = renew_loop(le);
+    fence_drop(le); /* before the release, the log and the callbacks */
+    if (why == TERM_STOPPED) {
       pthread_mutex_lock(&le->mu);
       int abandon = le->abandon;
       pthread_mutex_unlock(&le->mu);
@@ -548,12 +511,11 @@ static void *elector_main(void *arg) {
     le->losses++;
     pthread_mutex_unlock(&le->mu);
     atomic_store(&le->leading, 0);
-    kin_log(KIN_LOG_ERROR, "leaderelection",
-            "lease %s/%s: %s failed to renew it within the renew deadline: leadership lost",
-            le->ns, le->name, le->identity);
+    log_loss(le, why);
     if (le->on_stopped) le->on_stopped(le->ud, 1);
     if (!le->rejoin) break;
   }
+  fence_drop(le);
   atomic_store(&le->running, 0);
   return NULL;
 }
@@ -614,6 +576,7 @@ int kin_leader_elector_new(kin_client *c, const kin_leader_election_opts *o,
   le->on_stopped = o->on_stopped_leading;
   le->on_new_leader = o->on_new_leader;
   le->ud = o->ud;
+  le->fence = o->fence;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   le->rand_state = (unsigned)ts.tv_nsec ^ (unsigned)(uintptr_t)le;
@@ -660,6 +623,9 @@ static void stop_thread(kin_leader_elector *le, int abandon) {
   if (abandon) le->abandon = 1;
   pthread_cond_broadcast(&le->cond);
   pthread_mutex_unlock(&le->mu);
+  /* a stopping leader acts no more, from now (the thread closes the fence
+   * again once its term ended, before any release) */
+  if (le->fence) kin_fence_close(le->fence);
   kin_io_canceler_fire(&le->cancel);
   if (join) pthread_join(le->thread, NULL);
 }
@@ -679,7 +645,7 @@ void kin_leader_elector_free(kin_leader_elector *le) {
   kin_io_canceler_destroy(&le->cancel);
   pthread_cond_destroy(&le->cond);
   pthread_mutex_destroy(&le->mu);
-  record_free(&le->observed);
+  kin__le_record_free(&le->observed);
   kin_obj_unref(le->lease);
   free(le->reported_leader);
   free(le->name);

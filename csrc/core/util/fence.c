@@ -58,6 +58,14 @@ int kin_fence_holds(const kin_fence *f, uint64_t epoch) {
   return atomic_load(&m->open) == epoch;
 }
 
+uint64_t kin_fence_until(const kin_fence *f, uint64_t epoch) {
+  if (!f) return UINT64_MAX;
+  kin_fence *m = (kin_fence *)f;
+  if (epoch == 0 || atomic_load(&m->open) != epoch) return 1;
+  uint64_t until = atomic_load(&m->until);
+  return atomic_load(&m->open) == epoch ? until : 1;
+}
+
 int kin_call_ctx_may_write(const kin_call_ctx *ctx) {
   if (!ctx || !ctx->fence) return 0;
   return kin_fence_holds(ctx->fence, ctx->epoch) ? 0 : KIN_EFENCED;
