@@ -646,6 +646,18 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
       break;
     }
     if (c->limited && !req->unlimited) kin__token_bucket_accept(&c->rl);
+    if (ctx && kin_call_ctx_may_write(ctx) != 0 && strcmp(method, "GET") != 0) {
+      /* Again at each attempt, after the rate limiter's wait: a worker
+       * that passed the first check and was then paused (SIGSTOP past its
+       * Lease) must not send the write when it runs again. */
+      char m[96];
+      snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
+               (unsigned long long)ctx->epoch);
+      out->message = strdup(m);
+      kin__ctx_observe(ctx, method, req->path, 0);
+      rc = KIN_EFENCED;
+      break;
+    }
     auth_state a;
     kin_io_tls tls;
     char amsg[768];
