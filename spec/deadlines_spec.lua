@@ -12,6 +12,11 @@ local proc = require "support.proc"
 
 local run_lua, slurp = proc.run_lua, proc.slurp
 
+-- Measured figures are printed with KIN_SPEC_VERBOSE=1.
+local function note(...)
+  if os.getenv("KIN_SPEC_VERBOSE") then print(string.format(...)) end
+end
+
 local function num(out, key) return tonumber(out:match(key .. "%s*([%d.]+)")) end
 
 describe("core.limited_call", function()
@@ -135,6 +140,8 @@ describe("time limits of user calls", function()
       print("stopped", core.monotime() - t0)
     ]]
     assert.equal(0, rc, err)
+    note("[deadlines] transform_timeout 0.3: synced after %.3f s, mgr:stop with a transform looping "
+      .. "(limit 60 s) joined in %.3f s", num(out, "synced\t"), num(out, "stopped\t"))
     assert.is_true(num(out, "synced\t") < 2, out)
     assert.matches("keep\tv\ttransformed", out)
     assert.matches("drop\tnil\tloop\ttrue\ttransformed", out)
@@ -178,6 +185,8 @@ describe("time limits of user calls", function()
       print("stopped", core.monotime() - t0)
     ]]
     assert.equal(0, rc, err)
+    note("[deadlines] handler_timeout 0.3: looping handler cut, next event after %.3f s; looping map "
+      .. "function cut, next map after %.3f s", num(out, "handler\t"), num(out, "mapped\t"))
     assert.is_true(num(out, "handler\t") < 1.5, out)
     assert.matches("handler\t[%d.]+\t1", out)
     assert.is_true(num(out, "mapped\t") < 1.5, out)
@@ -217,6 +226,8 @@ describe("time limits of user calls", function()
       mgr:stop()
     ]]
     assert.equal(0, rc, err)
+    note("[deadlines] main-state handler: looping one cut at 1 s, 32 MiB hog cut, next event after %.3f s; "
+      .. "%.0f KiB after a collection", num(out, "took\t"), num(out, "kb\t"))
     assert.is_true(num(out, "took\t") < 4, out)
     assert.matches("took\t[%d.]+\tok", out)
     assert.is_true(num(out, "kb\t") < 32 * 1024, out)
@@ -301,6 +312,8 @@ echo "$rc $t0 $t1"]], proc.paths_env(), op, args, errf, errf, signal)
         io.stderr:write("READY\n")
       end }
     ]], "--shutdown-timeout 1", "kill -TERM $pid")
+    note("[deadlines] kinformer run, main-state handler spinning, SIGTERM, shutdown_timeout 1: exit %d after %.3f s",
+      rc, secs)
     assert.equal(0, rc, err)
     assert.is_true(secs < 1 + 2, string.format("%.3f s\n%s", secs, err))
     assert.matches("handler on_add for default/spin failed: main%-state handler .- interrupted by "
@@ -335,6 +348,8 @@ echo "$rc $t0 $t1"]], proc.paths_env(), op, args, errf, errf, signal)
     ]], "--shutdown-timeout 5", ":")
     -- the worker was freed within 2 s and the child is gone
     local freed, left = err:match("FREED ([%d.]+) LEFT (%d+)")
+    note("[deadlines] os.execute('sleep 30') in a reconcile, reconcile_timeout 1: worker free after %s s, "
+      .. "%s sleep left; os.exit(3): exit %d %.3f s after", freed, left, rc, secs)
     assert.is_true(tonumber(freed) < 2, err)
     assert.equal("0", left, err)
     assert.matches('reconcile of "default/sleepy" exceeded reconcile_timeout 1s', err)
