@@ -177,6 +177,7 @@ static int run_reconcile(lua_State *L) {
   lua_pushstring(L, p->name);
   lua_pushinteger(L, rc->worker + 1);
   lua_pushvalue(L, -3);
+  lkin_call_limit_set(L, p->slots[rc->worker].deadline_ns, &p->slots[rc->worker].abort);
   lua_sethook(L, lctl_interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
   int st = lua_pcall(L, 5, 2, 1);
   lua_sethook(L, NULL, 0, 0);
