@@ -186,6 +186,7 @@ static int run_reconcile(lua_State *L) {
   lua_pushinteger(L, rc->worker + 1);
   lua_pushvalue(L, -3);
   lkin_set_call_ctx(L, rc->ctx);
+  lkin_call_limit_set(L, rc->ctx->deadline_ns, kin_controller_abort_flag(p->c, rc->worker));
   lua_sethook(L, lctl_interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
   int st = lua_pcall(L, 5, 2, 1);
   lua_sethook(L, NULL, 0, 0);

@@ -20,6 +20,7 @@
 #include "kobj.h"
 #include "kubeconfig.h"
 #include "laux.h"
+#include "lcall_limit.h"
 #include "lclient.h"
 #include "lcontroller.h"
 #include "levent.h"
@@ -27,21 +28,12 @@
 #include "linformer.h"
 #include "ljson.h"
 #include "log.h"
+#include "ltransform.h"
 #include "metrics_collectors.h"
 #include "reflector.h"
 #include "worker_state.h"
 
 #define ENV_MT "kinformer.env"
-
-/* A Lua transform: one worker state shared by the reflector threads of one
- * informer, built on first use. mu guards ws (a Lua state is not
- * reentrant); tmpl is immutable. */
-typedef struct lua_transform {
-  pthread_mutex_t mu;
-  lkin_ws_template *tmpl;
-  lkin_ws *ws;
-  char *name;
-} lua_transform;
 
 typedef struct {
   lkin_env *e; /* NULL once closed */
@@ -49,17 +41,6 @@ typedef struct {
 } lenv_ud;
 
 static const lkin_type env_type; /* below, with the methods */
-
-/* Frees a transform; the env runs it once its factory is gone, so that
- * transforms outlive the informers using them (lkin_env_on_free). */
-static void transform_free(void *arg) {
-  lua_transform *t = arg;
-  lkin_ws_close(t->ws);
-  lkin_ws_template_unref(t->tmpl);
-  pthread_mutex_destroy(&t->mu);
-  free(t->name);
-  free(t);
-}
 
 void lkin_push_env(lua_State *L, lkin_env *e) {
   lenv_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
@@ -85,9 +66,24 @@ static long ns_to_ms(uint64_t ns) {
   return ms ? ms : 1;
 }
 
+/* Writes the main state's default time limit of worker code of kind what
+ * (worker_state.h's LKIN_WS_CALL_TIMEOUTS) for the templates made from now
+ * on: a state's last env sets it. */
+static void set_call_timeout(lua_State *L, const char *what, uint64_t ns, const char *option) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LKIN_WS_CALL_TIMEOUTS);
+  lua_createtable(L, 2, 0);
+  lua_pushnumber(L, (lua_Number)ns / 1e9);
+  lua_rawseti(L, -2, 1);
+  lua_pushstring(L, option);
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, -2, what);
+  lua_pop(L, 1);
+}
+
 /* core.env{kubeconfig=, context=, url=, token=, insecure=, ca=, qps=,
  *          burst=, resync=, timeout=, in_cluster=, read_idle_timeout=,
- *          ping_timeout=, watch_idle_timeout=, events=, user_agent=, clock=}
+ *          ping_timeout=, watch_idle_timeout=, events=, user_agent=, clock=,
+ *          handler_timeout=, transform_timeout=, main_memory_limit=}
  *   -> env | nil, msg, code (user_agent: the User-Agent header, default
  *   "kinformer/<version>"; clock: "real" (default) or "fake", the
  *   controllers' clock, see env:clock_advance)
@@ -99,7 +95,12 @@ static long ns_to_ms(uint64_t ns) {
  * nil and the loader's message, which names the file and the field.
  * With url= (a server URL) no kubeconfig is read: the config is built
  * here from url, token (bearer token), insecure (skip TLS verification)
- * and ca (a CA file path), namespace "default". */
+ * and ca (a CA file path), namespace "default".
+ * handler_timeout (s, default 10): the time limit of each call of a
+ * handler (worker or main state) and of a map function; transform_timeout
+ * (s, default 10): the default of mgr:informer's; main_memory_limit
+ * (bytes, default 512 MiB): the memory a main-state handler's call may
+ * add; 0 or math.huge: none (lcall_limit.h). */
 static int l_env(lua_State *L) {
   if (lua_isnoneornil(L, 1)) lua_newtable(L), lua_replace(L, 1);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -108,7 +109,8 @@ static int l_env(lua_State *L) {
   static const char *const known[] = {
       "kubeconfig", "context", "qps", "burst", "timeout", "resync", "in_cluster",
       "read_idle_timeout", "ping_timeout", "watch_idle_timeout", "url", "token", "ca",
-      "insecure", "events", "user_agent", "clock", NULL};
+      "insecure", "events", "user_agent", "clock", "handler_timeout", "transform_timeout",
+      "main_memory_limit", NULL};
   lkin_opt_check_keys(L, 1, known, "kinformer.manager");
   const char *clock = lkin_opt_string(L, 1, "clock");
   luaL_argcheck(L, !clock || !strcmp(clock, "real") || !strcmp(clock, "fake"), 1,
@@ -140,6 +142,18 @@ static int l_env(lua_State *L) {
   luaL_argcheck(L, !url || (!in_cluster && !ko.path && !ko.context), 1,
                 "option 'url' excludes 'kubeconfig', 'context' and 'in_cluster'");
 
+  /* Time limits of user calls (issue 24, lcall_limit.h): 0 or math.huge,
+   * none; absent, the defaults. */
+  uint64_t handler_to = lkin_opt_ns(L, 1, "handler_timeout", LKIN_DEFAULT_HANDLER_TIMEOUT_S);
+  uint64_t transform_to = lkin_opt_ns(L, 1, "transform_timeout", LKIN_DEFAULT_TRANSFORM_TIMEOUT_S);
+  if (handler_to == KIN_FOREVER) handler_to = 0;
+  if (transform_to == KIN_FOREVER) transform_to = 0;
+  lua_Number main_mem = lkin_opt_number(L, 1, "main_memory_limit",
+                                        (lua_Number)LKIN_WS_DEFAULT_MEMORY_LIMIT);
+  luaL_argcheck(L, main_mem == 0 || main_mem >= (lua_Number)LKIN_WS_MIN_MEMORY_LIMIT, 1,
+                "option 'main_memory_limit' must be 0 (none) or at least 262144 bytes");
+  set_call_timeout(L, "map function", handler_to, "handler_timeout");
+
   kin_event_recorder_opts evo;
   lkin_event_read_opts(L, 1, &evo);
   char err[512] = "";
@@ -167,6 +181,9 @@ static int l_env(lua_State *L) {
     return lkin_fail(L, KIN_ENOMEM, "create manager");
   }
   e->events_opts = evo;
+  e->handler_timeout_ns = handler_to;
+  e->transform_timeout_ns = transform_to;
+  e->main_memory_limit = main_mem >= 9e18 ? 0 : (size_t)main_mem;
   e->events_opts.instance = evo.instance ? strdup(evo.instance) : NULL;
   if (clock && !strcmp(clock, "fake") && !(e->clock = kin_fake_clock_new(0))) {
     lkin_env_unref(e);
@@ -200,63 +217,6 @@ static int l_env(lua_State *L) {
 
 /* ---- informers ----------------------------------------------------------- */
 
-typedef struct {
-  kin_obj *in;
-  kin_obj *out; /* the new object, one reference */
-  int rc;       /* parse error of the returned table's JSON */
-} transform_job;
-
-/* Runs in the transform's worker state (lkin_ws_protect): calls t(obj) and
- * parses the table it returns into job->out. Raises on a Lua error. */
-static int transform_in_state(lua_State *L) {
-  transform_job *j = lua_touserdata(L, 1);
-  lua_settop(L, 0);
-  if (lkin_ws_push_function(L, NULL) < 0) return lua_error(L);
-  lkin_ws_push_object(L, j->in);
-  if (lkin_ws_call(L, 1, 1) != LUA_OK) return lua_error(L);
-  if (!lua_istable(L, -1))
-    return luaL_error(L, "transform must return the object (a table), got %s",
-                      luaL_typename(L, -1));
-  if (lkin_json_encode(L, -1) < 0)
-    return luaL_error(L, "transform returned a table that cannot be encoded: %s",
-                      lua_tostring(L, -1));
-  size_t n;
-  const char *json = lua_tolstring(L, -1, &n);
-  j->rc = kin_obj_parse(json, n, &j->out);
-  return 0;
-}
-
-/* Calls the transform on the informer's reflector thread (watch events,
- * lists; never the IO thread, see reflector_watch.c) or its resync thread.
- * A transform that fails is logged with the object's key and the object is
- * cached unchanged: one bad object must not stall the informer. */
-static int run_transform(void *ud, kin_obj *in, kin_obj **out) {
-  lua_transform *t = ud;
-  if (kin_obj_kind_of(in) == KIN_OBJ_TOMBSTONE) {
-    *out = kin_obj_ref(in);
-    return 0;
-  }
-  transform_job job = {in, NULL, 0};
-  char *err = NULL;
-  int rc = 0;
-  pthread_mutex_lock(&t->mu);
-  if (!t->ws) rc = lkin_ws_open(t->tmpl, t->name, &t->ws, &err);
-  if (rc == 0) rc = lkin_ws_protect(t->ws, transform_in_state, &job, &err);
-  pthread_mutex_unlock(&t->mu);
-  if (rc < 0 || !job.out) {
-    kin_log(KIN_LOG_ERROR, "transform", "%s: transform of %s failed, cached unchanged: %s",
-            t->name, kin_obj_key(in),
-            err ? err : job.rc ? kin_strerror(job.rc) : "not enough memory");
-    free(err);
-    kin_obj_unref(job.out);
-    *out = kin_obj_ref(in);
-    return 0;
-  }
-  free(err);
-  *out = job.out;
-  return 0;
-}
-
 /* Appends "&k=v" (or "?k=v" first) to the registry name in b. */
 static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v) {
   if (!v || !*v) return;
@@ -272,7 +232,9 @@ static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v)
  * watch_idle_timeout (s), read_idle_timeout (s), ping_timeout (s), metadata_only,
  * watch_list, keep_managed_fields, transform (a function, sent with
  * copies of its upvalues, or a module name: table in, table out),
- * transform_memory_limit. The same resource and options give the same
+ * transform_memory_limit, transform_timeout (s; default the manager's, 10;
+ * 0 or math.huge: none), transform_on_timeout ("keep", the default, or
+ * "drop": ltransform.h). The same resource and options give the same
  * shared informer (an informer with a transform is never shared). Unknown
  * resources give nil, msg, "ENOENT". Main state only. */
 static int m_informer(lua_State *L) {
@@ -287,7 +249,8 @@ static int m_informer(lua_State *L) {
   static const char *const known[] = {
       "namespace", "label_selector", "field_selector", "metadata_only", "watch_list",
       "keep_managed_fields", "resync", "watch_idle_timeout", "transform",
-      "transform_memory_limit", "read_idle_timeout", "ping_timeout", NULL};
+      "transform_memory_limit", "read_idle_timeout", "ping_timeout", "transform_timeout",
+      "transform_on_timeout", NULL};
   lkin_opt_check_keys(L, 3, known, "mgr:informer");
   {
     /* A misspelt or singular resource raises here (its lister would be
@@ -328,7 +291,7 @@ static int m_informer(lua_State *L) {
   name_param(&b, &first, "label_selector", o.label_selector);
   name_param(&b, &first, "field_selector", o.field_selector);
   name_param(&b, &first, "metadata_only", o.metadata_only ? "true" : NULL);
-  lua_transform *t = NULL;
+  lkin_transform *t = NULL;
   if (has_transform) {
     static atomic_uint seq;
     char num[16];
@@ -339,20 +302,20 @@ static int m_informer(lua_State *L) {
   const char *name = lua_tostring(L, -1);
   if (has_transform) {
     size_t limit = (size_t)lkin_opt_number(L, 3, "transform_memory_limit", 0);
-    lkin_ws_template *tmpl = lkin_ws_template_new(L, 4, "transform", limit);
-    t = calloc(1, sizeof(*t));
-    if (!t || !(t->name = strdup(name))) {
-      free(t);
-      lkin_ws_template_unref(tmpl);
+    uint64_t to = lkin_opt_isset(L, 3, "transform_timeout")
+                      ? lkin_opt_ns(L, 3, "transform_timeout", 0)
+                      : e->transform_timeout_ns;
+    if (to == KIN_FOREVER) to = 0;
+    const char *on_to = lkin_opt_string(L, 3, "transform_on_timeout");
+    luaL_argcheck(L, !on_to || !strcmp(on_to, "keep") || !strcmp(on_to, "drop"), 3,
+                  "option 'transform_on_timeout' must be \"keep\" or \"drop\"");
+    t = lkin_transform_new(L, 4, name, limit, to, on_to && !strcmp(on_to, "drop"),
+                           &e->user_abort);
+    if (lkin_env_on_free(e, lkin_transform_free, t) < 0) { /* freed after the factory */
+      lkin_transform_free(t);
       return lkin_fail(L, KIN_ENOMEM, "informer");
     }
-    t->tmpl = tmpl;
-    pthread_mutex_init(&t->mu, NULL);
-    if (lkin_env_on_free(e, transform_free, t) < 0) { /* freed after the factory */
-      transform_free(t);
-      return lkin_fail(L, KIN_ENOMEM, "informer");
-    }
-    o.transform = run_transform;
+    o.transform = lkin_transform_run;
     o.transform_ud = t;
   }
   char err[512] = "";
@@ -488,6 +451,7 @@ static int m_shutdown(lua_State *L) {
   pthread_mutex_lock(&e->mu);
   e->stopped = 1;
   pthread_mutex_unlock(&e->mu);
+  atomic_store(&e->user_abort, 1); /* transforms, handlers: the joins wait for none */
   kin_informer_factory_shutdown(e->factory);
   return 0;
 }
@@ -628,6 +592,7 @@ static int m_close(lua_State *L) {
     pthread_mutex_lock(&e->mu);
     e->stopped = 1;
     pthread_mutex_unlock(&e->mu);
+    atomic_store(&e->user_abort, 1);
     kin_informer_factory_shutdown(e->factory);
   }
   lkin_env_unref(e);

@@ -39,6 +39,7 @@ void lkin_env_unref(lkin_env *e) {
     kin_metrics_remove_collector(kin_metrics_default(), e->informers[i].metrics_id);
     kin_admin_remove(e->informers[i].admin_id);
   }
+  atomic_store(&e->user_abort, 1); /* user calls in progress end at once */
   if (e->factory) {
     kin_informer_factory_shutdown(e->factory);
     kin_informer_factory_free(e->factory);

@@ -77,6 +77,19 @@ struct lkin_env {
    * lkin_env_set_fence (the leader elector opens and closes it); owned,
    * freed by the last unref. */
   kin_fence *fence;
+  /* The time limits of user calls (lcall_limit.h), ns, 0: none; set by
+   * core.env before the env is shared (issue 24): handlers and map
+   * functions (handler_timeout; main-state handlers too), transforms
+   * (transform_timeout, the default of mgr:informer's), and the memory
+   * limit of a main-state handler's call (main_memory_limit, bytes of net
+   * growth; 0: none). */
+  uint64_t handler_timeout_ns, transform_timeout_ns;
+  size_t main_memory_limit;
+  /* Set once shutdown begins (env:shutdown, closing the env), before the
+   * factory joins its threads: interrupts the Lua transforms and worker
+   * handlers in progress (lkin_ws_set_abort), so the joins do not wait
+   * for their time limits. */
+  atomic_int user_abort;
 };
 
 /* Returns a new env holding one reference, with no engine, client or

@@ -34,6 +34,7 @@
 #include "kin.h"
 #include "kobj.h"
 #include "laux.h"
+#include "lcall_limit.h"
 #include "log.h"
 #include "worker_state.h"
 
@@ -51,6 +52,9 @@ struct lkin_handler {
   lkin_ws_template *t; /* worker handlers; NULL for main ones */
   int main;
   char *name; /* "listener v1/pods #2": the worker state's name in logs */
+  uint64_t timeout_ns;     /* handler_timeout of each call, 0: none */
+  size_t memory_limit;     /* add_handler's memory_limit, 0: the default */
+  lkin_env *env;           /* borrowed: the env frees every handler */
   /* Main thread only (the state that called add_handler). */
   kin_listener *l;
   /* Listener thread only, between on_start and on_stop. */
@@ -209,6 +213,7 @@ static int ws_on_start(void *ud) {
   lkin_handler *h = ud;
   char *err = NULL;
   int rc = lkin_ws_open(h->t, h->name, &h->ws, &err);
+  if (rc == 0) lkin_ws_set_abort(h->ws, &h->env->user_abort); /* mgr:stop joins at once */
   if (rc < 0) {
     kin_log(KIN_LOG_ERROR, "handler", "%s: cannot build its Lua state: %s", h->name,
             err ? err : "not enough memory");
@@ -330,11 +335,15 @@ int lkin_handler_add(lua_State *L, lkin_env *e, kin_informer *inf, const char *i
 
   /* raises with the culprit named; nothing is allocated before */
   lkin_ws_template *t = main ? NULL : lkin_ws_template_new(L, 2, "handler", limit);
+  if (t) lkin_ws_template_set_call_limit(t, e->handler_timeout_ns, "handler_timeout");
   lkin_handler *h = calloc(1, sizeof(*h));
   if (!h) {
     lkin_ws_template_unref(t);
     return lkin_fail(L, KIN_ENOMEM, "add_handler");
   }
+  h->timeout_ns = e->handler_timeout_ns;
+  h->memory_limit = limit;
+  h->env = e;
   h->q = q;
   h->inf = inf;
   h->t = t;
@@ -581,6 +590,8 @@ int lkin_mainq_run(lua_State *L, lkin_env *e, double timeout) {
   q->stepping = 1;
   lua_Integer ran = 0;
   while (todo-- > 0) {
+    /* a SIGINT/SIGTERM waits for mgr:run's loop: leave the rest queued */
+    if (lkin_term_signal_pending()) break;
     pthread_mutex_lock(&q->mu);
     mq_event *ev = q->head;
     if (ev) {
@@ -610,9 +621,23 @@ int lkin_mainq_run(lua_State *L, lkin_env *e, double timeout) {
     int top = lua_gettop(L);
     lua_pushcfunction(L, run_event);
     lua_pushlightuserdata(L, ev);
+    /* under handler_timeout and the memory limit; a SIGINT/SIGTERM that
+     * mgr:run will take interrupts it (lcall_limit.h) */
+    lkin_call_limit cl = {0};
+    cl.what = "main-state handler";
+    cl.name = who;
+    cl.option = "handler_timeout";
+    cl.timeout_ns = ev->h->timeout_ns;
+    cl.memory_limit = ev->h->memory_limit ? ev->h->memory_limit : e->main_memory_limit;
+    cl.mem_option = ev->h->memory_limit ? "memory_limit" : "main_memory_limit";
+    cl.signals = 1;
+    lkin_call_limit_begin(L, &cl);
     int st = lkin_ws_call(L, 1, 0);
+    lkin_call_limit_end(L, &cl);
     if (st != LUA_OK) {
-      const char *msg = lua_tostring(L, -1);
+      char lim[512];
+      const char *msg = cl.why == LKIN_CL_MEMORY ? lkin_call_limit_message(&cl, lim, sizeof(lim))
+                                                 : lua_tostring(L, -1);
       kin_log(KIN_LOG_ERROR, "handler", "%s: handler %s for %s failed: %s", who,
               ev_names[ev->kind], kin_obj_key(ev->a), msg ? msg : "(error object is not a string)");
     }

@@ -25,7 +25,11 @@ int lkin_handler_remove(lua_State *L, lkin_env *e, kin_informer *inf);
  * wait) for a main-handler event of e, then runs the events queued at that
  * moment in L (the main state), each in a protected call: an error is
  * logged with the handler, the object's key and a traceback, and the next
- * event runs. Pushes how many events ran (0 at once from inside a main
+ * event runs. Each call runs under the env's handler_timeout and the
+ * handler's memory_limit (else the env's main_memory_limit), and is
+ * interrupted by a pending SIGINT/SIGTERM (lcall_limit.h); with one
+ * pending, the events left stay queued for the loop that takes the
+ * signal. Pushes how many events ran (0 at once from inside a main
  * handler), or nil, msg, code when out of memory. */
 int lkin_mainq_run(lua_State *L, lkin_env *e, double timeout);
 

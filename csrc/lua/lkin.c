@@ -2,7 +2,9 @@
  * require "kinformer": it registers the types (one file each, see their
  * headers) and holds the module-level functions, which belong to no type:
  * core.log, core.log_enabled, core.set_log_level, core.monotime,
- * core.block_signals, core.exit_now (core.log_hold and core.log_take come
+ * core.block_signals, core.exit_now (core.limited_call and
+ * core.term_signal_pending come from lcall_limit.c, core.stop_requested
+ * from lcall_proc.c, core.log_hold and core.log_take come
  * from lloghold.c, core.reconcile_result and
  * core.is_terminal come from lresult.c). */
 #include "lkin.h"
@@ -15,6 +17,8 @@
 #include "kin.h"
 #include "ladmin.h"
 #include "laux.h"
+#include "lcall_limit.h"
+#include "lcall_proc.h"
 #include "lclient.h"
 #include "lcontroller.h"
 #include "levent.h"
@@ -114,6 +118,8 @@ static const luaL_Reg module_funcs[] = {
 int luaopen_kinformer_core(lua_State *L) {
   /* the worker states built from now on preload this very module */
   lkin_ws_set_core(luaopen_kinformer_core);
+  /* the main state's limited calls count memory through this wrapper */
+  lkin_call_limit_wrap_alloc(L);
   lua_newtable(L);
   lua_pushliteral(L, KIN_VERSION);
   lua_setfield(L, -2, "version");
@@ -134,6 +140,8 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_admin(L);
   lkin_open_loghold(L);
   lkin_open_selector(L);
+  lkin_open_call_limit(L);
+  lkin_open_proc(L);
   luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

@@ -12,10 +12,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "kin.h"
 #include "kobj.h"
 #include "laux.h"
@@ -293,12 +295,17 @@ static worker *check(lua_State *L, int i) {
 /* worker(code [, opts]) -> worker | nil, msg, code
  *   code: a module name, a function or a table of functions (sent with
  *         copies of their upvalues, worker_state.h)
- *   opts: memory_limit (bytes, default 512 MiB), name (for log lines) */
+ *   opts: memory_limit (bytes, default 512 MiB), name (for log lines),
+ *         timeout (seconds: the time limit of each call, lcall_limit.h;
+ *         default none) */
 static int l_worker(lua_State *L) {
   luaL_checkany(L, 1);
   size_t limit = 0;
   const char *name = "worker";
+  uint64_t timeout_ns = 0;
   if (!lua_isnoneornil(L, 2)) {
+    timeout_ns = lkin_opt_ns(L, 2, "timeout", 0);
+    if (timeout_ns == KIN_FOREVER) timeout_ns = 0;
     luaL_checktype(L, 2, LUA_TTABLE);
     if (lua_getfield(L, 2, "memory_limit") != LUA_TNIL) {
       lua_Integer m = luaL_checkinteger(L, -1);
@@ -314,6 +321,7 @@ static int l_worker(lua_State *L) {
   u->w = NULL;
   luaL_setmetatable(L, WORKER_MT);
   lkin_ws_template *t = lkin_ws_template_new(L, 1, "handler", limit);
+  if (timeout_ns) lkin_ws_template_set_call_limit(t, timeout_ns, "timeout");
   worker *w = calloc(1, sizeof(*w));
   if (!w || !(w->name = strdup(name))) {
     free(w);

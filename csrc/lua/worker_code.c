@@ -86,6 +86,18 @@ lkin_ws_template *lkin_ws_template_new(lua_State *L, int idx, const char *what,
   lua_getfield(L, -1, "package");
   lua_remove(L, -2);
   int pkg = lua_gettop(L);
+  /* the main state's default time limit for this kind of code (core.env
+   * writes them: "map function" -> handler_timeout) */
+  double dflt_s = 0;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LKIN_WS_CALL_TIMEOUTS) == LUA_TTABLE &&
+      lua_getfield(L, -1, what) == LUA_TTABLE) {
+    lua_rawgeti(L, -1, 1);
+    dflt_s = lua_tonumber(L, -1);
+    lua_rawgeti(L, -2, 2); /* the option's name, kept on the stack until copied */
+  } else {
+    lua_pushnil(L);
+  }
+  int dflt_opt = lua_gettop(L);
   /* raises naming every upvalue that cannot be sent; the one allocation
    * made before that is freed on the way */
   size_t code_len = 0;
@@ -101,13 +113,18 @@ lkin_ws_template *lkin_ws_template_new(lua_State *L, int idx, const char *what,
   t->code_len = code_len;
   code = NULL;
   if (!(t->what = strdup(what))) goto nomem;
+  if (dflt_s > 0 && dflt_s < 1e9) {
+    t->call_timeout_ns = (uint64_t)(dflt_s * 1e9);
+    if (lua_type(L, dflt_opt) == LUA_TSTRING && !(t->call_option = strdup(lua_tostring(L, dflt_opt))))
+      goto nomem;
+  }
   if (lua_istable(L, pkg)) {
     t->path = dup_field(L, pkg, "path", &oom);
     t->cpath = dup_field(L, pkg, "cpath", &oom);
     if (oom) goto nomem;
   }
   if (!funcs && !(t->module = strdup(lua_tostring(L, idx)))) goto nomem;
-  lua_pop(L, 1); /* package */
+  lua_settop(L, pkg - 1); /* package and the defaults */
   return t;
 nomem:
   free(code);

@@ -9,6 +9,7 @@
 #include <lua.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Immutable after lkin_ws_template_new; only refs changes. The typedef
  * lkin_ws_template is worker_state.h's. */
@@ -21,6 +22,12 @@ struct lkin_ws_template {
   char *code;         /* the function or table of functions, copied with
                          their upvalues (lkin_ws_copy_capture) */
   size_t code_len;
+  /* The time limit of each call (lkin_ws_protect), 0: none, and the
+   * option that sets it (for the message), or NULL. Set before the
+   * template is shared (lkin_ws_template_set_call_limit, or the main
+   * state's defaults read by lkin_ws_template_new). */
+  uint64_t call_timeout_ns;
+  char *call_option;
 };
 
 /* The copy of functions and their upvalues (worker_copy.c writes it,

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "kin.h"
+#include "lcall_limit.h"
+#include "lcall_proc.h"
 #include "ljson.h"
 #include "log.h"
 #include "lview.h"
@@ -49,6 +51,9 @@ struct lkin_ws {
   char warn[512]; /* a warning being assembled from pieces */
   size_t warn_len;
   void *user;     /* lkin_ws_set_user */
+  const atomic_int *abort; /* lkin_ws_set_abort */
+  lkin_call_limit_slot slot; /* the limited call in progress (lcall_limit.h) */
+  int last_cut;   /* LKIN_CL_*: what cut the last lkin_ws_protect */
 };
 
 static void *ws_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -84,6 +89,14 @@ static lkin_ws *ws_of(lua_State *L) {
   void *ud;
   return lua_getallocf(L, &ud) == ws_alloc ? ud : NULL;
 }
+
+lkin_call_limit_slot *lkin_ws_limit_slot(lua_State *L) {
+  lkin_ws *w = ws_of(L);
+  return w ? &w->slot : NULL;
+}
+
+/* lcall_limit.c's way to a worker state's slot (from its allocator's ud). */
+static lkin_call_limit_slot *slot_of_ud(void *ud) { return &((lkin_ws *)ud)->slot; }
 
 static void note_status(lua_State *L, int status) {
   lkin_ws *w;
@@ -161,6 +174,7 @@ void lkin_ws_template_unref(lkin_ws_template *t) {
   free(t->module);
   free(t->path);
   free(t->cpath);
+  free(t->call_option);
   free(t);
 }
 
@@ -405,6 +419,7 @@ static int build_main(lua_State *L) {
   lkin_ws *w = lua_touserdata(L, 1);
   const lkin_ws_template *t = w->t;
   luaL_openlibs(L);
+  lkin_proc_install(L); /* os.execute, io.popen, os.exit (lcall_proc.h) */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   lua_getfield(L, -1, "package");
   if (t->path) {
@@ -438,6 +453,7 @@ static int build(lkin_ws *w, char **err) {
   w->refused_ptr = NULL;
   w->refused_nsize = 0;
   w->warn_len = 0;
+  lkin_call_limit_register(ws_alloc, slot_of_ud);
   lua_State *L = lua_newstate(ws_alloc, w);
   if (!L) {
     *err = strdup("not enough memory");
@@ -509,6 +525,17 @@ void lkin_ws_close(lkin_ws *w) {
 
 void lkin_ws_set_user(lkin_ws *w, void *user) { w->user = user; }
 
+void lkin_ws_set_abort(lkin_ws *w, const atomic_int *abort) { w->abort = abort; }
+
+int lkin_ws_last_cut(const lkin_ws *w) { return w->last_cut; }
+
+void lkin_ws_template_set_call_limit(lkin_ws_template *t, uint64_t timeout_ns, const char *option) {
+  t->call_timeout_ns = timeout_ns;
+  char *o = option ? strdup(option) : NULL;
+  free(t->call_option);
+  t->call_option = o;
+}
+
 void *lkin_ws_user(lua_State *L) {
   lkin_ws *w = ws_of(L);
   return w ? w->user : NULL;
@@ -533,7 +560,21 @@ int lkin_ws_protect(lkin_ws *w, lua_CFunction fn, void *ud, char **err) {
   lua_settop(L, 0);
   lua_pushcfunction(L, fn);
   lua_pushlightuserdata(L, ud);
+  lkin_call_limit cl = {0};
+  int limited = w->t->call_timeout_ns || w->abort;
+  if (limited) {
+    cl.what = w->t->what;
+    cl.name = w->name;
+    cl.option = w->t->call_option;
+    cl.timeout_ns = w->t->call_timeout_ns;
+    cl.abort = w->abort;
+    lkin_call_limit_begin(L, &cl);
+  }
   int st = lua_pcall(L, 1, 0, 0);
+  if (limited) lkin_call_limit_end(L, &cl);
+  w->last_cut = cl.why;
+  w->slot.fixed.deadline_ns = 0; /* lkin_call_limit_set's hold for this call only */
+  w->slot.fixed.abort = NULL;
   int rc = 0;
   if (st != LUA_OK) {
     rc = st == LUA_ERRMEM ? KIN_ENOMEM : KIN_EINVAL;

@@ -38,7 +38,9 @@
 #define LKIN_WORKER_STATE_H
 
 #include <lua.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kobj.h"
 
@@ -73,6 +75,15 @@ lkin_ws_template *lkin_ws_template_new(lua_State *L, int idx, const char *what,
 lkin_ws_template *lkin_ws_template_ref(lkin_ws_template *t);
 void lkin_ws_template_unref(lkin_ws_template *t);
 size_t lkin_ws_template_memory_limit(const lkin_ws_template *t);
+/* Sets the time limit of every call made through lkin_ws_protect in the
+ * states built from t (0: none; the count hook of lcall_limit.h) and the
+ * option named in the message (copied; NULL: none; out of memory leaves
+ * it unnamed). Call before t is shared. Without it a template takes the
+ * main state's default for its `what` (registry table
+ * LKIN_WS_CALL_TIMEOUTS: what -> {seconds, option}, written by core.env),
+ * e.g. "map function" -> handler_timeout. */
+void lkin_ws_template_set_call_limit(lkin_ws_template *t, uint64_t timeout_ns, const char *option);
+#define LKIN_WS_CALL_TIMEOUTS "kinformer.call_timeouts"
 /* The module name, or NULL when the code was sent as function(s). */
 const char *lkin_ws_template_module(const lkin_ws_template *t);
 
@@ -117,6 +128,23 @@ int lkin_ws_call_handler_flag(lkin_ws *w, const char *handler, const char *key,
 /* A pointer of the owner's, kept across rebuilds: set on the owner thread,
  * read from inside the state (a hook) with lkin_ws_user. */
 void lkin_ws_set_user(lkin_ws *w, void *user);
+/* An abort flag (NULL: none) that interrupts every later call of w's
+ * (lkin_ws_protect) once another thread sets it: the env's stop flag for
+ * transforms and handlers, so mgr:stop joins their threads at once. The
+ * flag outlives w. Owner thread. */
+void lkin_ws_set_abort(lkin_ws *w, const atomic_int *abort);
+/* What cut w's last lkin_ws_protect call: LKIN_CL_NONE, LKIN_CL_TIMEOUT
+ * or LKIN_CL_ABORT (lcall_limit.h). Owner thread. */
+int lkin_ws_last_cut(const lkin_ws *w);
+/* Records for L a deadline (CLOCK_MONOTONIC ns, 0: none) and an abort flag
+ * (NULL: none) that os.execute/io.popen honour until the current
+ * lkin_ws_protect call returns (it clears them): what a reconcile calls
+ * before the reconciler runs. Implemented in lcall_limit.c (declared
+ * there too); here so that the reconcile path needs no other header. */
+void lkin_call_limit_set(lua_State *L, uint64_t deadline_ns, const atomic_int *abort);
+/* The limit slot of the worker state L belongs to (lcall_limit.h), or
+ * NULL when L is not a worker state. Cheap: read from the hook. */
+struct lkin_call_limit_slot *lkin_ws_limit_slot(lua_State *L);
 /* The user pointer of the worker state L belongs to (NULL when L is not a
  * worker state or none was set). Cheap: callable from a count hook. */
 void *lkin_ws_user(lua_State *L);

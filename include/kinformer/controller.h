@@ -37,6 +37,7 @@
 #ifndef KIN_CONTROLLER_H
 #define KIN_CONTROLLER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "clock.h"
@@ -137,6 +138,12 @@ int kin_controller_stopping(kin_controller *c);
  * atomic and a clock read): a binding polls it from its interpreter (the
  * Lua count hook) to stop user code. */
 int kin_controller_interrupted(kin_controller *c, int worker_index);
+
+/* Returns worker worker_index's shutdown abort flag (nonzero once a
+ * shutdown's timeout passed while it was busy; it lives as long as c), for
+ * a binding whose own waits must end with the reconcile (a child process
+ * of os.execute). Any thread may read it. */
+const atomic_int *kin_controller_abort_flag(kin_controller *c, int worker_index);
 
 /* Sets the leadership fence of the reconciles' writes (as the config's
  * fence; NULL: none) before start, for a fence made after the controller.

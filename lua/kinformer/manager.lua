@@ -91,7 +91,27 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
   "leader_election", "admin_bind", "clock", "rbac",
   "metrics_secure", "metrics_cert_path", "metrics_cert_name", "metrics_cert_key",
+  "handler_timeout", "transform_timeout", "main_memory_limit", "check_timeout", "on_start_timeout",
 }
+-- The time limits of user calls (issue 24; seconds, 0 or math.huge: none):
+-- handler_timeout (default 10: each call of a handler, worker or main
+-- state, and of a map function), transform_timeout (default 10: each call
+-- of an informer's transform; mgr:informer's transform_timeout and
+-- transform_on_timeout override it), check_timeout (default 5: each run of
+-- a health check; a check cut at it fails), on_start_timeout (default 30:
+-- the on_start function of a `kinformer run` script); main_memory_limit
+-- (bytes, default 512 MiB, 0: none): what one main-state call (a
+-- main-state handler, a health check, on_start) may add to the main
+-- state's memory. A call past its limit is interrupted (a count hook
+-- raises "<what> <name> exceeded its time limit of Xs (option <opt>)"),
+-- logged, and the next one runs.
+local CALL_DEFAULTS = { check_timeout = 5, on_start_timeout = 30 }
+local function check_seconds(opts, k)
+  local v = opts[k]
+  if v ~= nil and (type(v) ~= "number" or v < 0 or v ~= v) then
+    options.raise(("kinformer.manager: option '%s' must be a number of seconds >= 0"):format(k))
+  end
+end
 -- While a factory is set (M.with_factory), kinformer.manager{...} is the
 -- factory's: how kinformer.bootstrap gives a script that makes its own
 -- manager the one a command chose (the planning manager of manifests).
@@ -123,6 +143,9 @@ function M.new(opts)
   if factory then return factory(opts) end
   opts = options.check(opts, M.OPTIONS, "kinformer.manager")
   check_name(opts.name, "kinformer.manager")
+  for _, k in ipairs { "handler_timeout", "transform_timeout", "check_timeout", "on_start_timeout" } do
+    check_seconds(opts, k)
+  end
   require("kinformer.controller").check_rbac(opts.rbac, "kinformer.manager")
   if opts.log_level then options.call(core.set_log_level, opts.log_level) end
   local kubeconfig, url = opts.kubeconfig, nil -- sim, then url, win over kubeconfig
@@ -137,6 +160,8 @@ function M.new(opts)
     resync = opts.resync, timeout = opts.timeout, in_cluster = opts.in_cluster,
     read_idle_timeout = opts.read_idle_timeout, ping_timeout = opts.ping_timeout,
     watch_idle_timeout = opts.watch_idle_timeout, events = opts.events, clock = opts.clock,
+    handler_timeout = opts.handler_timeout, transform_timeout = opts.transform_timeout,
+    main_memory_limit = opts.main_memory_limit,
   })
   if not env then return nil, msg, code end
   do -- as the Go runtime since 1.19: a flood of connections must not starve reconciles of fds
@@ -145,6 +170,7 @@ function M.new(opts)
       core.log("debug", "manager", ("RLIMIT_NOFILE soft limit raised from %d to %d"):format(before, after))
     end
   end
+  core.stop_requested(true) -- an os.exit in a worker state is for the managers made before it
   local server
   local mbind, hbind = tostring(opts.metrics_bind or "0"), tostring(opts.health_bind or "0")
   local abind = tostring(opts.admin_bind or "0")
@@ -175,6 +201,10 @@ function M.new(opts)
     reconcile_timeout = opts.reconcile_timeout,
     busy_warning_after = opts.busy_warning_after,
     shutdown_timeout = opts.shutdown_timeout or 30,
+    -- time and memory limits of main-state user calls (CALL_DEFAULTS)
+    check_timeout = opts.check_timeout or CALL_DEFAULTS.check_timeout,
+    on_start_timeout = opts.on_start_timeout or CALL_DEFAULTS.on_start_timeout,
+    main_memory_limit = opts.main_memory_limit,
     _controllers = {},
     _rbac = {}, -- declared RBAC rules (opts.rbac, mgr:rbac): read by kinformer manifests
     _informer_failures = {}, -- what mgr:informer could not create: fails mgr:start
@@ -220,7 +250,8 @@ end
 
 --- Returns the shared informer (the kinformer.informer userdata) for
 -- resource ("v1/pods", "apps/v1/deployments") and opts (namespace, label_selector, field_selector, resync, metadata_only,
--- transform, transform_memory_limit, keep_managed_fields, watch_list,
+-- transform, transform_memory_limit, transform_timeout, transform_on_timeout
+-- ("keep" | "drop"), keep_managed_fields, watch_list,
 -- watch_idle_timeout, read_idle_timeout, ping_timeout; the list is lenv.c's
 -- m_informer's); or nil,
 -- message, code on a runtime failure (discovery failed, the server has no
@@ -479,13 +510,26 @@ end
 -- fails when it raises, or returns false, or nil and a message (the
 -- message, or the error, is the reason shown by ?verbose); returning
 -- nothing or true passes.
+-- Each run is a limited call (check_timeout, main_memory_limit; a pending
+-- SIGINT/SIGTERM interrupts it): a check cut at its limit fails with the
+-- reason. A result lives check_timeout + CHECK_INTERVAL + 1 seconds
+-- (CHECK_TTL without a check_timeout): a check stuck past its timeout (in
+-- C, where the hook cannot cut it), or a loop that stopped turning, goes
+-- stale and fails the probe.
 local CHECK_INTERVAL, CHECK_TTL = 1, 10
 
-local function run_check(server, probe, name, fn)
-  local ok, r, why = pcall(fn)
-  local pass = ok and r ~= false and not (r == nil and why ~= nil)
-  local reason = not ok and tostring(r) or (not pass and tostring(why or "check failed")) or nil
-  server:set_check(probe, name, pass, reason, CHECK_TTL)
+local function run_check(mgr, server, probe, name, fn)
+  local timeout = rawget(mgr, "check_timeout") or CALL_DEFAULTS.check_timeout
+  local mem = rawget(mgr, "main_memory_limit")
+  local r = table.pack(core.limited_call({ what = "health check", name = probe .. "/" .. name,
+    option = "check_timeout", timeout = timeout, memory_limit = mem == nil and 512 * 1024 * 1024 or mem,
+    memory_option = "main_memory_limit", signals = true }, fn))
+  local ok, v, why = r[1], r[2], r[3]
+  local pass = ok and v ~= false and not (v == nil and why ~= nil)
+  local reason = not ok and tostring(v) or (not pass and tostring(why or "check failed")) or nil
+  local ttl = CHECK_TTL
+  if timeout > 0 and timeout ~= math.huge then ttl = timeout + CHECK_INTERVAL + 1 end
+  server:set_check(probe, name, pass, reason, ttl)
 end
 
 --- Runs the checks when due (or at once with force). Called by the loop.
@@ -495,7 +539,19 @@ function Manager:_run_checks(force)
   local now = core.monotime()
   if not force and now < self._checks_due then return end
   self._checks_due = now + CHECK_INTERVAL
-  for _, c in ipairs(self._checks) do run_check(server, c.probe, c.name, c.fn) end
+  for _, c in ipairs(self._checks) do run_check(self, server, c.probe, c.name, c.fn) end
+end
+
+--- Calls fn(...) in the main state as the on_start of a script (`kinformer
+-- run`): under on_start_timeout and main_memory_limit, interrupted by a
+-- pending SIGINT/SIGTERM. Returns true, results... or false, message, code
+-- (core.limited_call's: "ETIMEDOUT", "ENOMEM", "ECANCELED", "ELUA").
+function Manager:_call_on_start(fn, ...)
+  local mem = rawget(self, "main_memory_limit")
+  return core.limited_call({ what = "on_start", option = "on_start_timeout",
+    timeout = rawget(self, "on_start_timeout") or CALL_DEFAULTS.on_start_timeout,
+    memory_limit = mem == nil and 512 * 1024 * 1024 or mem, memory_option = "main_memory_limit",
+    signals = true }, fn, ...)
 end
 
 local function add_check(self, probe, name, fn)
@@ -514,7 +570,7 @@ local function add_check(self, probe, name, fn)
     if c.probe == probe and c.name == name then return nil, probe .. " check " .. name .. " exists", "EEXIST" end
   end
   self._checks[#self._checks + 1] = { probe = probe, name = name, fn = fn }
-  run_check(server, probe, name, fn)
+  run_check(self, server, probe, name, fn)
   return true
 end
 
@@ -584,6 +640,14 @@ function Manager:run(opts)
     self:_run_checks()
     sig = self.env:wait_signal(0)
     if sig then break end
+    -- os.exit(code) in a worker state: a graceful stop (kinformer.core's
+    -- lcall_proc.c logged the caller); kinformer run exits with code
+    local exit_code = core.stop_requested()
+    if exit_code then
+      self.exit_code = exit_code
+      sig = ("os.exit(%d) in a worker state"):format(exit_code)
+      break
+    end
     if le and le:lost() then break end
   end
   if not sig then -- the Lease was lost (exit_on_loss): see kinformer.leader_election

@@ -198,6 +198,37 @@ function M.block_signals() end
 ---@param code integer
 function M.exit_now(code) end
 
+---Options of core.limited_call.
+---@class kinformer.LimitedCallOptions
+---@field what? string what the call is, for the message ("health check")
+---@field name? string its name, for the message
+---@field option? string the option that sets the time limit, for the message
+---@field memory_option? string the option that sets the memory limit, for the message
+---@field timeout? number seconds (0 or absent: none)
+---@field memory_limit? integer bytes the call may add to the main state (0 or absent: none)
+---@field signals? boolean a pending SIGINT/SIGTERM interrupts the call
+
+---Calls fn(...) in the calling state under a time limit and a memory limit
+---(a count hook; the main state's accounting allocator): true and fn's
+---results, or false, message, code ("ETIMEDOUT", "ECANCELED", "ENOMEM",
+---"ELUA").
+---@param opts kinformer.LimitedCallOptions
+---@param fn function
+---@param ... any
+---@return boolean ok
+---@return any ...
+function M.limited_call(opts, fn, ...) end
+
+---Whether SIGINT or SIGTERM is pending (blocked, waiting for mgr:run's loop).
+---@return boolean
+function M.term_signal_pending() end
+
+---The code a worker state's os.exit(code) asked for (a graceful stop of the
+---manager), or nil; clear = true forgets the request.
+---@param clear? boolean
+---@return integer? code
+function M.stop_requested(clear) end
+
 ---kinformer.object.
 ---@param json string
 ---@return kinformer.Object? obj
@@ -253,7 +284,7 @@ function M.controller(env, spec) end
 ---A worker thread with its own Lua state running code (a module name, a
 ---self-contained function or a table of them). Internal.
 ---@param code string|function|table
----@param opts? { memory_limit?: integer, name?: string }
+---@param opts? { memory_limit?: integer, name?: string, timeout?: number }
 ---@return kinformer.core.Worker? worker
 ---@return string? msg
 ---@return kinformer.ErrorCode? code

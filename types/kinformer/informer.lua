@@ -17,6 +17,8 @@
 ---@field ping_timeout? number the watch connection's health check (seconds)
 ---@field transform? string|fun(obj: kinformer.KObject): kinformer.KObject a self-contained function or a module name: runs on the reflector thread, table in, table out
 ---@field transform_memory_limit? integer bytes of the transform's Lua state
+---@field transform_timeout? number seconds each transform call may run (default the manager's, 10; 0: none)
+---@field transform_on_timeout? "keep"|"drop" a transform cut at its limit caches the object untransformed ("keep", the default) or as its identity only ("drop")
 
 ---An informer's handler functions: self-contained functions (no upvalues)
 ---or, with `main = true`, any closures run in the main state.
@@ -29,7 +31,7 @@
 ---@class kinformer.HandlerOptions
 ---@field main? boolean run the functions in the main state, when mgr:step/mgr:wait_for/mgr:run pump events
 ---@field resync? number this handler's resync period (seconds)
----@field memory_limit? integer bytes of the handler's Lua state
+---@field memory_limit? integer bytes of the handler's Lua state (a main handler: what one call may add to the main state; default the manager's main_memory_limit)
 
 ---@class kinformer.HandlerStats
 ---@field delivered integer

@@ -53,6 +53,11 @@
 ---@field name? string the operator's name (a DNS label): the default Lease name of leader election; default: the script's folder and controllers' names
 ---@field log_reconciles? boolean log one line per reconcile of every controller (`kinformer run -v`)
 ---@field rbac? kinformer.RbacRule[] RBAC rules the operator needs beyond what its informers and controllers imply
+---@field handler_timeout? number seconds each handler call (worker or main state) and map function may run (default 10; 0: none)
+---@field transform_timeout? number seconds each transform call may run (default 10; 0: none; mgr:informer's overrides)
+---@field check_timeout? number seconds each health check run may take; a check cut at it fails (default 5)
+---@field on_start_timeout? number seconds the on_start of a `kinformer run` script may run (default 30)
+---@field main_memory_limit? integer bytes one main-state call (main-state handler, health check, on_start) may add (default 512 MiB; 0: none)
 
 ---mgr:start's and mgr:run's options.
 ---@class kinformer.StartOptions
@@ -80,6 +85,10 @@
 ---@field reconcile_timeout? number
 ---@field busy_warning_after? number
 ---@field shutdown_timeout number
+---@field check_timeout number
+---@field on_start_timeout number
+---@field main_memory_limit? integer
+---@field exit_code? integer what a worker state's os.exit asked for (set by mgr:run when it stopped for it)
 local Manager = {}
 
 ---The shared informer for resource and opts, or nil, message, code on a

@@ -610,6 +610,10 @@ int kin_controller_interrupted(kin_controller *c, int worker_index) {
   return 0;
 }
 
+const atomic_int *kin_controller_abort_flag(kin_controller *c, int worker_index) {
+  return &c->slots[worker_index].abort;
+}
+
 int kin_controller_set_fence(kin_controller *c, const kin_fence *fence) {
   pthread_mutex_lock(&c->mu);
   int rc = c->state == ST_NEW ? 0 : KIN_EBUSY;

@@ -165,8 +165,8 @@ function M.run(o)
   end
   printer.done(mgr.env:sync_progress())
   stderr("kinformer: caches synced, running (SIGINT or SIGTERM stops)\n")
-  if s.on_start then
-    local hok, herr = xpcall(s.on_start, debug.traceback)
+  if s.on_start then -- under on_start_timeout and main_memory_limit (kinformer.manager)
+    local hok, herr = mgr:_call_on_start(s.on_start)
     if not hok then
       s:close()
       return fail("on_start failed: %s", tostring(herr))
@@ -192,7 +192,7 @@ function M.run(o)
     if not hok then return fail("on_stop failed: %s", tostring(herr)) end
   end
   io.stdout:flush()
-  return 0
+  return mgr.exit_code or 0 -- os.exit(code) in a worker state: a graceful stop, then code
 end
 
 return M
