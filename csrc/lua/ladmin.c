@@ -1,77 +1,35 @@
 /* ladmin.c -- core.http_get(url [, timeout_s]) -> body, status | nil, msg,
- * code: one plain GET with libcurl on the calling thread, for `kinformer
+ * code: one plain GET on the calling thread (kin_io_fetch), for `kinformer
  * inspect` reading a running operator's admin endpoint (admin.h). Not a
  * Kubernetes client: no auth, no TLS settings, no retries. */
 #include "ladmin.h"
 
-#include <curl/curl.h>
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "io_engine.h"
 #include "laux.h"
 
-typedef struct {
-  char *p;
-  size_t len, cap;
-  int oom;
-} body;
-
 #define MAX_BODY (64u << 20)
-
-static size_t on_data(char *data, size_t size, size_t n, void *ud) {
-  body *b = ud;
-  size_t add = size * n;
-  if (b->len + add + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + add + 1) cap *= 2;
-    char *p = cap <= MAX_BODY ? realloc(b->p, cap) : NULL;
-    if (!p) {
-      b->oom = 1;
-      return 0; /* aborts the transfer */
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, data, add);
-  b->len += add;
-  return add;
-}
 
 static int l_http_get(lua_State *L) {
   const char *url = luaL_checkstring(L, 1);
   double timeout = luaL_optnumber(L, 2, 10);
   luaL_argcheck(L, timeout > 0, 2, "timeout must be > 0 seconds");
-  CURL *c = curl_easy_init();
-  if (!c) {
+  kin_io_request req = {.url = url, .timeout_ms = (long)(timeout * 1000), .max_body = MAX_BODY};
+  kin_io_response res;
+  int rc = kin_io_fetch(&req, &res);
+  if (rc) {
     lua_pushnil(L);
-    lua_pushliteral(L, "cannot make a libcurl handle");
-    lua_pushliteral(L, "ENOMEM");
+    lua_pushfstring(L, "GET %s: %s", url, rc == KIN_ETOOBIG ? "answer too large" : res.error);
+    lua_pushstring(L, rc == KIN_ETIMEDOUT ? "ETIMEDOUT" : "ECONNREFUSED");
+    kin_io_response_free(&res);
     return 3;
   }
-  body b = {0};
-  char err[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  CURLcode rc = curl_easy_perform(c);
-  long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(c);
-  if (rc != CURLE_OK) {
-    free(b.p);
-    lua_pushnil(L);
-    lua_pushfstring(L, "GET %s: %s", url, b.oom ? "answer too large" : err[0] ? err : curl_easy_strerror(rc));
-    lua_pushstring(L, rc == CURLE_OPERATION_TIMEDOUT ? "ETIMEDOUT" : "ECONNREFUSED");
-    return 3;
-  }
-  lua_pushlstring(L, b.p ? b.p : "", b.len);
-  free(b.p);
-  lua_pushinteger(L, status);
+  lua_pushlstring(L, res.body ? res.body : "", res.body_len);
+  lua_pushinteger(L, res.code);
+  kin_io_response_free(&res);
   return 2;
 }
 
