@@ -336,10 +336,8 @@ static int resolve_context(kc_file *files, size_t nfiles, const char *label, con
     kin__errf(err, errlen, "kubeconfig %s: user \"%s\" of context \"%s\" not found", label, us, ctx);
   if (rc) return rc;
   if (!(c->user_origin = origin_of(files[fi].path, "user", us))) return KIN_ENOMEM;
-  if ((rc = kin__kubeconfig_check_user(files[fi].path, us, &files[fi].doc, m, err, errlen)) ||
-      (rc = load_user(&files[fi], idx, &files[fi].doc, m, c, err, errlen)))
-    return rc;
-  return kin__kubeconfig_check_user_files(files[fi].path, us, c, err, errlen);
+  if ((rc = load_user(&files[fi], idx, &files[fi].doc, m, c, err, errlen))) return rc;
+  return kin__kubeconfig_check_user(files[fi].path, us, &files[fi].doc, m, err, errlen);
 }
 
 int kin_kubeconfig_load(const kin_kubeconfig_opts *opts, kin_rest_config **out, char *err,

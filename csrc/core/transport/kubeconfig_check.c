@@ -1,14 +1,13 @@
 /* kubeconfig_check.c -- the kubeconfig combinations kubectl refuses,
  * refused with kubectl's words: client-go's tools/clientcmd/validation.go
- * (validateClusterInfo, validateAuthInfo: the errors, not the warnings)
+ * (validateClusterInfo, validateAuthInfo: the errors, not the warnings;
+ * a CA, certificate or key file that cannot be read is refused by
+ * kin_client_new, naming the entry and the file)
  * and transport.go's check of a CA given with insecure-skip-tls-verify;
  * and the cluster extension that lets credentials go to an http://
  * server (kinformer.io/credentials-over-http, kubeconfig.h). */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kin.h"
 #include "kubeconfig_int.h"
@@ -44,21 +43,6 @@ static const char *str(yaml_document_t *d, yaml_node_t *map, const char *key) {
   return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-/* Go's os.Open error text for path: "open <path>: no such file or
- * directory" (strerror with a lower-case first letter); "" when it can be
- * opened. */
-static void open_error(const char *path, char *buf, size_t n) {
-  buf[0] = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    close(fd);
-    return;
-  }
-  snprintf(buf, n, "open %s: %s", path, strerror(errno));
-  char *p = buf + strlen("open ") + strlen(path) + 2;
-  if (p < buf + n && *p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-}
-
 static int is_true(const char *s) {
   return s && (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "yes") || !strcmp(s, "on"));
 }
@@ -71,15 +55,6 @@ int kin__kubeconfig_check_cluster(const char *path, const char *name, yaml_docum
               "specified for %s. certificate-authority-data will override.",
               path, name);
     return KIN_EINVAL;
-  }
-  if (c->ca_file && *c->ca_file) {
-    char why[512];
-    open_error(c->ca_file, why, sizeof why);
-    if (why[0]) {
-      kin__errf(err, errlen, "kubeconfig %s: unable to read certificate-authority %s for %s due to %s",
-                path, c->ca_file, name, why);
-      return KIN_EINVAL;
-    }
   }
   if (c->insecure && ((c->ca_file && *c->ca_file) || c->ca_data_len)) {
     kin__errf(err, errlen,
@@ -158,20 +133,4 @@ int kin__kubeconfig_check_user(const char *path, const char *name, yaml_document
     REFUSE("requesting uid, groups or user-extra for %s without impersonating a user", name);
   return 0;
 #undef REFUSE
-}
-
-int kin__kubeconfig_check_user_files(const char *path, const char *name,
-                                     const kin_rest_config *c, char *err, size_t errlen) {
-  const char *files[2][2] = {{"client-cert", c->cert_file}, {"client-key", c->key_file}};
-  for (int i = 0; i < 2; i++) {
-    if (!files[i][1] || !*files[i][1]) continue;
-    char why[512];
-    open_error(files[i][1], why, sizeof why);
-    if (why[0]) {
-      kin__errf(err, errlen, "kubeconfig %s: unable to read %s %s for %s due to %s", path,
-                files[i][0], files[i][1], name, why);
-      return KIN_EINVAL;
-    }
-  }
-  return 0;
 }

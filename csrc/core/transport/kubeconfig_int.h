@@ -13,22 +13,17 @@
 #include "kubeconfig.h"
 
 /* The cluster entry m named name in file path, after the loader filled c
- * from it: CA file and data both set, an unreadable CA file, a CA with
+ * from it: CA file and data both set, a CA with
  * insecure-skip-tls-verify; and reads the extension
  * kinformer.io/credentials-over-http into c->credentials_over_http. */
 int kin__kubeconfig_check_cluster(const char *path, const char *name, yaml_document_t *d,
                                   yaml_node_t *m, kin_rest_config *c, char *err, size_t errlen);
 
-/* The user entry m named name, before the loader reads it: certificate
+/* The user entry m named name, after the loader read it: certificate
  * without key or given twice, exec with auth-provider or without command
  * or apiVersion or with a nameless env entry or a bad interactiveMode,
  * token with username/password, impersonation extras without as. */
 int kin__kubeconfig_check_user(const char *path, const char *name, yaml_document_t *d,
                                yaml_node_t *m, char *err, size_t errlen);
-
-/* After the loader read the user into c: its client-cert and client-key
- * files can be opened. */
-int kin__kubeconfig_check_user_files(const char *path, const char *name,
-                                     const kin_rest_config *c, char *err, size_t errlen);
 
 #endif
