@@ -320,6 +320,7 @@ static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
     if (key_is(e + ko, kl, "type")) { to = vo; tl = vl; have_type = 1; }
     else if (key_is(e + ko, kl, "object")) { oo = vo; ol = vl; have_obj = 1; }
   }
+  if (have_obj && e[oo] == '{') ident(d, e + oo, ol); /* names it in reports */
   if (r < 0) {
     report(d, KIN_WATCH_ERR_MALFORMED, "not a JSON object", no, line, NULL, e, n);
     return 0;
@@ -347,7 +348,6 @@ static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
     free(type);
     return 0;
   }
-  ident(d, e + oo, ol);
 
   if (t <= KIN_WATCH_DELETED) err = kin_obj_parse(e + oo, ol, &ev.obj);
   else err = kin_obj_parse_any(e + oo, ol, &ev.obj);

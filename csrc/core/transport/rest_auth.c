@@ -39,7 +39,7 @@ static int http_gate(kin_client *c) {
     else
       kin_log(KIN_LOG_INFO, "rest_client",
               "%s is plain HTTP: the configured credentials are not sent (as kubectl; see "
-              "docs/security.md to allow them)", c->host);
+              "docs/client-security.md to allow them)", c->host);
   }
   return c->creds_over_http;
 }
