@@ -6,7 +6,8 @@
  * explicitly (kin_rest_config.credentials_over_http, from the kubeconfig
  * cluster extension kinformer.io/credentials-over-http), and then it logs
  * a warning once per client (a note at info level when the server is a
- * loopback address, as the sim on 127.0.0.1 of the tests). Client certificates are TLS-only anyway. */
+ * loopback address, as the sim on 127.0.0.1 of the tests). Client
+ * certificates are TLS-only anyway. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,16 @@
 #include "rest_client_int.h"
 #include "util.h"
 
-/* 1 when c's http:// host is a loopback address (127.x, localhost,
+/* 1 when c's http:// host is a loopback address (127.x.y.z, localhost,
  * [::1]): credentials sent there cross no network. */
 static int loopback(const kin_client *c) {
   const char *h = c->host + 7; /* after "http://" */
-  return !strncmp(h, "127.", 4) || !strncmp(h, "localhost", 9) || !strncmp(h, "[::1]", 5);
+  size_t n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/?#");
+  if ((n == 9 && !strncmp(h, "localhost", 9)) || (n == 5 && !strncmp(h, "[::1]", 5))) return 1;
+  if (n < 7 || strncmp(h, "127.", 4)) return 0;
+  for (size_t i = 4; i < n; i++)
+    if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.')) return 0;
+  return 1;
 }
 
 /* 1 when a credential may go with c's requests, 0 when c's server is
@@ -43,7 +49,6 @@ static int http_gate(kin_client *c) {
   }
   return c->creds_over_http;
 }
-
 
 void kin__auth_release(kin__auth_state *a) {
   kin__wipe_free(a->header);
