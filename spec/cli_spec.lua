@@ -20,6 +20,8 @@ describe("kinformer.cmd.cli", function()
                                    "-v", "--sync-timeout", "5", "--", "a", "--b" })
       assert.same({ command = "run", script = "op.lua", kubeconfig = "kc", context = "dev", namespace = "ns",
                     verbose = true, sync_timeout = 5, args = { "a", "--b" } }, o)
+      o = assert(cli.parse { "run", "op.lua", "--max-response-bytes", "1048576" })
+      assert.equal(1048576, o.max_response_bytes)
       o = assert(cli.parse { "run", "op.lua", "--sim", "--seed", "s.json" })
       assert.is_true(o.sim)
       assert.equal("s.json", o.seed)
@@ -35,6 +37,8 @@ describe("kinformer.cmd.cli", function()
         [{ "run", "x.lua", "--sim", "--kubeconfig", "k" }] = "cannot be combined",
         [{ "run", "x.lua", "y.lua" }] = "unexpected argument y.lua",
         [{ "run", "x.lua", "--sync-timeout", "soon" }] = "positive number",
+        [{ "run", "x.lua", "--max-response-bytes", "lots" }] = "--max-response-bytes must be a positive number of bytes",
+        [{ "run", "x.lua", "--max-response-bytes", "1.5" }] = "--max-response-bytes must be a positive number of bytes",
       }
       for argv, msg in pairs(cases) do
         local o, err = cli.parse(argv)

@@ -93,6 +93,28 @@ describe("source layout", function()
     assert.matches("cycle: a b", out, 1, true)
   end)
 
+  it("keeps libcurl inside csrc/core/transport (and the sim's own HTTP)", function()
+    local out, rc = proc.run("bash tools/include-graph.sh -s curl/curl.h csrc 2>&1")
+    assert.are.equal(0, rc, out)
+    local outside = {}
+    for path in out:gmatch("[^\n]+") do
+      if not path:match("^csrc/core/transport/") and not path:match("^csrc/sim/") then
+        outside[#outside + 1] = path
+      end
+    end
+    assert.are.same({}, outside)
+    assert.matches("csrc/core/transport/io_engine.c", out, 1, true) -- the search did run
+  end)
+
+  it("tells a file outside the transport that includes curl", function()
+    local d = os.tmpname()
+    os.remove(d)
+    os.execute("mkdir -p " .. d .. "/x && printf '#include <curl/curl.h>\\n' > " .. d .. "/x/a.c")
+    local out = proc.run("bash tools/include-graph.sh -s curl/curl.h " .. d .. " 2>&1")
+    os.execute("rm -rf " .. d)
+    assert.matches("x/a.c", out, 1, true)
+  end)
+
   it("has no source file over 800 lines", function()
     local out = proc.run("find csrc lua bin include -type f \\( -name '*.c' -o -name '*.h' -o -name '*.lua' \\)"
       .. " -exec wc -l {} + | grep -v ' total$'")

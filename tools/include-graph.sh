@@ -3,6 +3,8 @@
 # folder (and of its subfolders) and exits 1 when it has a cycle.
 #
 #   tools/include-graph.sh [-q] [-i] [-p PUBDIR] [DIR]  (DIR defaults to csrc/lua)
+#   tools/include-graph.sh -s HEADER [DIR]  (lists DIR's files that include
+#                                            <HEADER>, e.g. -s curl/curl.h csrc)
 #
 # Units, not files: a.c, a.h and a_int.h (a's internal header) count as one
 # unit "a", so a.c including b.h while b.c includes a.h is a cycle. PUBDIR
@@ -35,8 +37,12 @@ set -euo pipefail
 quiet=0
 calls=1
 pub=unset
+sys=
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
+    -h) usage; exit 0 ;;
+    -s) sys=${2-}; shift 2 ;;
     -q) quiet=1; shift ;;
     -i) calls=0; shift ;;
     -p) pub=${2-}; shift 2 ;;
@@ -49,6 +55,11 @@ dir=${dir%/}
 if [[ ! -d $dir ]]; then
   echo "include-graph.sh: no folder $dir" >&2
   exit 2
+fi
+if [[ -n $sys ]]; then
+  # The files that include a system header: one path a line, sorted.
+  grep -rlE --include='*.[ch]' "^[[:space:]]*#[[:space:]]*include[[:space:]]*<${sys//./\\.}>" "$dir" | sort || true
+  exit 0
 fi
 if [[ $pub == unset ]]; then
   case $dir in

@@ -110,7 +110,7 @@ static int l_env(lua_State *L) {
       "kubeconfig", "context", "qps", "burst", "timeout", "resync", "in_cluster",
       "read_idle_timeout", "ping_timeout", "watch_idle_timeout", "url", "token", "ca",
       "insecure", "events", "user_agent", "clock", "handler_timeout", "transform_timeout",
-      "main_memory_limit", NULL};
+      "main_memory_limit", "max_response_bytes", NULL};
   lkin_opt_check_keys(L, 1, known, "kinformer.manager");
   const char *clock = lkin_opt_string(L, 1, "clock");
   luaL_argcheck(L, !clock || !strcmp(clock, "real") || !strcmp(clock, "fake"), 1,
@@ -122,6 +122,10 @@ static int l_env(lua_State *L) {
   co.burst = (int)lkin_opt_number(L, 1, "burst", 0);
   co.timeout_ms = (long)(lkin_opt_number(L, 1, "timeout", 0) * 1000);
   co.user_agent = lkin_opt_string(L, 1, "user_agent");
+  /* bytes; 0/absent: the 256 MiB default, math.huge: no cap */
+  double mrb = lkin_opt_number(L, 1, "max_response_bytes", 0);
+  luaL_argcheck(L, mrb >= 0, 1, "option 'max_response_bytes' must not be negative");
+  co.max_response_bytes = mrb >= 9.2e18 ? -1 : (int64_t)mrb;
   uint64_t resync = lkin_opt_ns(L, 1, "resync", 0);
   int in_cluster = lkin_opt_bool(L, 1, "in_cluster");
   /* Connection health (io_engine.h) and the reflectors' watch idle timeout;
@@ -164,6 +168,8 @@ static int l_env(lua_State *L) {
                             .bearer_token = (char *)token,
                             .ca_file = (char *)ca,
                             .insecure = insecure,
+                            /* url= and token= given together are explicit */
+                            .credentials_over_http = token != NULL,
                             .cluster_origin = (char *)"option url",
                             .user_origin = (char *)"option token"};
   int r = url          ? 0

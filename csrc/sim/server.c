@@ -263,6 +263,10 @@ int kin_sim_write_kubeconfig(const kin_sim *sim, const char *path) {
           "apiVersion: v1\nkind: Config\nclusters:\n- name: kinformer-sim\n  cluster:\n"
           "    server: %s\n%s",
           sim->url, sim->tls ? "    insecure-skip-tls-verify: true\n" : "");
+  /* A token over plain HTTP needs the explicit opt-in (kubeconfig.h). */
+  if (!sim->tls && sim->token)
+    fprintf(f, "    extensions:\n    - name: kinformer.io/credentials-over-http\n"
+               "      extension: {allow: true}\n");
   fprintf(f, "users:\n- name: kinformer-sim\n  user:%s%s%s\n", sim->token ? "\n    token: \"" : " {}",
           sim->token ? sim->token : "", sim->token ? "\"" : "");
   fprintf(f, "contexts:\n- name: kinformer-sim\n  context:\n    cluster: kinformer-sim\n"

@@ -61,7 +61,7 @@ typedef struct kin_io_handle kin_io_handle;
 /* The outcome of one request. err: 0 when an HTTP response was received
  * (whatever its status code), KIN_ECANCELED when cancelled (kin_io_cancel,
  * engine free, or on_data returning non-zero), KIN_ETIMEDOUT when
- * timeout_ms ran out, KIN_EIO for any other transport failure (connection
+ * timeout_ms ran out, KIN_ETOOBIG when the body passed max_body, KIN_EIO for any other transport failure (connection
  * refused, TLS verification, ...; error says which). */
 typedef struct {
   int err;
@@ -73,7 +73,14 @@ typedef struct {
   char *body;             /* NUL-terminated body when the request had no
                              on_data callback; NULL otherwise */
   size_t body_len;
+  uint64_t received;      /* body bytes received (all of them, also those
+                             handed to on_data) */
+  uint64_t max_body;      /* the request's max_body, for messages */
 } kin_io_response;
+
+/* 1 when res failed because the server refused the connection (nothing
+ * listens there: a reflector backs off quietly), else 0. */
+int kin_io_response_refused(const kin_io_response *res);
 
 /* Called on the IO thread with each chunk of the body as it arrives (chunk
  * boundaries are arbitrary). Return 0 to continue, KIN_IO_PAUSE to refuse
@@ -124,6 +131,13 @@ typedef struct {
    * the connection may). ping_timeout_ms <= 0: the engine's. */
   long read_idle_ms;
   long ping_timeout_ms;
+  /* The most body bytes this request may receive (collected or handed to
+   * on_data alike); 0: no cap. The transfer is aborted the moment the body
+   * passes it (nothing more is read or buffered) and completes with
+   * KIN_ETOOBIG; res->body_len then holds what was kept and res->received
+   * how many bytes came. Watches leave it 0 (the reflector caps each
+   * event). */
+  uint64_t max_body;
   kin_io_data_cb on_data;       /* NULL: the body is collected into res->body */
   int on_data_2xx_only;         /* on_data gets a 2xx body only; any other
                                    (an error Status) is collected */
@@ -236,6 +250,16 @@ int kin_io_do_cancelable(kin_io_engine *e, const kin_io_request *req, kin_io_res
  * NULL. */
 int kin_io_do_streamed(kin_io_engine *e, const kin_io_request *req, kin_io_response *res,
                        kin_io_canceler *cx, kin_io_data_cb on_body, void *ud);
+
+/* One request on the calling thread, without an engine or connection
+ * reuse, for tools that read one URL once: method, url, headers, body,
+ * timeout_ms, max_body and the TLS file fields (ca_file, cert_file,
+ * key_file, insecure) of req are used, the rest ignored. Fills *res (the
+ * caller frees it with kin_io_response_free) and returns res->err: 0 when
+ * an HTTP answer came, KIN_ETIMEDOUT, KIN_ETOOBIG, KIN_ENOMEM, KIN_EIO
+ * (res->error says why; kin_io_response_refused tells a refused
+ * connection). Thread-safe. */
+int kin_io_fetch(const kin_io_request *req, kin_io_response *res);
 
 /* Frees the owned fields of res (not res itself) and zeroes it. */
 void kin_io_response_free(kin_io_response *res);

@@ -35,6 +35,15 @@ typedef struct kin_rest_config {
   unsigned char *ca_data; /* decoded certificate-authority-data (PEM bytes) */
   size_t ca_data_len;
   int insecure;           /* insecure-skip-tls-verify; verification is on otherwise */
+  /* Send the bearer token, token file or exec credential to a plain
+   * http:// server. 0 (the default): as kubectl, no credential goes to an
+   * http:// server at all. A kubeconfig sets it only explicitly, with the
+   * cluster extension (docs/security.md):
+   *   extensions:
+   *   - name: kinformer.io/credentials-over-http
+   *     extension: {allow: true}
+   * and the client then logs a warning once. Ignored for https://. */
+  int credentials_over_http;
   char *tls_server_name;
   char *proxy_url;
   char *bearer_token;      /* secret: never log */
@@ -67,7 +76,15 @@ typedef struct kin_kubeconfig_opts {
 void kin__exec_config_clear(kin_exec_config *e);
 
 /* Loads the kubeconfig chosen by opts (NULL: defaults) into a new config
- * owned by the caller (free with kin_rest_config_free). Several
+ * owned by the caller (free with kin_rest_config_free). The chosen
+ * cluster and user are validated as kubectl does (client-go's
+ * clientcmd validation and transport checks), and refused with kubectl's
+ * text (KIN_EINVAL, err "kubeconfig <path>: <kubectl's text>"): CA file
+ * and data both given; insecure-skip-tls-verify with a CA ("specifying a
+ * root certificates file with the insecure flag is not allowed"); a client
+ * certificate without key; more than one authentication method (token and
+ * username/password); auth-provider with exec; exec without apiVersion;
+ * as-groups/as-uid/as-user-extra without as. Several
  * colon-separated files in $KUBECONFIG are merged as kubectl does: the first
  * file that defines a cluster/user/context name wins, and current-context
  * comes from the first file that sets it. On failure *out is NULL, a

@@ -59,6 +59,7 @@
 #define KIN_REFLECTOR_BACKOFF_RESET_NS (120 * KIN_NSEC_PER_SEC)
 #define KIN_REFLECTOR_IDLE_TIMEOUT_NS (300 * KIN_NSEC_PER_SEC)
 #define KIN_REFLECTOR_QUEUE_MAX_BYTES ((size_t)64 << 20) /* 64 MiB of events */
+#define KIN_REFLECTOR_MAX_PAGES 20000 /* pages of one LIST (10M objects at 500) */
 
 typedef struct kin_reflector kin_reflector;
 
@@ -71,6 +72,17 @@ typedef struct {
   int metadata_only;         /* ask for PartialObjectMetadata(List) */
   int watch_list;            /* try WatchList (sendInitialEvents) before LIST */
   long page_size;            /* 0: KIN_REFLECTOR_PAGE_SIZE; negative: no paging */
+  /* Bounds on what one LIST may bring (each breach fails the LIST with
+   * KIN_ETOOBIG, logged once with the URL, the cap and what came; the
+   * reflector then backs off and lists again): the client's
+   * max_response_bytes caps each page's body and, for the items parsed
+   * from it, their bytes plus a fixed charge per item (so millions of tiny
+   * items cannot fill memory); a page may hold at most the limit asked for,
+   * except the first page at resourceVersion "0", which kube-apiserver's
+   * watch cache serves whole whatever the limit; a continue token seen
+   * before in the same LIST, or more than max_pages pages, ends it.
+   * max_pages 0: KIN_REFLECTOR_MAX_PAGES. */
+  long max_pages;
   uint64_t idle_timeout_ns;  /* 0: KIN_REFLECTOR_IDLE_TIMEOUT_NS */
   /* The HTTP/2 connection health check while the watch runs
    * (kin_client_stream_opts, io_engine.h): the watch's connection is

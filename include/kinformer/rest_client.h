@@ -12,6 +12,7 @@
  * error (kin_result.code, .reason and .message hold its Status; for a body
  * that is not a Status, the reason its code stands for and a message with
  * code, content type and excerpt: kin_http_describe_body);
+ * KIN_ETOOBIG when a body passed the client's cap (max_response_bytes);
  * KIN_EIO / KIN_ETIMEDOUT for transport failures (kin_result.message is
  * "<METHOD> <url>: <cause>", the cause for TLS naming the verification
  * reason and the CA: kin_client_describe_transport); KIN_EINVAL for misuse.
@@ -49,7 +50,19 @@ typedef struct {
   long timeout_ms;
   const char *user_agent; /* NULL: "kinformer/<version>" */
   kin_clock *clock;       /* for the rate limiter and retry waits; NULL: real */
+  /* Cap on the body of every answer that is not a watch (GET, LIST, the
+   * streamed LIST, discovery, errors), in bytes: the transfer is aborted
+   * the moment the body passes it and the call fails with KIN_ETOOBIG, its
+   * message naming the URL, the cap and the bytes received. 0:
+   * KIN_MAX_RESPONSE_BYTES; negative: no cap. */
+  int64_t max_response_bytes;
 } kin_client_opts;
+
+#define KIN_MAX_RESPONSE_BYTES ((int64_t)256 << 20) /* 256 MiB */
+
+/* The client's cap on a non-watch body in bytes (0: none). The reflector
+ * charges a LIST's parsed items against it too (reflector.h). */
+uint64_t kin_client_max_response_bytes(kin_client *c);
 
 /* Creates a client for cfg (deep-copied; the caller keeps cfg) that sends
  * through io (borrowed: it must outlive the client; NULL: the client starts
@@ -153,7 +166,10 @@ typedef struct {
 /* Sends req and waits for the answer, with auth, rate limiting, retries and
  * one re-authentication on 401 when the credential can be refreshed (exec
  * plugin, rotated token file). Fills *out (the caller frees it with
- * kin_result_free) and returns 0, KIN_ESTATUS, KIN_EIO, KIN_ETIMEDOUT. */
+ * kin_result_free) and returns 0, KIN_ESTATUS, KIN_EIO, KIN_ETIMEDOUT, or
+ * KIN_ETOOBIG (the body passed max_response_bytes; out->message says
+ * "<METHOD> <url>: response body larger than its cap of N bytes (M bytes
+ * received)"; not retried). */
 int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out);
 
 /* Options of kin_client_stream; a zeroed struct (or NULL) means the

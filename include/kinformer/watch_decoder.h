@@ -70,9 +70,23 @@ typedef struct {
   uint64_t event_no;     /* number of the bad event (GARBAGE: events before it) */
   uint64_t line;         /* line where the bad event or bytes start */
   const char *type;      /* the event's "type" when known, else NULL */
-  const char *snippet;   /* first bytes of the event / garbage, not NUL-terminated */
+  /* The first bytes of the event / garbage, not NUL-terminated, for a
+   * program to inspect: never log them (an event can hold a Secret's
+   * data). */
+  const char *snippet;
   size_t snippet_len;    /* <= KIN_WATCH_SNIPPET_MAX */
+  uint64_t offset;       /* where the bad event / bytes start in the stream */
+  /* The event's object when it could be read that far ("" otherwise):
+   * its kind, "namespace/name" and metadata.resourceVersion. */
+  const char *kind_name;
+  const char *key;
+  const char *resource_version;
 } kin_watch_decode_error;
+
+/* Writes where e happened into buf (always NUL-terminated), for a log
+ * line: "event 3 (line 3, offset 412, type ADDED, Secret default/s,
+ * resourceVersion 12)". It holds no byte of the event. */
+void kin_watch_decode_error_where(const kin_watch_decode_error *e, char *buf, size_t n);
 
 /* Returns 0 to go on; anything else stops the decoder (feed returns
  * KIN_ECANCELED and the decoder accepts no more bytes). */
@@ -83,7 +97,8 @@ typedef struct kin_watch_decoder kin_watch_decoder;
 
 /* Creates a decoder in *out (the caller frees it with
  * kin_watch_decoder_free). on_error may be NULL: problems are then logged
- * at WARN. Returns KIN_EINVAL without on_event, KIN_ENOMEM. */
+ * at WARN, naming event, line, offset, the reason and, when known, the
+ * object's kind, key and resourceVersion, never its bytes. Returns KIN_EINVAL without on_event, KIN_ENOMEM. */
 int kin_watch_decoder_new(kin_watch_event_cb on_event, kin_watch_error_cb on_error, void *ud,
                           kin_watch_decoder **out);
 void kin_watch_decoder_free(kin_watch_decoder *d);

@@ -46,6 +46,10 @@ end
 -- watches resume on a new one), watch_idle_timeout (default 300: a watch
 -- that delivered no byte for this long is re-established; the only guard
 -- over HTTP/1.1), the first two also per informer (mgr:informer);
+-- max_response_bytes (default 256 MiB, math.huge: no cap): the largest
+-- body of any answer that is not a watch (GET, LIST pages, discovery); a
+-- LIST page's items count with their bytes plus a small charge each; a
+-- breach fails that request with ETOOBIG and informers retry with backoff;
 -- metrics_bind (address of /metrics, "host:port" or
 -- ":port", port 0 picks a free one) and health_bind (/healthz and /readyz),
 -- both default "0": disabled (see Manager:metrics_port and the health
@@ -89,7 +93,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
-  "leader_election", "admin_bind", "clock", "rbac",
+  "leader_election", "admin_bind", "clock", "rbac", "max_response_bytes",
   "metrics_secure", "metrics_cert_path", "metrics_cert_name", "metrics_cert_key",
   "handler_timeout", "transform_timeout", "main_memory_limit", "check_timeout", "on_start_timeout",
 }
@@ -162,6 +166,7 @@ function M.new(opts)
     watch_idle_timeout = opts.watch_idle_timeout, events = opts.events, clock = opts.clock,
     handler_timeout = opts.handler_timeout, transform_timeout = opts.transform_timeout,
     main_memory_limit = opts.main_memory_limit,
+    max_response_bytes = opts.max_response_bytes,
   })
   if not env then return nil, msg, code end
   do -- as the Go runtime since 1.19: a flood of connections must not starve reconciles of fds

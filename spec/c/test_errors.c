@@ -495,7 +495,8 @@ static void test_errors_ExecPluginStderr(void **state) {
   kin_exec_provider_free(p);
 
   /* Through the client: the request's error is the plugin's. */
-  kin_rest_config rc = {.host = "http://127.0.0.1:1", .exec = &cfg};
+  /* (http:// sends a credential only when the config allows it) */
+  kin_rest_config rc = {.host = "http://127.0.0.1:1", .exec = &cfg, .credentials_over_http = 1};
   kin_client *c = client_for(&rc);
   kin_result r;
   assert_int_equal(get(c, "/version", &r), KIN_EINVAL);

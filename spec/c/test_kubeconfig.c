@@ -81,7 +81,6 @@ static const char *const MAIN_CONFIG =
     "  cluster:\n"
     "    server: https://c2.example\n"
     "    certificate-authority: ca.crt\n"
-    "    insecure-skip-tls-verify: true\n"
     "users:\n"
     "- name: u1\n"
     "  user:\n"
@@ -195,7 +194,7 @@ static void test_kubeconfig_NamedContextFilesResolved(void **state) {
   snprintf(want, sizeof want, "%s/ca.crt", d);
   assert_string_equal(c->ca_file, want);
   assert_null(c->ca_data);
-  assert_int_equal(c->insecure, 1);
+  assert_int_equal(c->insecure, 0); /* with a CA kubectl refuses it: KubectlRefusals */
   assert_null(c->bearer_token);
   snprintf(want, sizeof want, "%s/tok", d);
   assert_string_equal(c->bearer_token_file, want);
@@ -537,6 +536,105 @@ static void test_kubeconfig_TokenFileRotation(void **state) {
   rmtmp(d);
 }
 
+/* One cluster c and user u, with extra lines under each. */
+static char *refusal_config(const char *dir, const char *cluster, const char *user) {
+  char buf[2048];
+  snprintf(buf, sizeof buf,
+           "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+           "    server: https://127.0.0.1:6443\n%susers:\n- name: u\n  user:\n%s"
+           "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+           cluster, user);
+  return put(dir, "config", buf);
+}
+
+/* The combinations kubectl v1.36.3 refuses (its texts, as captured with
+ * `kubectl --kubeconfig F get --raw /version`), refused with them. */
+static void test_kubeconfig_KubectlRefusals(void **state) {
+  char *dir = mktmp();
+  char *ca = put(dir, "ca.crt", "x");
+  char cl_ca[512];
+  snprintf(cl_ca, sizeof cl_ca, "    insecure-skip-tls-verify: true\n    certificate-authority: %s\n", ca);
+  char cl_both[512];
+  snprintf(cl_both, sizeof cl_both, "    certificate-authority: %s\n    certificate-authority-data: Zm9v\n", ca);
+  static const char tok[] = "    token: t\n";
+  const struct {
+    const char *cluster, *user, *want;
+  } cases[] = {
+      {cl_ca, tok, "specifying a root certificates file with the insecure flag is not allowed"},
+      {"    insecure-skip-tls-verify: true\n    certificate-authority-data: Zm9v\n", tok,
+       "specifying a root certificates file with the insecure flag is not allowed"},
+      {"", "    token: t\n    username: a\n    password: b\n",
+       "more than one authentication method found for u; found [token basicAuth], only one is "
+       "allowed"},
+      {"", "    token: t\n    password: b\n",
+       "more than one authentication method found for u; found [token basicAuth], only one is "
+       "allowed"},
+      {cl_both, tok,
+       "certificate-authority-data and certificate-authority are both specified for c. "
+       "certificate-authority-data will override."},
+      {"", "    client-certificate-data: Q0VSVA==\n",
+       "client-key-data or client-key must be specified for u to use the clientCert "
+       "authentication method."},
+      {"", "    client-certificate-data: Q0VSVA==\n    client-certificate: /x/c.crt\n    client-key-data: S0VZ\n",
+       "client-cert-data and client-cert are both specified for u. client-cert-data will override."},
+      {"", "    client-certificate-data: Q0VSVA==\n    client-key: /x/k.key\n    client-key-data: S0VZ\n",
+       "client-key-data and client-key are both specified for u; client-key-data will override"},
+      {"", "    token: t\n    as-groups: [g]\n",
+       "requesting uid, groups or user-extra for u without impersonating a user"},
+      {"", "    auth-provider: {name: gcp}\n    exec:\n      command: foo\n"
+           "      apiVersion: client.authentication.k8s.io/v1\n      interactiveMode: Never\n",
+       "authProvider cannot be provided in combination with an exec plugin for u"},
+      {"", "    exec:\n      command: foo\n      apiVersion: client.authentication.k8s.io/v1\n"
+           "      interactiveMode: Sometimes\n",
+       "invalid interactiveMode for u: \"Sometimes\""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *cfg = refusal_config(dir, cases[i].cluster, cases[i].user);
+    char want[1024];
+    snprintf(want, sizeof want, "kubeconfig %s: %s", cfg, cases[i].want);
+    expect_err(cfg, NULL, KIN_EINVAL, want);
+    free(cfg);
+  }
+  /* What kubectl accepts still loads: insecure without a CA, a CA alone,
+   * token with as-groups and as. */
+  char *cfg = refusal_config(dir, "    insecure-skip-tls-verify: true\n", "    token: t\n    as: me\n    as-groups: [g]\n");
+  kin_rest_config *c = load_ok(cfg, NULL);
+  assert_int_equal(c->insecure, 1);
+  kin_rest_config_free(c);
+  free(cfg);
+  free(ca);
+  rmtmp(dir);
+}
+
+/* Credentials over plain HTTP only with the explicit cluster extension. */
+static void test_kubeconfig_CredentialsOverHttpExtension(void **state) {
+  char *dir = mktmp();
+  char *cfg = refusal_config(dir, "", "    token: t\n");
+  kin_rest_config *c = load_ok(cfg, NULL);
+  assert_int_equal(c->credentials_over_http, 0);
+  kin_rest_config_free(c);
+  free(cfg);
+  cfg = refusal_config(dir,
+                       "    extensions:\n    - name: other/ext\n      extension: {x: 1}\n"
+                       "    - name: kinformer.io/credentials-over-http\n      extension: {allow: true}\n",
+                       "    token: t\n");
+  c = load_ok(cfg, NULL);
+  assert_int_equal(c->credentials_over_http, 1);
+  kin_rest_config_free(c);
+  free(cfg);
+  cfg = refusal_config(dir,
+                       "    extensions:\n    - name: kinformer.io/credentials-over-http\n"
+                       "      extension: {allow: maybe}\n",
+                       "    token: t\n");
+  char want[1024];
+  snprintf(want, sizeof want,
+           "kubeconfig %s: cluster c: extensions[0] kinformer.io/credentials-over-http: "
+           "extension.allow must be true or false", cfg);
+  expect_err(cfg, NULL, KIN_EINVAL, want);
+  free(cfg);
+  rmtmp(dir);
+}
+
 KIN_SUITE(kubeconfig, cmocka_unit_test(test_kubeconfig_base64_Decode),
           cmocka_unit_test(test_kubeconfig_CurrentContext),
           cmocka_unit_test(test_kubeconfig_NamedContextFilesResolved),
@@ -548,4 +646,6 @@ KIN_SUITE(kubeconfig, cmocka_unit_test(test_kubeconfig_base64_Decode),
           cmocka_unit_test(test_kubeconfig_BrokenFieldsNamed),
           cmocka_unit_test(test_kubeconfig_ExecConfigParsed),
           cmocka_unit_test(test_kubeconfig_InClusterConfig),
-          cmocka_unit_test(test_kubeconfig_TokenFileRotation))
+          cmocka_unit_test(test_kubeconfig_TokenFileRotation),
+          cmocka_unit_test(test_kubeconfig_KubectlRefusals),
+          cmocka_unit_test(test_kubeconfig_CredentialsOverHttpExtension))

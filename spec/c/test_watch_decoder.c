@@ -398,6 +398,52 @@ static void test_watch_decoder_CallbackStops(void **state) {
   assert_int_equal(kin_watch_decoder_new(NULL, NULL, NULL, &d), KIN_EINVAL);
 }
 
+/* A malformed event is logged with its offset, reason and (when it can be
+ * read that far) kind, key and resourceVersion: never its bytes, which can
+ * hold a Secret's data. */
+static int count_events(void *ud, const kin_watch_event *ev) {
+  (*(int *)ud)++;
+  return 0;
+}
+
+static void test_watch_decoder_LogsNoObjectBytes(void **state) {
+  static const char good[] =
+      "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Secret\",\"metadata\":{\"name\":\"ok\","
+      "\"namespace\":\"ns\",\"resourceVersion\":\"11\"}}}\n";
+  /* a Secret whose metadata has no name: the object is refused */
+  static const char noname[] =
+      "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Secret\",\"metadata\":{\"namespace\":\"ns\","
+      "\"resourceVersion\":\"12\"},\"data\":{\"password\":\"c2VjcmV0LXZhbHVl\"}}}\n";
+  static const char badtype[] =
+      "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Secret\",\"metadata\":{\"name\":\"s2\","
+      "\"namespace\":\"ns\",\"resourceVersion\":\"13\"},\"data\":{\"password\":\"c2VjcmV0LXZhbHVl\"}}"
+      ",\"type\":1}\n";
+  static const char cut[] = "{\"type\":\"ADDED\",\"object\":{\"data\":{\"k\":\"c2VjcmV0LXZhbHVl";
+  int events = 0;
+  kin_watch_decoder *d;
+  assert_int_equal(kin_watch_decoder_new(count_events, NULL, &events, &d), 0);
+  kin_test_log_start();
+  assert_int_equal(kin_watch_decoder_feed(d, good, sizeof good - 1), 0);
+  assert_int_equal(kin_watch_decoder_feed(d, noname, sizeof noname - 1), 0);
+  assert_int_equal(kin_watch_decoder_feed(d, badtype, sizeof badtype - 1), 0);
+  assert_int_equal(kin_watch_decoder_feed(d, cut, sizeof cut - 1), 0);
+  assert_int_equal(kin_watch_decoder_finish(d), KIN_EINVAL);
+  kin_test_log_stop();
+  assert_int_equal(events, 1);
+  assert_int_equal(kin_test_log_count("c2VjcmV0"), 0);
+  assert_int_equal(kin_test_log_count("password"), 0);
+  char want[160];
+  snprintf(want, sizeof want, "event 2 (line 2, offset %zu, type ADDED, Secret, resourceVersion 12)",
+           sizeof good - 1);
+  assert_int_equal(kin_test_log_count(want), 1);
+  assert_int_equal(kin_test_log_count("object is malformed or has no metadata.name"), 1);
+  assert_int_equal(kin_test_log_count("Secret ns/s2, resourceVersion 13)"), 1);
+  snprintf(want, sizeof want, "event 4 (line 4, offset %zu): stream ended inside an event",
+           sizeof good + sizeof noname + sizeof badtype - 3);
+  assert_int_equal(kin_test_log_count(want), 1);
+  kin_watch_decoder_free(d);
+}
+
 KIN_SUITE(watch_decoder, cmocka_unit_test(test_watch_decoder_StreamWatcher),
           cmocka_unit_test(test_watch_decoder_ChunkBoundaries),
           cmocka_unit_test(test_watch_decoder_ObjectSpan),
@@ -409,4 +455,5 @@ KIN_SUITE(watch_decoder, cmocka_unit_test(test_watch_decoder_StreamWatcher),
           cmocka_unit_test(test_watch_decoder_Bookmarks),
           cmocka_unit_test(test_watch_decoder_ErrorStatus410),
           cmocka_unit_test(test_watch_decoder_CorruptionRecovers),
-          cmocka_unit_test(test_watch_decoder_CallbackStops))
+          cmocka_unit_test(test_watch_decoder_CallbackStops),
+          cmocka_unit_test(test_watch_decoder_LogsNoObjectBytes))

@@ -339,6 +339,7 @@ int kin_reflector_new(const kin_reflector_config *cfg, kin_reflector **out) {
   r->metadata_only = cfg->metadata_only;
   r->watch_list = cfg->watch_list;
   r->page_size = cfg->page_size;
+  r->max_pages = cfg->max_pages > 0 ? cfg->max_pages : KIN_REFLECTOR_MAX_PAGES;
   r->idle_ns = cfg->idle_timeout_ns ? cfg->idle_timeout_ns : KIN_REFLECTOR_IDLE_TIMEOUT_NS;
   r->read_idle_ms = cfg->read_idle_ms;
   r->ping_ms = cfg->ping_timeout_ms;

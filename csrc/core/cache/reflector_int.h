@@ -19,7 +19,7 @@ typedef struct {
   int err;                 /* transport error (KIN_EIO, ...) or 0 */
   long code;               /* HTTP status or Status.code; 0: no answer */
   char reason[64];         /* Status.reason */
-  char message[256];       /* Status.message or the transport error */
+  char message[512];       /* Status.message or the transport error */
   int too_large;           /* cause ResourceVersionTooLarge / "Too large resource version" */
   int refused;             /* connection refused (for the log) */
   uint64_t retry_after_ns; /* Retry-After header or details.retryAfterSeconds */
@@ -37,6 +37,7 @@ struct kin_reflector {
   int metadata_only;
   int watch_list;
   long page_size;        /* as configured: 0 default, < 0 no paging */
+  long max_pages;        /* pages of one LIST (KIN_REFLECTOR_MAX_PAGES) */
   uint64_t idle_ns;
   long read_idle_ms, ping_ms; /* the watch's health check (kin_client_stream_opts) */
   size_t queue_max;      /* bytes of queued watch events before a pause */

@@ -160,6 +160,13 @@ static char *dup_span(const char *js, pspan sp, int ok) {
  * transform, lives only until its batch is prepared (delta_fifo_int.h). */
 #define PREPARE_BATCH 64
 
+/* What each listed item is charged against the client's response cap
+ * besides its bytes: about what a small parsed object costs (kin_obj,
+ * its index and key strings, the pointer in the page), so a page of
+ * millions of tiny items passes the cap long before its objects fill
+ * memory. */
+#define ITEM_CHARGE 384
+
 /* One page being read: the splitter and where its items go. */
 typedef struct {
   kin_reflector *r;
@@ -167,6 +174,11 @@ typedef struct {
   size_t from;    /* the first object of o not yet prepared */
   int failed;     /* an item could not be read or prepared (logged) */
   kin__list_stream ls;
+  const char *path;   /* the request, for messages */
+  long max_items;     /* the page may hold this many items; 0: no count cap */
+  uint64_t cap;       /* bytes + ITEM_CHARGE per item allowed; 0: none */
+  uint64_t charged;
+  char breach[512];   /* set when a cap was passed (KIN_ETOOBIG); as st->message */
 } page_sink;
 
 /* Prepares the objects of o from s->from on. Returns 0 or the transform's
@@ -191,6 +203,23 @@ static int prepare(page_sink *s) {
 static int sink_item(void *ud, const char *p, size_t len, size_t index) {
   page_sink *s = ud;
   const kin__list_stream *ls = &s->ls;
+  s->charged += len + ITEM_CHARGE;
+  if (s->max_items > 0 && index >= (size_t)s->max_items) {
+    snprintf(s->breach, sizeof(s->breach),
+             "GET %s%s: list page has more items than the limit=%ld asked for (item %zu came)",
+             kin_client_host(s->r->client), s->path, s->max_items, index + 1);
+    s->failed = 1;
+    return KIN_ETOOBIG;
+  }
+  if (s->cap && s->charged > s->cap) {
+    snprintf(s->breach, sizeof(s->breach),
+             "GET %s%s: list page larger than its cap of %llu bytes (max_response_bytes; "
+             "%zu items, charged %d bytes each besides their bytes, came)",
+             kin_client_host(s->r->client), s->path, (unsigned long long)s->cap, index + 1,
+             ITEM_CHARGE);
+    s->failed = 1;
+    return KIN_ETOOBIG;
+  }
   kin__list_kind la = {.kind = ls->kind, .kind_len = ls->av_len ? ls->kind_len : 0,
                        .av = ls->api_version, .av_len = ls->av_len};
   kin_obj *obj = NULL;
@@ -265,7 +294,13 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
     kin__buf_free(&url);
     return KIN_ENOMEM;
   }
-  page_sink sink = {.r = r, .o = o, .from = o->len};
+  /* kube-apiserver honours limit on every LIST but the first page at
+   * resourceVersion "0", which its watch cache serves whole (cacher.go's
+   * computeListLimit): count items only where limit binds. */
+  int rv0 = !(cont && *cont) && rv && !strcmp(rv, "0");
+  page_sink sink = {.r = r, .o = o, .from = o->len, .path = url.p,
+                    .max_items = limit > 0 && !rv0 ? limit : 0,
+                    .cap = kin_client_max_response_bytes(r->client)};
   kin__list_stream_init(&sink.ls, sink_item, &sink);
   kin_client_request req = {.method = "GET", .path = url.p, .idempotent = 1,
                             .cancel = &r->list_cancel,
@@ -277,15 +312,22 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   r->st.pages++;
   pthread_mutex_unlock(&r->mu);
   int rc = kin_client_do(r->client, &req, &res);
-  kin__buf_free(&url);
-  if (rc == 0 || sink.ls.err) {
+  if (sink.breach[0]) {
+    rc = st->err = KIN_ETOOBIG;
+    snprintf(st->message, sizeof(st->message), "%s", sink.breach);
+  } else if (rc == 0 || sink.ls.err) {
     if (rc == 0) rc = finish_page(&sink, pm);
     if (rc) {
       /* what came instead of a list: its type and first words (an HTML
        * page from a proxy, say), as for an error status */
       char what[160];
-      kin_http_describe_body(res.code ? res.code : 200, res.content_type, sink.ls.env,
-                             sink.ls.env_len, what, sizeof(what));
+      if (sink.ls.env_len && sink.ls.env[0] == '{')
+        /* JSON that is no list may be an object (a Secret): no excerpt */
+        snprintf(what, sizeof(what), "a JSON body that is not a list (%zu bytes outside items)",
+                 sink.ls.env_len);
+      else
+        kin_http_describe_body(res.code ? res.code : 200, res.content_type, sink.ls.env,
+                               sink.ls.env_len, what, sizeof(what));
       snprintf(st->message, sizeof(st->message), "unable to understand list result: %s", what);
     }
   } else {
@@ -295,6 +337,7 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
     snprintf(st->message, sizeof(st->message), "%s", res.message ? res.message : "");
     if (res.code) kin__rfl_parse_status(res.body, res.body_len, st);
   }
+  kin__buf_free(&url);
   kin_result_free(&res);
   kin__list_stream_free(&sink.ls);
   return rc;
@@ -306,13 +349,61 @@ static void page_meta_clear(page_meta *pm) {
   pm->rv = pm->cont = NULL;
 }
 
+/* The continue tokens of one LIST, as 64-bit hashes in an open-addressed
+ * set (a repeated token means the server sends the same pages again). */
+typedef struct {
+  uint64_t *v; /* 0: empty slot */
+  size_t cap, len;
+} token_set;
+
+static uint64_t token_hash(const char *t) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *t; t++) h = (h ^ (unsigned char)*t) * 1099511628211ULL;
+  return h ? h : 1;
+}
+
+/* Adds t: 0, 1 when it was there already, KIN_ENOMEM. */
+static int token_seen(token_set *s, const char *t) {
+  if (s->len * 2 + 2 > s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    uint64_t *v = calloc(cap, sizeof(*v));
+    if (!v) return KIN_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++) {
+      if (!s->v[i]) continue;
+      size_t j = (size_t)(s->v[i] % cap);
+      while (v[j]) j = (j + 1) % cap;
+      v[j] = s->v[i];
+    }
+    free(s->v);
+    s->v = v;
+    s->cap = cap;
+  }
+  uint64_t h = token_hash(t);
+  size_t j = (size_t)(h % s->cap);
+  for (; s->v[j]; j = (j + 1) % s->cap)
+    if (s->v[j] == h) return 1;
+  s->v[j] = h;
+  s->len++;
+  return 0;
+}
+
+/* Fails the LIST of r (KIN_ETOOBIG) after pages pages: why in st. */
+static int loop_breach(kin_reflector *r, kin__rfl_status *st, size_t pages, const char *why) {
+  memset(st, 0, sizeof(*st));
+  st->err = KIN_ETOOBIG;
+  snprintf(st->message, sizeof(st->message), "GET %s%s: %s after %zu pages",
+           kin_client_host(r->client), r->path, why, pages);
+  return KIN_ETOOBIG;
+}
+
 /* The pager: every page from rv with limit into o, the list's RV in *list_rv
  * (malloc'd). *paginated tells whether the server split the result. */
-static int pager_list(kin_reflector *r, const char *rv, long limit, objs *o, char **list_rv,
-                      int *paginated, kin__rfl_status *st) {
+static int pager_pages(kin_reflector *r, const char *rv, long limit, objs *o, char **list_rv,
+                       int *paginated, kin__rfl_status *st, token_set *seen) {
   char *cont = NULL;
   *list_rv = NULL;
   *paginated = 0;
+  size_t pages = 0;
   pthread_mutex_lock(&r->mu);
   r->st.listed_items = 0;
   r->st.expected_items = 0;
@@ -358,11 +449,30 @@ static int pager_list(kin_reflector *r, const char *rv, long limit, objs *o, cha
     cont = pm.cont;
     pm.cont = NULL;
     page_meta_clear(&pm);
+    int again = ++pages >= (size_t)r->max_pages ? 0 : token_seen(seen, cont);
+    if (pages >= (size_t)r->max_pages || again) {
+      char why[96];
+      snprintf(why, sizeof(why), again > 0 ? "the server repeated a continue token"
+                                 : again < 0 ? "out of memory"
+                                             : "more pages than the cap of %ld",
+               r->max_pages);
+      free(cont);
+      return again < 0 ? KIN_ENOMEM : loop_breach(r, st, pages, why);
+    }
     if (kin__rfl_stopping(r)) {
       free(cont);
       return KIN_ECANCELED;
     }
   }
+}
+
+/* pager_pages with the set of continue tokens seen. */
+static int pager_list(kin_reflector *r, const char *rv, long limit, objs *o, char **list_rv,
+                      int *paginated, kin__rfl_status *st) {
+  token_set seen = {NULL, 0, 0};
+  int rc = pager_pages(r, rv, limit, o, list_rv, paginated, st, &seen);
+  free(seen.v);
+  return rc;
 }
 
 /* The page size for a list at rv: client-go lists at an exact RV unpaged

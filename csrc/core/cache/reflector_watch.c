@@ -26,7 +26,6 @@
  * with them (on the reflector thread, in queue order, so no later event
  * can overtake the Replace); the stream then goes on as an ordinary
  * watch. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,11 +282,10 @@ static void on_error(void *ud, const kin_watch_decode_error *e) {
   /* Bytes between events (an HTML page, a stray line) carry no event and
    * are skipped; anything else may have been one. */
   int lost = e->kind != KIN_WATCH_ERR_GARBAGE;
-  kin_log(KIN_LOG_WARN, LOG, "%s: watch stream: %s%s%s at event %llu, line %llu%s: %.*s", r->name,
-          e->what, e->type ? ", type " : "", e->type ? e->type : "",
-          (unsigned long long)e->event_no, (unsigned long long)e->line,
-          lost && !w->abort ? " - resuming from the last resourceVersion" : "",
-          (int)e->snippet_len, e->snippet ? e->snippet : "");
+  char where[512];
+  kin_watch_decode_error_where(e, where, sizeof where);
+  kin_log(KIN_LOG_WARN, LOG, "%s: watch stream: %s at %s%s", r->name, e->what, where,
+          lost && !w->abort ? " - resuming from the last resourceVersion" : "");
   pthread_mutex_lock(&r->mu);
   r->st.decode_errors++;
   pthread_mutex_unlock(&r->mu);
@@ -383,7 +381,7 @@ static void on_done(void *ud, kin_io_response *res) {
   w->st.err = res->err;
   if (res->err && !w->st.message[0])
     kin_client_describe_transport(r->client, res, w->st.message, sizeof(w->st.message));
-  w->st.refused = res->curl_code == CURLE_COULDNT_CONNECT;
+  w->st.refused = kin_io_response_refused(res);
   if (res->retry_after) {
     char *end;
     unsigned long s = strtoul(res->retry_after, &end, 10);

@@ -2,6 +2,7 @@
  * each event's envelope. See watch_decoder.h. */
 #include "watch_decoder.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -42,6 +43,12 @@ struct kin_watch_decoder {
   size_t garbage_len;
 
   int canceled, hard_err;
+
+  /* Where the current event / garbage run began: bytes into the stream. */
+  uint64_t off, ev_off, garbage_off;
+  /* The bad event's object, when it could be read that far (for reports,
+   * never its bytes): kind, namespace/name, resourceVersion; "" unknown. */
+  char id_kind[64], id_key[320], id_rv[32];
 };
 
 int kin_watch_decoder_new(kin_watch_event_cb on_event, kin_watch_error_cb on_error, void *ud,
@@ -102,14 +109,29 @@ static void report(kin_watch_decoder *d, kin_watch_error_kind kind, const char *
                    size_t snip_len) {
   if (snip_len > KIN_WATCH_SNIPPET_MAX) snip_len = KIN_WATCH_SNIPPET_MAX;
   if (!snip) snip = "", snip_len = 0;
+  kin_watch_decode_error e = {kind, what, event_no, line, type, snip, snip_len,
+                              kind == KIN_WATCH_ERR_GARBAGE ? d->garbage_off : d->ev_off,
+                              d->id_kind, d->id_key, d->id_rv};
   if (d->on_error) {
-    kin_watch_decode_error e = {kind, what, event_no, line, type, snip, snip_len};
     d->on_error(d->ud, &e);
     return;
   }
-  kin_log(KIN_LOG_WARN, "watch_decoder", "event %llu (line %llu, type %s): %s: %.*s",
-          (unsigned long long)event_no, (unsigned long long)line, type ? type : "?", what,
-          (int)snip_len, snip ? snip : "");
+  char where[512];
+  kin_watch_decode_error_where(&e, where, sizeof where);
+  kin_log(KIN_LOG_WARN, "watch_decoder", "%s: %s", where, what);
+}
+
+void kin_watch_decode_error_where(const kin_watch_decode_error *e, char *buf, size_t n) {
+  int w = snprintf(buf, n, "event %llu (line %llu, offset %llu%s%s", (unsigned long long)e->event_no,
+                   (unsigned long long)e->line, (unsigned long long)e->offset,
+                   e->type ? ", type " : "", e->type ? e->type : "");
+  if (w < 0 || (size_t)w >= n) return;
+  size_t o = (size_t)w;
+  if (e->kind_name && *e->kind_name) o += (size_t)snprintf(buf + o, n - o, ", %s", e->kind_name);
+  if (o < n && e->key && *e->key) o += (size_t)snprintf(buf + o, n - o, " %s", e->key);
+  if (o < n && e->resource_version && *e->resource_version)
+    o += (size_t)snprintf(buf + o, n - o, ", resourceVersion %s", e->resource_version);
+  if (o < n) snprintf(buf + o, n - o, ")");
 }
 
 /* ---- light JSON scanning of one event ---------------------------------- */
@@ -225,6 +247,30 @@ static const char *type_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "
  * KIN_ECANCELED; malformed events are reported and yield 0. */
 static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
+/* Copies the string value of member key of object s[0..n) into out (room
+ * m; "" when absent, not a string, or longer). */
+static void ident_str(const char *s, size_t len, const char *key, char *out, size_t m) {
+  size_t vo, vl;
+  char *v = NULL;
+  out[0] = 0;
+  if (!obj_get(s, len, key, &vo, &vl) || str_dup(s + vo, vl, &v) < 0) return;
+  if (strlen(v) < m) strcpy(out, v);
+  free(v);
+}
+
+/* Notes kind, namespace/name and resourceVersion of the event's object
+ * s[0..n) (as far as they can be read) for a report. */
+static void ident(kin_watch_decoder *d, const char *s, size_t len) {
+  size_t vo, vl;
+  char ns[64], name[254];
+  ident_str(s, len, "kind", d->id_kind, sizeof d->id_kind);
+  if (!obj_get(s, len, "metadata", &vo, &vl) || s[vo] != '{') return;
+  ident_str(s + vo, vl, "namespace", ns, sizeof ns);
+  ident_str(s + vo, vl, "name", name, sizeof name);
+  ident_str(s + vo, vl, "resourceVersion", d->id_rv, sizeof d->id_rv);
+  if (name[0]) snprintf(d->id_key, sizeof d->id_key, "%s%s%s", ns, ns[0] ? "/" : "", name);
+}
+
 /* The event as every apiserver writes it, {"type":"T","object":{...}}
  * with no space between the members: 1 with the type's index in *t and
  * the object's bytes at e[*oo..*oo + *ol), found without walking the
@@ -274,6 +320,7 @@ static int deliver(kin_watch_decoder *d, const char *e, size_t n) {
     if (key_is(e + ko, kl, "type")) { to = vo; tl = vl; have_type = 1; }
     else if (key_is(e + ko, kl, "object")) { oo = vo; ol = vl; have_obj = 1; }
   }
+  if (have_obj && e[oo] == '{') ident(d, e + oo, ol); /* names it in reports */
   if (r < 0) {
     report(d, KIN_WATCH_ERR_MALFORMED, "not a JSON object", no, line, NULL, e, n);
     return 0;
@@ -379,7 +426,9 @@ static void flush_garbage(kin_watch_decoder *d) {
   d->garbage_len = 0;
 }
 
-static void start_event(kin_watch_decoder *d) {
+static void start_event(kin_watch_decoder *d, uint64_t off) {
+  d->ev_off = off;
+  d->id_kind[0] = d->id_key[0] = d->id_rv[0] = 0;
   d->in_event = 1;
   d->in_str = d->esc = d->skipping = 0;
   d->depth = 1;
@@ -390,6 +439,7 @@ static void start_event(kin_watch_decoder *d) {
 }
 
 static void end_event(kin_watch_decoder *d) {
+  d->id_kind[0] = d->id_key[0] = d->id_rv[0] = 0;
   d->in_event = 0;
   d->skipping = 0;
   d->match = -1;
@@ -435,7 +485,8 @@ static size_t skip_plain(const char *p, size_t i, size_t n, int in_str) {
   return i;
 }
 
-int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
+/* kin_watch_decoder_feed before the stream offset moves past p. */
+static int feed_bytes(kin_watch_decoder *d, const char *p, size_t n) {
   if (d->canceled) return KIN_ECANCELED;
   int hard = 0;
   size_t seg = 0; /* start in p of the current event's bytes not yet in buf */
@@ -457,7 +508,7 @@ int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
     if (!d->in_event) {
       if (c == '{') {
         flush_garbage(d);
-        start_event(d);
+        start_event(d, d->off + i);
         seg = i;
       } else if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
         if (d->in_garbage && d->garbage_len < KIN_WATCH_SNIPPET_MAX)
@@ -466,6 +517,7 @@ int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
         if (!d->in_garbage) {
           d->in_garbage = 1;
           d->garbage_line = d->line;
+          d->garbage_off = d->off + i;
         }
         if (d->garbage_len < KIN_WATCH_SNIPPET_MAX) d->garbage[d->garbage_len++] = c;
       }
@@ -485,7 +537,7 @@ int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
                    d->events_seen, d->ev_line, NULL, snip, k < d->nl_ev_len ? k : d->nl_ev_len);
           }
           buf_reset(d);
-          start_event(d);
+          start_event(d, d->off + i + 1 - RESYNC_LEN);
           d->ev_len = RESYNC_LEN;
           if (buf_add(d, resync_pat, RESYNC_LEN) < 0) {
             hard = KIN_ENOMEM;
@@ -567,6 +619,12 @@ int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
   return hard;
 }
 
+int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
+  int r = feed_bytes(d, p, n);
+  d->off += n;
+  return r;
+}
+
 int kin_watch_decoder_finish(kin_watch_decoder *d) {
   if (d->canceled) return KIN_ECANCELED;
   int r = 0;
@@ -580,5 +638,6 @@ int kin_watch_decoder_finish(kin_watch_decoder *d) {
   d->in_str = d->esc = 0;
   d->line = 1;
   d->events_seen = 0;
+  d->off = 0;
   return r;
 }

@@ -112,6 +112,8 @@ kin_io_handle *kin__io_handle_new(kin_io_engine *e, const kin_io_request *req) {
   h->read_idle_ms = req->read_idle_ms;
   h->ping_timeout_ms = req->ping_timeout_ms > 0 ? req->ping_timeout_ms : 0;
   h->insecure = req->tls.insecure;
+  h->max_body = req->max_body;
+  h->res.max_body = req->max_body;
   h->on_data = req->on_data;
   h->on_data_2xx_only = req->on_data_2xx_only;
   h->on_done = req->on_done;
@@ -160,12 +162,17 @@ void kin__io_check_multi_info(kin_io_engine *e) {
     h->res.curl_code = (int)rc;
     int err = 0;
     if (h->nomem) err = KIN_ENOMEM;
+    else if (h->toobig) err = KIN_ETOOBIG;
     else if (h->aborted) err = KIN_ECANCELED;
     else if (rc == CURLE_OPERATION_TIMEDOUT) err = KIN_ETIMEDOUT;
     else if (rc != CURLE_OK) err = KIN_EIO;
     if (rc != CURLE_OK && !h->res.error[0])
       snprintf(h->res.error, sizeof(h->res.error), "%s", curl_easy_strerror(rc));
     if (rc == CURLE_OK) h->res.error[0] = 0;
+    if (h->toobig) /* curl's "Failure writing output" says less */
+      snprintf(h->res.error, sizeof(h->res.error),
+               "response body larger than its cap of %llu bytes (%llu bytes received)",
+               (unsigned long long)h->max_body, (unsigned long long)h->res.received);
     finish(e, h, err);
   }
 }
@@ -176,6 +183,12 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
   kin_io_handle *h = ud;
   size_t n = size * nmemb;
   long code = 0;
+  if (h->max_body && h->res.received + n > h->max_body) {
+    /* Past the cap: stop here, before keeping or handing on a byte of it. */
+    h->res.received += n;
+    h->toobig = 1;
+    return n ? 0 : 1;
+  }
   if (h->on_data && h->on_data_2xx_only)
     curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &code);
   if (h->on_data && (!h->on_data_2xx_only || (code >= 200 && code < 300))) {
@@ -185,6 +198,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
       h->aborted = 1;
       return n ? 0 : 1; /* any other count aborts the transfer */
     }
+    h->res.received += n;
     return n;
   }
   if (h->res.body_len + n + 1 > h->body_cap) {
@@ -200,6 +214,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
   }
   memcpy(h->res.body + h->res.body_len, p, n);
   h->res.body_len += n;
+  h->res.received += n;
   h->res.body[h->res.body_len] = 0;
   return n;
 }
@@ -757,34 +772,4 @@ static int do_request(kin_io_engine *e, const kin_io_request *req, kin_io_respon
   pthread_cond_destroy(&w.cv);
   pthread_mutex_destroy(&w.mu);
   return rc;
-}
-
-int kin_io_canceler_init(kin_io_canceler *cx) {
-  cx->fired = 0;
-  cx->h = NULL;
-  return pthread_mutex_init(&cx->mu, NULL) ? KIN_ENOMEM : 0;
-}
-
-void kin_io_canceler_destroy(kin_io_canceler *cx) { pthread_mutex_destroy(&cx->mu); }
-
-void kin_io_canceler_fire(kin_io_canceler *cx) {
-  pthread_mutex_lock(&cx->mu);
-  cx->fired = 1;
-  if (cx->h) kin_io_cancel(cx->h);
-  pthread_mutex_unlock(&cx->mu);
-}
-
-int kin_io_canceler_fired(kin_io_canceler *cx) {
-  pthread_mutex_lock(&cx->mu);
-  int f = cx->fired;
-  pthread_mutex_unlock(&cx->mu);
-  return f;
-}
-
-void kin_io_response_free(kin_io_response *res) {
-  if (!res) return;
-  free(res->retry_after);
-  free(res->content_type);
-  free(res->body);
-  memset(res, 0, sizeof(*res));
 }

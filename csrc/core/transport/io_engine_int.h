@@ -59,6 +59,8 @@ struct kin_io_handle {
   int probe;                    /* a connection health probe (internal) */
   curl_socket_t probe_fd;       /* probe: the socket it ended on, or CURL_SOCKET_BAD */
   int nomem;                    /* the body buffer could not grow */
+  int toobig;                   /* the body passed max_body */
+  uint64_t max_body;            /* as in kin_io_request (immutable) */
   size_t body_cap;
   kin_io_response res;
 };

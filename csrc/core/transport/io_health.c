@@ -151,6 +151,7 @@ static int probe_start(kin_io_engine *e, io_sock *s, kin_io_handle *m, long time
               .cert_file = m->cert_file, .cert_data = m->cert.p, .cert_data_len = m->cert.len,
               .key_file = m->key_file, .key_data = m->key.p, .key_data_len = m->key.len,
               .insecure = m->insecure, .server_name = m->server_name},
+      .max_body = 1 << 20, /* a /version answer is tiny */
       .on_done = probe_done};
   kin_io_handle *p = kin__io_handle_new(e, &req);
   curl_free(url);

@@ -13,6 +13,7 @@
 
 #include "base64.h"
 #include "kin.h"
+#include "kubeconfig_int.h"
 #include "util.h"
 
 typedef struct {
@@ -325,7 +326,9 @@ static int resolve_context(kc_file *files, size_t nfiles, const char *label, con
   if (rc == KIN_ENOENT)
     kin__errf(err, errlen, "kubeconfig %s: cluster \"%s\" of context \"%s\" not found", label, cl, ctx);
   if (rc) return rc;
-  if ((rc = load_cluster(&files[fi], idx, &files[fi].doc, m, c, err, errlen))) return rc;
+  if ((rc = load_cluster(&files[fi], idx, &files[fi].doc, m, c, err, errlen)) ||
+      (rc = kin__kubeconfig_check_cluster(files[fi].path, cl, &files[fi].doc, m, c, err, errlen)))
+    return rc;
   if (!(c->cluster_origin = origin_of(files[fi].path, "cluster", cl))) return KIN_ENOMEM;
   if (!us[0]) return 0; /* a context without a user is anonymous */
   rc = find_named(files, nfiles, "users", "user", us, &fi, &idx, &m, err, errlen);
@@ -333,7 +336,8 @@ static int resolve_context(kc_file *files, size_t nfiles, const char *label, con
     kin__errf(err, errlen, "kubeconfig %s: user \"%s\" of context \"%s\" not found", label, us, ctx);
   if (rc) return rc;
   if (!(c->user_origin = origin_of(files[fi].path, "user", us))) return KIN_ENOMEM;
-  return load_user(&files[fi], idx, &files[fi].doc, m, c, err, errlen);
+  if ((rc = load_user(&files[fi], idx, &files[fi].doc, m, c, err, errlen))) return rc;
+  return kin__kubeconfig_check_user(files[fi].path, us, &files[fi].doc, m, err, errlen);
 }
 
 int kin_kubeconfig_load(const kin_kubeconfig_opts *opts, kin_rest_config **out, char *err,

@@ -115,6 +115,12 @@ int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_clie
   c->clock = o.clock ? o.clock : kin_clock_real();
   c->max_retries = o.max_retries == 0 ? DEFAULT_RETRIES : o.max_retries < 0 ? 0 : o.max_retries;
   c->timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : DEFAULT_TIMEOUT_MS;
+  c->max_body = o.max_response_bytes == 0  ? (uint64_t)KIN_MAX_RESPONSE_BYTES
+                : o.max_response_bytes < 0 ? 0
+                                           : (uint64_t)o.max_response_bytes;
+  c->plain_http = !strncmp(cfg->host, "http://", 7);
+  c->creds_over_http = cfg->credentials_over_http != 0;
+  atomic_init(&c->http_noted, 0);
   int rc = KIN_ENOMEM;
   int cond_ok = kin_cond_init(&c->wait_cond) == 0;
   if (!cond_ok || kin_clock_subscribe(c->clock, &c->wait_cond, &c->wait_mu) != 0) {
@@ -217,6 +223,7 @@ void kin_client_free(kin_client *c) {
 }
 
 kin_io_engine *kin_client_io(kin_client *c) { return c->io; }
+uint64_t kin_client_max_response_bytes(kin_client *c) { return c->max_body; }
 const char *kin_client_host(kin_client *c) { return c->host; }
 const char *kin_client_namespace(kin_client *c) { return c->ns; }
 
@@ -227,94 +234,6 @@ void kin_result_free(kin_result *r) {
   free(r->message);
   free(r->content_type);
   memset(r, 0, sizeof *r);
-}
-
-/* ---- auth ------------------------------------------------------------------ */
-
-/* The credential of one attempt. Every field is owned and wiped by
- * auth_release. */
-typedef struct {
-  char *header;             /* "Authorization: Bearer ..." or NULL (secret) */
-  char *token;              /* the token in it, to notice a rotation */
-  kin_exec_credential cred; /* exec plugin's answer */
-} auth_state;
-
-static void auth_release(auth_state *a) {
-  kin__wipe_free(a->header);
-  kin__wipe_free(a->token);
-  kin_exec_credential_clear(&a->cred);
-  memset(a, 0, sizeof *a);
-}
-
-/* The token the token file holds now (the caller frees it), falling back
- * to the static token when the file cannot be read, as client-go's
- * cachingTokenSource; NULL when there is none or on OOM. */
-static char *file_token(kin_client *c, char *err, size_t errlen) {
-  char *t = NULL;
-  if (kin_token_file_get(c->token_file, &t, err, errlen) == 0) return t;
-  if (c->bearer_token) {
-    kin_log(KIN_LOG_WARN, "rest_client", "%s; using the static bearer token", err);
-    return strdup(c->bearer_token);
-  }
-  return NULL;
-}
-
-/* Fills a and the TLS/header parts of req for one attempt: the exec
- * plugin's credential, else the token file's token, else the static
- * token. Returns 0, or the provider's error with msg set (never with the
- * credential in it). */
-static int auth_prepare(kin_client *c, auth_state *a, kin_io_tls *tls, char *msg, size_t msglen) {
-  memset(a, 0, sizeof *a);
-  *tls = c->tls;
-  msg[0] = 0;
-  const char *tok = NULL;
-  if (c->exec) {
-    int rc = kin_exec_provider_get(c->exec, &a->cred, msg, msglen);
-    if (rc) return rc;
-    if (a->cred.client_cert_data && a->cred.client_key_data) {
-      tls->cert_file = tls->key_file = NULL;
-      tls->cert_data = a->cred.client_cert_data;
-      tls->cert_data_len = strlen(a->cred.client_cert_data);
-      tls->key_data = a->cred.client_key_data;
-      tls->key_data_len = strlen(a->cred.client_key_data);
-    }
-    tok = a->cred.token;
-  }
-  if (!tok && c->token_file) {
-    if (!(a->token = file_token(c, msg, msglen))) return msg[0] ? KIN_EINVAL : KIN_ENOMEM;
-    tok = a->token;
-  }
-  if (!tok) tok = c->bearer_token;
-  if (tok && *tok) {
-    size_t n = strlen(tok) + sizeof "Authorization: Bearer ";
-    if (!(a->header = malloc(n))) return KIN_ENOMEM;
-    snprintf(a->header, n, "Authorization: Bearer %s", tok);
-  }
-  return 0;
-}
-
-/* After a 401: 1 when a retry may succeed because the credential can be
- * refreshed (the exec plugin runs again, or the token file now holds
- * another token than the one sent). */
-static int auth_refresh(kin_client *c, const auth_state *used) {
-  if (c->exec) {
-    kin_exec_provider_invalidate(c->exec);
-    return 1;
-  }
-  if (c->token_file) {
-    char e[256];
-    char *now = file_token(c, e, sizeof e);
-    int changed = now && (!used->token || strcmp(now, used->token) != 0);
-    kin__wipe_free(now);
-    return changed;
-  }
-  return 0;
-}
-
-void kin_client_auth_failed(kin_client *c) {
-  /* The token file is compared by mtime and size on every read, so a
-   * rotated token is picked up without being told. */
-  if (c->exec) kin_exec_provider_invalidate(c->exec);
 }
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -591,7 +510,7 @@ static char *url_of(kin_client *c, const char *path) {
 }
 
 /* Fills hdr (room for 6) with the header lines of one attempt. */
-static void headers_for(kin_client *c, const auth_state *a, const char *accept, char *acc,
+static void headers_for(kin_client *c, const kin__auth_state *a, const char *accept, char *acc,
                         size_t accn, const char *ctype, char *ct, size_t ctn, const char **hdr) {
   int k = 0;
   hdr[k++] = c->user_agent;
@@ -658,11 +577,11 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
       rc = KIN_EFENCED;
       break;
     }
-    auth_state a;
+    kin__auth_state a;
     kin_io_tls tls;
     char amsg[768];
-    if ((rc = auth_prepare(c, &a, &tls, amsg, sizeof amsg)) != 0) {
-      auth_release(&a);
+    if ((rc = kin__auth_prepare(c, &a, &tls, amsg, sizeof amsg)) != 0) {
+      kin__auth_release(&a);
       out->message = strdup(amsg[0] ? amsg : kin_strerror(rc));
       break;
     }
@@ -678,7 +597,8 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
                                           : req->timeout_ms > 0 ? req->timeout_ms
                                                                 : c->timeout_ms,
                             .proxy_url = c->proxy_url,
-                            .tls = tls};
+                            .tls = tls,
+                            .max_body = c->max_body};
     kin_io_response res;
     uint64_t t0 = kin_clock_now(c->clock);
     int err = req->on_body ? kin_io_do_streamed(c->io, &ioreq, &res, req->cancel, req->on_body,
@@ -686,23 +606,23 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
                            : kin_io_do_cancelable(c->io, &ioreq, &res, req->cancel);
     kin__rest_metrics_record(c, method, err ? 0 : res.code, kin_clock_now(c->clock) - t0);
     if (err) {
-      auth_release(&a);
+      kin__auth_release(&a);
       rc = transport_error(c, out, &res, err, method, url);
       kin_io_response_free(&res);
       break;
     }
-    if (res.code == 401 && !reauthed && auth_refresh(c, &a)) {
+    if (res.code == 401 && !reauthed && kin__auth_refresh(c, &a)) {
       /* One more try with the refreshed credential, as client-go's exec
        * and token-file round trippers. */
       reauthed = 1;
-      auth_release(&a);
+      kin__auth_release(&a);
       kin_io_response_free(&res);
       out->retries++;
       kin_log(KIN_LOG_INFO, "rest_client", "%s %s: 401, retrying with a refreshed credential",
               method, req->path);
       continue;
     }
-    auth_release(&a);
+    kin__auth_release(&a);
     if (req->idempotent && retryable_code(res.code) && out->retries < c->max_retries) {
       uint64_t d = retry_delay(res.retry_after, out->retries);
       kin_log(KIN_LOG_INFO, "rest_client", "%s %s: %ld, retry %d of %d after %llu ms", method,
@@ -742,10 +662,10 @@ int kin_client_stream(kin_client *c, const char *path, const kin_client_stream_o
   char *url = url_of(c, path);
   if (!url) return KIN_ENOMEM;
   if (c->limited) kin__token_bucket_accept(&c->rl);
-  auth_state a;
+  kin__auth_state a;
   kin_io_tls tls;
   char amsg[768];
-  int rc = auth_prepare(c, &a, &tls, amsg, sizeof amsg);
+  int rc = kin__auth_prepare(c, &a, &tls, amsg, sizeof amsg);
   if (rc == 0) {
     char acc[256];
     const char *hdr[6];
@@ -765,7 +685,7 @@ int kin_client_stream(kin_client *c, const char *path, const kin_client_stream_o
   } else {
     kin_log(KIN_LOG_WARN, "rest_client", "watch %s: %s", path, amsg);
   }
-  auth_release(&a);
+  kin__auth_release(&a);
   free(url);
   return rc;
 }

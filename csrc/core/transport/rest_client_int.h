@@ -5,6 +5,7 @@
 #define KIN_REST_CLIENT_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "buf.h"
 #include "hmap.h"
@@ -25,6 +26,10 @@ struct kin_client {
   char *bearer_token;          /* secret: never logged */
   kin_token_file *token_file;  /* own lock */
   kin_exec_provider *exec;     /* own lock */
+  int plain_http;              /* host is http:// */
+  int creds_over_http;         /* kin_rest_config.credentials_over_http */
+  atomic_int http_noted;       /* the plain-HTTP credential line was logged */
+  uint64_t max_body;           /* cap of a non-watch body; 0: none */
   kin_clock *clock;
   int max_retries;
   long timeout_ms;
@@ -55,6 +60,27 @@ struct kin_client {
 void kin__rest_metrics_init(kin_client *c);
 void kin__rest_metrics_destroy(kin_client *c);
 void kin__rest_metrics_record(kin_client *c, const char *method, long code, uint64_t took_ns);
+
+/* The credential of one attempt. Every field is owned and wiped by
+ * kin__auth_release. */
+typedef struct {
+  char *header;             /* "Authorization: Bearer ..." or NULL (secret) */
+  char *token;              /* the token in it, to notice a rotation */
+  kin_exec_credential cred; /* exec plugin's answer */
+} kin__auth_state;
+
+/* rest_auth.c: wipes and frees a's fields. */
+void kin__auth_release(kin__auth_state *a);
+/* rest_auth.c: fills a and the TLS of one attempt (*tls from c's, with the
+ * exec plugin's client certificate when it gave one): the exec plugin's
+ * token, else the token file's, else the static token; nothing for a
+ * plain http:// server unless c->creds_over_http. Returns 0, or the
+ * provider's error with msg set (never holding the credential). */
+int kin__auth_prepare(kin_client *c, kin__auth_state *a, kin_io_tls *tls, char *msg,
+                      size_t msglen);
+/* rest_auth.c: after a 401, 1 when a retry may succeed with a refreshed
+ * credential (exec plugin re-run, token file rotated), else 0. */
+int kin__auth_refresh(kin_client *c, const kin__auth_state *used);
 
 /* Drops every discovery document (under c->mu); the interned strings stay. */
 void kin__discovery_clear(kin_client *c);

@@ -60,6 +60,8 @@ options:
   --sim               run an in-process kinformer.sim and use it (no cluster needed)
   --seed FILE         with --sim: objects to load first (JSON array, List, or one per line)
   --sync-timeout S    seconds to wait for the caches to sync (default 120)
+  --max-response-bytes N  largest body of an answer that is not a watch
+                      (kinformer.manager{max_response_bytes=}; default 256 MiB)
   --shutdown-timeout S  on SIGINT/SIGTERM, seconds in-flight reconciles get
                       before they are interrupted (default 30); a second
                       signal exits at once
@@ -220,6 +222,12 @@ function M.parse(argv)
         o.sync_timeout = tonumber(v)
         if not o.sync_timeout or o.sync_timeout <= 0 then
           error({ usage = "--sync-timeout must be a positive number of seconds, not " .. v })
+        end
+      elseif a == "--max-response-bytes" then
+        local v = value(a)
+        o.max_response_bytes = math.tointeger(tonumber(v))
+        if not o.max_response_bytes or o.max_response_bytes <= 0 then
+          error({ usage = "--max-response-bytes must be a positive number of bytes, not " .. v })
         end
       elseif a == "--shutdown-timeout" then
         local v = value(a)
