@@ -13,7 +13,7 @@
 
 #include "base64.h"
 #include "kin.h"
-#include "kubeconfig_int.h"
+#include "kubeconfig_check.h"
 #include "util.h"
 
 typedef struct {
@@ -327,7 +327,9 @@ static int resolve_context(kc_file *files, size_t nfiles, const char *label, con
     kin__errf(err, errlen, "kubeconfig %s: cluster \"%s\" of context \"%s\" not found", label, cl, ctx);
   if (rc) return rc;
   if ((rc = load_cluster(&files[fi], idx, &files[fi].doc, m, c, err, errlen)) ||
-      (rc = kin__kubeconfig_check_cluster(files[fi].path, cl, &files[fi].doc, m, c, err, errlen)))
+      (rc = kin__kubeconfig_check_cluster(files[fi].path, cl, &files[fi].doc, m, c->ca_file,
+                                           c->ca_data_len, c->insecure,
+                                           &c->credentials_over_http, err, errlen)))
     return rc;
   if (!(c->cluster_origin = origin_of(files[fi].path, "cluster", cl))) return KIN_ENOMEM;
   if (!us[0]) return 0; /* a context without a user is anonymous */

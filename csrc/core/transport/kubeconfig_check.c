@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kin.h"
-#include "kubeconfig_int.h"
+#include "kubeconfig_check.h"
 #include "util.h"
 
 #define EXT_CREDS_HTTP "kinformer.io/credentials-over-http"
@@ -48,15 +48,16 @@ static int is_true(const char *s) {
 }
 
 int kin__kubeconfig_check_cluster(const char *path, const char *name, yaml_document_t *d,
-                                  yaml_node_t *m, kin_rest_config *c, char *err, size_t errlen) {
-  if (c->ca_file && *c->ca_file && c->ca_data_len) {
+                                  yaml_node_t *m, const char *ca_file, size_t ca_data_len,
+                                  int insecure, int *creds_over_http, char *err, size_t errlen) {
+  if (ca_file && *ca_file && ca_data_len) {
     kin__errf(err, errlen,
               "kubeconfig %s: certificate-authority-data and certificate-authority are both "
               "specified for %s. certificate-authority-data will override.",
               path, name);
     return KIN_EINVAL;
   }
-  if (c->insecure && ((c->ca_file && *c->ca_file) || c->ca_data_len)) {
+  if (insecure && ((ca_file && *ca_file) || ca_data_len)) {
     kin__errf(err, errlen,
               "kubeconfig %s: specifying a root certificates file with the insecure flag is not "
               "allowed",
@@ -79,7 +80,7 @@ int kin__kubeconfig_check_cluster(const char *path, const char *name, yaml_docum
                 path, name, i);
       return KIN_EINVAL;
     }
-    c->credentials_over_http = is_true(allow);
+    *creds_over_http = is_true(allow);
   }
   return 0;
 }
