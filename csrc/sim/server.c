@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "controllers.h"
@@ -64,7 +65,9 @@ static int create_namespace(kin__sim_store *s, const char *name) {
  * KIN_EBUSY. */
 static int start_daemon(kin_sim *sim, uint16_t port) {
   /* poll(), not select(): no FD_SETSIZE cap on connections. */
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+  /* ITC: MHD_quiesce_daemon needs it with an internal polling thread */
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+                   MHD_USE_ITC;
   if (sim->tls) flags |= MHD_USE_TLS;
   sim->sa.sin_port = htons(port);
   sim->daemon = MHD_start_daemon(
@@ -152,12 +155,23 @@ const char *kin_sim_url(const kin_sim *sim) { return sim->url; }
 
 uint16_t kin_sim_port(const kin_sim *sim) { return sim->port; }
 
+/* Stops accepting connections on sim's port (new ones are refused) while
+ * the open ones go on; called before the watches are ended, so a client
+ * whose watch the stop ends meets a refused connection when it watches
+ * again, never a watch accepted by a server going away (a "very short
+ * watch" that would make it relist). */
+static void stop_accepting(kin_sim *sim) {
+  MHD_socket fd = MHD_quiesce_daemon(sim->daemon);
+  if (fd != MHD_INVALID_SOCKET) close(fd);
+}
+
 void kin_sim_stop(kin_sim *sim) {
   pthread_mutex_lock(&sim->stop_mu);
   /* The controllers first: a stopped server changes nothing more. */
   kin__simctl_free(sim->ctl);
   sim->ctl = NULL;
   if (!sim->stopped) {
+    stop_accepting(sim);
     pthread_mutex_lock(&sim->store.mu);
     sim->store.stopping = 1;
     pthread_cond_broadcast(&sim->store.cond);
@@ -179,6 +193,7 @@ int kin_sim_restart(kin_sim *sim, uint32_t down_ms) {
     pthread_mutex_unlock(&sim->stop_mu);
     return KIN_EINVAL;
   }
+  stop_accepting(sim);
   pthread_mutex_lock(&sim->store.mu);
   sim->store.stopping = 1;
   pthread_cond_broadcast(&sim->store.cond);

@@ -115,7 +115,10 @@ static void test_controller_deadline_RestCallCancelledAtDeadline(void **state) {
   int rc = first_rc(&r);
   kin_controller_stop(c);
   kin_test_log_stop();
-  assert_int_equal(rc, KIN_ECANCELED);
+  /* Cut at the deadline either way: the watchdog's cancel (its 50 ms tick)
+   * or the request's own timeout, which the ctx capped to the time left,
+   * whichever comes first. */
+  assert_true(rc == KIN_ECANCELED || rc == KIN_ETIMEDOUT);
   uint64_t took = atomic_load(&r.first_ns);
   assert_true(took >= 250 * MS && took < 1500 * MS);
   assert_true(r.first_has_cancel && r.first_has_deadline);
