@@ -122,9 +122,11 @@ static void test_controller_deadline_RestCallCancelledAtDeadline(void **state) {
   uint64_t took = atomic_load(&r.first_ns);
   assert_true(took >= 250 * MS && took < 1500 * MS);
   assert_true(r.first_has_cancel && r.first_has_deadline);
-  assert_int_equal(kin_test_log_count("controller \"deadline\": all 1 workers busy for more than "
-                                      "0.1s, nothing else is reconciled: \"default/x\""),
-                   1);
+  /* once per episode: the first reconcile's, and perhaps its retry's when
+   * it started (5 ms later) and ran 0.1 s before the stop */
+  int warned = kin_test_log_count("controller \"deadline\": all 1 workers busy for more than "
+                                  "0.1s, nothing else is reconciled: \"default/x\"");
+  assert_true(warned >= 1 && warned <= 2);
   assert_true(kin_test_log_count("controller \"deadline\": reconcile of \"default/x\" exceeded "
                                  "reconcile_timeout 0.3s") >= 1);
   assert_true(kin_test_log_count("interrupted (in a REST call)") >= 1);
@@ -221,8 +223,9 @@ static void test_controller_deadline_EpochOfTheReconcileStart(void **state) {
   int rc = first_rc(&r);
   kin_controller_stop(c);
   kin_test_log_stop();
-  /* sent (and cut at the deadline by the silent server), not refused */
-  assert_int_equal(rc, KIN_ECANCELED);
+  /* sent (and cut at the deadline by the silent server: the watchdog's
+   * cancel or the capped timeout), not refused */
+  assert_true(rc == KIN_ECANCELED || rc == KIN_ETIMEDOUT);
   assert_int_equal(r.first_epoch, e);
   kin_controller_free(c);
   kin_fence_free(f);
