@@ -281,6 +281,30 @@ describe("time limits of user calls", function()
     assert.matches("HEALTHZ_STALE 500", err)
     assert.matches("false\ton_start exceeded its time limit of 0%.2s %(option on_start_timeout%) at [^\t]*\tETIMEDOUT", out)
   end)
+
+  it("a looping leader election callback is cut at handler_timeout; the controllers still start", function()
+    local out, err, rc = run_lua [[
+      local kinformer = require "kinformer"
+      local core = kinformer.core
+      local sim <close> = assert(require("kinformer.sim").start{})
+      local mgr = assert(kinformer.manager{ sim = sim, handler_timeout = 0.3, leader_election = {
+        name = "le-cb", lease_duration = 2, renew_deadline = 1.5, retry_period = 0.3,
+        on_started_leading = function() while true do end end,
+      } })
+      local ctl = assert(mgr:controller{ ["for"] = "v1/configmaps", reconciler = function() end })
+      local t0 = core.monotime()
+      assert(mgr:start{ timeout = 10 })
+      assert(sim:put{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "a", namespace = "default" } })
+      assert(mgr:wait_for(function() return ctl:stats().reconcile_success >= 1 end, 10))
+      print("leading", core.monotime() - t0)
+      mgr:stop()
+    ]]
+    assert.equal(0, rc, err)
+    -- it reconciled: the controllers started although the callback looped
+    assert.is_true(num(out, "leading\t") < 5, out)
+    assert.matches("leader election: leader election callback on_started_leading exceeded its time limit "
+      .. "of 0%.3s %(option handler_timeout%)", err)
+  end)
 end)
 
 describe("the process", function()

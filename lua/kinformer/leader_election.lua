@@ -88,6 +88,20 @@ local function check(opts)
   end
 end
 
+-- Calls the user's callback fn(...) (on_started_leading, ...) as every
+-- main-state user call: under handler_timeout and main_memory_limit,
+-- interrupted by a pending SIGINT/SIGTERM; a failure is logged, never
+-- raised into the main-state queue.
+local function call_user(self, name, fn, ...)
+  local mgr = self._mgr
+  local mem = rawget(mgr, "main_memory_limit")
+  local ok, msg = core.limited_call({ what = "leader election callback", name = name,
+    option = "handler_timeout", timeout = rawget(mgr, "handler_timeout") or 10,
+    memory_limit = mem == nil and 512 * 1024 * 1024 or mem, memory_option = "main_memory_limit",
+    signals = true }, fn, ...)
+  if not ok then core.log("error", "manager", "leader election: " .. tostring(msg)) end
+end
+
 --- Creates the election for mgr (not started: the elector is made by
 -- start, once the Lease's name can be resolved). Raises on a bad option.
 function M.new(mgr, opts)
@@ -143,7 +157,7 @@ function LE:_make()
     on_stopped_leading = function(lost) self:_stopped(lost) end,
     on_new_leader = function(id)
       self:_check_holder(id)
-      if opts.on_new_leader then opts.on_new_leader(id) end
+      if opts.on_new_leader then call_user(self, "on_new_leader", opts.on_new_leader, id) end
     end,
   })
   if not ok then
@@ -191,7 +205,9 @@ function LE:_started()
   if mgr:state() == "started" and self._ud:is_leader() then
     start_controllers(mgr)
   end
-  if self._user.on_started_leading then self._user.on_started_leading() end
+  if self._user.on_started_leading then
+    call_user(self, "on_started_leading", self._user.on_started_leading)
+  end
 end
 
 function LE:_stopped(lost)
@@ -209,7 +225,9 @@ function LE:_stopped(lost)
     for _, ctl in ipairs(ctls) do ctl:_unlead() end
     if self.exit_on_loss then self._lost = true end
   end
-  if was and self._user.on_stopped_leading then self._user.on_stopped_leading(lost and true or false) end
+  if was and self._user.on_stopped_leading then
+    call_user(self, "on_stopped_leading", self._user.on_stopped_leading, lost and true or false)
+  end
 end
 
 --- Stops the elector (mgr:stop, after the controllers): the leader

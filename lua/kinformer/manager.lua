@@ -208,6 +208,7 @@ function M.new(opts)
     shutdown_timeout = opts.shutdown_timeout or 30,
     -- time and memory limits of main-state user calls (CALL_DEFAULTS)
     check_timeout = opts.check_timeout or CALL_DEFAULTS.check_timeout,
+    handler_timeout = opts.handler_timeout, -- also the leader election callbacks'
     on_start_timeout = opts.on_start_timeout or CALL_DEFAULTS.on_start_timeout,
     main_memory_limit = opts.main_memory_limit,
     _controllers = {},
