@@ -37,8 +37,8 @@ void lctl_interrupt_hook(lua_State *L, lua_Debug *ar) {
       snprintf(s->where, sizeof(s->where), " at %s:%d", ar->short_src, ar->currentline);
   }
   if (++s->nraises == 10) lua_sethook(L, lctl_interrupt_hook, LUA_MASKCOUNT, 1);
-  lua_pushstring(L, why == KIN_INTERRUPT_SHUTDOWN
-                        ? "reconcile interrupted: the controller is shutting down"
-                        : "reconcile interrupted: reconcile_timeout exceeded");
+  lua_pushstring(L, why == KIN_INTERRUPT_SHUTDOWN     ? "reconcile interrupted: the controller is shutting down"
+                   : why == KIN_INTERRUPT_LEADERSHIP ? "reconcile interrupted: leadership lost"
+                                                     : "reconcile interrupted: reconcile_timeout exceeded");
   lua_error(L);
 }

@@ -82,12 +82,17 @@ typedef struct {
   uint64_t busy_warning_after_ns;
   /* The leadership fence of the reconciles' writes (call_ctx.h; borrowed,
    * must outlive the controller; NULL: not fenced). Each reconcile's ctx
-   * carries the epoch open when the reconcile started, so one started
-   * while the fence is closed writes nothing, and one that outlives its
-   * epoch writes nothing more. */
+   * carries the epoch open when the reconcile started, so one that
+   * outlives its epoch writes nothing more. While the fence does not hold
+   * (not leading, or leadership lost) the workers start no reconcile: a
+   * request they take is put back for 200 ms; a reconcile in flight when
+   * its epoch ends is interrupted within the watchdog's tick (50 ms): its
+   * REST call cancelled, kin_controller_interrupted says
+   * KIN_INTERRUPT_LEADERSHIP, and it is logged and counted
+   * (reconcile_interrupts). */
   const kin_fence *fence;
   /* NULL, or run on the watchdog thread right after it fired a worker's
-   * canceler (why: KIN_INTERRUPT_DEADLINE or _SHUTDOWN), e.g. to end a
+   * canceler (why: KIN_INTERRUPT_DEADLINE, _SHUTDOWN or _LEADERSHIP), e.g. to end a
    * child process the reconcile waits for. It must not call into the
    * controller. ud is the config's. */
   void (*on_interrupt)(void *ud, int worker_index, int why);
@@ -134,7 +139,8 @@ int kin_controller_stopping(kin_controller *c);
 
 /* Worker thread worker_index, during a reconcile: KIN_INTERRUPT_DEADLINE
  * once its reconcile_timeout passed, KIN_INTERRUPT_SHUTDOWN once a
- * shutdown's timeout (kin_controller_abort_after) passed, else 0. Cheap (an
+ * shutdown's timeout (kin_controller_abort_after) passed,
+ * KIN_INTERRUPT_LEADERSHIP once the watchdog saw its epoch end, else 0. Cheap (an
  * atomic and a clock read): a binding polls it from its interpreter (the
  * Lua count hook) to stop user code. */
 int kin_controller_interrupted(kin_controller *c, int worker_index);

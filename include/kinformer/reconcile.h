@@ -44,8 +44,8 @@ typedef struct {
   int logged;        /* the reconciler already logged this error in full
                         (a traceback does not fit message): no second line */
   /* A reconciler that stopped because kin_controller_interrupted told it
-   * to sets interrupted to what that returned (KIN_INTERRUPT_DEADLINE or
-   * KIN_INTERRUPT_SHUTDOWN) and where to where it stopped (" at
+   * to sets interrupted to what that returned (KIN_INTERRUPT_DEADLINE,
+   * _SHUTDOWN or _LEADERSHIP) and where to where it stopped (" at
    * mod.lua:12", or ""): the controller logs and counts the interruption
    * (controller.h). A reconcile whose REST call the watchdog cut is
    * recognised without them. */
@@ -53,8 +53,10 @@ typedef struct {
   char where[160];
 } kin_result_action;
 
-/* Why a reconcile is interrupted (kin_controller_interrupted). */
-enum { KIN_INTERRUPT_DEADLINE = 1, KIN_INTERRUPT_SHUTDOWN = 2 };
+/* Why a reconcile is interrupted (kin_controller_interrupted): its
+ * reconcile_timeout passed, a shutdown's timeout passed, or the leadership
+ * epoch it started in ended (the controller's fence). */
+enum { KIN_INTERRUPT_DEADLINE = 1, KIN_INTERRUPT_SHUTDOWN = 2, KIN_INTERRUPT_LEADERSHIP = 3 };
 
 /* The reconciler: runs on worker thread worker_index (0..workers-1); *out
  * arrives as {KIN_RESULT_DONE, 0, ""}. ctx (never NULL, valid during the

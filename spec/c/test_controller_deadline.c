@@ -2,9 +2,9 @@
  * core/controller (worker_slot.h) for a C reconciler, and the call context
  * it hands over: a REST call still waiting at reconcile_timeout is
  * cancelled, the busy-worker warning is logged, a shutdown's timeout
- * interrupts a call without deadline, and a reconcile started while the
- * leadership fence is closed writes nothing (refused locally, noted in
- * the key's history). The server is a listening socket that never
+ * interrupts a call without deadline, no reconcile starts while the
+ * leadership fence does not hold, and one whose epoch ends under it is
+ * interrupted. The server is a listening socket that never
  * answers. */
 #include "kin_test.h"
 
@@ -169,10 +169,12 @@ static void test_controller_deadline_ShutdownTimeoutInterrupts(void **state) {
   close(fd);
 }
 
-/* A reconcile started while the fence is closed carries epoch 0: its
- * create is refused locally at once (the silent server would hang it),
- * and the key's history holds the refused write with code 0. */
-static void test_controller_deadline_FencedWriteRefused(void **state) {
+/* While the fence does not hold nothing is reconciled; once it opens the
+ * reconcile runs in the open epoch, and when that epoch ends under it
+ * (its create hanging on the silent server) the watchdog interrupts it
+ * within its tick: the REST call cancelled, logged and counted as a
+ * leadership interruption, and no reconcile starts again while closed. */
+static void test_controller_deadline_LeadershipGatesAndInterrupts(void **state) {
   char host[64];
   int fd = silent_server(host, sizeof host);
   kin_fence *f = kin_fence_new();
@@ -180,26 +182,30 @@ static void test_controller_deadline_FencedWriteRefused(void **state) {
   rec r = {.client = rt_client(host, NULL), .write = 1};
   kin_test_log_start();
   kin_controller *c = start(&r, &(kin_controller_config){.fence = f});
+  usleep(500 * 1000);
+  assert_int_equal(atomic_load(&r.calls), 0); /* not leading: the request waits */
+  uint64_t e = kin_fence_open(f, 0);
+  for (int i = 0; i < 500 && atomic_load(&r.calls) == 0; i++) usleep(10000);
+  assert_int_equal(atomic_load(&r.calls), 1);
+  usleep(100 * 1000); /* its create is in flight, unanswered */
+  uint64_t t0 = mono();
+  kin_fence_close(f);
   int rc = first_rc(&r);
+  uint64_t cut = mono() - t0;
+  usleep(400 * 1000);
+  int calls = atomic_load(&r.calls);
   kin_controller_stop(c);
   kin_test_log_stop();
-  assert_int_equal(rc, KIN_EFENCED);
-  assert_int_equal(r.first_epoch, 0);
-  assert_true(atomic_load(&r.first_ns) < 200 * MS);
-  assert_true(kin_test_log_count("Reconciler error for default/x: write refused: leadership "
-                                 "ended (epoch 0)") >= 1);
-  kin_hist_entry *v;
-  size_t n;
-  assert_int_equal(kin_history_get(kin_controller_history(c), "default/x", &v, &n), 0);
-  int writes = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (v[i].type != KIN_HIST_WRITE) continue;
-    writes++;
-    assert_string_equal(v[i].text, "POST /api/v1/namespaces/default/configmaps");
-    assert_int_equal(v[i].code, 0);
-  }
-  assert_true(writes >= 1);
-  free(v);
+  assert_int_equal(rc, KIN_ECANCELED);
+  assert_true(cut < 500 * MS);
+  assert_int_equal(r.first_epoch, e);
+  assert_int_equal(calls, 1); /* closed again: nothing more was reconciled */
+  assert_true(kin_test_log_count("controller \"deadline\": reconcile of \"default/x\" "
+                                 "interrupted: leadership lost") >= 1);
+  kin_controller_stats st;
+  kin_controller_get_stats(c, &st);
+  assert_int_equal(st.reconcile_interrupts, 1);
+  assert_int_equal(st.reconcile_timeouts, 0);
   kin_controller_free(c);
   kin_fence_free(f);
   kin_client_free(r.client);
@@ -236,5 +242,5 @@ static void test_controller_deadline_EpochOfTheReconcileStart(void **state) {
 KIN_SUITE(controller_deadline,
           cmocka_unit_test(test_controller_deadline_RestCallCancelledAtDeadline),
           cmocka_unit_test(test_controller_deadline_ShutdownTimeoutInterrupts),
-          cmocka_unit_test(test_controller_deadline_FencedWriteRefused),
+          cmocka_unit_test(test_controller_deadline_LeadershipGatesAndInterrupts),
           cmocka_unit_test(test_controller_deadline_EpochOfTheReconcileStart))

@@ -223,15 +223,21 @@ static int interruption(kin_controller *c, worker_arg *wa, const char *item, int
    * returned; a terminal error stays terminal */
   int failed = rc != 0 || act->kind == KIN_RESULT_ERROR;
   if (!why && failed && fired && atomic_load(&wa->slot->abort)) why = KIN_INTERRUPT_SHUTDOWN;
+  if (!why && failed && fired && atomic_load(&wa->slot->deposed)) why = KIN_INTERRUPT_LEADERSHIP;
   if (!why && failed && c->timeout_ns && took_ns >= c->timeout_ns) why = KIN_INTERRUPT_DEADLINE;
   if (!why) return rc;
   double took = (double)took_ns / 1e9;
   const char *where = act->interrupted ? act->where : " (in a REST call)";
   pthread_mutex_lock(&wa->slot->mu);
-  if (why == KIN_INTERRUPT_SHUTDOWN) wa->st.reconcile_interrupts++;
-  else wa->st.reconcile_timeouts++;
+  if (why == KIN_INTERRUPT_DEADLINE) wa->st.reconcile_timeouts++;
+  else wa->st.reconcile_interrupts++;
   pthread_mutex_unlock(&wa->slot->mu);
-  if (why == KIN_INTERRUPT_SHUTDOWN) {
+  if (why == KIN_INTERRUPT_LEADERSHIP) {
+    kin_log(KIN_LOG_WARN, "controller",
+            "controller \"%s\": reconcile of \"%s\" interrupted: leadership lost (ran %.3fs)%s",
+            c->name, item, took, where);
+    snprintf(act->message, sizeof(act->message), "reconcile interrupted: leadership lost");
+  } else if (why == KIN_INTERRUPT_SHUTDOWN) {
     kin_log(KIN_LOG_WARN, "controller",
             "controller \"%s\": reconcile of \"%s\" still running when shutdown_timeout passed "
             "(ran %.3fs); interrupted%s",
@@ -349,8 +355,15 @@ static void *worker_main(void *arg) {
     prev = NULL; /* done: no longer ours */
     if (g == KIN_ECLOSED) break;
     if (g < 0) continue;
-    /* Requests still queued when stop began are dropped, not reconciled. */
-    if (!atomic_load(&c->stopping)) reconcile_handler(c, a->index, item);
+    /* Requests still queued when stop began are dropped, not reconciled;
+     * while the fence does not hold (not leading) none is started: the
+     * request waits 200 ms and is taken again (dropped by a stop). */
+    if (atomic_load(&c->stopping))
+      ;
+    else if (c->fence && !kin_fence_holds(c->fence, kin_fence_epoch(c->fence)))
+      kin_workqueue_add_after(c->queue, item, 200 * 1000000ull);
+    else
+      reconcile_handler(c, a->index, item);
     prev = item;
   }
   if (prev) kin_workqueue_done(c->queue, prev);
@@ -443,6 +456,7 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
   c->reconcile = cfg->reconcile;
   c->timeout_ns = cfg->reconcile_timeout_ns;
   c->fence = cfg->fence;
+  c->wd.fence = cfg->fence;
   c->on_worker_start = cfg->on_worker_start;
   c->on_worker_stop = cfg->on_worker_stop;
   c->ud = cfg->ud;
@@ -605,6 +619,7 @@ int kin_controller_stopping(kin_controller *c) { return atomic_load(&c->stopping
 int kin_controller_interrupted(kin_controller *c, int worker_index) {
   kin__wslot *s = &c->slots[worker_index];
   if (atomic_load_explicit(&s->abort, memory_order_relaxed)) return KIN_INTERRUPT_SHUTDOWN;
+  if (atomic_load_explicit(&s->deposed, memory_order_relaxed)) return KIN_INTERRUPT_LEADERSHIP;
   /* deadline_ns is written by this worker thread itself (kin__wslot_begin) */
   if (s->deadline_ns && kin__mono_ns() >= s->deadline_ns) return KIN_INTERRUPT_DEADLINE;
   return 0;
@@ -617,7 +632,7 @@ const atomic_int *kin_controller_abort_flag(kin_controller *c, int worker_index)
 int kin_controller_set_fence(kin_controller *c, const kin_fence *fence) {
   pthread_mutex_lock(&c->mu);
   int rc = c->state == ST_NEW ? 0 : KIN_EBUSY;
-  if (rc == 0) c->fence = fence; /* the workers start later: they see it */
+  if (rc == 0) c->fence = c->wd.fence = fence; /* the threads start later: they see it */
   pthread_mutex_unlock(&c->mu);
   return rc;
 }

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "kin.h"
 #include "log.h"
+#include "reconcile.h"
 
 /* The watchdog's tick. */
 #define WATCH_TICK_NS (50 * 1000000ull)
@@ -65,6 +66,8 @@ void kin__wslot_begin(kin__wslot *s, const char *key, uint64_t timeout_ns, kin_c
   s->cx.fired = atomic_load(&s->abort);
   pthread_mutex_unlock(&s->cx.mu);
   ctx->deadline_ns = s->deadline_ns;
+  s->epoch = ctx->epoch;
+  atomic_store(&s->deposed, 0);
   pthread_mutex_unlock(&s->mu);
   ctx->cancel = &s->cx;
 }
@@ -129,14 +132,21 @@ static void *watchdog_main(void *arg) {
       kin__wslot *s = &w->slots[i];
       if (aborting) atomic_store(&s->abort, 1);
       pthread_mutex_lock(&s->mu);
-      int fired = 0;
-      if (aborting || (s->deadline_ns && now >= s->deadline_ns)) fired = fire_locked(s);
+      int fired = 0, why = aborting ? KIN_INTERRUPT_SHUTDOWN : KIN_INTERRUPT_DEADLINE;
+      if (s->busy && w->fence && !atomic_load(&s->deposed) && !kin_fence_holds(w->fence, s->epoch)) {
+        /* leadership ended under this reconcile: no write of it goes out
+         * (the fence), and it stops now rather than at its end */
+        atomic_store(&s->deposed, 1);
+        why = KIN_INTERRUPT_LEADERSHIP;
+        fired = fire_locked(s);
+      }
+      if (aborting || (s->deadline_ns && now >= s->deadline_ns)) fired |= fire_locked(s);
       /* now was read before this lock: a reconcile that started since has
        * a later start (no unsigned wrap to "busy for ages") */
       if (s->busy && w->busy_warn_ns && now > s->start_ns && now - s->start_ns >= w->busy_warn_ns)
         over++;
       pthread_mutex_unlock(&s->mu);
-      if (fired && w->on_interrupt) w->on_interrupt(w->ud, i, aborting ? 2 : 1);
+      if (fired && w->on_interrupt) w->on_interrupt(w->ud, i, why);
     }
     if (over < w->workers || !w->busy_warn_ns) {
       w->warned = 0;

@@ -32,6 +32,8 @@ typedef struct {
   int fired;              /* the canceler was fired for this reconcile */
   kin_io_canceler cx;     /* the REST calls of the current reconcile */
   atomic_int abort;       /* shutdown: interrupt whatever runs */
+  uint64_t epoch;         /* the reconcile's leadership epoch (mu) */
+  atomic_int deposed;     /* its epoch ended: interrupt it (reset by begin) */
 } kin__wslot;
 
 typedef struct {
@@ -43,6 +45,7 @@ typedef struct {
    * back into the controller) right after it fired a worker's canceler */
   void (*on_interrupt)(void *ud, int worker, int why);
   void *ud;
+  const kin_fence *fence; /* NULL: none; set before the thread starts */
   pthread_mutex_t mu;
   pthread_cond_t cond;    /* CLOCK_MONOTONIC */
   pthread_t th;
