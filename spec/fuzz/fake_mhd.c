@@ -22,6 +22,8 @@ struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port, MHD_Accep
 
 void MHD_stop_daemon(struct MHD_Daemon *daemon) {}
 
+MHD_socket MHD_quiesce_daemon(struct MHD_Daemon *daemon) { return MHD_INVALID_SOCKET; }
+
 const union MHD_DaemonInfo *MHD_get_daemon_info(struct MHD_Daemon *daemon,
                                                 enum MHD_DaemonInfoType info_type, ...) {
   return NULL;
