@@ -147,10 +147,16 @@ describe("secure metrics serving on kinformer.sim with RBAC", function()
     assert.is_truthy(held, "the helper did not report")
     assert.is_true(tonumber(held) >= 2000, "connections held: " .. tostring(held))
     local health = ("http://127.0.0.1:%d/healthz"):format(mgr:metrics_port("health"))
+    local worst = 0
     for _ = 1, 5 do
       local code, t = curl(health)
       assert.equal(200, code)
       assert.is_true(t < 1, "healthz took " .. tostring(t) .. " s")
+      worst = math.max(worst, t)
+    end
+    if os.getenv("KIN_SPEC_VERBOSE") then
+      print(("[metrics_secure] %s idle connections held on the metrics and admin ports: /healthz in %.1f ms at worst of 5")
+        :format(held, worst * 1000))
     end
     h:close()
     os.remove(outf)
