@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ struct bad_server {
   int lfd;
   unsigned port;
   pthread_t th;
-  volatile int stop;
+  atomic_int stop;    /* set by bs_stop, read by the server's thread */
   bad_serve_fn serve;
   void *ud;
   pthread_mutex_t mu; /* guards what is below */
@@ -134,6 +135,22 @@ static inline void bs_stop(bad_server *s) {
   close(s->lfd);
   pthread_mutex_destroy(&s->mu);
   free(s);
+}
+
+/* The requests served so far (under mu: the server's thread counts). */
+static inline int bs_nreq(bad_server *s) {
+  pthread_mutex_lock(&s->mu);
+  int n = s->nreq;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+/* Copies the last request's header block into buf (under mu). */
+static inline const char *bs_last_headers(bad_server *s, char *buf, size_t n) {
+  pthread_mutex_lock(&s->mu);
+  snprintf(buf, n, "%s", s->last_headers);
+  pthread_mutex_unlock(&s->mu);
+  return buf;
 }
 
 /* "http://127.0.0.1:<port>" into buf. */
