@@ -138,6 +138,13 @@ typedef struct {
    * how many bytes came. Watches leave it 0 (the reflector caps each
    * event). */
   uint64_t max_body;
+  /* NULL, or asked on the IO thread right before the request's bytes go
+   * out (its connection is ready: curl's PREREQFUNCTION, so after any wait
+   * in the queue or for a connection): nonzero refuses it, and the request
+   * completes with KIN_EFENCED and nothing sent. It must be quick and must
+   * not block (an atomic read: a write's leadership fence). */
+  int (*may_send)(void *ud);
+  void *may_send_ud;
   kin_io_data_cb on_data;       /* NULL: the body is collected into res->body */
   int on_data_2xx_only;         /* on_data gets a 2xx body only; any other
                                    (an error Status) is collected */

@@ -113,6 +113,8 @@ kin_io_handle *kin__io_handle_new(kin_io_engine *e, const kin_io_request *req) {
   h->ping_timeout_ms = req->ping_timeout_ms > 0 ? req->ping_timeout_ms : 0;
   h->insecure = req->tls.insecure;
   h->max_body = req->max_body;
+  h->may_send = req->may_send;
+  h->may_send_ud = req->may_send_ud;
   h->res.max_body = req->max_body;
   h->on_data = req->on_data;
   h->on_data_2xx_only = req->on_data_2xx_only;
@@ -163,12 +165,15 @@ void kin__io_check_multi_info(kin_io_engine *e) {
     int err = 0;
     if (h->nomem) err = KIN_ENOMEM;
     else if (h->toobig) err = KIN_ETOOBIG;
+    else if (h->refused) err = KIN_EFENCED;
     else if (h->aborted) err = KIN_ECANCELED;
     else if (rc == CURLE_OPERATION_TIMEDOUT) err = KIN_ETIMEDOUT;
     else if (rc != CURLE_OK) err = KIN_EIO;
     if (rc != CURLE_OK && !h->res.error[0])
       snprintf(h->res.error, sizeof(h->res.error), "%s", curl_easy_strerror(rc));
     if (rc == CURLE_OK) h->res.error[0] = 0;
+    if (h->refused)
+      snprintf(h->res.error, sizeof(h->res.error), "write refused before sending: leadership ended");
     if (h->toobig) /* curl's "Failure writing output" says less */
       snprintf(h->res.error, sizeof(h->res.error),
                "response body larger than its cap of %llu bytes (%llu bytes received)",
@@ -363,6 +368,17 @@ static void set_blob(CURL *c, CURLoption opt, io_blob *b) {
   curl_easy_setopt(c, opt, &cb);
 }
 
+/* curl's PREREQFUNCTION: the last moment before the request goes out. */
+static int on_prereq(void *ud, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
+                     int conn_local_port) {
+  kin_io_handle *h = ud;
+  if (h->may_send && h->may_send(h->may_send_ud)) {
+    h->refused = 1;
+    return CURL_PREREQFUNC_ABORT;
+  }
+  return CURL_PREREQFUNC_OK;
+}
+
 /* Creates h's easy handle and adds it to the multi; on failure h is
  * finished with the error. */
 void kin__io_start(kin_io_engine *e, kin_io_handle *h) {
@@ -381,6 +397,10 @@ void kin__io_start(kin_io_engine *e, kin_io_handle *h) {
   curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+  if (h->may_send) {
+    curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(c, CURLOPT_PREREQDATA, h);
+  }
   curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
   /* Over TLS, wait for a connection that may multiplex rather than open
    * another: ALPN settles h2 vs http/1.1 at the handshake. Never over

@@ -61,6 +61,9 @@ struct kin_io_handle {
   int nomem;                    /* the body buffer could not grow */
   int toobig;                   /* the body passed max_body */
   uint64_t max_body;            /* as in kin_io_request (immutable) */
+  int (*may_send)(void *ud);    /* as in kin_io_request (immutable) */
+  void *may_send_ud;
+  int refused;                  /* may_send refused it: nothing was sent */
   size_t body_cap;
   kin_io_response res;
 };

@@ -537,6 +537,10 @@ static int transport_error(kin_client *c, kin_result *out, const kin_io_response
   return out->message ? err : KIN_ENOMEM;
 }
 
+/* kin_io_request.may_send of a fenced write: nonzero once its epoch ended
+ * (atomic reads only: it runs on the IO thread). */
+static int fence_refuses(void *ud) { return kin_call_ctx_may_write(ud) != 0; }
+
 int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out) {
   memset(out, 0, sizeof *out);
   if (!c || !req || !req->path || req->path[0] != '/') return KIN_EINVAL;
@@ -553,6 +557,9 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     }
     req = &creq;
   }
+  /* a write under a leadership fence: checked at each attempt and on the
+   * IO thread right before its bytes go out */
+  int fenced = ctx && ctx->fence && strcmp(method, "GET") != 0;
   char *url = url_of(c, req->path);
   if (!url) return KIN_ENOMEM;
   char acc[256], ct[256];
@@ -565,7 +572,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
       break;
     }
     if (c->limited && !req->unlimited) kin__token_bucket_accept(&c->rl);
-    if (ctx && kin_call_ctx_may_write(ctx) != 0 && strcmp(method, "GET") != 0) {
+    if (fenced && kin_call_ctx_may_write(ctx) != 0) {
       /* Again at each attempt, after the rate limiter's wait: a worker
        * that passed the first check and was then paused (SIGSTOP past its
        * Lease) must not send the write when it runs again. */
@@ -599,12 +606,27 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
                             .proxy_url = c->proxy_url,
                             .tls = tls,
                             .max_body = c->max_body};
+    if (fenced) { /* and once more on the IO thread, right before sending */
+      ioreq.may_send = fence_refuses;
+      ioreq.may_send_ud = (void *)ctx;
+    }
     kin_io_response res;
     uint64_t t0 = kin_clock_now(c->clock);
     int err = req->on_body ? kin_io_do_streamed(c->io, &ioreq, &res, req->cancel, req->on_body,
                                                 req->body_ud)
                            : kin_io_do_cancelable(c->io, &ioreq, &res, req->cancel);
     kin__rest_metrics_record(c, method, err ? 0 : res.code, kin_clock_now(c->clock) - t0);
+    if (err == KIN_EFENCED) {
+      kin__auth_release(&a);
+      kin_io_response_free(&res);
+      char m[96];
+      snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
+               (unsigned long long)ctx->epoch);
+      out->message = strdup(m);
+      kin__ctx_observe(ctx, method, req->path, 0);
+      rc = KIN_EFENCED;
+      break;
+    }
     if (err) {
       kin__auth_release(&a);
       rc = transport_error(c, out, &res, err, method, url);
