@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,14 +36,20 @@ int lkin_term_signal_pending(void) {
 
 /* ---- the main state's allocator wrapper -------------------------------- */
 
-/* Owned by the state (freed never: a main state lives as long as the
- * process, and the wrapper must outlive every allocation). Main state's
- * thread only. */
-typedef struct {
+/* The accounting of one main state. Never freed: nothing tells this
+ * module when lua_close has made the state's last free, and the wrapper
+ * must outlive every allocation; a process makes one per main state (a
+ * test binary a few hundred). Each is kept on all_accts so it stays
+ * reachable (not a leak). Its fields are the main state's thread's. */
+typedef struct main_acct {
   lua_Alloc prev;
   void *prev_ud;
   lkin_call_limit_slot slot;
+  struct main_acct *next; /* all_accts (all_mu) */
 } main_acct;
+
+static pthread_mutex_t all_mu = PTHREAD_MUTEX_INITIALIZER;
+static main_acct *all_accts; /* every wrapper made (all_mu) */
 
 static void *main_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   main_acct *m = ud;
@@ -102,6 +109,10 @@ void lkin_call_limit_wrap_alloc(lua_State *L) {
   if (!m) return;
   m->prev = f;
   m->prev_ud = ud;
+  pthread_mutex_lock(&all_mu);
+  m->next = all_accts;
+  all_accts = m;
+  pthread_mutex_unlock(&all_mu);
   lua_setallocf(L, main_alloc, m);
 }
 
