@@ -576,12 +576,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
       /* Again at each attempt, after the rate limiter's wait: a worker
        * that passed the first check and was then paused (SIGSTOP past its
        * Lease) must not send the write when it runs again. */
-      char m[96];
-      snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
-               (unsigned long long)ctx->epoch);
-      out->message = strdup(m);
-      kin__ctx_observe(ctx, method, req->path, 0);
-      rc = KIN_EFENCED;
+      rc = kin__ctx_refuse(ctx, method, req->path, &out->message);
       break;
     }
     kin__auth_state a;
@@ -619,12 +614,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     if (err == KIN_EFENCED) {
       kin__auth_release(&a);
       kin_io_response_free(&res);
-      char m[96];
-      snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
-               (unsigned long long)ctx->epoch);
-      out->message = strdup(m);
-      kin__ctx_observe(ctx, method, req->path, 0);
-      rc = KIN_EFENCED;
+      rc = kin__ctx_refuse(ctx, method, req->path, &out->message);
       break;
     }
     if (err) {

@@ -18,15 +18,27 @@ static uint64_t mono_ns(void) {
 
 static int is_write(const char *method) { return method && strcmp(method, "GET") != 0; }
 
+/* "write refused: leadership ended (epoch N)", malloc'd, or NULL. */
+static char *refusal(const kin_call_ctx *ctx) {
+  char m[96];
+  snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
+           (unsigned long long)ctx->epoch);
+  return strdup(m);
+}
+
+int kin__ctx_refuse(const kin_call_ctx *ctx, const char *method, const char *path,
+                    char **message) {
+  *message = refusal(ctx);
+  kin__ctx_observe(ctx, method, path, 0);
+  return *message ? KIN_EFENCED : KIN_ENOMEM;
+}
+
 int kin__ctx_prepare(const kin_call_ctx *ctx, const char *method, long def_timeout_ms,
                      long *timeout_ms, kin_io_canceler **cancel, char **message) {
   *message = NULL;
+  /* nothing is sent once the leadership epoch ended (the caller observes) */
   if (is_write(method) && kin_call_ctx_may_write(ctx) != 0) {
-    /* nothing is sent once the leadership epoch ended */
-    char m[96];
-    snprintf(m, sizeof m, "write refused: leadership ended (epoch %llu)",
-             (unsigned long long)ctx->epoch);
-    *message = strdup(m);
+    *message = refusal(ctx);
     return *message ? KIN_EFENCED : KIN_ENOMEM;
   }
   if (!*cancel) *cancel = ctx->cancel;

@@ -25,4 +25,11 @@ int kin__ctx_prepare(const kin_call_ctx *ctx, const char *method, long def_timeo
  * none came, or refused). */
 void kin__ctx_observe(const kin_call_ctx *ctx, const char *method, const char *path, long code);
 
+/* The refusal of a write whose leadership epoch ended (at the first check,
+ * at an attempt, or on the IO thread before sending): sets *message (the
+ * caller frees it) to "write refused: leadership ended (epoch N)", tells
+ * the write observer (code 0). Returns KIN_EFENCED, or KIN_ENOMEM. */
+int kin__ctx_refuse(const kin_call_ctx *ctx, const char *method, const char *path,
+                    char **message);
+
 #endif
