@@ -12,21 +12,7 @@ local cjson = require "cjson"
 local proc = require "support.proc"
 local quiet = require "support.quiet"
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
-
--- curl's status code (and total time) for url, with a bearer token and
--- extra arguments.
-local function curl(url, token, extra)
-  local out = sh(("curl -sk --max-time 5 -o /dev/null -w '%%{http_code} %%{time_total}' %s %s '%s'")
-    :format(token and ("-H 'Authorization: Bearer " .. token .. "'") or "", extra or "", url))
-  local code, t = out:match("^(%d+) ([%d.]+)")
-  return tonumber(code), tonumber(t)
-end
+local sh, curl = proc.sh, proc.curl
 
 -- The RBAC of the test: ServiceAccounts scraper (bound to metrics-reader,
 -- which also reads the admin paths) and nobody, in default.

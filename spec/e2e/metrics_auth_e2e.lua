@@ -15,18 +15,7 @@
 local cluster = require "e2e.cluster"
 local proc = require "support.proc"
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
-
-local function curl(url, token)
-  local out = sh(("curl -sk --max-time 10 -o /dev/null -w '%%{http_code}' %s '%s'")
-    :format(token and ("-H 'Authorization: Bearer " .. token .. "'") or "", url))
-  return tonumber(out)
-end
+local sh, curl = proc.sh, proc.curl
 
 describe("secure metrics on kube-apiserver", function()
   local c, pid, tmp

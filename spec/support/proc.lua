@@ -46,6 +46,24 @@ function M.run(cmd)
   return (out:gsub("rc=%d+%s*$", "")), rc
 end
 
+-- Runs cmd in the shell; returns its stdout (stderr as cmd leaves it).
+function M.sh(cmd)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+-- curl's status code and total time (seconds) for a GET of url (TLS not
+-- verified: the endpoints under test are self-signed), with a bearer token
+-- and extra curl arguments when given.
+function M.curl(url, token, extra)
+  local out = M.sh(("curl -sk --max-time 10 -o /dev/null -w '%%{http_code} %%{time_total}' %s %s '%s'")
+    :format(token and ("-H 'Authorization: Bearer " .. token .. "'") or "", extra or "", url))
+  local code, t = out:match("^(%d+) ([%d.]+)")
+  return tonumber(code), tonumber(t)
+end
+
 -- The first lines of a child script: this process's package.path and
 -- package.cpath, so the child loads the same modules.
 function M.paths_prologue()
