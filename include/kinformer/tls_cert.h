@@ -51,6 +51,10 @@ typedef struct {
                                127.0.0.1 are always added) */
   int nhosts;
   const char *what;       /* names the user in log lines ("metrics") */
+  const char *cert_pem;   /* with key_pem: serve this pair, made in memory (a
+                             serving certificate signed by a CA the process
+                             made, for webhooks); dir is then ignored */
+  const char *key_pem;
 } kin_tls_keypair_opts;
 
 /* Opens a key pair: loads dir/cert_name and dir/key_name, or makes a

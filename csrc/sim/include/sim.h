@@ -264,4 +264,42 @@ char *kin_sim_token(kin_sim *sim, const char *user);
 int kin_sim_burst_updates(kin_sim *sim, const char *resource, const char *ns, unsigned count,
                           uint64_t *first_rv, uint64_t *last_rv);
 
+
+/* ---- admission and conversion webhooks (admission/, docs/sim.md) ----
+ *
+ * The sim runs kube-apiserver's admission chain on every create, update,
+ * patch, apply and delete (mutating webhooks, then validating ones) and
+ * calls a CRD's conversion webhook (spec.conversion.strategy Webhook) to
+ * read or write it at a version other than its storage version. It calls
+ * the webhooks of the ValidatingWebhookConfigurations,
+ * MutatingWebhookConfigurations and CRDs stored in it over HTTPS at their
+ * clientConfig.url (with their caBundle), and those registered here in
+ * process, through a function instead of a socket. */
+
+/* Answers one review as a webhook server would answer a POST of body (an
+ * AdmissionReview or ConversionReview v1) to path, with timeout_ms the
+ * ?timeout= kube-apiserver would send. Returns the HTTP status (200 with
+ * the answering review in *out), or a negative KIN_E* code; *out is
+ * malloc'd, the sim frees it. kin_webhook_server_serve (webhook.h) has
+ * this shape with ud the kin_webhook_server. */
+typedef int (*kin_sim_review_fn)(void *ud, const char *path, const char *body, size_t len,
+                                 uint32_t timeout_ms, char **out, size_t *outlen);
+
+/* Registers in-process webhooks described by config_json (len bytes): a
+ * ValidatingWebhookConfiguration or MutatingWebhookConfiguration (every
+ * webhook in it, with its rules, selectors, failurePolicy, timeoutSeconds,
+ * sideEffects, matchPolicy; clientConfig.url's path is the path handed
+ * to fn, its host is ignored), or a CustomResourceDefinition naming a CRD
+ * (metadata.name) whose spec.conversion says strategy Webhook (the path
+ * of its clientConfig.url): that CRD's conversions go to fn whatever its
+ * stored spec.conversion says. Nothing is stored (kubectl lists none of
+ * these). Returns 0 and an id in *id; KIN_EINVAL when the configuration
+ * is not understood; KIN_ENOMEM. Thread-safe. */
+int kin_sim_webhook_register(kin_sim *sim, const char *config_json, size_t len,
+                             kin_sim_review_fn fn, void *ud, uint64_t *id);
+
+/* Unregisters id and waits until no call of its fn is under way. Returns
+ * 0 or KIN_ENOENT. Thread-safe; not from inside fn. */
+int kin_sim_webhook_unregister(kin_sim *sim, uint64_t id);
+
 #endif
