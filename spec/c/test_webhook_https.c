@@ -65,13 +65,14 @@ static size_t on_body(char *d, size_t sz, size_t n, void *ud) {
 
 /* POSTs body to url over TLS trusting ca (NULL: the system's). Returns
  * curl's code with the status in *status and the body in *out. */
-static CURLcode post(const char *url, const char *ca, const char *ctype, const char *body,
-                     long *status, char **out) {
+static CURLcode post_h(const char *url, const char *ca, const char *ctype, const char *extra,
+                       const char *body, long *status, char **out) {
   CURL *h = curl_easy_init();
   struct curl_slist *hd = NULL;
   char ct[100];
   snprintf(ct, sizeof ct, "Content-Type: %s", ctype);
   hd = curl_slist_append(hd, ct);
+  if (extra) hd = curl_slist_append(hd, extra);
   *out = NULL;
   *status = 0;
   curl_easy_setopt(h, CURLOPT_URL, url);
@@ -89,6 +90,11 @@ static CURLcode post(const char *url, const char *ca, const char *ctype, const c
   return rc;
 }
 
+static CURLcode post(const char *url, const char *ca, const char *ctype, const char *body,
+                     long *status, char **out) {
+  return post_h(url, ca, ctype, NULL, body, status, out);
+}
+
 static uint64_t deadline_left_ms;
 
 /* Allows everything; notes how long it had. */
@@ -99,6 +105,15 @@ static int allow(void *ud, const kin_webhook_request *r, kin_webhook_response *r
   uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
   deadline_left_ms = r->deadline_ns > now ? (r->deadline_ns - now) / 1000000 : 0;
   resp->allowed = 1;
+  return 0;
+}
+
+/* Returns each object as it came. */
+static int same(void *ud, const kin_webhook_request *r, kin_webhook_response *resp) {
+  (void)ud;
+  resp->converted = calloc(r->nobjects + 1, sizeof(char *));
+  for (size_t i = 0; i < r->nobjects; i++) resp->converted[i] = strdup(kin_obj_json(r->objects[i], NULL));
+  resp->nconverted = r->nobjects;
   return 0;
 }
 
@@ -135,6 +150,8 @@ static void test_webhook_https_ServesVerifiedTls(void **state) {
   assert_int_equal(kin_webhook_server_new(&cfg, &s, err, sizeof err), 0);
   kin_webhook_hook h = {.path = "/validate-v1-pod", .type = KIN_WEBHOOK_VALIDATING, .fn = allow};
   assert_int_equal(kin_webhook_server_add(s, &h), 0);
+  kin_webhook_hook ch = {.path = "/convert", .type = KIN_WEBHOOK_CONVERSION, .fn = same};
+  assert_int_equal(kin_webhook_server_add(s, &ch), 0);
   assert_int_equal(kin_webhook_server_port(s), 0);
   assert_int_equal(kin_webhook_server_start(s, err, sizeof err), 0);
   int port = kin_webhook_server_port(s);
@@ -154,6 +171,19 @@ static void test_webhook_https_ServesVerifiedTls(void **state) {
     free(out);
     assert_in_range(deadline_left_ms, 2300, 2700);
   }
+  snprintf(url, sizeof url, "https://localhost:%d/convert?timeout=30s", port);
+  assert_int_equal(post(url, p.ca_path, "application/json",
+                        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\","
+                        "\"request\":{\"uid\":\"c\",\"desiredAPIVersion\":\"g/v1\",\"objects\":"
+                        "[{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"}}]}}",
+                        &st, &out),
+                   CURLE_OK);
+  assert_int_equal(st, 200);
+  assert_string_equal(out, "{\"kind\":\"ConversionReview\",\"apiVersion\":\"apiextensions.k8s.io/v1\","
+                           "\"response\":{\"uid\":\"c\",\"convertedObjects\":[{\"apiVersion\":"
+                           "\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"}}],\"result\":{"
+                           "\"metadata\":{},\"status\":\"Success\"}}}\n");
+  free(out);
   /* another CA does not trust it */
   pki other;
   pki_make(&other);
@@ -174,6 +204,12 @@ static void test_webhook_https_ServesVerifiedTls(void **state) {
   assert_int_equal(st, 413);
   assert_string_equal(out, "request entity is too large; limit is 4096 bytes\n");
   free(out);
+  /* a chunked body has no Content-Length: the cap holds as it arrives */
+  assert_int_equal(post_h(url, p.ca_path, "application/json", "Transfer-Encoding: chunked", big,
+                          &st, &out),
+                   CURLE_OK);
+  assert_int_equal(st, 413);
+  free(out);
   snprintf(url, sizeof url, "https://127.0.0.1:%d/other", port);
   assert_int_equal(post(url, p.ca_path, "application/json", review, &st, &out), CURLE_OK);
   assert_int_equal(st, 404);
@@ -183,7 +219,7 @@ static void test_webhook_https_ServesVerifiedTls(void **state) {
   assert_non_null(strstr(out, "controller_runtime_webhook_requests_total{webhook=\"/validate-v1-pod\","
                               "code=\"200\"} 2\n"));
   assert_non_null(strstr(out, "controller_runtime_webhook_requests_total{webhook=\"/validate-v1-pod\","
-                              "code=\"413\"} 1\n"));
+                              "code=\"413\"} 2\n"));
   free(out);
   kin_webhook_server_stop(s);
   assert_int_equal(kin_webhook_server_port(s), 0);

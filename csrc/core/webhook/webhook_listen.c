@@ -40,18 +40,16 @@ static struct {
   kin_tls_keypair *kp;
 } keys_by_port[MAX_PORTS];
 
-/* Records kp for port. Returns 0 or KIN_ENOMEM (table full). */
+/* Under keys_mu: records kp for port. Returns 0 or KIN_ENOMEM (table
+ * full). */
 static int keys_add(int port, kin_tls_keypair *kp) {
-  int rc = KIN_ENOMEM;
-  pthread_mutex_lock(&keys_mu);
-  for (int i = 0; i < MAX_PORTS && rc; i++) {
+  for (int i = 0; i < MAX_PORTS; i++) {
     if (keys_by_port[i].kp) continue;
     keys_by_port[i].port = port;
     keys_by_port[i].kp = kp;
-    rc = 0;
+    return 0;
   }
-  pthread_mutex_unlock(&keys_mu);
-  return rc;
+  return KIN_ENOMEM;
 }
 
 /* Forgets port's entry. */
@@ -243,6 +241,9 @@ int kin__wh_listen(kin_webhook_server *s, char *err, size_t errlen) {
   uint16_t port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                            : ((struct sockaddr_in *)&ss)->sin_port);
   errno = 0;
+  /* keys_mu is held until the pair is in the table: a handshake on a
+   * connection accepted at once waits for it instead of failing */
+  pthread_mutex_lock(&keys_mu);
   struct MHD_Daemon *d = MHD_start_daemon(
       flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
       MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
@@ -250,13 +251,17 @@ int kin__wh_listen(kin_webhook_server *s, char *err, size_t errlen) {
       MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0",
       MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert, MHD_OPTION_END);
   if (!d) {
+    int e = errno;
+    pthread_mutex_unlock(&keys_mu);
     snprintf(err, errlen, "webhook server: listen on %s: %s", s->bind_address,
-             errno ? strerror(errno) : "cannot start the HTTPS server");
+             e ? strerror(e) : "cannot start the HTTPS server");
     return KIN_EBUSY;
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   int p = di ? di->port : (int)port;
-  if (keys_add(p, s->keys) != 0) {
+  rc = keys_add(p, s->keys);
+  pthread_mutex_unlock(&keys_mu);
+  if (rc != 0) {
     MHD_stop_daemon(d);
     snprintf(err, errlen, "webhook server: more than %d HTTPS servers in one process", MAX_PORTS);
     return KIN_ENOMEM;
