@@ -76,7 +76,7 @@ static int mutate(void *ud, const kin_webhook_request *r, kin_webhook_response *
   record(r);
   resp->allowed = 1;
   resp->patch = dup_s("[{\"op\":\"add\",\"path\":\"/spec/replicas\",\"value\":1}]");
-  resp->patch_len = strlen(resp->patch);
+  resp->patch_len = r->dry_run ? 0 : strlen(resp->patch); /* 0: NUL-terminated */
   return 0;
 }
 
@@ -202,6 +202,7 @@ static void test_webhook_serve_MutatingAndDelete(void **state) {
   assert_int_equal(serve(s, "/mutate", del, 0, &out), 200);
   assert_non_null(strstr(out, "\"apiVersion\":\"admission.k8s.io/v1beta1\""));
   assert_non_null(strstr(out, "\"uid\":\"u\xc3\xa9\""));
+  assert_non_null(strstr(out, "\"patchType\":\"JSONPatch\"")); /* patch_len 0: strlen */
   free(out);
   assert_false(seen.has_object);
   assert_string_equal(seen.old_name, "gone");

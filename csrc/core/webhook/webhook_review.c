@@ -300,8 +300,9 @@ int kin__wh_answer_admission(kin__buf *b, const kin__wh_review *rv,
     }
     kin__buf_printf(b, ",\"code\":%d}", code);
   }
-  if (fn_rc >= 0 && !no_patch(resp->patch, resp->patch_len)) {
-    size_t n = resp->patch_len ? resp->patch_len : strlen(resp->patch);
+  size_t plen = resp->patch ? (resp->patch_len ? resp->patch_len : strlen(resp->patch)) : 0;
+  if (fn_rc >= 0 && !no_patch(resp->patch, plen)) {
+    size_t n = plen;
     char *p64 = kin__base64_encode((const unsigned char *)resp->patch, n);
     if (!p64) return KIN_ENOMEM;
     kin__buf_printf(b, ",\"patch\":\"%s\",\"patchType\":\"JSONPatch\"", p64);
