@@ -14,6 +14,7 @@
 #include "kin.h"
 #include "metrics.h"
 #include "webhook.h"
+#include "webhook_int.h"
 
 static char *dup_s(const char *s) { return strdup(s); }
 
@@ -372,11 +373,33 @@ static void test_webhook_serve_Deadline(void **state) {
   assert_in_range(seen.deadline_left_ms, 4000, 4500);
   kin_webhook_server_free(s);
 
-  uint64_t ns = 0;
+  char err[200];
   assert_int_equal(kin_webhook_server_new(&(kin_webhook_server_config){.bind_address = "x"}, &s,
-                                          NULL, 0),
+                                          err, sizeof err),
                    KIN_EINVAL);
-  (void)ns;
+  assert_string_equal(err, "webhook bind address \"x\": want host:port or :port");
+  assert_int_equal(kin_webhook_server_new(&(kin_webhook_server_config){.bind_address = "nohost:1"},
+                                          &s, err, sizeof err),
+                   KIN_EINVAL);
+  assert_string_equal(err, "webhook bind address \"nohost:1\": \"nohost\" is not an IP address");
+
+  /* kube-apiserver's ?timeout= is a Go duration */
+  static const struct {
+    const char *in;
+    uint64_t ns;
+  } ok[] = {{"10s", 10000000000ull}, {"1m30s", 90000000000ull}, {"500ms", 500000000ull},
+            {"1.5s", 1500000000ull}, {"0", 0},  {"2h", 7200000000000ull}, {"3us", 3000ull},
+            {"7ns", 7}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    uint64_t ns = 1;
+    assert_int_equal(kin__wh_parse_duration(ok[i].in, &ns), 0);
+    assert_int_equal(ns, ok[i].ns);
+  }
+  static const char *const bad[] = {"", "10", "s", "10x", "-1s", "1s2", "abc"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    uint64_t ns;
+    if (kin__wh_parse_duration(bad[i], &ns) != KIN_EINVAL) fail_msg("\"%s\" parsed", bad[i]);
+  }
 }
 
 /* remove waits for a call under way */
