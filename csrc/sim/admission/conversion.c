@@ -34,13 +34,12 @@ int kin__sim_conversion_applies(kin_sim *sim, const kin__sim_resource *r) {
   return found == 1;
 }
 
-/* The 500 of a failed conversion of objects of kind at version from. */
+/* The 500 of a failed conversion of objects of kind at version from:
+ * not an API status, so ErrorToAPIStatus's 500 without reason. */
 static void conv_error(kin__sim_result *out, const char *from, const char *kind,
                        const char *why) {
-  char msg[2400];
-  snprintf(msg, sizeof(msg), "conversion webhook for %s, Kind=%s failed: %s", from, kind, why);
-  json_t *details = json_pack("{s:[{s:s}]}", "causes", "message", msg);
-  kin__sim_err(out, 500, "InternalError", details, "Internal error occurred: %s", msg);
+  kin__sim_err(out, 500, NULL, NULL, "conversion webhook for %s, Kind=%s failed: %s", from, kind,
+               why);
 }
 
 /* restoreObjectMeta: conv's metadata becomes orig's, with conv's labels
@@ -103,7 +102,10 @@ static int convert(kin_sim *sim, const kin__sim_resource *r, json_t *objs, const
   const char *st = kin__sim_jstr(json_object_get(res, "result"), "status", NULL);
   const char *why = NULL;
   char buf[2100];
-  if (rc)
+  static const char call_prefix[] = "failed to call webhook: ";
+  if (rc && !strncmp(err, call_prefix, sizeof(call_prefix) - 1))
+    why = err + sizeof(call_prefix) - 1; /* the client's error as it is */
+  else if (rc)
     why = err[0] ? err : "out of memory";
   else if (!json_is_object(res))
     why = "no response provided";
@@ -129,8 +131,7 @@ static int convert(kin_sim *sim, const kin__sim_resource *r, json_t *objs, const
     char msg[2400];
     snprintf(msg, sizeof(msg), "conversion webhook for %s, Kind=%s returned %zu objects, expected %zu",
              from, kind, json_array_size(conv), json_array_size(send));
-    kin__sim_err(out, 500, "InternalError", json_pack("{s:[{s:s}]}", "causes", "message", msg),
-                 "Internal error occurred: %s", msg);
+    kin__sim_err(out, 500, NULL, NULL, "%s", msg);
     json_decref(resp);
     json_decref(send);
     return -1;
@@ -149,8 +150,7 @@ static int convert(kin_sim *sim, const kin__sim_resource *r, json_t *objs, const
                k - 1, to, kind, cav ? cav : "", ck ? ck : "");
       char msg[2400];
       snprintf(msg, sizeof(msg), "conversion webhook for %s, Kind=%s %s", from, kind, buf);
-      kin__sim_err(out, 500, "InternalError", json_pack("{s:[{s:s}]}", "causes", "message", msg),
-                   "Internal error occurred: %s", msg);
+      kin__sim_err(out, 500, NULL, NULL, "%s", msg);
       json_decref(c);
       json_decref(resp);
       json_decref(send);

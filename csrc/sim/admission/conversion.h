@@ -20,7 +20,8 @@ int kin__sim_conversion_applies(kin_sim *sim, const kin__sim_resource *r);
 /* Converts every object of objs (a JSON array, changed in place; objects
  * at the storage version, whatever apiVersion they show) to r's version
  * in one ConversionReview. Returns 0, or -1 with kube-apiserver's 500 in
- * out ("conversion webhook for <group>/<version>, Kind=<kind> failed: ..."). */
+ * out ("conversion webhook for <group>/<version>, Kind=<kind> failed: ...",
+ * no reason, as it answers an error that is no API status). */
 int kin__sim_convert_out(kin_sim *sim, const kin__sim_resource *r, json_t *objs,
                          kin__sim_result *out);
 
