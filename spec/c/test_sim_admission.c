@@ -534,6 +534,34 @@ static void test_sim_AdmissionWebhookCallsBack(void **state) {
   kin_sim_free(sim);
 }
 
+/* reinvocationPolicy IfNeeded: the first mutating webhook is called again
+ * because a later one changed the object; without it, once. */
+static void test_sim_AdmissionReinvocation(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  hook_t a, b, n;
+  hook_init(&a);
+  hook_init(&b);
+  hook_init(&n);
+  b.patch = "[{\"op\":\"add\",\"path\":\"/data\",\"value\":{\"b\":\"1\"}}]";
+  reg(sim, "MutatingWebhookConfiguration", "a.example.com", CM_RULES,
+      "\"reinvocationPolicy\":\"IfNeeded\"", &a);
+  reg(sim, "MutatingWebhookConfiguration", "an.example.com", CM_RULES,
+      "\"reinvocationPolicy\":\"Never\"", &n);
+  reg(sim, "MutatingWebhookConfiguration", "b.example.com", CM_RULES, NULL, &b);
+  sim_resp r = sim_req(sim, "POST", CM_PATH, "{\"metadata\":{\"name\":\"a\"}}");
+  assert_int_equal(r.code, 201);
+  assert_string_equal(jstr(r.json, "data.b"), "1");
+  sim_resp_free(&r);
+  assert_int_equal(json_array_size(a.reqs), 2);
+  assert_string_equal(jstr(last_req(&a), "object.data.b"), "1");
+  assert_int_equal(json_array_size(n.reqs), 1);
+  assert_int_equal(json_array_size(b.reqs), 1);
+  json_decref(a.reqs);
+  json_decref(b.reqs);
+  json_decref(n.reqs);
+  kin_sim_free(sim);
+}
+
 KIN_SUITE(sim_admission, cmocka_unit_test(test_sim_AdmissionDenyCreate),
           cmocka_unit_test(test_sim_AdmissionMutateThenValidate),
           cmocka_unit_test(test_sim_AdmissionFailurePolicy),
@@ -542,4 +570,5 @@ KIN_SUITE(sim_admission, cmocka_unit_test(test_sim_AdmissionDenyCreate),
           cmocka_unit_test(test_sim_AdmissionMatching),
           cmocka_unit_test(test_sim_AdmissionDryRun),
           cmocka_unit_test(test_sim_AdmissionMatchPolicy),
-          cmocka_unit_test(test_sim_AdmissionWebhookCallsBack))
+          cmocka_unit_test(test_sim_AdmissionWebhookCallsBack),
+          cmocka_unit_test(test_sim_AdmissionReinvocation))

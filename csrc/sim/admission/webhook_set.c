@@ -68,6 +68,8 @@ static int parse_hook(kin__sim_hook *h, const json_t *w, const char *config, int
   h->ignore = fp && !strcmp(fp, "Ignore");
   const char *mp = kin__sim_jstr(w, "matchPolicy", NULL);
   h->exact = mp && !strcmp(mp, "Exact");
+  const char *rp = kin__sim_jstr(w, "reinvocationPolicy", NULL);
+  h->reinvoke = mutating && rp && !strcmp(rp, "IfNeeded");
   const char *se = kin__sim_jstr(w, "sideEffects", NULL);
   h->no_side_effects = se && (!strcmp(se, "None") || !strcmp(se, "NoneOnDryRun"));
   json_t *to = json_object_get(w, "timeoutSeconds");
@@ -98,9 +100,11 @@ static int parse_hook(kin__sim_hook *h, const json_t *w, const char *config, int
     }
   }
   if (reg) {
+    /* in process: the path of the url, else the service's path */
     h->reg = reg;
     reg->refs++;
-    if (!h->path) h->path = strdup("/");
+    const char *sp = kin__sim_jstr(json_object_get(cc, "service"), "path", NULL);
+    if (!h->path) h->path = strdup(sp ? sp : "/");
   }
   return h->name && h->config && h->rules ? 0 : -1;
 }
