@@ -246,7 +246,18 @@ int kin__sim_admission_any(kin_sim *sim) {
   pthread_mutex_lock(&a->mu);
   int any = a->nregs > 0;
   pthread_mutex_unlock(&a->mu);
-  return any || (stored_configs(sim, NULL) >> 48) > 0;
+  if (any) return 1;
+  /* any stored configuration: counted, not copied (every write asks) */
+  kin__sim_store *s = &sim->store;
+  static const char *const res[] = {"mutatingwebhookconfigurations",
+                                    "validatingwebhookconfigurations"};
+  pthread_mutex_lock(&s->mu);
+  for (int k = 0; k < 2 && !any; k++) {
+    kin__sim_storage *st = kin__sim_registry_storage(s, ADM_GROUP, res[k]);
+    any = st && kin__hmap_len(&st->objects) > 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return any;
 }
 
 int kin__sim_reg_call_begin(kin_sim *sim, kin__sim_webhook_reg *reg) {
