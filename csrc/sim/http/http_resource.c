@@ -229,11 +229,66 @@ static int rbac_write(kin__sim_req *req, kin__sim_resource *r) {
 static int rbac_patch_refused(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                               kin__sim_managed_update *m, kin__sim_result *out) {
   kin__sim_result pre = {0, NULL};
+  int paused = kin__sim_admit_pause(1);
   kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, kin__sim_managed_update_fn, m, 1,
                         &pre);
+  kin__sim_admit_pause(paused);
   int refused = pre.code < 300 && kin__sim_rbac_escalation_check(req, r, ri->ns, pre.body, out);
   json_decref(pre.body);
   return refused;
+}
+
+static int update_mode(const kin__sim_request_info *ri);
+
+/* A merge or JSON patch of a version served through its CRD's conversion
+ * webhook (admission/conversion.h): the current object converted to that
+ * version, patched, converted back, then written as an update with a
+ * precondition on the resourceVersion read (done again when another write
+ * came in between and the patch named no resourceVersion), so that no
+ * webhook is called under the store's lock. */
+static void patch_converted(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
+                            patch_ctx *p, int dry, kin__sim_result *out) {
+  for (int attempt = 0; attempt < 20; attempt++) {
+    kin__sim_result cur = {0, NULL};
+    kin__sim_store_get(&req->sim->store, r, ri->ns, ri->name, &cur);
+    if (cur.code != 200) {
+      json_decref(out->body);
+      *out = cur;
+      return;
+    }
+    json_t *one = json_pack("[o]", cur.body);
+    if (!one || kin__sim_convert_out(req->sim, r, one, out)) {
+      json_decref(one);
+      return;
+    }
+    json_t *view = json_array_get(one, 0);
+    const char *rv = kin__sim_jstr(view, "metadata", "resourceVersion");
+    char read_rv[24];
+    snprintf(read_rv, sizeof(read_rv), "%s", rv ? rv : "");
+    json_t *patched = patch_fn(p, view, out);
+    json_decref(one);
+    if (!patched) return;
+    const char *prv = kin__sim_jstr(patched, "metadata", "resourceVersion");
+    int user_rv = prv && strcmp(prv, read_rv);
+    if (kin__sim_convert_in(req->sim, r, &patched, out)) {
+      json_decref(patched);
+      return;
+    }
+    json_t *md = json_object_get(patched, "metadata");
+    if (json_is_object(md) && !user_rv)
+      json_object_set_new(md, "resourceVersion", json_string(read_rv));
+    kin__sim_managed_update m = {replace_fn, patched, req, r, ri->subresource};
+    kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, update_mode(ri),
+                          kin__sim_managed_update_fn, &m, dry, out);
+    json_decref(patched);
+    if (out->code != 409 || user_rv) return;
+    json_decref(out->body);
+    out->body = NULL;
+    out->code = 0;
+  }
+  kin__sim_err_conflict(out, r->group, r->resource, ri->name,
+                        "the object has been modified; please apply your changes to the "
+                        "latest version and try again");
 }
 
 /* The part of the object an update through ri's subresource writes. */
@@ -262,7 +317,9 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
   if (apply) {
     if (rbac_write(req, r)) { /* the escalation check sees the applied object first */
       kin__sim_result pre = {0, NULL};
+      int paused = kin__sim_admit_pause(1);
       kin__sim_handle_apply(req, r, ri, 1, &pre);
+      kin__sim_admit_pause(paused);
       int refused = pre.code < 300 && kin__sim_rbac_escalation_check(req, r, ri->ns, pre.body, out);
       json_decref(pre.body);
       if (refused) return;
@@ -302,6 +359,8 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
   kin__sim_managed_update m = {patch_fn, &p, req, r, ri->subresource};
   if (!strcmp(ri->subresource, "scale"))
     kin__sim_scale_patch(req, r, ri, patch_fn, &p, dry_run(req), out);
+  else if (r->crd_name && kin__sim_conversion_applies(req->sim, r))
+    patch_converted(req, r, ri, &p, dry_run(req), out);
   else if (rbac_write(req, r) && rbac_patch_refused(req, r, ri, &m, out))
     ; /* out holds the 403 */
   else
@@ -318,6 +377,11 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
   }
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
+  if (r->crd_name && kin__sim_conversion_applies(req->sim, r) &&
+      kin__sim_convert_in(req->sim, r, &obj, out)) {
+    json_decref(obj);
+    return;
+  }
   const char *name = kin__sim_jstr(obj, "metadata", "name");
   if (check_namespace(r, obj, ri->ns, out)) {
     /* out filled */
@@ -346,6 +410,11 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
+  if (r->crd_name && kin__sim_conversion_applies(req->sim, r) &&
+      kin__sim_convert_in(req->sim, r, &obj, out)) {
+    json_decref(obj);
+    return;
+  }
   if (r->review && !*r->group && !strcmp(r->resource, "bindings")) {
     kin__sim_binding_create(req, ri, obj, dry_run(req), out);
   } else if (kin__sim_review_create(req, r, ri->ns, obj, out)) {
@@ -388,6 +457,7 @@ static void handle_delete(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *opts = delete_options(req, out);
   if (!opts) return;
+  kin__sim_admit_set_delete_options(opts);
   kin__sim_store_delete(&req->sim->store, r, ri->ns, ri->name, opts, dry_run(req), out);
   json_decref(opts);
 }
@@ -401,6 +471,7 @@ static void handle_delete_collection(kin__sim_req *req, kin__sim_resource *r,
   kin__sim_selector sel;
   if (kin__sim_selector_parse(req, r, &sel, out)) return;
   json_t *opts = delete_options(req, out);
+  kin__sim_admit_set_delete_options(opts);
   if (opts)
     kin__sim_store_delete_collection(&req->sim->store, r,
                                      r->namespaced && ri->ns[0] ? ri->ns : NULL, match_selector,
@@ -513,6 +584,22 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
                      : !strcmp(m, "PUT")   ? "UpdateOptions"
                      : !strcmp(m, "PATCH") ? "PatchOptions"
                                            : "DeleteOptions";
+  /* the admission webhooks' view of a write (admission/admission.h) */
+  kin__sim_admit_ctx actx;
+  kin__sim_subject subj;
+  if (!is_get) {
+    memset(&actx, 0, sizeof(actx));
+    kin__sim_subject_of(req, &subj);
+    actx.sim = req->sim;
+    actx.user = subj.user;
+    actx.groups = subj.groups;
+    actx.ngroups = (size_t)subj.ngroups;
+    actx.subresource = ri->subresource;
+    actx.field_manager = kin__sim_query(req, "fieldManager");
+    actx.field_validation = kin__sim_query(req, "fieldValidation");
+    actx.dry_run = dry_run(req);
+    kin__sim_admit_enter(&actx);
+  }
   if (is_get && scale)
     kin__sim_scale_get(req, r, ri, &out);
   else if (is_get)
@@ -533,6 +620,26 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   else
     kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
                  "the server does not allow this method on the requested resource");
+  if (!is_get) {
+    kin__sim_admit_leave();
+    json_decref(req->warnings);
+    req->warnings = actx.warnings;
+  }
+  /* A CRD version with a conversion webhook: the object through it. */
+  const char *okind = kin__sim_jstr(out.body, "kind", NULL);
+  if (out.code < 300 && okind && !strcmp(okind, r->kind) && r->crd_name &&
+      kin__sim_conversion_applies(req->sim, r)) {
+    json_t *one = json_pack("[O]", out.body);
+    kin__sim_result cerr = {0, NULL};
+    if (one && !kin__sim_convert_out(req->sim, r, one, &cerr)) {
+      json_decref(out.body);
+      out.body = json_incref(json_array_get(one, 0));
+    } else if (one) {
+      json_decref(out.body);
+      out = cerr;
+    }
+    json_decref(one);
+  }
   /* A CRD version other than the storage one: same object, its apiVersion;
    * an events.k8s.io/v1 Event: converted from the stored form. */
   const char *kind = kin__sim_jstr(out.body, "kind", NULL);
