@@ -65,13 +65,11 @@ function WCtx.warn(self, msg)
   w[#w + 1] = tostring(msg)
 end
 
---- ctx:lister(name) (also ctx.lister(name)): the manager's informer named
--- name, read-only, or nil, msg, code.
-function WCtx.lister(a, b)
-  local self = getmetatable(a) == WCtx and a or nil
-  local name = self and b or a
-  local base = self and rawget(self, "_base") or error("ctx.lister: call it as ctx:lister(name)", 2)
-  return base.lister(name)
+--- ctx:lister(name): the manager's informer named name, read-only, or
+-- nil, msg, code.
+function WCtx:lister(name)
+  if getmetatable(self) ~= WCtx then error("ctx.lister(name): call it as ctx:lister(name)", 2) end
+  return rawget(self, "_base").lister(name)
 end
 
 local function new_ctx(env, info, key)
