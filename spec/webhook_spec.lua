@@ -89,6 +89,7 @@ describe("mgr:webhook over HTTPS", function()
     assert.are.equal(403, ans.response.status.code)
     assert.are.same({ "see the docs" }, ans.response.warnings)
     code, ans = post(mgr, wh:path(), review("CREATE", site({ image = "nginx", replicas = -1 })))
+    assert.are.equal(200, code)
     assert.is_false(ans.response.allowed)
     assert.are.equal("replicas must be >= 0", ans.response.status.message)
     code, ans = post(mgr, wh:path(), review("UPDATE", site({ image = "nginx" }), site({})))
@@ -138,10 +139,12 @@ describe("mgr:webhook over HTTPS", function()
     -- a new object returned
     obj = site({ image = "replace-me", replicas = 5 })
     code, ans = post(mgr, wh:path(), review("CREATE", obj))
+    assert.are.equal(200, code)
     ops = core.json_decode(b64decode(ans.response.patch))
     assert.is_true(P.equal(site({ image = "new" }), assert(P.apply(obj, ops))))
     -- a denial
     code, ans = post(mgr, wh:path(), review("CREATE", site({ image = "deny" })))
+    assert.are.equal(200, code)
     assert.is_false(ans.response.allowed)
     assert.are.equal("no", ans.response.status.message)
     assert.is_nil(ans.response.patch)
@@ -254,8 +257,8 @@ describe("mgr:webhook over HTTPS", function()
     local f = proc.write_tmp(core.json_encode(review("CREATE", site({}))))
     local url = ("https://127.0.0.1:%d%s"):format(mgr:webhook_port(), wh:path())
     local t0 = core.monotime()
-    local out = proc.sh(("for i in 1 2 3; do curl -sk --max-time 20 -X POST -H 'Content-Type: application/json' --data-binary @%s '%s' -o /dev/null "
-      .. "-w '%%{http_code}\\n' & done; wait"):format(f, url))
+    local out = proc.sh(("for i in 1 2 3; do curl -sk --max-time 20 -X POST -H 'Content-Type: application/json' "
+      .. "--data-binary @%s '%s' -o /dev/null -w '%%{http_code}\\n' & done; wait"):format(f, url))
     local took = core.monotime() - t0
     os.remove(f)
     assert.are.equal("200\n200\n200\n", out)
@@ -282,6 +285,7 @@ describe("mgr:webhook over HTTPS", function()
     assert.is_true(took < 2, "answered after " .. took .. " s")
     -- the state serves the next review
     code, ans = post(mgr, wh:path(), review("CREATE", site({})), "?timeout=1s")
+    assert.are.equal(200, code)
     assert.are.equal(500, ans.response.status.code)
   end)
 
@@ -299,10 +303,12 @@ describe("mgr:webhook over HTTPS", function()
     assert.are.equal(500, ans.response.status.code)
     assert.truthy(ans.response.status.message:find("^webhook raises: .*webhook_spec.lua:%d+: boom$"),
       ans.response.status.message)
-    _, ans = post(mgr, wh:path(), review("CREATE", site({})))
+    code, ans = post(mgr, wh:path(), review("CREATE", site({})))
+    assert.are.equal(200, code)
     assert.is_true(ans.response.allowed)
-    _, ans = post(mgr, cv:path(), { apiVersion = "apiextensions.k8s.io/v1", kind = "ConversionReview",
+    code, ans = post(mgr, cv:path(), { apiVersion = "apiextensions.k8s.io/v1", kind = "ConversionReview",
       request = { uid = "c", desiredAPIVersion = "example.com/v2", objects = { site({}) } } })
+    assert.are.equal(200, code)
     assert.are.equal("Failure", ans.response.result.status)
     assert.truthy(ans.response.result.message:find("convert-raises", 1, true), ans.response.result.message)
   end)
@@ -315,6 +321,7 @@ describe("mgr:webhook over HTTPS", function()
         if req.object.spec.hog then
           local t = {}
           for i = 1, 1e8 do t[i] = ("x"):rep(64) .. i end
+          return #t > 0
         end
         return true
       end }
@@ -354,6 +361,7 @@ describe("mgr:webhook over HTTPS", function()
     assert.are.equal(200, st)
     assert.is_true(core.json_decode(text).response.allowed)
     st, text = srv:serve(wh:path(), core.json_encode(review("CREATE", site({}))))
+    assert.are.equal(200, st)
     assert.are.equal("dry runs only", core.json_decode(text).response.status.message)
   end)
 end)
