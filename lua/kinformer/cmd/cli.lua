@@ -12,6 +12,9 @@
 --                            [--metrics-secure [--metrics-cert-path DIR]
 --                            [--metrics-cert-name F] [--metrics-cert-key F]]
 --                            [--health-probe-bind-address ADDR]
+--                            [--webhook-bind-address ADDR]
+--                            [--webhook-cert-path DIR [--webhook-cert-name F]
+--                            [--webhook-cert-key F]]
 --                            [--admin-bind-address ADDR] [-v] [-- ARGS...]
 --   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
 --                     [--controller NAME]]   (kinformer.cmd.inspect)
@@ -76,6 +79,16 @@ options:
   --metrics-cert-key F   its key file (default tls.key)
   --health-probe-bind-address ADDR  serve /healthz and /readyz at ADDR
                       (default 0: off)
+  --webhook-bind-address ADDR  serve the script's webhooks (mgr:webhook) over
+                      HTTPS at ADDR (default :9443; 0: no server; with --sim
+                      the sim calls them in process unless this is given)
+  --webhook-cert-path DIR  the folder of the webhook server's key pair
+                      (cert-manager's Secret mounted), reloaded when it
+                      rotates (default: a CA and serving certificate made
+                      at start, the CA patched into the webhook
+                      configurations)
+  --webhook-cert-name F  its certificate file (default tls.crt)
+  --webhook-cert-key F   its key file (default tls.key)
   --admin-bind-address ADDR  serve the admin endpoint `kinformer inspect`
                       reads (caches, queues, in-flight reconciles, why) at
                       ADDR (default 0: off); ":PORT" binds 127.0.0.1 and
@@ -157,7 +170,8 @@ end
 -- (plan's --key values), image =, name =, allow_undetermined = (manifests'),
 -- kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
--- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
+-- shutdown_timeout =, metrics_bind =, health_bind =, webhook_bind_address =,
+-- webhook_cert_path =, webhook_cert_name =, webhook_cert_key =, leader_elect =,
 -- leader_election_id =, leader_election_namespace =, lease_duration =,
 -- renew_deadline =, retry_period =, args = {}}
 -- or nil, message (a usage error).
@@ -247,6 +261,14 @@ function M.parse(argv)
         o.metrics_cert_key = value(a)
       elseif a == "--health-probe-bind-address" then
         o.health_bind = value(a)
+      elseif a == "--webhook-bind-address" then
+        o.webhook_bind_address = value(a)
+      elseif a == "--webhook-cert-path" then
+        o.webhook_cert_path = value(a)
+      elseif a == "--webhook-cert-name" then
+        o.webhook_cert_name = value(a)
+      elseif a == "--webhook-cert-key" then
+        o.webhook_cert_key = value(a)
       elseif a == "--admin-bind-address" then
         o.admin_bind = value(a)
       elseif a == "--leader-elect" then
@@ -312,6 +334,12 @@ function M.parse(argv)
     if not good then return nil, (tostring(why):gsub("^[^:]*:%d+: ", "")) end
   end
   if o.keys and o.command ~= "plan" then return nil, "--key is an option of plan" end
+  if o.webhook_bind_address or o.webhook_cert_path or o.webhook_cert_name or o.webhook_cert_key then
+    if o.command ~= "run" then return nil, "--webhook-* options are options of run" end
+    if (o.webhook_cert_name or o.webhook_cert_key) and not o.webhook_cert_path then
+      return nil, "--webhook-cert-name and --webhook-cert-key need --webhook-cert-path (the folder they are in)"
+    end
+  end
   if o.command == "plan" then
     if not o.script then return nil, "plan needs a script" end
     if o.leader_elect or o.metrics_bind or o.health_bind or o.shutdown_timeout then
