@@ -5,9 +5,11 @@ local M = {}
 
 --- The RBAC rules (plain tables) the operator's at-start install
 -- (kinformer.webhook_install) needs for hooks (normalized) of manager
--- mgr_name: get/create/patch/update of its Validating/Mutating
--- WebhookConfiguration (server-side apply: create when missing, with the
--- name, so resourceNames holds), get/patch of each conversion CRD.
+-- mgr_name: get/create/patch/update of its ValidatingWebhookConfiguration
+-- and MutatingWebhookConfiguration (both when it has an admission hook:
+-- the install empties the one of a type it has no hook of; a merge patch,
+-- or a server-side apply creating it: PATCH requests naming it, so
+-- resourceNames holds), get/patch of each conversion CRD.
 function M.rules(mgr_name, hooks)
   local adm, crds, seen = {}, {}, {}
   for _, h in ipairs(hooks) do
@@ -16,12 +18,10 @@ function M.rules(mgr_name, hooks)
         seen[h.crd] = true
         crds[#crds + 1] = h.crd
       end
-    elseif not seen[h.type] then
-      seen[h.type] = true
-      adm[#adm + 1] = h.type .. "webhookconfigurations"
+    elseif #adm == 0 then
+      adm = { "validatingwebhookconfigurations", "mutatingwebhookconfigurations" }
     end
   end
-  table.sort(adm, function(a, b) return a > b end) -- validating first
   table.sort(crds)
   local rules = {}
   if #adm > 0 then
