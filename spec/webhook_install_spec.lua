@@ -130,8 +130,8 @@ describe("webhook_install", function()
     local ok, msg = I.install(op, hooks, where)
     assert.is_nil(ok)
     assert.matches('patch ValidatingWebhookConfiguration "site-operator" failed', msg, 1, true)
-    assert.matches("apiGroups [admissionregistration.k8s.io], resources [validatingwebhookconfigurations], verbs [get, create, patch, update], "
-      .. "resourceNames [site-operator]", msg, 1, true)
+    assert.matches("apiGroups [admissionregistration.k8s.io], resources [validatingwebhookconfigurations], "
+      .. "verbs [get, create, patch, update], resourceNames [site-operator]", msg, 1, true)
     assert.matches("(Forbidden)", msg, 1, true)
     -- the rules of kinformer.cmd.manifests_webhook
     local rules = require("kinformer.cmd.manifests_webhook").rules("site-operator", hooks)
