@@ -19,7 +19,7 @@
 --   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
 --                     [--controller NAME]]   (kinformer.cmd.inspect)
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
---                                  [--allow-undetermined]
+--                                  [--allow-undetermined] [--cert-manager]
 --   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
 --                             [--namespace N] [--sim [--seed FILE]]
 --                             [--sync-timeout S] [-v|-q] [-- ARGS...]
@@ -38,6 +38,7 @@ local M = {}
 M.usage = [==[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME] [--allow-undetermined]
+                           [--cert-manager]
                            [--observe [--seed FILE] [--drive LUA | --trace TRACE] [--duration S]]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
@@ -127,6 +128,11 @@ docs/deploy.md); the script runs in a planning mode, no server is used.
                       not be determined and no declared rbac rule covers it
                       (it is granted nothing; stderr still lists it). Without
                       it such a call fails the command: exit 1, no YAML
+  --cert-manager      webhooks (mgr:webhook): their certificate from
+                      cert-manager (an Issuer, a Certificate, its Secret
+                      mounted for --webhook-cert-path, the CA injected with
+                      cert-manager.io/inject-ca-from) instead of the CA the
+                      operator makes and patches in at start
   --observe           instead: run SCRIPT against an in-process kinformer.sim
                       as its own user and print the rules its requests needed
                       beside the derived ones (= used, + used but not derived,
@@ -228,6 +234,8 @@ function M.parse(argv)
         end
       elseif a == "--allow-undetermined" then
         o.allow_undetermined = true
+      elseif a == "--cert-manager" then
+        o.cert_manager = true
       elseif a == "--key" then
         o.keys = o.keys or {}
         o.keys[#o.keys + 1] = value(a)
@@ -328,6 +336,8 @@ function M.parse(argv)
     return nil, "--observe, --drive, --trace and --duration are options of manifests"
   elseif o.allow_undetermined then
     return nil, "--allow-undetermined is an option of manifests"
+  elseif o.cert_manager then
+    return nil, "--cert-manager is an option of manifests"
   end
   if o.name ~= nil and o.command ~= "manifests" then -- manifests makes a name of it
     local good, why = pcall(require("kinformer.manager").check_name, o.name, "--name")
