@@ -8,6 +8,7 @@
 --   local B = require "kinformer.util.builtin_resources"
 --   B.group_of("deployments") --> "apps";  B.group_of("pods") --> ""
 --   B.GROUPS.deployments      --> "apps"
+--   B.GROUP_SET["apps"]       --> true (a built-in group; "" too)
 local M = {}
 
 M.GROUPS = {
@@ -61,6 +62,10 @@ M.GROUPS = {
   volumeattachments = "storage.k8s.io",
   volumeattributesclasses = "storage.k8s.io",
 }
+
+--- The built-in groups (the core group "" included): { [group] = true }.
+M.GROUP_SET = { [""] = true }
+for _, g in pairs(M.GROUPS) do M.GROUP_SET[g] = true end
 
 --- The group serving the bare plural: its built-in group, else "" (core).
 function M.group_of(plural)
