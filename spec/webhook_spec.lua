@@ -347,6 +347,38 @@ describe("mgr:webhook over HTTPS", function()
     assert.truthy(text:find("controller_runtime_webhook_requests_in_flight", 1, true))
   end)
 
+  it("applies its configuration with the self-made CA at start (webhook_configure)", function()
+    mgr, sim = new_mgr { name = "wh-install", webhook_configure = true, webhook_host = "localhost" }
+    local wh = mgr:webhook { name = "cm-check", resources = { "v1/configmaps" }, failure_policy = "Ignore",
+      validate = function(req) return req.name ~= "forbidden", "forbidden name" end }
+    assert(mgr:start())
+    local vwc = assert(mgr.client:get("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", nil,
+      "wh-install"))
+    local w = vwc.webhooks[1]
+    assert.are.equal(("https://localhost:%d%s"):format(mgr:webhook_port(), wh:path()), w.clientConfig.url)
+    assert.are.equal(require("kinformer.webhook").base64(mgr:webhook_ca()), w.clientConfig.caBundle)
+    assert.are.equal("Ignore", w.failurePolicy)
+    -- the serving certificate is signed by that CA for webhook_host
+    local ca = proc.write_tmp(mgr:webhook_ca())
+    local out = proc.sh(("curl -s --cacert %s -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: "
+      .. "application/json' --data-binary '{}' 'https://localhost:%d%s'"):format(ca, mgr:webhook_port(), wh:path()))
+    os.remove(ca)
+    assert.are.equal("400", out) -- TLS verified; the empty body is no review
+    -- a hook added after start is applied too
+    assert(mgr:webhook { name = "late", resources = { "v1/secrets" }, validate = function() return true end })
+    vwc = assert(mgr.client:get("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", nil, "wh-install"))
+    assert.are.equal(2, #vwc.webhooks)
+  end)
+
+  it("base64 encodes as RFC 4648", function()
+    local b = require("kinformer.webhook").base64
+    assert.are.equal("", b(""))
+    assert.are.equal("Zg==", b("f"))
+    assert.are.equal("Zm8=", b("fo"))
+    assert.are.equal("Zm9v", b("foo"))
+    assert.are.equal("Zm9vYmFy", b("foobar"))
+  end)
+
   it("serves no HTTPS on a sim unless webhook_bind_address is given; srv:serve answers in memory", function()
     local s = assert(require("kinformer.sim").start {})
     sim = s
