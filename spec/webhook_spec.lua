@@ -14,7 +14,8 @@ local quiet = require "support.quiet"
 
 local function new_mgr(extra)
   local sim = assert(require("kinformer.sim").start {})
-  local opts = { sim = sim, webhook_bind_address = "127.0.0.1:0", webhook_configure = false }
+  -- over the sim's URL: a manager on the sim (sim =) would register its hooks in process
+  local opts = { url = sim.url, webhook_bind_address = "127.0.0.1:0", webhook_configure = false }
   for k, v in pairs(extra or {}) do opts[k] = v end
   local mgr = assert(kin.manager(opts))
   return mgr, sim
