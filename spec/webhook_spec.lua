@@ -332,6 +332,10 @@ describe("mgr:webhook over HTTPS", function()
     assert.are.equal(200, code)
     assert.are.equal("Failure", ans.response.result.status)
     assert.truthy(ans.response.result.message:find("convert-raises", 1, true), ans.response.result.message)
+    -- counted as controller-runtime counts a handler's panic
+    local text = core.metrics_render()
+    assert.truthy(text:find("\ncontroller_runtime_webhook_panics_total [1-9]"), text)
+    assert.truthy(text:find("\ncontroller_runtime_conversion_webhook_panics_total [1-9]"), text)
   end)
 
   quiet.it(it, "answers a handler past its memory limit and rebuilds its state",
