@@ -310,6 +310,24 @@ describe("mgr:webhook over HTTPS", function()
     assert.are.equal(500, ans.response.status.code)
   end)
 
+  -- the test reads curl's answer through io.popen: a handler's os.execute
+  -- must not wait for that stream's lock (fflush(NULL) did, past the deadline)
+  quiet.it(it, "cuts a handler's os.execute at the deadline while the caller reads an io.popen stream",
+    { "webhook sleeps: timed out after" }, function()
+    mgr, sim = new_mgr()
+    local wh = mgr:webhook { name = "sleeps", resources = { "websites.example.com" }, timeout = 2,
+      validate = function()
+        os.execute("sleep 30")
+        return true
+      end }
+    assert(mgr:start())
+    local code, ans, took = post(mgr, wh:path(), review("CREATE", site({})), "?timeout=2s")
+    assert.are.equal(200, code)
+    assert.are.equal(500, ans.response.status.code)
+    assert.truthy(ans.response.status.message:find("timed out after", 1, true), ans.response.status.message)
+    assert.is_true(took < 2, "answered after " .. took .. " s")
+  end)
+
   quiet.it(it, "names the file:line of a handler's error",
     { "webhook raises: .*webhook_spec.lua:%d+: boom", "stack traceback" }, function()
     mgr, sim = new_mgr()

@@ -212,6 +212,15 @@ static void check_before(lua_State *L, const child *c, const char *fn) {
 
 /* os.execute([cmd]): as the standard one, in its own process group and
  * killed at the deadline of the call (then raises). */
+/* Flushes stdout and stderr before a child writes to them, so lines keep
+ * their order. Not fflush(NULL): that locks every open stream, and another
+ * thread blocked reading an io.popen stream holds its lock until the read
+ * returns, so the worker would wait past its deadline. */
+static void flush_std(void) {
+  fflush(stdout);
+  fflush(stderr);
+}
+
 static int w_execute(lua_State *L) {
   const char *cmd = luaL_optstring(L, 1, NULL);
   if (!cmd) {
@@ -221,7 +230,7 @@ static int w_execute(lua_State *L) {
   child c;
   child_init(L, &c);
   check_before(L, &c, "os.execute");
-  fflush(NULL);
+  flush_std();
   int err = spawn_sh(cmd, -1, -1, &c.pid);
   if (err) {
     errno = err;
@@ -278,7 +287,7 @@ static int w_popen(lua_State *L) {
   if (pipe2(fds, O_CLOEXEC) < 0) return luaL_fileresult(L, 0, cmd);
   int reading = mode[0] == 'r';
   int mine = reading ? fds[0] : fds[1], theirs = reading ? fds[1] : fds[0];
-  fflush(NULL);
+  flush_std();
   int err = spawn_sh(cmd, theirs, reading ? 1 : 0, &p->c.pid);
   close(theirs);
   if (err) {

@@ -177,17 +177,8 @@ local function sim_register(mgr, st)
   local C = require "kinformer.webhook_config"
   for _, obj in ipairs(C.configurations(mgr:name(), hook_list(st), { url = "https://inprocess" })) do
     local id, msg, code = sim:_webhook_register(core.json_encode(obj), fn, ud)
-    if id then
-      st.sim_ids[#st.sim_ids + 1] = id
-    elseif obj.kind == "CustomResourceDefinition" then -- a sim without in-process conversion: served over HTTPS only
-      if not st.warned then
-        core.log("warn", "webhook", ("the sim does not call conversion webhooks in process (%s): %s"):format(
-          obj.metadata.name, tostring(msg)))
-        st.warned = true
-      end
-    else
-      return nil, msg, code
-    end
+    if not id then return nil, msg, code end
+    st.sim_ids[#st.sim_ids + 1] = id
   end
   return true
 end
@@ -195,11 +186,6 @@ end
 -- Applies the configurations (kinformer.webhook_install) when configured.
 local function install(mgr, st)
   if not (st.configure and st.https and st.port) then return true end
-  -- kinformer.webhook_install may be left out of a build; an error in it is not hidden
-  if not package.loaded["kinformer.webhook_install"] and not package.searchpath("kinformer.webhook_install",
-      package.path) then
-    return true
-  end
   local I = require "kinformer.webhook_install"
   local done, msg, code = I.install(mgr, hook_list(st), where(mgr, st))
   if not done then return nil, msg, code end
