@@ -15,7 +15,7 @@
  *
  * Methods: srv:add{name=, path=, type=, handler=, workers=, memory_limit=,
  * timeout=} (a hook whose handler runs in a pool of `workers` worker
- * states, lwebhook_call.c; raises on misuse, nil, msg, code when the path
+ * states, lwebhook_hook.c; raises on misuse, nil, msg, code when the path
  * is taken), srv:remove(path) (waits for its calls to end, closes its
  * states), srv:start() -> port, srv:port(), srv:ca(), srv:serve(path,
  * body [, timeout_ms]) -> HTTP status, answer (the review answered in
@@ -26,7 +26,7 @@
  * the hooks, drops the env).
  *
  * Threads: the userdata and the hook list belong to the main state's
- * thread; the hooks' fns run on the server's threads (lwebhook_int.h). */
+ * thread; the hooks' fns run on the server's threads (lwebhook_hook.h). */
 #include "lwebhook.h"
 
 #include <lauxlib.h>
@@ -39,7 +39,7 @@
 #include "kin.h"
 #include "laux.h"
 #include "lenv.h"
-#include "lwebhook_int.h"
+#include "lwebhook_hook.h"
 #include "metrics.h"
 #include "tls_cert.h"
 

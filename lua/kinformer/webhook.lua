@@ -12,7 +12,7 @@
 --
 -- The spec is normalized by kinformer.webhook_config (options, paths,
 -- rules); the handler runs in `workers` worker states of the hook
--- (kinformer.webhook_run, csrc/lua/lwebhook_call.c) with the closure rules,
+-- (kinformer.webhook_run, csrc/lua/lwebhook_hook.c) with the closure rules,
 -- deadlines and memory limits of reconcilers.
 --
 -- The manager's server (core.webhook_server, csrc/lua/lwebhook.c) is made

@@ -1,8 +1,8 @@
-/* lwebhook_int.h -- internal to the webhook binding: one hook's pool of
- * worker states (lwebhook_call.c) as the server userdata (lwebhook.c)
+/* lwebhook_hook.h -- internal to the webhook binding: one hook's pool of
+ * worker states (lwebhook_hook.c) as the server userdata (lwebhook.c)
  * makes and frees it. */
-#ifndef LKIN_WEBHOOK_INT_H
-#define LKIN_WEBHOOK_INT_H
+#ifndef LKIN_WEBHOOK_HOOK_H
+#define LKIN_WEBHOOK_HOOK_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,7 +36,7 @@ typedef struct lwh_hook {
 lwh_hook *lwh_hook_new(const char *name, const char *path, kin_webhook_type type, lkin_env *env,
                        lkin_ws_template *tmpl, const atomic_int *abort, int workers);
 
-/* kin_webhook_fn of a hook (ud: the lwh_hook): see lwebhook_call.c. */
+/* kin_webhook_fn of a hook (ud: the lwh_hook): see lwebhook_hook.c. */
 int lwh_hook_call(void *ud, const kin_webhook_request *req, kin_webhook_response *resp);
 
 /* Closes h's states and frees h; NULL is a no-op. Only once no call of

@@ -1,5 +1,5 @@
-/* lwebhook_call.c -- one review through a hook's Lua handler
- * (lwebhook_int.h): the kin_webhook_fn the server calls on a connection
+/* lwebhook_hook.c -- one review through a hook's Lua handler
+ * (lwebhook_hook.h): the kin_webhook_fn the server calls on a connection
  * thread (or on the thread of kin_webhook_server_serve).
  *
  * The hook keeps a pool of at most `workers` worker states (made on first
@@ -27,7 +27,7 @@
 #include "lenv.h"
 #include "ljson.h"
 #include "log.h"
-#include "lwebhook_int.h"
+#include "lwebhook_hook.h"
 
 static const char run_key; /* a state's kinformer.webhook_run.run */
 static const char env_key; /* a state's kinformer.env userdata */
@@ -361,7 +361,7 @@ static void fail_message(lwh_hook *h, kin_webhook_response *resp, const char *te
   resp->allowed = 0;
 }
 
-/* The kin_webhook_fn: see the top of this file and lwebhook_int.h. Returns
+/* The kin_webhook_fn: see the top of this file and lwebhook_hook.h. Returns
  * 0 when the handler ran; KIN_ETIMEDOUT (cut at the deadline, or no free
  * state in time), KIN_ECANCELED (the server is closing), KIN_ENOMEM (the
  * state ran out of memory: rebuilt), KIN_EINVAL (the handler raised, or its
