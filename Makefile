@@ -28,7 +28,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # builds with -Iinclude/kinformer; a build that needs a layer's internal
 # headers adds that folder (the core and the C tests: all of them; the sim:
 # util/; the binding: json/ and util/).
-CORE_LAYERS := util json transport cache workqueue controller leaderelection events tls metrics
+CORE_LAYERS := util json transport cache workqueue controller leaderelection events tls metrics webhook
 CORE_INT_INC := $(foreach l,$(CORE_LAYERS),$(if $(wildcard csrc/core/$(l)/*.h),-Icsrc/core/$(l)))
 CORE_HDR := $(wildcard include/kinformer/*.h csrc/core/*/*.h)
 # The sim's folders by concern (csrc/sim/<folder>/, cli/ apart): each is on

@@ -17,7 +17,7 @@
 
 .PHONY: fuzz fuzz-short fuzz-build fuzz-bins
 
-FUZZ_ALL := watch_decoder kobj list_stream label_selector kubeconfig exec_credential patch sim_request proto
+FUZZ_ALL := watch_decoder kobj list_stream label_selector kubeconfig exec_credential patch sim_request proto webhook_review
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 600
 FUZZ_SHORT_SECONDS ?= 10

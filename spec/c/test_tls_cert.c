@@ -152,5 +152,44 @@ static void test_tls_cert_KeypairFollowsRotation(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A pair given in memory (a webhook's serving certificate signed by the
+ * CA the process made) is served as given; half a pair or a key that does
+ * not belong is refused with a reason. */
+static void test_tls_cert_KeypairFromMemory(void **state) {
+  (void)state;
+  char *ca_crt, *ca_key, *crt, *key, *crt2, *key2, err[400];
+  kin_tls_cert_req ca = {.common_name = "webhook-ca", .is_ca = 1};
+  assert_int_equal(kin_tls_make_cert(&ca, &ca_crt, &ca_key, err, sizeof err), 0);
+  kin_tls_cert_req srv = {.common_name = "served-from-memory", .signer_cert_pem = ca_crt,
+                          .signer_key_pem = ca_key};
+  assert_int_equal(kin_tls_make_cert(&srv, &crt, &key, err, sizeof err), 0);
+  assert_int_equal(kin_tls_make_cert(&srv, &crt2, &key2, err, sizeof err), 0);
+  kin_tls_keypair *kp = NULL;
+  /* dir is ignored when the pair is given */
+  kin_tls_keypair_opts o = {.cert_pem = crt, .key_pem = key, .dir = "/nonexistent", .what = "webhook"};
+  assert_int_equal(kin_tls_keypair_open(&o, &kp, err, sizeof err), 0);
+  char cn[64];
+  served_cn(kp, cn, sizeof cn);
+  assert_string_equal(cn, "served-from-memory");
+  assert_int_equal(kin_tls_keypair_generation(kp), 1);
+  kin_tls_keypair_free(kp);
+
+  kin_tls_keypair_opts half = {.cert_pem = crt, .what = "webhook"};
+  assert_int_equal(kin_tls_keypair_open(&half, &kp, err, sizeof err), KIN_EINVAL);
+  assert_string_equal(err, "the webhook certificate given in memory needs both cert_pem and key_pem");
+  assert_null(kp);
+  kin_tls_keypair_opts wrong = {.cert_pem = crt, .key_pem = key2, .what = "webhook"};
+  assert_int_equal(kin_tls_keypair_open(&wrong, &kp, err, sizeof err), KIN_EINVAL);
+  assert_non_null(strstr(err, "the webhook certificate and key given in memory: "));
+  assert_null(kp);
+  free(crt);
+  free(key);
+  free(crt2);
+  free(key2);
+  free(ca_crt);
+  free(ca_key);
+}
+
 KIN_SUITE(tls_cert, cmocka_unit_test(test_tls_cert_CaSignsServing),
-          cmocka_unit_test(test_tls_cert_KeypairFollowsRotation))
+          cmocka_unit_test(test_tls_cert_KeypairFollowsRotation),
+          cmocka_unit_test(test_tls_cert_KeypairFromMemory))

@@ -1,6 +1,8 @@
 /* tls_keypair.c -- kin_tls_keypair (tls_cert.h): the serving credentials
- * of a TLS endpoint, from files it follows (stat at most once a second) or
- * from a self-signed certificate made at open. */
+ * of a TLS endpoint, from files it follows (stat at most once a second),
+ * from a pair given in memory (a webhook's serving certificate signed by
+ * the CA the process made), or from a self-signed certificate made at
+ * open. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -148,7 +150,19 @@ int kin_tls_keypair_open(const kin_tls_keypair_opts *o, kin_tls_keypair **out, c
   pthread_mutex_init(&kp->mu, NULL);
   snprintf(kp->what, sizeof kp->what, "%s", o && o->what ? o->what : "tls");
   int rc = 0;
-  if (o && o->dir && *o->dir) {
+  if (o && o->cert_pem && o->key_pem) {
+    rc = pair_from_pem(o->cert_pem, strlen(o->cert_pem), o->key_pem, strlen(o->key_pem), &kp->cur,
+                       e, sizeof e);
+    if (rc == KIN_EINVAL) {
+      char why[200];
+      snprintf(why, sizeof why, "%.199s", e);
+      snprintf(e, sizeof e, "the %s certificate and key given in memory: %s", kp->what, why);
+    }
+  } else if ((!o || !o->cert_pem) != (!o || !o->key_pem)) {
+    snprintf(e, sizeof e, "the %s certificate given in memory needs both cert_pem and key_pem",
+             kp->what);
+    rc = KIN_EINVAL;
+  } else if (o && o->dir && *o->dir) {
     kp->cert_path = join(o->dir, o->cert_name && *o->cert_name ? o->cert_name : "tls.crt");
     kp->key_path = join(o->dir, o->key_name && *o->key_name ? o->key_name : "tls.key");
     rc = kp->cert_path && kp->key_path ? load_files(kp, &kp->cur, &kp->cert_st, &kp->key_st, e, sizeof e)
