@@ -78,7 +78,7 @@ SIM_OBJ += $(BUILD)/sim/rbac_bootstrap_data.o
 # $(BUILD)/sim/discovery_data.c
 SIM_OBJ += $(BUILD)/sim/discovery_data.o
 SIM_LIB := $(BUILD)/libkinsim.a
-SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz -lyaml
+SIM_LIBS := -lmicrohttpd -lgnutls -ljansson -lz -lyaml -lcurl
 
 LUA_SRC := $(sort $(wildcard csrc/lua/*.c))
 LUA_OBJ := $(patsubst csrc/lua/%.c,$(BUILD)/lua/%.o,$(LUA_SRC))

@@ -15,6 +15,7 @@ void kin__sim_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   kin__sim_req *req = *con_cls;
   if (!req) return;
   free(req->body.p);
+  json_decref(req->warnings);
   free(req);
   *con_cls = NULL;
 }

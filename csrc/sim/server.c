@@ -100,6 +100,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   sim->watch_cache_lists = cfg.watch_cache_lists;
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
   if (!rc) rc = kin__sim_registry_init_builtins(&sim->store);
+  if (!rc) rc = kin__sim_admission_init(sim);
   /* Events' conversion and validation hooks (convert/, which depends on
    * the store and not the other way round). */
   for (size_t i = 0; !rc && i < sim->store.nres; i++) kin__sim_event_hooks(sim->store.res[i]);
@@ -230,6 +231,7 @@ void kin_sim_free(kin_sim *sim) {
   kin__sim_registry_free(&sim->store);
   kin__sim_store_free(&sim->store);
   kin__sim_rbac_free(sim->rbac);
+  kin__sim_admission_free(sim);
   pthread_mutex_destroy(&sim->stop_mu);
   pthread_mutex_destroy(&sim->tokens_mu);
   for (size_t i = 0; i < sim->ntokens; i++) {

@@ -21,6 +21,7 @@ typedef struct {
   json_t *json;   /* parsed body or NULL */
   char ctype[128];
   char etag[160], location[512], cache_control[64]; /* those headers or "" */
+  char warning[1024]; /* the Warning headers, joined by "\n" ("" none) */
 } sim_resp;
 
 typedef struct {
@@ -66,6 +67,11 @@ static size_t sim_header_cb(char *ptr, size_t size, size_t nmemb, void *ud) {
   sim_header_copy(ptr, n, "ETag", r->etag, sizeof(r->etag));
   sim_header_copy(ptr, n, "Location", r->location, sizeof(r->location));
   sim_header_copy(ptr, n, "Cache-Control", r->cache_control, sizeof(r->cache_control));
+  char w[512] = "";
+  sim_header_copy(ptr, n, "Warning", w, sizeof(w));
+  size_t l = strlen(r->warning);
+  if (w[0] && l + strlen(w) + 2 < sizeof(r->warning))
+    snprintf(r->warning + l, sizeof(r->warning) - l, "%s%s", l ? "\n" : "", w);
   return n;
 }
 

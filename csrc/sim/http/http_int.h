@@ -9,6 +9,7 @@
 #include "buf.h"
 
 #include "label_selector.h"
+#include "admission.h"
 #include "auth_int.h"
 #include "selector_string.h"
 #include "store_int.h"
@@ -33,6 +34,7 @@ typedef struct {
   int impersonated; /* user and groups are from Impersonate-* headers (auth/) */
   int code; /* status of the answer queued (kin__sim_queue_response); 0 before */
   char warning[300]; /* a Warning header for the answer ("" none): a limit of the sim */
+  json_t *warnings;  /* more Warning headers (strings: admission webhooks' warnings) or NULL */
 } kin__sim_req;
 
 /* apiserver's RequestInfo for a resource path. */

@@ -229,8 +229,10 @@ static int rbac_write(kin__sim_req *req, kin__sim_resource *r) {
 static int rbac_patch_refused(kin__sim_req *req, kin__sim_resource *r, kin__sim_request_info *ri,
                               kin__sim_managed_update *m, kin__sim_result *out) {
   kin__sim_result pre = {0, NULL};
+  int paused = kin__sim_admit_pause(1);
   kin__sim_store_update(&req->sim->store, r, ri->ns, ri->name, 0, kin__sim_managed_update_fn, m, 1,
                         &pre);
+  kin__sim_admit_pause(paused);
   int refused = pre.code < 300 && kin__sim_rbac_escalation_check(req, r, ri->ns, pre.body, out);
   json_decref(pre.body);
   return refused;
@@ -262,7 +264,9 @@ static void handle_patch(kin__sim_req *req, kin__sim_resource *r, kin__sim_reque
   if (apply) {
     if (rbac_write(req, r)) { /* the escalation check sees the applied object first */
       kin__sim_result pre = {0, NULL};
+      int paused = kin__sim_admit_pause(1);
       kin__sim_handle_apply(req, r, ri, 1, &pre);
+      kin__sim_admit_pause(paused);
       int refused = pre.code < 300 && kin__sim_rbac_escalation_check(req, r, ri->ns, pre.body, out);
       json_decref(pre.body);
       if (refused) return;
@@ -388,6 +392,7 @@ static void handle_delete(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *opts = delete_options(req, out);
   if (!opts) return;
+  kin__sim_admit_set_delete_options(opts);
   kin__sim_store_delete(&req->sim->store, r, ri->ns, ri->name, opts, dry_run(req), out);
   json_decref(opts);
 }
@@ -401,6 +406,7 @@ static void handle_delete_collection(kin__sim_req *req, kin__sim_resource *r,
   kin__sim_selector sel;
   if (kin__sim_selector_parse(req, r, &sel, out)) return;
   json_t *opts = delete_options(req, out);
+  kin__sim_admit_set_delete_options(opts);
   if (opts)
     kin__sim_store_delete_collection(&req->sim->store, r,
                                      r->namespaced && ri->ns[0] ? ri->ns : NULL, match_selector,
@@ -513,6 +519,22 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
                      : !strcmp(m, "PUT")   ? "UpdateOptions"
                      : !strcmp(m, "PATCH") ? "PatchOptions"
                                            : "DeleteOptions";
+  /* the admission webhooks' view of a write (admission/admission.h) */
+  kin__sim_admit_ctx actx;
+  kin__sim_subject subj;
+  if (!is_get) {
+    memset(&actx, 0, sizeof(actx));
+    kin__sim_subject_of(req, &subj);
+    actx.sim = req->sim;
+    actx.user = subj.user;
+    actx.groups = subj.groups;
+    actx.ngroups = (size_t)subj.ngroups;
+    actx.subresource = ri->subresource;
+    actx.field_manager = kin__sim_query(req, "fieldManager");
+    actx.field_validation = kin__sim_query(req, "fieldValidation");
+    actx.dry_run = dry_run(req);
+    kin__sim_admit_enter(&actx);
+  }
   if (is_get && scale)
     kin__sim_scale_get(req, r, ri, &out);
   else if (is_get)
@@ -533,6 +555,11 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
   else
     kin__sim_err(&out, 405, "MethodNotAllowed", json_object(),
                  "the server does not allow this method on the requested resource");
+  if (!is_get) {
+    kin__sim_admit_leave();
+    json_decref(req->warnings);
+    req->warnings = actx.warnings;
+  }
   /* A CRD version other than the storage one: same object, its apiVersion;
    * an events.k8s.io/v1 Event: converted from the stored form. */
   const char *kind = kin__sim_jstr(out.body, "kind", NULL);

@@ -29,6 +29,20 @@ enum MHD_Result kin__sim_queue_response(kin__sim_req *req, unsigned code,
     snprintf(w, sizeof(w), "299 - \"%s\"", req->warning);
     MHD_add_response_header(resp, "Warning", w);
   }
+  size_t i;
+  json_t *v;
+  json_array_foreach(req->warnings, i, v) {
+    /* warning.AddWarning's header: 299, the agent "-", the text quoted */
+    char w[1100];
+    kin__buf q = {0};
+    for (const char *c = json_string_value(v); c && *c && q.len < 1000; c++) {
+      if (*c == '"' || *c == '\\') kin__buf_add(&q, "\\", 1);
+      kin__buf_add(&q, c, 1);
+    }
+    snprintf(w, sizeof(w), "299 - \"%.*s\"", (int)q.len, q.p ? q.p : "");
+    kin__buf_free(&q);
+    MHD_add_response_header(resp, "Warning", w);
+  }
   enum MHD_Result ret = MHD_queue_response(req->conn, code, resp);
   if (ret == MHD_YES) req->code = (int)code;
   return ret;

@@ -148,30 +148,152 @@ static int is_namespaces(const kin__sim_resource *r) {
   return !r->crd_name && !*r->group && !strcmp(r->resource, "namespaces");
 }
 
-void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                           const char *name, const json_t *opts, int dry_run,
-                           kin__sim_result *out) {
-  kin__sim_delete_opts o;
-  if (kin__sim_delete_opts_read(opts, &o, out)) return;
-  pthread_mutex_lock(&s->mu);
-  kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
+/* The delete of cur under mu (opts read, cur its object): the
+ * namespace's own, or the preconditions then delete_one. */
+static void delete_locked(kin__sim_store *s, kin__sim_resource *r, const char *name,
+                          kin__sim_obj *cur, const kin__sim_delete_opts *o, int dry_run,
+                          kin__sim_result *out) {
   json_t *curj = cur ? kin__sim_obj_json(cur) : NULL;
   if (!cur)
     kin__sim_err_not_found(out, r->group, r->resource, name);
   else if (!curj)
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
   else if (is_namespaces(r) && (kin__sim_namespace_admit_delete(name, out) ||
-                                kin__sim_namespace_delete(s, r, cur, curj, &o, dry_run, out)))
+                                kin__sim_namespace_delete(s, r, cur, curj, o, dry_run, out)))
     ; /* out holds the namespace's answer */
-  else if (!o.preconditions || !check_preconditions(r, cur, curj, o.preconditions, out))
-    delete_one(s, r, cur, curj, &o, dry_run, out);
-  pthread_mutex_unlock(&s->mu);
+  else if (!o->preconditions || !check_preconditions(r, cur, curj, o->preconditions, out))
+    delete_one(s, r, cur, curj, o, dry_run, out);
   json_decref(curj);
-  /* The handler's 202: not deleted at once although orphanDependents was
-   * false (delete.go). */
+}
+
+/* stored (borrowed) at r's version: a new tree, or NULL on ENOMEM. */
+static json_t *view_of(const kin__sim_resource *r, const json_t *stored) {
+  if (r->convert_out) return r->convert_out(stored);
+  json_t *v = json_deep_copy(stored);
+  char av[320];
+  snprintf(av, sizeof(av), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
+  if (v) json_object_set_new(v, "apiVersion", json_string(av));
+  return v;
+}
+
+/* One attempt of a delete with admission webhooks: the current object
+ * read, the mutating then validating webhooks called (no lock held) with
+ * it as oldObject, then the delete if the object is still at the
+ * resourceVersion they saw. Returns 1 when it changed meanwhile (try
+ * again), else 0 with out filled. */
+static int delete_admitted(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, const kin__sim_delete_opts *o, int dry_run,
+                           kin__sim_result *out) {
+  pthread_mutex_lock(&s->mu);
+  kin__sim_obj *cur = kin__sim_lookup(r->storage, ns, name);
+  json_t *curj = cur ? kin__sim_obj_json(cur) : NULL;
+  uint64_t rv = cur ? cur->rv : 0;
+  pthread_mutex_unlock(&s->mu);
+  if (!cur) {
+    kin__sim_err_not_found(out, r->group, r->resource, name);
+    return 0;
+  }
+  json_t *old = curj ? view_of(r, curj) : NULL;
+  json_decref(curj);
+  if (!old) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    return 0;
+  }
+  kin__sim_admit_attrs a = {KIN__SIM_ADMIT_MUTATE, KIN__SIM_OP_DELETE, r, ns, name, old};
+  json_t *none = NULL;
+  int refused = s->admit(s->admit_ud, &a, &none, out);
+  a.stage = KIN__SIM_ADMIT_VALIDATE;
+  if (!refused) refused = s->admit(s->admit_ud, &a, &none, out);
+  json_decref(none);
+  json_decref(old);
+  if (refused) return 0;
+  pthread_mutex_lock(&s->mu);
+  cur = kin__sim_lookup(r->storage, ns, name);
+  int stale = cur && cur->rv != rv;
+  if (!stale) delete_locked(s, r, name, cur, o, dry_run, out);
+  pthread_mutex_unlock(&s->mu);
+  return stale;
+}
+
+/* The handler's 202: not deleted at once although orphanDependents was
+ * false (delete.go). */
+static void accepted(const kin__sim_delete_opts *o, kin__sim_result *out) {
   const char *kind = kin__sim_jstr(out->body, "kind", NULL);
-  if (out->code == 200 && o.orphan_dependents == 0 && kind && strcmp(kind, "Status"))
+  if (out->code == 200 && o->orphan_dependents == 0 && kind && strcmp(kind, "Status"))
     out->code = 202;
+}
+
+void kin__sim_store_delete(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, const json_t *opts, int dry_run,
+                           kin__sim_result *out) {
+  kin__sim_delete_opts o;
+  if (kin__sim_delete_opts_read(opts, &o, out)) return;
+  if (s->admit_active && s->admit_active(s->admit_ud, r, KIN__SIM_OP_DELETE)) {
+    int i = 0;
+    while (delete_admitted(s, r, ns, name, &o, dry_run, out) && ++i < 100) {
+    }
+    accepted(&o, out);
+    return;
+  }
+  pthread_mutex_lock(&s->mu);
+  delete_locked(s, r, name, kin__sim_lookup(r->storage, ns, name), &o, dry_run, out);
+  pthread_mutex_unlock(&s->mu);
+  accepted(&o, out);
+}
+
+/* DeleteCollection with admission webhooks: each object that matches
+ * deleted as a DELETE of its own (its webhooks called with it); the
+ * first refusal ends it with that refusal, as the real one. */
+static void delete_collection_admitted(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                                       kin__sim_match_fn match, void *ud,
+                                       const kin__sim_delete_opts *o, int dry_run,
+                                       kin__sim_result *out) {
+  json_t *items = json_array();
+  pthread_mutex_lock(&s->mu);
+  size_t n = 0;
+  int too_old;
+  kin__sim_obj **arr = kin__sim_store_snapshot(s, r->storage, 0, &n, &too_old);
+  for (size_t i = 0; i < n; i++) {
+    if (ns && !kin__sim_key_in_namespace(arr[i]->key, ns)) continue;
+    json_t *curj = kin__sim_obj_json(arr[i]);
+    if (curj && (!match || match(ud, curj))) json_array_append(items, curj);
+    json_decref(curj);
+  }
+  free(arr);
+  pthread_mutex_unlock(&s->mu);
+  json_t *done = json_array();
+  size_t i;
+  json_t *it;
+  json_array_foreach(items, i, it) {
+    kin__sim_result one = {0, NULL};
+    const char *name = kin__sim_jstr(it, "metadata", "name");
+    const char *ons = kin__sim_jstr(it, "metadata", "namespace");
+    int k = 0;
+    while (delete_admitted(s, r, ons ? ons : "", name ? name : "", o, dry_run, &one) &&
+           ++k < 100) {
+    }
+    if (one.code >= 300 && one.code != 404) {
+      json_decref(out->body);
+      *out = one;
+      json_decref(items);
+      json_decref(done);
+      return;
+    }
+    json_decref(one.body);
+    json_t *v = one.code == 404 ? NULL : view_of(r, it);
+    if (v) json_array_append_new(done, v);
+  }
+  json_decref(items);
+  char apiv[256];
+  snprintf(apiv, sizeof(apiv), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
+  pthread_mutex_lock(&s->mu);
+  char rv[24];
+  snprintf(rv, sizeof(rv), "%llu", (unsigned long long)s->rv);
+  pthread_mutex_unlock(&s->mu);
+  json_decref(out->body);
+  out->code = 200;
+  out->body = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind", r->list_kind, "apiVersion", apiv,
+                        "metadata", "resourceVersion", rv, "items", done);
 }
 
 void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, const char *ns,
@@ -179,6 +301,10 @@ void kin__sim_store_delete_collection(kin__sim_store *s, kin__sim_resource *r, c
                                       int dry_run, kin__sim_result *out) {
   kin__sim_delete_opts o;
   if (kin__sim_delete_opts_read(opts, &o, out)) return;
+  if (s->admit_active && s->admit_active(s->admit_ud, r, KIN__SIM_OP_DELETE)) {
+    delete_collection_admitted(s, r, ns, match, ud, &o, dry_run, out);
+    return;
+  }
   pthread_mutex_lock(&s->mu);
   size_t n = 0;
   int too_old;

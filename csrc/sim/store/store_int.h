@@ -111,6 +111,20 @@ typedef struct {
   kin__sim_obj *prev; /* NULL for ADDED */
 } kin__sim_event;
 
+/* The admission chain as the write paths see it (admission/admission.h
+ * implements it; the store calls it through kin__sim_store.admit, never
+ * under mu). stage: mutating webhooks, then validating ones; op: the
+ * operation; obj: the object at r's version (NULL for DELETE); old: the
+ * stored one at r's version (NULL for CREATE). */
+enum { KIN__SIM_ADMIT_MUTATE = 1, KIN__SIM_ADMIT_VALIDATE = 2 };
+enum { KIN__SIM_OP_CREATE = 1, KIN__SIM_OP_UPDATE = 2, KIN__SIM_OP_DELETE = 3 };
+typedef struct {
+  int stage, op;
+  struct kin__sim_resource *r;
+  const char *ns, *name;
+  const json_t *old;
+} kin__sim_admit_attrs;
+
 /* Injected faults (faults.c), guarded by kin__sim_store.mu. Watches
  * remember the generations they have seen; a bump applies the fault once
  * to every watch open at that moment. */
@@ -148,6 +162,14 @@ typedef struct kin__sim_store {
   void (*commit_hook)(void *ud, int type, kin__sim_storage *st, kin__sim_obj *obj,
                       kin__sim_obj *prev);
   void *commit_hook_ud;
+  /* The admission chain (admission/): admit_active says whether a write
+   * of r by op must run it (0: the write takes the plain path, with no
+   * webhook call); admit runs one stage on *obj (mutating stages may
+   * replace it) and returns 0, or -1 with the refusal in out. Both are
+   * called without mu. Set once at start; NULL: none. */
+  int (*admit_active)(void *ud, const struct kin__sim_resource *r, int op);
+  int (*admit)(void *ud, const kin__sim_admit_attrs *a, json_t **obj, kin__sim_result *out);
+  void *admit_ud;
 } kin__sim_store;
 
 
@@ -196,6 +218,7 @@ struct kin_sim {
   int authz_rbac;           /* authorization_mode "RBAC"; immutable after start */
   struct kin__sim_rbac *rbac; /* the compiled RBAC policy (csrc/sim/auth/policy.c);
                                 guarded by store.mu */
+  struct kin__sim_admission *admission; /* webhooks (csrc/sim/admission/); its own lock */
 };
 
 /* ---- registry.c ---- */

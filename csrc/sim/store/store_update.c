@@ -43,9 +43,10 @@ static int spec_changed(const kin__sim_storage *st, const json_t *a, const json_
   return 0;
 }
 
-void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *ns,
-                           const char *name, int status_only, kin__sim_update_fn fn, void *ud,
-                           int dry_run, kin__sim_result *out) {
+/* The update without webhooks, all under mu (kin__sim_store_update). */
+static void update_plain(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                         const char *name, int status_only, kin__sim_update_fn fn, void *ud,
+                         int dry_run, kin__sim_result *out) {
   json_t *curj = NULL;
   pthread_mutex_lock(&s->mu);
   kin__sim_storage *st = r->storage;
@@ -229,3 +230,138 @@ done:
   json_decref(curj);
 }
 
+
+/* What the first pass of an admitted update keeps: the write's own update
+ * function's result on the current object, that object and its
+ * resourceVersion. */
+typedef struct {
+  kin__sim_update_fn fn;
+  void *ud;
+  json_t *in, *cur;
+  uint64_t rv;
+} capture_ud;
+
+/* The resourceVersion in cur's metadata (0 when absent). */
+static uint64_t rv_of(const json_t *cur) {
+  const char *rv = kin__sim_jstr(cur, "metadata", "resourceVersion");
+  return rv ? strtoull(rv, NULL, 10) : 0;
+}
+
+/* Runs the write's update function and keeps its result, then stops the
+ * update (NULL with out untouched: nothing written). */
+static json_t *capture_fn(void *ud, const json_t *cur, kin__sim_result *err) {
+  capture_ud *c = ud;
+  json_t *in = c->fn(c->ud, cur, err);
+  if (!in) return NULL;
+  c->in = in;
+  c->cur = json_deep_copy(cur);
+  c->rv = rv_of(cur);
+  return NULL;
+}
+
+/* The admitted object again, as long as the object is still at the
+ * resourceVersion admission saw (else *stale and a 409: the whole
+ * update is done again, as GuaranteedUpdate's retry). */
+typedef struct {
+  const json_t *in;
+  uint64_t rv;
+  int stale;
+} fixed_ud;
+
+static json_t *fixed_fn(void *ud, const json_t *cur, kin__sim_result *err) {
+  fixed_ud *f = ud;
+  if (rv_of(cur) != f->rv) {
+    f->stale = 1;
+    kin__sim_err(err, 409, "Conflict", NULL, "the object changed during admission");
+    return NULL;
+  }
+  json_t *in = json_deep_copy(f->in);
+  if (!in) kin__sim_err(err, 500, "InternalError", NULL, "out of memory");
+  return in;
+}
+
+/* stored (borrowed) at r's version: a new tree, or NULL on ENOMEM. */
+static json_t *view_of(const kin__sim_resource *r, const json_t *stored) {
+  if (r->convert_out) return r->convert_out(stored);
+  json_t *v = json_deep_copy(stored);
+  char av[320];
+  snprintf(av, sizeof(av), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
+  if (v) json_object_set_new(v, "apiVersion", json_string(av));
+  return v;
+}
+
+/* One attempt of an update with admission webhooks, none called under
+ * mu: the update function on the current object (under mu), the
+ * mutating webhooks on its result, the update prepared as a dry run,
+ * the validating webhooks on what it would store, then the write with a
+ * precondition on the resourceVersion read. Returns 1 when the object
+ * changed meanwhile (out reset: try again), else 0 with out filled. */
+static int update_admitted(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, int status_only, kin__sim_update_fn fn, void *ud,
+                           int dry_run, kin__sim_result *out) {
+  capture_ud c = {fn, ud, NULL, NULL, 0};
+  update_plain(s, r, ns, name, status_only, capture_fn, &c, 1, out);
+  if (!c.in) {
+    json_decref(c.cur);
+    return 0; /* out holds the refusal (404, the patch's error) */
+  }
+  json_t *obj = c.in;
+  kin__sim_admit_attrs a = {KIN__SIM_ADMIT_MUTATE, KIN__SIM_OP_UPDATE, r, ns, name, c.cur};
+  int rc = 0;
+  kin__sim_result pre = {0, NULL};
+  json_t *view = NULL;
+  if (s->admit(s->admit_ud, &a, &obj, out)) goto done;
+  fixed_ud f = {obj, c.rv, 0};
+  update_plain(s, r, ns, name, status_only, fixed_fn, &f, 1, &pre);
+  if (f.stale) {
+    rc = 1;
+    goto done;
+  }
+  if (pre.code >= 300 || !pre.body) {
+    json_decref(out->body);
+    *out = pre;
+    pre.body = NULL;
+    goto done;
+  }
+  view = view_of(r, pre.body);
+  a.stage = KIN__SIM_ADMIT_VALIDATE;
+  if (!view) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    goto done;
+  }
+  if (s->admit(s->admit_ud, &a, &view, out)) goto done;
+  if (dry_run) {
+    json_decref(out->body);
+    *out = pre;
+    pre.body = NULL;
+    goto done;
+  }
+  update_plain(s, r, ns, name, status_only, fixed_fn, &f, 0, out);
+  rc = f.stale;
+done:
+  if (rc) {
+    json_decref(out->body);
+    out->body = NULL;
+    out->code = 0;
+  }
+  json_decref(view);
+  json_decref(pre.body);
+  json_decref(obj);
+  json_decref(c.cur);
+  return rc;
+}
+
+void kin__sim_store_update(kin__sim_store *s, kin__sim_resource *r, const char *ns,
+                           const char *name, int status_only, kin__sim_update_fn fn, void *ud,
+                           int dry_run, kin__sim_result *out) {
+  if (!s->admit_active || !s->admit_active(s->admit_ud, r, KIN__SIM_OP_UPDATE)) {
+    update_plain(s, r, ns, name, status_only, fn, ud, dry_run, out);
+    return;
+  }
+  /* GuaranteedUpdate's loop: again while the object changes under it */
+  for (int i = 0; i < 100; i++)
+    if (!update_admitted(s, r, ns, name, status_only, fn, ud, dry_run, out)) return;
+  kin__sim_err_conflict(out, r->group, r->resource, name,
+                        "the object has been modified; please apply your changes to the "
+                        "latest version and try again");
+}
