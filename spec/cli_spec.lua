@@ -27,6 +27,41 @@ describe("kinformer.cmd.cli", function()
       assert.equal("s.json", o.seed)
     end)
 
+    it("reads the webhook server's options and passes them to the manager", function()
+      local o = assert(cli.parse { "run", "op.lua", "--webhook-bind-address", ":9444", "--webhook-cert-path=/certs",
+                                   "--webhook-cert-name", "c.pem", "--webhook-cert-key", "k.pem" })
+      assert.same({ command = "run", script = "op.lua", webhook_bind_address = ":9444", webhook_cert_path = "/certs",
+                    webhook_cert_name = "c.pem", webhook_cert_key = "k.pem", args = {} }, o)
+      for _, flag in ipairs { "--webhook-bind-address ADDR", "--webhook-cert-path DIR", "--webhook-cert-name F",
+        "--webhook-cert-key F" } do
+        assert.matches(flag, cli.usage, 1, true)
+      end
+      -- kinformer.cmd.run hands them to kinformer.manager{...} through the bootstrap
+      -- (the process's signal mask, log level and stderr left alone)
+      local seen
+      local bootstrap, core = require "kinformer.bootstrap", require "kinformer.core"
+      local load, block, level, err = bootstrap.load, core.block_signals, core.set_log_level, io.stderr
+      bootstrap.load = function(a)
+        seen = a.manager
+        return nil, "stop here"
+      end
+      core.block_signals, core.set_log_level = function() end, function() end
+      rawset(io, "stderr", io.tmpfile())
+      local ok, rc = pcall(runcmd.run, { script = "op.lua", webhook_bind_address = ":9444", webhook_cert_path = "/certs",
+                                         webhook_cert_name = "c.pem", webhook_cert_key = "k.pem" })
+      io.stderr:seek("set")
+      local said = io.stderr:read("a")
+      bootstrap.load, core.block_signals, core.set_log_level = load, block, level
+      rawset(io, "stderr", err)
+      assert.equal("kinformer: stop here\n", said)
+      assert.is_true(ok, tostring(rc))
+      assert.equal(1, rc)
+      assert.equal(":9444", seen.webhook_bind_address)
+      assert.equal("/certs", seen.webhook_cert_path)
+      assert.equal("c.pem", seen.webhook_cert_name)
+      assert.equal("k.pem", seen.webhook_cert_key)
+    end)
+
     it("rejects bad usage with a message", function()
       local cases = {
         [{}] = "no command",
@@ -39,6 +74,11 @@ describe("kinformer.cmd.cli", function()
         [{ "run", "x.lua", "--sync-timeout", "soon" }] = "positive number",
         [{ "run", "x.lua", "--max-response-bytes", "lots" }] = "--max-response-bytes must be a positive number of bytes",
         [{ "run", "x.lua", "--max-response-bytes", "1.5" }] = "--max-response-bytes must be a positive number of bytes",
+        [{ "run", "x.lua", "--webhook-bind-address" }] = "--webhook-bind-address needs a value",
+        [{ "run", "x.lua", "--webhook-cert-name", "c.pem" }] = "--webhook-cert-name and --webhook-cert-key need "
+          .. "--webhook-cert-path",
+        [{ "plan", "x.lua", "--webhook-bind-address", ":9443" }] = "--webhook-* options are options of run",
+        [{ "manifests", "x.lua", "--webhook-cert-path", "/d" }] = "--webhook-* options are options of run",
       }
       for argv, msg in pairs(cases) do
         local o, err = cli.parse(argv)

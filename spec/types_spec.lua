@@ -412,7 +412,7 @@ describe("types/ (LuaCATS definitions)", function()
   end)
 
   describe("against the objects", function()
-    local sim, mgr, inf, handler, ctl, ctx, rec, le, server, worker, watch
+    local sim, mgr, inf, handler, ctl, ctx, rec, le, server, worker, watch, webhook
     local ctxmod = require "kinformer.ctx"
 
     setup(function()
@@ -429,6 +429,8 @@ describe("types/ (LuaCATS definitions)", function()
       server = assert(core.metrics_server { metrics_bind = "127.0.0.1:0", health_bind = "0", admin_bind = "0" })
       worker = assert(core.worker(function() end))
       watch = assert(core.fs_watch(mgr.env, { "spec" }, function() end))
+      webhook = assert(mgr:webhook { name = "types-spec", resources = { "v1/configmaps" },
+        validate = function() return true end })
     end)
 
     teardown(function()
@@ -464,6 +466,11 @@ describe("types/ (LuaCATS definitions)", function()
       { "kinformer.core.MetricsServer", function() return server end },
       { "kinformer.core.Worker", function() return worker end },
       { "kinformer.core.FsWatch", function() return watch end },
+      { "kinformer.Webhook", function() return webhook end },
+      { "kinformer.WebhookCtx", function()
+        return require("kinformer.webhook_run").new_ctx(mgr.env, { name = "types-spec", deadline = 0 })
+      end, { fields = true } },
+      { "kinformer.core.WebhookServer", function() return require("kinformer.webhook").server(mgr) end },
     }
     for _, o in ipairs(objects) do
       it(o[1], function()

@@ -35,6 +35,7 @@
 #include "lselector.h"
 #include "lview.h"
 #include "log.h"
+#include "lwebhook.h"
 #include "lworker.h"
 #include "worker_state.h"
 
@@ -142,6 +143,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_selector(L);
   lkin_open_call_limit(L);
   lkin_open_proc(L);
+  lkin_open_webhook(L);
   luaL_setfuncs(L, module_funcs, 0);
   return 1;
 }

@@ -96,6 +96,8 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "leader_election", "admin_bind", "clock", "rbac", "max_response_bytes",
   "metrics_secure", "metrics_cert_path", "metrics_cert_name", "metrics_cert_key",
   "handler_timeout", "transform_timeout", "main_memory_limit", "check_timeout", "on_start_timeout",
+  "webhook_bind_address", "webhook_cert_path", "webhook_cert_name", "webhook_cert_key", "webhook_host",
+  "webhook_service", "webhook_configure", -- kinformer.webhook (mgr:webhook, docs/webhooks.md)
 }
 -- The time limits of user calls (issue 24; seconds, 0 or math.huge: none):
 -- handler_timeout (default 10: each call of a handler, worker or main
@@ -176,8 +178,7 @@ function M.new(opts)
     end
   end
   core.stop_requested(true) -- an os.exit in a worker state is for the managers made before it
-  local server
-  local mbind, hbind = tostring(opts.metrics_bind or "0"), tostring(opts.health_bind or "0")
+  local server, mbind, hbind = nil, tostring(opts.metrics_bind or "0"), tostring(opts.health_bind or "0")
   local abind = tostring(opts.admin_bind or "0")
   if mbind ~= "0" or hbind ~= "0" or abind ~= "0" then
     server, msg, code = options.call(core.metrics_server, {
@@ -196,8 +197,7 @@ function M.new(opts)
     _name = opts.name,
     log_reconciles = opts.log_reconciles and true or nil,
     _server = server,
-    _checks = {},
-    _checks_due = 0,
+    _checks = {}, _checks_due = 0,
     env = env,
     namespace = opts.namespace or env:namespace(),
     _namespace_set = opts.namespace ~= nil,
@@ -214,8 +214,8 @@ function M.new(opts)
     _controllers = {},
     _rbac = {}, -- declared RBAC rules (opts.rbac, mgr:rbac): read by kinformer manifests
     _informer_failures = {}, -- what mgr:informer could not create: fails mgr:start
-    _started = false,
-    _stopped = false,
+    _started = false, _stopped = false,
+    _wh = require("kinformer.webhook").state(opts), -- mgr:webhook's server and hooks
   }, Manager)
   for _, r in ipairs(opts.rbac or {}) do mgr._rbac[#mgr._rbac + 1] = r end
   if opts.leader_election ~= nil then
@@ -471,6 +471,7 @@ function Manager:start(opts)
       failed.code
   end
   local ok, msg, code = self.env:start()
+  if ok then ok, msg, code = require("kinformer.webhook").start(self) end -- before syncing, as controller-runtime
   if not ok then return nil, msg, code end
   if self._le then
     ok, msg, code = self._le:start()
@@ -738,6 +739,7 @@ function Manager:stop()
   end
   local le = rawget(self, "_le")
   if le then le:stop() end -- releases the Lease (release_on_cancel)
+  require("kinformer.webhook").stop(self) -- before the env: its handlers use the client
   local server = rawget(self, "_server")
   if server then
     server:close()
@@ -745,6 +747,11 @@ function Manager:stop()
   end
   self.env:shutdown()
 end
+
+--- mgr:webhook{...}, mgr:webhook_ca() (PEM), mgr:webhook_port(): see kinformer.webhook, docs/webhooks.md.
+function Manager:webhook(spec) return require("kinformer.webhook").add(self, spec) end
+function Manager:webhook_ca() return require("kinformer.webhook").ca(self) end
+function Manager:webhook_port() return require("kinformer.webhook").port(self) end
 
 --- An event recorder for handlers and main-state code:
 -- rec:event(obj, "Normal"|"Warning", reason, message [, action]) writes an

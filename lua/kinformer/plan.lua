@@ -35,17 +35,28 @@
 -- (done, requeue, requeue after, error, terminal error) are shown per key;
 -- only the first pass is planned (a requeue would run again).
 --
+-- Admission webhooks (kinformer.plan_admission): a write an admission
+-- webhook denied shows as "denied by admission webhook "X"" with its
+-- message (the write's .denied = {webhook =, message =}; a webhook that
+-- could not be called, .denied.failed = true); a write whose dry-run
+-- answer holds changes a mutating webhook made (fields the write set that
+-- the answer changes, fields it adds to labels, annotations or a custom
+-- resource) shows them under the object's diff as a second diff, the
+-- object as sent vs "changed by admission" (the change's .admission: a
+-- list of such diffs, one per write).
+--
 -- A report: {changed = bool (some object would change), failed = bool
 -- (some reconcile failed or a key could not be planned), text = the
 -- rendering, keys = { {key =, controller =, result = "done"|"requeue"|
 -- "requeue_after"|"error"|"terminal", detail =, changes = { {action =
 -- "create"|"update"|"delete", kind =, namespace =, name =, before =,
--- after =, diff =} }, writes = { {verb =, resource =, namespace =, name =,
--- subresource =, ok =, error =, code =} }, events = { {type =, reason =,
+-- after =, diff =, admission =} }, writes = { {verb =, resource =, namespace =,
+-- name =, subresource =, ok =, error =, code =, denied =} }, events = { {type =, reason =,
 -- message =, regarding =} } } }}, tostring(report) = report.text.
 local core = require "kinformer.core"
 local yamlish = require "kinformer.yamlish"
 local diff = require "kinformer.diff"
+local admission = require "kinformer.plan_admission"
 
 local M = {}
 
@@ -133,6 +144,7 @@ function M.dry_client(client, rec)
       if type(res) == "table" then w.after = res end
     else
       w.error, w.code = err, code
+      w.denied = admission.denial(err)
     end
     rec.writes[#rec.writes + 1] = w
     return ...
@@ -153,7 +165,7 @@ function M.dry_client(client, rec)
       local label = resname or (tostring(o.apiVersion) .. "/" .. tostring(o.kind))
       local r, ns = where(label, md.namespace)
       local w = { verb = verb, resource = r, label = label, namespace = ns, name = md.name,
-                  subresource = (type(opts) == "table" and opts.subresource) or sub_default }
+                  subresource = (type(opts) == "table" and opts.subresource) or sub_default, sent = o }
       if verb ~= "create" or w.subresource then w.before = before_of(label, ns, md.name) end
       if resname then
         return record(w, client[verb](client, resname, obj, dry_opts(opts)))
@@ -173,7 +185,8 @@ function M.dry_client(client, rec)
     end
     local r, rns = where(resname, ns)
     local w = { verb = "patch", resource = r, label = resname, namespace = rns, name = name,
-                subresource = type(opts) == "table" and opts.subresource or nil }
+                subresource = type(opts) == "table" and opts.subresource or nil, sent = decoded(p),
+                patch_type = type(opts) == "table" and opts.type or "merge" }
     w.before = before_of(resname, rns, name)
     return record(w, client:patch(resname, ns, name, p, dry_opts(opts)))
   end
@@ -245,6 +258,11 @@ function M.changes(writes)
         by[id] = st
         order[#order + 1] = st
       end
+      local adm = admission.changes(w)
+      if adm ~= "" then
+        st.admission = st.admission or {}
+        st.admission[#st.admission + 1] = adm
+      end
       local prev -- the object as the earlier writes left it (nil once deleted)
       if not st.deleted then prev = st.after or st.before end
       if w.verb == "delete" then
@@ -279,10 +297,10 @@ function M.changes(writes)
       to = (not st.deleted and st.after) and (label .. " (planned)") or "/dev/null",
     })
     if st.deleted and st.before == nil then text = "" end
-    if text ~= "" or (st.notes and #st.notes > 0) then
+    if text ~= "" or (st.notes and #st.notes > 0) or st.admission then
       out[#out + 1] = { action = action, kind = st.kind, namespace = st.namespace, name = st.name,
                         before = st.before, after = not st.deleted and st.after or nil, diff = text,
-                        notes = st.notes }
+                        notes = st.notes, admission = st.admission }
     end
   end
   return out
@@ -391,7 +409,13 @@ function M.render(keys)
       for line in tostring(e.detail):gmatch("[^\n]+") do out[#out + 1] = "   " .. line end
     end
     for _, w in ipairs(e.writes or {}) do
-      if not w.ok then
+      if not w.ok and w.denied and not w.denied.failed then
+        out[#out + 1] = string.format('!  %s %s %s denied by admission webhook "%s" (dry run): %s', verb_text(w),
+          w.label, object_name(w.namespace, w.name), w.denied.webhook, tostring(w.denied.message))
+      elseif not w.ok and w.denied then
+        out[#out + 1] = string.format('!  %s %s %s failed (dry run): admission webhook "%s" could not be called: %s',
+          verb_text(w), w.label, object_name(w.namespace, w.name), w.denied.webhook, tostring(w.denied.message))
+      elseif not w.ok then
         out[#out + 1] = string.format("!  %s %s %s failed (dry run): %s (%s)", verb_text(w), w.label,
           object_name(w.namespace, w.name), tostring(w.error), tostring(w.code))
       end
@@ -401,6 +425,10 @@ function M.render(keys)
       out[#out + 1] = string.format("%s %s %s", c.action, c.kind, object_name(c.namespace, c.name))
       for _, note in ipairs(c.notes or {}) do out[#out + 1] = "  (" .. note .. ")" end
       if c.diff ~= "" then out[#out + 1] = (c.diff:gsub("\n$", "")) end
+      for _, a in ipairs(c.admission or {}) do
+        out[#out + 1] = "  changed by admission (mutating webhooks: the server's answer differs from what was sent):"
+        out[#out + 1] = (a:gsub("\n$", ""))
+      end
     end
     for _, ev in ipairs(e.events or {}) do
       out[#out + 1] = string.format("event %s %s on %s: %s", tostring(ev.type), tostring(ev.reason),

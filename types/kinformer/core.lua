@@ -141,6 +141,51 @@ function MetricsServer:remove_check(probe, name) end
 
 function MetricsServer:close() end
 
+---A manager's webhook server (core.webhook_server; internal: kinformer.webhook drives it).
+---@class kinformer.core.WebhookServer
+local WebhookServer = {}
+
+---Adds a hook whose handler runs in a pool of `workers` worker states.
+---@param hook { name: string, path: string, type: "validating"|"mutating"|"conversion", handler: function, workers?: integer, memory_limit?: integer, timeout?: number }
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function WebhookServer:add(hook) end
+
+---Removes the hook at path (waits for its calls); false when there is none.
+---@param path string
+---@return boolean
+function WebhookServer:remove(path) end
+
+---Starts listening: the port, or nil, message, code.
+---@return integer? port
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function WebhookServer:start() end
+
+---@return integer? port nil before start or without HTTPS
+function WebhookServer:port() end
+
+---The self-made CA's PEM (the caBundle), or nil.
+---@return string?
+function WebhookServer:ca() end
+
+---Answers a review given in memory: the HTTP status and the answer.
+---@param path string
+---@param body string
+---@param timeout_ms? integer
+---@return integer? status
+---@return string? answer_or_msg
+---@return kinformer.ErrorCode? code
+function WebhookServer:serve(path, body, timeout_ms) end
+
+---kin_webhook_server_serve and the server as light userdata (a sim's in-process calls).
+---@return lightuserdata fn
+---@return lightuserdata server
+function WebhookServer:inprocess() end
+
+function WebhookServer:close() end
+
 ---A directory watcher (core.fs_watch; internal).
 ---@class kinformer.core.FsWatch
 local FsWatch = {}
@@ -341,6 +386,13 @@ function M.metrics_render() end
 ---@return string? msg
 ---@return kinformer.ErrorCode? code
 function M.metrics_server(opts) end
+
+---Makes a manager's webhook server, not listening yet (internal).
+---@param opts { env: kinformer.Env, bind_address?: string, tls?: boolean, cert_path?: string, cert_name?: string, cert_key?: string, hosts?: string[], max_connections?: integer, max_request_bytes?: integer }
+---@return kinformer.core.WebhookServer? server
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.webhook_server(opts) end
 
 ---One GET: the body and the HTTP status, or nil, message, code. opts: a
 ---bearer token (over https only), no TLS verification, or a CA file.

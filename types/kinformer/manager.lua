@@ -59,6 +59,78 @@
 ---@field on_start_timeout? number seconds the on_start of a `kinformer run` script may run (default 30)
 ---@field max_response_bytes? integer the largest body of an answer that is not a watch (GET, LIST pages, discovery; default 256 MiB; math.huge: no cap): a breach fails that request with ETOOBIG
 ---@field main_memory_limit? integer bytes one main-state call (main-state handler, health check, on_start) may add (default 512 MiB; 0: none)
+---@field webhook_bind_address? string|integer address of the webhook server (default ":9443"; "0": none; with sim: none unless given)
+---@field webhook_cert_path? string folder of the webhook key pair, reloaded when it rotates (default: a CA and a serving certificate made at start)
+---@field webhook_cert_name? string its certificate file (default "tls.crt")
+---@field webhook_cert_key? string its key file (default "tls.key")
+---@field webhook_host? string the host kube-apiserver reaches the webhooks at (clientConfig.url; default 127.0.0.1, or the Service in a cluster)
+---@field webhook_service? { namespace?: string, name?: string, port?: integer } the Service of clientConfig.service (default "<name>-webhook-service", port 443)
+---@field webhook_configure? boolean apply the webhook configurations with the CA at start (default: true with a self-made certificate)
+
+---mgr:webhook's spec (docs/webhooks.md).
+---@class kinformer.WebhookSpec
+---@field name string a DNS label, unique in the manager
+---@field validate? fun(req: kinformer.WebhookRequest, ctx: kinformer.WebhookCtx): boolean?, string?, string[]?
+---@field mutate? fun(req: kinformer.WebhookRequest, ctx: kinformer.WebhookCtx): (table|boolean|nil), string?
+---@field convert? fun(obj: table, to_version: string, ctx: kinformer.WebhookCtx): table?, string?
+---@field resources string|string[] "websites.example.com", "apps/v1/deployments", "pods", "pods/status"...
+---@field operations? string|string[] CREATE, UPDATE (default), DELETE, CONNECT, "*"
+---@field failure_policy? "Fail"|"Ignore"
+---@field timeout? integer seconds, 1..30 (default 10)
+---@field path? string default "/validate-...", "/mutate-...", "/convert-..."
+---@field side_effects? "None"|"NoneOnDryRun"
+---@field namespace_selector? table a LabelSelector
+---@field object_selector? table a LabelSelector
+---@field match_policy? "Exact"|"Equivalent"
+---@field reinvocation_policy? "Never"|"IfNeeded"
+---@field workers? integer worker states serving the hook at once (default 2)
+---@field memory_limit? integer bytes per worker state
+
+---What a validate or mutate handler gets.
+---@class kinformer.WebhookRequest
+---@field uid string
+---@field operation "CREATE"|"UPDATE"|"DELETE"|"CONNECT"
+---@field kind { group: string, version: string, kind: string }
+---@field resource { group: string, version: string, resource: string }
+---@field sub_resource string
+---@field name string
+---@field namespace string
+---@field dry_run boolean
+---@field user_info { username?: string, uid?: string, groups?: string[], extra?: table }
+---@field options? table
+---@field object? table a lazy view (mutate: change it, or return a new table)
+---@field old_object? table
+
+---A webhook handler's ctx.
+---@class kinformer.WebhookCtx
+---@field client kinformer.Client the manager's client; its requests carry the review's deadline
+---@field listers table<string, kinformer.Informer> the manager's informers, read-only
+---@field log kinformer.Logger lines tagged [webhook=<name> key=<ns/name>]
+---@field deadline number core.monotime() seconds by which the answer is due
+---@field webhook string the hook's name
+---@field env kinformer.Env
+local WebhookCtx = {}
+
+---Adds a warning to the response.
+---@param msg string
+function WebhookCtx:warn(msg) end
+
+---The manager's informer named name, read-only, or nil, message, code.
+---@param name string
+---@return kinformer.Informer? informer
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function WebhookCtx:lister(name) end
+
+---A registered webhook (mgr:webhook).
+---@class kinformer.Webhook
+local Webhook = {}
+---@return string
+function Webhook:name() end
+---@return string
+function Webhook:path() end
+---@return "validating"|"mutating"|"conversion"
+function Webhook:type() end
 
 ---mgr:start's and mgr:run's options.
 ---@class kinformer.StartOptions
@@ -116,6 +188,24 @@ function Manager:controller(cfg) end
 
 ---@return "created"|"started"|"stopped"
 function Manager:state() end
+
+---Adds an admission or conversion webhook (docs/webhooks.md). Misuse
+---raises; a runtime failure returns nil, message, code.
+---@param spec kinformer.WebhookSpec
+---@return kinformer.Webhook? webhook
+---@return string? msg
+---@return kinformer.ErrorCode? code
+---@return_overload kinformer.Webhook
+---@return_overload nil, string, kinformer.ErrorCode
+function Manager:webhook(spec) end
+
+---The self-made CA of the webhook server (PEM: the caBundle), or nil.
+---@return string?
+function Manager:webhook_ca() end
+
+---The port the webhook server listens on, or nil.
+---@return integer?
+function Manager:webhook_port() end
 
 ---Declares RBAC rules the operator needs beyond what `kinformer manifests`
 ---derives (for scripts that get their manager from the command); returns

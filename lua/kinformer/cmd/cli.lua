@@ -12,11 +12,14 @@
 --                            [--metrics-secure [--metrics-cert-path DIR]
 --                            [--metrics-cert-name F] [--metrics-cert-key F]]
 --                            [--health-probe-bind-address ADDR]
+--                            [--webhook-bind-address ADDR]
+--                            [--webhook-cert-path DIR [--webhook-cert-name F]
+--                            [--webhook-cert-key F]]
 --                            [--admin-bind-address ADDR] [-v] [-- ARGS...]
 --   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
 --                     [--controller NAME]]   (kinformer.cmd.inspect)
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
---                                  [--allow-undetermined]
+--                                  [--allow-undetermined] [--cert-manager]
 --   kinformer plan script.lua [--key ns/name]... [--kubeconfig F] [--context C]
 --                             [--namespace N] [--sim [--seed FILE]]
 --                             [--sync-timeout S] [-v|-q] [-- ARGS...]
@@ -35,6 +38,7 @@ local M = {}
 M.usage = [==[
 usage: kinformer run SCRIPT [options] [-- ARGS...]
        kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME] [--allow-undetermined]
+                           [--cert-manager]
                            [--observe [--seed FILE] [--drive LUA | --trace TRACE] [--duration S]]
        kinformer plan SCRIPT [--key NS/NAME]... [connection options] [-- ARGS...]
        kinformer record -o TRACE [--duration S] [connection options] RESOURCE...
@@ -76,6 +80,16 @@ options:
   --metrics-cert-key F   its key file (default tls.key)
   --health-probe-bind-address ADDR  serve /healthz and /readyz at ADDR
                       (default 0: off)
+  --webhook-bind-address ADDR  serve the script's webhooks (mgr:webhook) over
+                      HTTPS at ADDR (default :9443; 0: no server; with --sim
+                      the sim calls them in process unless this is given)
+  --webhook-cert-path DIR  the folder of the webhook server's key pair
+                      (cert-manager's Secret mounted), reloaded when it
+                      rotates (default: a CA and serving certificate made
+                      at start, the CA patched into the webhook
+                      configurations)
+  --webhook-cert-name F  its certificate file (default tls.crt)
+  --webhook-cert-key F   its key file (default tls.key)
   --admin-bind-address ADDR  serve the admin endpoint `kinformer inspect`
                       reads (caches, queues, in-flight reconciles, why) at
                       ADDR (default 0: off); ":PORT" binds 127.0.0.1 and
@@ -114,6 +128,11 @@ docs/deploy.md); the script runs in a planning mode, no server is used.
                       not be determined and no declared rbac rule covers it
                       (it is granted nothing; stderr still lists it). Without
                       it such a call fails the command: exit 1, no YAML
+  --cert-manager      webhooks (mgr:webhook): their certificate from
+                      cert-manager (an Issuer, a Certificate, its Secret
+                      mounted for --webhook-cert-path, the CA injected with
+                      cert-manager.io/inject-ca-from) instead of the CA the
+                      operator makes and patches in at start
   --observe           instead: run SCRIPT against an in-process kinformer.sim
                       as its own user and print the rules its requests needed
                       beside the derived ones (= used, + used but not derived,
@@ -157,7 +176,8 @@ end
 -- (plan's --key values), image =, name =, allow_undetermined = (manifests'),
 -- kubeconfig =, context =,
 -- namespace =, sim =, seed =, verbose =, quiet =, sync_timeout =,
--- shutdown_timeout =, metrics_bind =, health_bind =, leader_elect =,
+-- shutdown_timeout =, metrics_bind =, health_bind =, webhook_bind_address =,
+-- webhook_cert_path =, webhook_cert_name =, webhook_cert_key =, leader_elect =,
 -- leader_election_id =, leader_election_namespace =, lease_duration =,
 -- renew_deadline =, retry_period =, args = {}}
 -- or nil, message (a usage error).
@@ -214,6 +234,8 @@ function M.parse(argv)
         end
       elseif a == "--allow-undetermined" then
         o.allow_undetermined = true
+      elseif a == "--cert-manager" then
+        o.cert_manager = true
       elseif a == "--key" then
         o.keys = o.keys or {}
         o.keys[#o.keys + 1] = value(a)
@@ -247,6 +269,14 @@ function M.parse(argv)
         o.metrics_cert_key = value(a)
       elseif a == "--health-probe-bind-address" then
         o.health_bind = value(a)
+      elseif a == "--webhook-bind-address" then
+        o.webhook_bind_address = value(a)
+      elseif a == "--webhook-cert-path" then
+        o.webhook_cert_path = value(a)
+      elseif a == "--webhook-cert-name" then
+        o.webhook_cert_name = value(a)
+      elseif a == "--webhook-cert-key" then
+        o.webhook_cert_key = value(a)
       elseif a == "--admin-bind-address" then
         o.admin_bind = value(a)
       elseif a == "--leader-elect" then
@@ -306,12 +336,20 @@ function M.parse(argv)
     return nil, "--observe, --drive, --trace and --duration are options of manifests"
   elseif o.allow_undetermined then
     return nil, "--allow-undetermined is an option of manifests"
+  elseif o.cert_manager then
+    return nil, "--cert-manager is an option of manifests"
   end
   if o.name ~= nil and o.command ~= "manifests" then -- manifests makes a name of it
     local good, why = pcall(require("kinformer.manager").check_name, o.name, "--name")
     if not good then return nil, (tostring(why):gsub("^[^:]*:%d+: ", "")) end
   end
   if o.keys and o.command ~= "plan" then return nil, "--key is an option of plan" end
+  if o.webhook_bind_address or o.webhook_cert_path or o.webhook_cert_name or o.webhook_cert_key then
+    if o.command ~= "run" then return nil, "--webhook-* options are options of run" end
+    if (o.webhook_cert_name or o.webhook_cert_key) and not o.webhook_cert_path then
+      return nil, "--webhook-cert-name and --webhook-cert-key need --webhook-cert-path (the folder they are in)"
+    end
+  end
   if o.command == "plan" then
     if not o.script then return nil, "plan needs a script" end
     if o.leader_elect or o.metrics_bind or o.health_bind or o.shutdown_timeout then

@@ -60,6 +60,7 @@ local M = {}
 
 local planning = require "kinformer.cmd.manifests_plan"
 local metrics_auth = require "kinformer.cmd.manifests_metrics"
+local webhooks = require "kinformer.cmd.manifests_webhook"
 local norm_path = planning.norm_path
 
 --- "apps/v1/deployments" -> "apps", "deployments" (kinformer.cmd.manifests_plan).
@@ -548,7 +549,8 @@ local function rule_doc(r)
 end
 
 --- Builds everything for script. opts: namespace (as --namespace: a
--- namespaced operator, a Role), image, name, args. Returns the YAML text
+-- namespaced operator, a Role), image, name, args, cert_manager (as
+-- --cert-manager: webhooks' certificates from cert-manager). Returns the YAML text
 -- and the rules (M.rules_for's answer: its undetermined are listed in the
 -- text's header, granted nothing), or nil, message.
 function M.generate(script, opts)
@@ -694,12 +696,20 @@ function M.generate(script, opts)
     "(/readyz, /healthz, plain HTTP). See docs/security.md." }
   docs[#docs + 1] = dep
   metrics_auth.append(docs, om, meta, name, ns, subj, selector)
+  if #(plan.webhooks or {}) > 0 then
+    -- the operator installs its configurations at start unless its certificate comes from files
+    local configure = mopts.webhook_configure
+    if configure == nil then configure = not opts.cert_manager and mopts.webhook_cert_path == nil end
+    webhooks.patch_deployment(dep, om, name, opts.cert_manager)
+    webhooks.append(docs, om, meta, name, ns, subj, selector, plan.webhooks,
+      { cert_manager = opts.cert_manager, service = mopts.webhook_service, configure = configure })
+  end
   return M.yaml(docs), result
 end
 
 M.usage = [[
 usage: kinformer manifests SCRIPT [--namespace NS] [--image IMAGE] [--name NAME]
-                          [--allow-undetermined] [-- ARGS...]
+                          [--allow-undetermined] [--cert-manager] [-- ARGS...]
 
 Prints the YAML to deploy SCRIPT: a ServiceAccount, a ClusterRole (a Role
 with --namespace) with the verbs and resources the script's informers,
@@ -708,6 +718,13 @@ Leases, their bindings, a ConfigMap with the script and its modules, and a
 Deployment (2 replicas, --leader-elect, metrics :8443 over HTTPS behind
 TokenReview and SubjectAccessReview, probes :8081), the ClusterRole for
 those reviews, a metrics-reader ClusterRole and the metrics Service.
+For a script with webhooks (mgr:webhook): the Validating/Mutating
+WebhookConfigurations (no caBundle: the operator patches in the CA it makes
+at start), the webhook Service (443 -> the pods' 9443), each conversion
+CRD's spec.conversion (a comment) and a ClusterRole to patch them;
+--cert-manager: cert-manager's Issuer and Certificate instead, its CA
+injected (cert-manager.io/inject-ca-from), the Secret mounted for
+--webhook-cert-path.
 No server is contacted: the script runs in a planning mode.
 A client call whose resource cannot be determined and that no declared
 rbac rule covers is listed on stderr and fails the command (exit 1, no
@@ -728,7 +745,7 @@ function M.main(o)
   end
   f:close()
   local text, result = M.generate(o.script, { namespace = o.namespace, image = o.image, name = o.name,
-                                              args = o.args })
+                                              args = o.args, cert_manager = o.cert_manager })
   if not text then
     io.stderr:write("kinformer: ", tostring(result), "\n")
     return 1

@@ -4,7 +4,8 @@
 -- connecting: informers, controllers (for, owns, watches, children,
 -- finalizer, rbac, and where their reconciler, finalize and map code is:
 -- a module, or a function's file and lines), declared rules (mgr:rbac,
--- kinformer.manager{rbac = ...}) and the client calls made while loading.
+-- kinformer.manager{rbac = ...}), webhooks (mgr:webhook, normalized by
+-- kinformer.webhook_config) and the client calls made while loading.
 local scan = require "kinformer.cmd.rbac_scan"
 
 local M = {}
@@ -83,7 +84,8 @@ end
 -- {informers = {{resource=, namespace=, why=}}, controllers = {{name=,
 -- ["for"]=, owns=, watches=, children=, finalizer=, rbac=, reconciler=
 -- (module name), code = {{path=, first=, last=}: its functions}}},
--- rbac = {{rules =, why =}} (the manager's declared rules), modules =
+-- rbac = {{rules =, why =}} (the manager's declared rules), webhooks =
+-- {hooks as kinformer.webhook_config.normalize gives them}, modules =
 -- {names required or named}, calls = {{verb=, resource=, why=}},
 -- undetermined = {{where=, text=, verbs=, reason=}}}, or nil, message when
 -- the script cannot be loaded or raises.
@@ -91,7 +93,7 @@ function M.plan_script(path, opts)
   opts = opts or {}
   local check_rbac = require("kinformer.controller").check_rbac
   local plan = { informers = {}, controllers = {}, modules = {}, module_set = {}, module_of = {}, calls = {},
-                 undetermined = {}, rbac = {}, namespace = opts.namespace }
+                 undetermined = {}, rbac = {}, webhooks = {}, namespace = opts.namespace }
   local function module(name, why, ctl)
     if type(name) ~= "string" then return end
     if not plan.module_set[name] then
@@ -226,6 +228,19 @@ function M.plan_script(path, opts)
       end
       plan.controllers[#plan.controllers + 1] = c
       return permissive({ name = function() return c.name end })
+    end,
+    webhook = function(_, spec)
+      -- checked as mgr:webhook checks it (raises at the script's line)
+      local hook = require("kinformer.webhook_config").normalize(spec)
+      for _, h in ipairs(plan.webhooks) do
+        if h.name == hook.name then
+          require("kinformer.util.options").raise(('mgr:webhook: a webhook named "%s" exists'):format(hook.name))
+        end
+      end
+      plan.webhooks[#plan.webhooks + 1] = hook
+      local code = where_fn(hook.handler)
+      return permissive({ name = function() return hook.name end, path = function() return hook.path end,
+                          type = function() return hook.type end, code = code })
     end,
     start = function() return true end,
     run = function() return true end,

@@ -126,6 +126,8 @@ function M.run(o)
       metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,
       metrics_secure = o.metrics_secure, metrics_cert_path = o.metrics_cert_path,
       metrics_cert_name = o.metrics_cert_name, metrics_cert_key = o.metrics_cert_key,
+      webhook_bind_address = o.webhook_bind_address, webhook_cert_path = o.webhook_cert_path,
+      webhook_cert_name = o.webhook_cert_name, webhook_cert_key = o.webhook_cert_key,
       leader_election = M.leader_election(o),
     },
     on_sim = function(sim) stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig) end,
