@@ -10,8 +10,9 @@
  *   reconcile  {type="reconcile", time= (start), number=, worker= (1-based),
  *               duration= (seconds), result="success"|"requeue"|
  *               "requeue_after"|"error"|"terminal", message=, nwrites=,
- *               writes={{method=, path=, code=}, ...} (at most 8 kept),
- *               line= (two lines: started, done)}
+ *               writes={{method=, path=, code=, denied=}, ...} (at most 8
+ *               kept; denied = {webhook=, message=} when an admission
+ *               webhook denied the write), line= (two lines: started, done)}
  *
  * time is the wall clock in seconds (a float). The list's metatable has a
  * __tostring that joins the lines, so the REPL prints it readably:
@@ -65,6 +66,36 @@ static void push_event(lua_State *L, const kin_hist_entry *e) {
   else if (e->text[0]) set_str(L, "detail", e->text);
 }
 
+/* Sets .denied = {webhook=, message=} on write nw of the list on the top of
+ * the stack from the DENIAL entries starting at v[j] (their texts joined:
+ * "<webhook>\t<message>", "..." when cut); returns the index after them. */
+static size_t push_denial(lua_State *L, const kin_hist_entry *v, size_t n, size_t j, int nw) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  int cut = 0;
+  uint32_t seq = v[j].seq;
+  for (; j < n && v[j].type == KIN_HIST_DENIAL && v[j].seq == seq; j++) {
+    luaL_addstring(&b, v[j].text);
+    cut = v[j].truncated;
+  }
+  if (cut) luaL_addstring(&b, "...");
+  luaL_pushresult(&b);
+  const char *s = lua_tostring(L, -1), *tab = strchr(s, '\t');
+  if (nw > 0) { /* the write it follows */
+    if (lua_rawgeti(L, -2, nw) == LUA_TTABLE) {
+      lua_createtable(L, 0, 2);
+      lua_pushlstring(L, s, tab ? (size_t)(tab - s) : strlen(s));
+      lua_setfield(L, -2, "webhook");
+      lua_pushstring(L, tab ? tab + 1 : "");
+      lua_setfield(L, -2, "message");
+      lua_setfield(L, -2, "denied");
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return j;
+}
+
 /* Pushes the table of reconcile v[i] with its writes (the WRITE entries
  * that follow it) and returns the index after them. */
 static size_t push_reconcile(lua_State *L, const kin_hist_entry *v, size_t n, size_t i) {
@@ -81,7 +112,13 @@ static size_t push_reconcile(lua_State *L, const kin_hist_entry *v, size_t n, si
   set_int(L, "nwrites", e->code);
   size_t j = i + 1;
   lua_newtable(L);
-  for (int nw = 0; j < n && v[j].type == KIN_HIST_WRITE && v[j].seq == e->seq; j++) {
+  for (int nw = 0; j < n && (v[j].type == KIN_HIST_WRITE || v[j].type == KIN_HIST_DENIAL) &&
+                   v[j].seq == e->seq;
+       j++) {
+    if (v[j].type == KIN_HIST_DENIAL) {
+      j = push_denial(L, v, n, j, nw) - 1;
+      continue;
+    }
     const char *sp = strchr(v[j].text, ' ');
     lua_createtable(L, 0, 3);
     lua_pushlstring(L, v[j].text, sp ? (size_t)(sp - v[j].text) : strlen(v[j].text));

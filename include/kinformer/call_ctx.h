@@ -66,9 +66,13 @@ int kin_fence_holds(const kin_fence *f, uint64_t epoch);
 uint64_t kin_fence_until(const kin_fence *f, uint64_t epoch);
 
 /* Called after each mutating verb (any method but GET) with its method,
- * path with query string and HTTP status (0 for a transport failure or a
- * local refusal); runs on the calling thread. */
-typedef void (*kin_client_write_fn)(void *ud, const char *method, const char *path, long code);
+ * path with query string, HTTP status (0 for a transport failure or a
+ * local refusal) and, when it failed, the error's message (the answer's
+ * Status.message, e.g. an admission webhook's denial; NULL on success or
+ * when there is none; valid during the call only); runs on the calling
+ * thread. */
+typedef void (*kin_client_write_fn)(void *ud, const char *method, const char *path, long code,
+                                    const char *message);
 
 typedef struct kin_call_ctx {
   uint64_t deadline_ns;     /* CLOCK_MONOTONIC ns; 0: none. Caps each

@@ -6,7 +6,8 @@
  * predicates' verdicts (events they dropped are recorded too, under the
  * key the event would have enqueued), and each reconcile: its start (wall
  * time), duration, result and message, and the writes (mutating REST
- * calls: method, path, HTTP status) it made.
+ * calls: method, path, HTTP status) it made, with the message of a write
+ * an admission webhook denied.
  *
  * Memory is capped. Entries have a fixed size (sizeof(kin_hist_entry),
  * 128 bytes; strings are truncated to fit). A key keeps its newest
@@ -37,8 +38,14 @@ typedef enum {
   KIN_HIST_EVENT = 0, /* something asked for the key (cause), pred says what the
                          predicates said; an event they dropped enqueued nothing */
   KIN_HIST_RECONCILE, /* a finished reconcile (cause is its kin_result_kind) */
-  KIN_HIST_WRITE      /* a mutating REST call of the reconcile recorded before it */
+  KIN_HIST_WRITE,     /* a mutating REST call of the reconcile recorded before it */
+  KIN_HIST_DENIAL     /* an admission webhook's denial of the WRITE before it:
+                         text "<webhook>\t<message>", continued in the DENIAL
+                         entries that follow it (kin_hist_denial) */
 } kin_hist_type;
+
+/* The most DENIAL entries one denial takes (its text is cut beyond). */
+#define KIN_HIST_DENIAL_MAX 2
 
 typedef enum {
   KIN_CAUSE_ADD = 0,
@@ -126,10 +133,20 @@ void kin_history_get_stats(kin_history *h, kin_history_stats *st);
  *    after error: MSG", "... enqueued: requeue_after 30s";
  * a reconcile two, with the writes that follow it folded in,
  *   "12:00:01.240 reconcile #7 started (worker 1)\n12:00:01.243 reconcile
- *    #7 done in 3.1 ms: requeue_after 30s; writes: PUT /apis/... 200".
+ *    #7 done in 3.1 ms: requeue_after 30s; writes: PUT /apis/... 200",
+ * a denied write as "POST /apis/... 403 denied by admission webhook
+ * \"X\": M".
  * A write whose reconcile the ring dropped formats as "" (skip it). Times
  * are local wall-clock times. */
 size_t kin_hist_format(const kin_hist_entry *v, size_t n, size_t i, char *buf, size_t cap);
+
+/* Fills out (room for max entries) with the DENIAL entries of message, a
+ * failed write's error, when it is an admission webhook's denial
+ * (kube-apiserver's "admission webhook \"X\" denied the request: M", or
+ * "... denied the request without explanation"): the text "X\tM" split
+ * over them in order, the last one's truncated flag set when it did not
+ * fit, each with seq. Returns how many (0: not a denial, or max 0). */
+size_t kin_hist_denial(const char *message, uint32_t seq, kin_hist_entry *out, size_t max);
 
 /* Names for printing: "add", "update", ..., "manual"; "success", "error",
  * "terminal", "requeue", "requeue_after" for a kin_result_kind. */

@@ -140,6 +140,69 @@ static void test_controller_history_ReconcileAtItsStart(void **state) {
   kin_history_free(h);
 }
 
+/* An admission webhook's denial of a write (issue 25): kin_hist_denial
+ * cuts kube-apiserver's message into DENIAL entries after the write, the
+ * reconcile's group keeps them, kin_hist_format shows the webhook and the
+ * message, and a message too long for KIN_HIST_DENIAL_MAX entries ends
+ * with "...". */
+static void test_controller_history_AdmissionDenial(void **state) {
+  kin_hist_entry d[KIN_HIST_DENIAL_MAX];
+  assert_int_equal(kin_hist_denial("create example.com/v1/Website: conflict", 1, d, 2), 0);
+  assert_int_equal(kin_hist_denial(NULL, 1, d, 2), 0);
+  assert_int_equal(kin_hist_denial("admission webhook \"v.example.com\" denied the request without "
+                                   "explanation", 3, d, 2), 1);
+  assert_int_equal(d[0].type, KIN_HIST_DENIAL);
+  assert_int_equal(d[0].seq, 3);
+  assert_string_equal(d[0].text, "v.example.com\t(without explanation)");
+
+  kin_history *h;
+  assert_int_equal(kin_history_new(0, 0, &h), 0);
+  kin_hist_entry g[2 + KIN_HIST_DENIAL_MAX];
+  memset(g, 0, sizeof(g));
+  g[0].type = KIN_HIST_RECONCILE;
+  g[0].wall_ns = 200;
+  g[0].seq = 1;
+  g[0].code = 2; /* two writes made, one kept */
+  g[0].cause = KIN_RESULT_ERROR;
+  g[1].type = KIN_HIST_WRITE;
+  g[1].seq = 1;
+  g[1].code = 403;
+  snprintf(g[1].text, sizeof(g[1].text), "POST /apis/example.com/v1/namespaces/default/websites");
+  const char *msg = "admission webhook \"website-validate.kinformer.example.com\" denied the request: "
+                    "spec.image is required";
+  size_t k = kin_hist_denial(msg, 1, &g[2], KIN_HIST_DENIAL_MAX);
+  assert_int_equal(k, 1);
+  assert_int_equal(kin_history_record_n(h, "k", g, 2 + k), 0);
+  kin_hist_entry *v;
+  size_t n;
+  assert_int_equal(kin_history_get(h, "k", &v, &n), 0);
+  assert_int_equal(n, 3);
+  char line[1024];
+  assert_int_equal(kin_hist_format(v, n, 0, line, sizeof(line)), 3);
+  assert_non_null(strstr(line, "; writes: POST /apis/example.com/v1/namespaces/default/websites 403 denied "
+                               "by admission webhook \"website-validate.kinformer.example.com\": "
+                               "spec.image is required (+1 more)"));
+  free(v);
+
+  /* a long message: two entries, then cut */
+  char longmsg[400];
+  snprintf(longmsg, sizeof longmsg, "admission webhook \"w.example.com\" denied the request: %0250d", 7);
+  assert_int_equal(kin_hist_denial(longmsg, 2, &g[2], KIN_HIST_DENIAL_MAX), KIN_HIST_DENIAL_MAX);
+  assert_int_equal(g[3].truncated, 1);
+  g[0].seq = g[1].seq = 2;
+  g[0].wall_ns = 300;
+  g[0].code = 1;
+  assert_int_equal(kin_history_record_n(h, "k", g, 2 + KIN_HIST_DENIAL_MAX), 0);
+  assert_int_equal(kin_history_get(h, "k", &v, &n), 0);
+  assert_int_equal(n, 7);
+  assert_int_equal(kin_hist_format(v, n, 3, line, sizeof(line)), 7);
+  assert_non_null(strstr(line, "403 denied by admission webhook \"w.example.com\": 0000"));
+  assert_non_null(strstr(line, "0000..."));
+  assert_null(strstr(line, "more)"));
+  free(v);
+  kin_history_free(h);
+}
+
 /* ---- the handlers ---------------------------------------------------------- */
 
 static kin_workqueue *new_queue(void) {
@@ -320,5 +383,6 @@ static void test_controller_history_ReconcileResults(void **state) {
 KIN_SUITE(controller_history, cmocka_unit_test(test_controller_history_RingKeepsNewest),
           cmocka_unit_test(test_controller_history_EvictsLeastRecentKey),
           cmocka_unit_test(test_controller_history_ReconcileAtItsStart),
+          cmocka_unit_test(test_controller_history_AdmissionDenial),
           cmocka_unit_test(test_controller_history_HandlerEventsAndPredicates),
           cmocka_unit_test(test_controller_history_ReconcileResults))

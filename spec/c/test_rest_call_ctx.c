@@ -19,16 +19,20 @@
 
 typedef struct {
   int n;
-  char method[16], path[256];
+  char method[16], path[256], message[256];
   long code;
+  int has_message;
 } seen;
 
-static void observe(void *ud, const char *method, const char *path, long code) {
+static void observe(void *ud, const char *method, const char *path, long code,
+                    const char *message) {
   seen *s = ud;
   s->n++;
   snprintf(s->method, sizeof s->method, "%s", method);
   snprintf(s->path, sizeof s->path, "%s", path);
   s->code = code;
+  s->has_message = message != NULL;
+  snprintf(s->message, sizeof s->message, "%s", message ? message : "");
 }
 
 static uint64_t mono(void) {
@@ -58,6 +62,19 @@ static void test_rest_call_ctx_FenceRefusesWritesLocally(void **state) {
   assert_string_equal(s.method, "POST");
   assert_string_equal(s.path, "/api/v1/namespaces/default/configmaps");
   assert_int_equal(s.code, 201);
+  assert_false(s.has_message); /* a success has no message */
+
+  /* a refused write: the observer gets the Status message (issue 25: why
+   * shows an admission webhook's denial with it) */
+  assert_int_equal(kin_client_create(c, &ctx, &cm, "default", a, strlen(a), NULL, &r),
+                   KIN_ESTATUS);
+  assert_int_equal(r.code, 409);
+  assert_int_equal(s.n, 2);
+  assert_int_equal(s.code, 409);
+  assert_true(s.has_message);
+  assert_string_equal(s.message, r.message);
+  kin_result_free(&r);
+  s.n = 1;
 
   /* the epoch ends: writes are refused here, reads still go out */
   kin_fence_close(f);
@@ -71,6 +88,7 @@ static void test_rest_call_ctx_FenceRefusesWritesLocally(void **state) {
   kin_result_free(&r);
   assert_int_equal(s.n, 2);
   assert_int_equal(s.code, 0);
+  assert_string_equal(s.message, want);
   assert_int_equal(kin_client_delete(c, &ctx, &cm, "default", "a", NULL, &r), KIN_EFENCED);
   kin_result_free(&r);
   assert_int_equal(kin_client_patch(c, &ctx, &cm, "default", "a", KIN_PATCH_MERGE, "{}", 2, NULL,

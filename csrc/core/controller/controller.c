@@ -40,9 +40,10 @@ typedef struct {
 /* The writes of the reconcile running on this thread (a write observer's
  * ud, on the worker's stack). */
 #define MAX_WRITES 8
+#define MAX_WRITE_ENTRIES (MAX_WRITES * (1 + KIN_HIST_DENIAL_MAX)) /* a write and its denial */
 typedef struct {
-  kin_hist_entry w[MAX_WRITES];
-  int n, total;
+  kin_hist_entry w[MAX_WRITE_ENTRIES];
+  int n, kept, total; /* entries in w, writes among them, writes made */
   uint32_t seq;
 } writes_log;
 
@@ -155,11 +156,14 @@ static int request_of(const char *key, kin_request *req, char *buf, size_t cap, 
   return 0;
 }
 
-/* kin_client_write_fn: keeps the first MAX_WRITES writes of the reconcile,
- * counts all of them. */
-static void note_write(void *ud, const char *method, const char *path, long code) {
+/* kin_client_write_fn: keeps the first MAX_WRITES writes of the reconcile
+ * (with an admission webhook's denial of one: kin_hist_denial), counts all
+ * of them. */
+static void note_write(void *ud, const char *method, const char *path, long code,
+                       const char *message) {
   writes_log *wl = ud;
-  if (wl->n < MAX_WRITES) {
+  if (wl->kept < MAX_WRITES) {
+    wl->kept++;
     kin_hist_entry *e = &wl->w[wl->n++];
     memset(e, 0, sizeof(*e));
     e->type = KIN_HIST_WRITE;
@@ -170,6 +174,8 @@ static void note_write(void *ud, const char *method, const char *path, long code
     int n = snprintf(e->text, sizeof(e->text), "%s %.*s%s", method, (int)plen, path,
                      dry ? " (dry run)" : "");
     e->truncated = n < 0 || (size_t)n >= sizeof(e->text);
+    if (message && code >= 400)
+      wl->n += (int)kin_hist_denial(message, wl->seq, &wl->w[wl->n], KIN_HIST_DENIAL_MAX);
   }
   wl->total++;
 }
@@ -178,7 +184,7 @@ static void note_write(void *ud, const char *method, const char *path, long code
 static void note_reconcile(kin_controller *c, const char *item, int index, uint64_t start,
                            uint64_t took, kin_result_kind kind, const kin_result_action *act,
                            writes_log *wl) {
-  kin_hist_entry e[MAX_WRITES + 2];
+  kin_hist_entry e[MAX_WRITE_ENTRIES + 2];
   size_t n = 0;
   memset(&e[0], 0, sizeof(e[0]));
   e[0].type = KIN_HIST_RECONCILE;
@@ -261,7 +267,7 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
   kin_request req;
   kin_result_action act = {.kind = KIN_RESULT_DONE};
   writes_log wl;
-  wl.n = wl.total = 0;
+  wl.n = wl.kept = wl.total = 0;
   wl.seq = atomic_fetch_add(&c->seq, 1) + 1;
   worker_arg *wa = &c->args[index];
   /* the epoch open now: a reconcile started while the fence is closed

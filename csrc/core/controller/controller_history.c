@@ -213,7 +213,9 @@ int kin_history_record(kin_history *h, const char *key, const kin_hist_entry *e)
 static size_t group_len(const kin_hist_entry *v, size_t n, size_t i) {
   if (v[i].type != KIN_HIST_RECONCILE) return 1;
   size_t j = i + 1;
-  while (j < n && v[j].type == KIN_HIST_WRITE && v[j].seq == v[i].seq) j++;
+  while (j < n && (v[j].type == KIN_HIST_WRITE || v[j].type == KIN_HIST_DENIAL) &&
+         v[j].seq == v[i].seq)
+    j++;
   if (j < n && v[j].type == KIN_HIST_EVENT && v[j].seq == v[i].seq &&
       v[j].cause >= KIN_CAUSE_REQUEUE && v[j].cause <= KIN_CAUSE_RETRY)
     j++;
@@ -382,8 +384,10 @@ size_t kin_hist_format(const kin_hist_entry *v, size_t n, size_t i, char *buf, s
   dur_text(e->dur_ns, d, sizeof(d));
   put(buf, cap, &used, "%s reconcile #%u started (worker %d)\n%s reconcile #%u done in %s: %s", t0,
       (unsigned)e->seq, e->worker + 1, t1, (unsigned)e->seq, d, kin_hist_result_name(e->cause));
-  size_t j = i + 1;
-  while (j < n && v[j].type == KIN_HIST_WRITE && v[j].seq == e->seq) j++;
+  size_t j = i + 1, kept = 0;
+  for (; j < n && (v[j].type == KIN_HIST_WRITE || v[j].type == KIN_HIST_DENIAL) && v[j].seq == e->seq;
+       j++)
+    kept += v[j].type == KIN_HIST_WRITE;
   /* the requeue_after delay is on the event after the writes */
   if (j < n && v[j].seq == e->seq && v[j].type == KIN_HIST_EVENT &&
       v[j].cause == KIN_CAUSE_REQUEUE_AFTER) {
@@ -391,9 +395,55 @@ size_t kin_hist_format(const kin_hist_entry *v, size_t n, size_t i, char *buf, s
     put(buf, cap, &used, " %s", d);
   }
   if (e->text[0]) put(buf, cap, &used, ": %s", e->text);
-  for (size_t k = i + 1; k < j; k++)
-    put(buf, cap, &used, "%s%s %u", k == i + 1 ? "; writes: " : ", ", v[k].text,
-        (unsigned)v[k].code);
-  if (e->code > j - i - 1) put(buf, cap, &used, " (+%u more)", (unsigned)(e->code - (j - i - 1)));
+  for (size_t k = i + 1; k < j; k++) {
+    if (v[k].type == KIN_HIST_WRITE) {
+      put(buf, cap, &used, "%s%s %u", k == i + 1 ? "; writes: " : ", ", v[k].text,
+          (unsigned)v[k].code);
+      continue;
+    }
+    /* a denial: its entries' texts joined, "<webhook>\t<message>" */
+    char whole[KIN_HIST_TEXT * KIN_HIST_DENIAL_MAX + 4];
+    size_t wl = 0;
+    int cut = 0;
+    for (; k < j && v[k].type == KIN_HIST_DENIAL; k++) {
+      size_t tl = strnlen(v[k].text, sizeof(v[k].text));
+      if (wl + tl >= sizeof(whole) - 4) tl = sizeof(whole) - 4 - wl;
+      memcpy(whole + wl, v[k].text, tl);
+      wl += tl;
+      cut = v[k].truncated;
+    }
+    k--;
+    if (cut) memcpy(whole + wl, "...", 3), wl += 3;
+    whole[wl] = 0;
+    char *tab = strchr(whole, '\t');
+    if (tab) *tab = 0;
+    put(buf, cap, &used, " denied by admission webhook \"%s\": %s", whole, tab ? tab + 1 : "");
+  }
+  if (e->code > kept) put(buf, cap, &used, " (+%u more)", (unsigned)(e->code - kept));
   return j;
+}
+
+size_t kin_hist_denial(const char *message, uint32_t seq, kin_hist_entry *out, size_t max) {
+  static const char head[] = "admission webhook \"", tail[] = "\" denied the request";
+  const char *p = message ? strstr(message, head) : NULL;
+  if (!p || !max) return 0;
+  const char *name = p + sizeof(head) - 1, *q = strstr(name, tail);
+  if (!q) return 0;
+  const char *msg = q + sizeof(tail) - 1;
+  if (msg[0] == ':' && msg[1] == ' ') msg += 2;
+  else if (!strncmp(msg, " without explanation", 20)) msg = "(without explanation)";
+  /* "<name>\t<msg>" cut into entries of KIN_HIST_TEXT - 1 characters */
+  size_t nl = (size_t)(q - name), ml = strlen(msg), total = nl + 1 + ml, off = 0, k = 0;
+  for (; k < max && off < total; k++) {
+    kin_hist_entry *e = &out[k];
+    memset(e, 0, sizeof(*e));
+    e->type = KIN_HIST_DENIAL;
+    e->seq = seq;
+    size_t take = total - off < KIN_HIST_TEXT - 1 ? total - off : KIN_HIST_TEXT - 1;
+    for (size_t t = 0; t < take; t++, off++)
+      e->text[t] = off < nl ? name[off] : off == nl ? '\t' : msg[off - nl - 1];
+    e->text[take] = 0;
+  }
+  if (off < total) out[k - 1].truncated = 1;
+  return k;
 }

@@ -169,8 +169,8 @@ static int render_inflight(kin__buf *b) {
 }
 
 static void render_entry(kin__buf *b, const kin_hist_entry *e) {
-  static const char *const types[] = {"event", "reconcile", "write"};
-  kin__buf_printf(b, "{\"type\":\"%s\",\"time\":%.3f", types[e->type <= 2 ? e->type : 0],
+  static const char *const types[] = {"event", "reconcile", "write", "denial"};
+  kin__buf_printf(b, "{\"type\":\"%s\",\"time\":%.3f", types[e->type <= 3 ? e->type : 0],
                   secs(e->wall_ns));
   if (e->type == KIN_HIST_EVENT) {
     kin__buf_printf(b, ",\"cause\":\"%s\",\"enqueued\":%s", kin_hist_cause_name(e->cause),

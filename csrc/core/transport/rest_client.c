@@ -552,7 +552,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     int crc = kin__ctx_prepare(ctx, method, c->timeout_ms, &creq.timeout_ms, &creq.cancel,
                                &out->message);
     if (crc) {
-      kin__ctx_observe(ctx, method, req->path, 0);
+      kin__ctx_observe(ctx, method, req->path, 0, out->message);
       return crc;
     }
     req = &creq;
@@ -660,7 +660,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     break;
   }
   free(url);
-  kin__ctx_observe(ctx, method, req->path, out->code);
+  kin__ctx_observe(ctx, method, req->path, out->code, rc ? out->message : NULL);
   return rc;
 }
 

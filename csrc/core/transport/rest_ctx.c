@@ -29,7 +29,7 @@ static char *refusal(const kin_call_ctx *ctx) {
 int kin__ctx_refuse(const kin_call_ctx *ctx, const char *method, const char *path,
                     char **message) {
   *message = refusal(ctx);
-  kin__ctx_observe(ctx, method, path, 0);
+  kin__ctx_observe(ctx, method, path, 0, *message);
   return *message ? KIN_EFENCED : KIN_ENOMEM;
 }
 
@@ -55,6 +55,8 @@ int kin__ctx_prepare(const kin_call_ctx *ctx, const char *method, long def_timeo
   return 0;
 }
 
-void kin__ctx_observe(const kin_call_ctx *ctx, const char *method, const char *path, long code) {
-  if (ctx && ctx->on_write && is_write(method)) ctx->on_write(ctx->on_write_ud, method, path, code);
+void kin__ctx_observe(const kin_call_ctx *ctx, const char *method, const char *path, long code,
+                      const char *message) {
+  if (ctx && ctx->on_write && is_write(method))
+    ctx->on_write(ctx->on_write_ud, method, path, code, message);
 }

@@ -22,8 +22,9 @@ int kin__ctx_prepare(const kin_call_ctx *ctx, const char *method, long def_timeo
 
 /* Tells ctx's write observer (if ctx and it are set) about a write of
  * method (any but GET; a GET is ignored) to path, answered with code (0:
- * none came, or refused). */
-void kin__ctx_observe(const kin_call_ctx *ctx, const char *method, const char *path, long code);
+ * none came, or refused) and message (the error's, or NULL). */
+void kin__ctx_observe(const kin_call_ctx *ctx, const char *method, const char *path, long code,
+                      const char *message);
 
 /* The refusal of a write whose leadership epoch ended (at the first check,
  * at an attempt, or on the IO thread before sending): sets *message (the
