@@ -52,7 +52,7 @@ func validate(_ context.Context, req admission.Request) admission.Response {
 		return admission.Denied("spec.image is required")
 	}
 	if w.Spec.Replicas != nil && *w.Spec.Replicas < 0 {
-		return admission.Denied("spec.replicas must be >= 0, got " + strconv.FormatInt(*w.Spec.Replicas, 10))
+		return admission.Denied("spec.replicas must be an integer >= 0, got " + strconv.FormatInt(*w.Spec.Replicas, 10))
 	}
 	return admission.Allowed("")
 }
