@@ -462,6 +462,41 @@ static int m_clock_advance(lua_State *L) {
   return 1;
 }
 
+/* sim:_webhook_register(config_json, fn, ud) -> id: registers in-process
+ * webhooks (kin_sim_webhook_register): config_json a
+ * Validating/MutatingWebhookConfiguration or a CRD with a Webhook
+ * conversion (JSON text), fn a kin_sim_review_fn and ud its argument,
+ * both light userdata (the manager's webhook server, csrc/lua/lwebhook.c).
+ * Raises on a configuration the sim does not understand. */
+static int m_webhook_register(lua_State *L) {
+  kin_sim *sim = check(L, 1)->sim;
+  size_t len;
+  const char *cfg = luaL_checklstring(L, 2, &len);
+  luaL_checktype(L, 3, LUA_TLIGHTUSERDATA);
+  void *fn = lua_touserdata(L, 3);
+  void *ud = lua_islightuserdata(L, 4) ? lua_touserdata(L, 4) : NULL;
+  luaL_argcheck(L, fn != NULL, 3, "a kin_sim_review_fn expected");
+  uint64_t id = 0;
+  /* fn is a function pointer carried as a light userdata (C's object
+   * pointer to function pointer conversion, as dlsym's) */
+  kin_sim_review_fn f;
+  memcpy(&f, &fn, sizeof(f));
+  int rc = kin_sim_webhook_register(sim, cfg, len, f, ud, &id);
+  if (rc) return lkin_fail(L, rc, "sim:_webhook_register");
+  lua_pushinteger(L, (lua_Integer)id);
+  return 1;
+}
+
+/* sim:_webhook_unregister(id) -> true, or false when id is not
+ * registered (or the sim is stopped); waits for its calls under way. */
+static int m_webhook_unregister(lua_State *L) {
+  lsim *u = luaL_checkudata(L, 1, SIM_MT);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  int ok = u->sim && id > 0 && kin_sim_webhook_unregister(u->sim, (uint64_t)id) == 0;
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
 /* Stops the server and removes its kubeconfig; idempotent. */
 static int m_stop(lua_State *L) {
   lsim *u = luaL_checkudata(L, 1, SIM_MT);
@@ -525,6 +560,8 @@ static const luaL_Reg methods[] = {
     {"get", m_get},
     {"stop", m_stop},
     {"running", m_running},
+    {"_webhook_register", m_webhook_register},
+    {"_webhook_unregister", m_webhook_unregister},
     {NULL, NULL}};
 
 static const lkin_type sim_type = {SIM_MT, methods, m_stop, m_tostring};

@@ -94,6 +94,14 @@ end
 -- its uid, creationTimestamp, resourceVersion, generation and status (as
 -- sim:put).
 --
+-- Webhooks (docs/sim.md "Admission webhooks"): the sim runs the admission
+-- chain of the MutatingWebhookConfigurations and
+-- ValidatingWebhookConfigurations stored in it (over HTTPS) and of those
+-- registered in process. sim:_webhook_register(config_json, fn, ud) -> id
+-- and sim:_webhook_unregister(id) -> boolean are the manager's (mgr:webhook
+-- with sim =): fn is a kin_sim_review_fn and ud its argument, both light
+-- userdata; not for scripts.
+--
 -- Controllers: sim:settle([timeout_s]) waits until they have seen every
 -- change so far and have nothing due now (true, or nil, msg, code on
 -- timeout); sim:clock_now() is their clock in seconds since start;
