@@ -14,7 +14,8 @@ local quiet = require "support.quiet"
 
 local function new_mgr(extra)
   local sim = assert(require("kinformer.sim").start {})
-  local opts = { sim = sim, webhook_bind_address = "127.0.0.1:0", webhook_configure = false }
+  -- over the sim's URL: a manager on the sim (sim =) would register its hooks in process
+  local opts = { url = sim.url, webhook_bind_address = "127.0.0.1:0", webhook_configure = false }
   for k, v in pairs(extra or {}) do opts[k] = v end
   local mgr = assert(kin.manager(opts))
   return mgr, sim
@@ -364,6 +365,13 @@ describe("mgr:webhook over HTTPS", function()
       .. "application/json' --data-binary '{}' 'https://localhost:%d%s'"):format(ca, mgr:webhook_port(), wh:path()))
     os.remove(ca)
     assert.are.equal("400", out) -- TLS verified; the empty body is no review
+    -- the sim calls it over HTTPS, as kube-apiserver would
+    local cm = { apiVersion = "v1", kind = "ConfigMap", metadata = { namespace = "default", name = "forbidden" } }
+    local ok, err = mgr.client:create(cm)
+    assert.is_nil(ok)
+    assert.truthy(tostring(err):find("forbidden name", 1, true), err)
+    cm.metadata.name = "fine"
+    assert(mgr.client:create(cm))
     -- a hook added after start is applied too
     assert(mgr:webhook { name = "late", resources = { "v1/secrets" }, validate = function() return true end })
     vwc = assert(mgr.client:get("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", nil, "wh-install"))

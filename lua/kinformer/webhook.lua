@@ -25,8 +25,10 @@
 -- localhost, 127.0.0.1, webhook_host and the Service's DNS names; with
 -- webhook_configure (default: with a self-made certificate) every replica
 -- applies the webhook configurations with that CA at start
--- (kinformer.webhook_install). On a sim, the hooks are also registered with
--- it in process (its admission chain calls them without a socket). mgr:stop
+-- (kinformer.webhook_install). On a sim, the hooks are registered with it
+-- in process (its admission chain calls them without a socket), unless the
+-- manager applies its configurations to the sim (an HTTPS server with
+-- webhook_configure): the sim then calls them over HTTPS. mgr:stop
 -- unregisters them and closes the server.
 local core = require "kinformer.core"
 local options = require "kinformer.util.options"
@@ -145,7 +147,8 @@ end
 -- previous registrations go first). Returns true or nil, msg, code.
 local function sim_register(mgr, st)
   local sim = st.sim
-  if not sim or not sim._webhook_register or not st.srv then return true end
+  -- a manager that applies its configurations to the sim is called over HTTPS: not twice
+  if not sim or (st.https and st.configure) or not st.srv then return true end
   for i = #st.sim_ids, 1, -1 do
     sim:_webhook_unregister(st.sim_ids[i])
     st.sim_ids[i] = nil
@@ -154,8 +157,17 @@ local function sim_register(mgr, st)
   local C = require "kinformer.webhook_config"
   for _, obj in ipairs(C.configurations(mgr:name(), hook_list(st), { url = "https://inprocess" })) do
     local id, msg, code = sim:_webhook_register(core.json_encode(obj), fn, ud)
-    if not id then return nil, msg, code end
-    st.sim_ids[#st.sim_ids + 1] = id
+    if id then
+      st.sim_ids[#st.sim_ids + 1] = id
+    elseif obj.kind == "CustomResourceDefinition" then -- a sim without in-process conversion: served over HTTPS only
+      if not st.warned then
+        core.log("warn", "webhook", ("the sim does not call conversion webhooks in process (%s): %s"):format(
+          obj.metadata.name, tostring(msg)))
+        st.warned = true
+      end
+    else
+      return nil, msg, code
+    end
   end
   return true
 end
@@ -216,7 +228,12 @@ function M.add(mgr, spec)
   local wh = setmetatable({ hook = hook }, Webhook)
   st.hooks[#st.hooks + 1] = wh
   ok, msg, code = sim_register(mgr, st)
-  if not ok then return nil, msg, code end
+  if not ok then -- the sim refused it: not registered at all
+    table.remove(st.hooks)
+    srv:remove(hook.path)
+    sim_register(mgr, st)
+    return nil, msg, code
+  end
   if rawget(mgr, "_started") then -- served at once; the configurations include it
     if st.port then ok, msg, code = install(mgr, st) else ok, msg, code = M.start(mgr) end
     if not ok then return nil, msg, code end
