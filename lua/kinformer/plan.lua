@@ -165,7 +165,8 @@ function M.dry_client(client, rec)
       local label = resname or (tostring(o.apiVersion) .. "/" .. tostring(o.kind))
       local r, ns = where(label, md.namespace)
       local w = { verb = verb, resource = r, label = label, namespace = ns, name = md.name,
-                  subresource = (type(opts) == "table" and opts.subresource) or sub_default, sent = o }
+                  subresource = (type(opts) == "table" and opts.subresource) or sub_default,
+                  sent = deep_copy(o) } -- as sent: the reconciler may change its table afterwards
       if verb ~= "create" or w.subresource then w.before = before_of(label, ns, md.name) end
       if resname then
         return record(w, client[verb](client, resname, obj, dry_opts(opts)))
@@ -185,7 +186,7 @@ function M.dry_client(client, rec)
     end
     local r, rns = where(resname, ns)
     local w = { verb = "patch", resource = r, label = resname, namespace = rns, name = name,
-                subresource = type(opts) == "table" and opts.subresource or nil, sent = decoded(p),
+                subresource = type(opts) == "table" and opts.subresource or nil, sent = deep_copy(decoded(p)),
                 patch_type = type(opts) == "table" and opts.type or "merge" }
     w.before = before_of(resname, rns, name)
     return record(w, client:patch(resname, ns, name, p, dry_opts(opts)))
