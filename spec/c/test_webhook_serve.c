@@ -14,6 +14,7 @@
 #include "kin.h"
 #include "metrics.h"
 #include "webhook.h"
+#include "webhook_int.h"
 
 static char *dup_s(const char *s) { return strdup(s); }
 
@@ -76,7 +77,7 @@ static int mutate(void *ud, const kin_webhook_request *r, kin_webhook_response *
   record(r);
   resp->allowed = 1;
   resp->patch = dup_s("[{\"op\":\"add\",\"path\":\"/spec/replicas\",\"value\":1}]");
-  resp->patch_len = strlen(resp->patch);
+  resp->patch_len = r->dry_run ? 0 : strlen(resp->patch); /* 0: NUL-terminated */
   return 0;
 }
 
@@ -202,6 +203,7 @@ static void test_webhook_serve_MutatingAndDelete(void **state) {
   assert_int_equal(serve(s, "/mutate", del, 0, &out), 200);
   assert_non_null(strstr(out, "\"apiVersion\":\"admission.k8s.io/v1beta1\""));
   assert_non_null(strstr(out, "\"uid\":\"u\xc3\xa9\""));
+  assert_non_null(strstr(out, "\"patchType\":\"JSONPatch\"")); /* patch_len 0: strlen */
   free(out);
   assert_false(seen.has_object);
   assert_string_equal(seen.old_name, "gone");
@@ -371,11 +373,33 @@ static void test_webhook_serve_Deadline(void **state) {
   assert_in_range(seen.deadline_left_ms, 4000, 4500);
   kin_webhook_server_free(s);
 
-  uint64_t ns = 0;
+  char err[200];
   assert_int_equal(kin_webhook_server_new(&(kin_webhook_server_config){.bind_address = "x"}, &s,
-                                          NULL, 0),
+                                          err, sizeof err),
                    KIN_EINVAL);
-  (void)ns;
+  assert_string_equal(err, "webhook bind address \"x\": want host:port or :port");
+  assert_int_equal(kin_webhook_server_new(&(kin_webhook_server_config){.bind_address = "nohost:1"},
+                                          &s, err, sizeof err),
+                   KIN_EINVAL);
+  assert_string_equal(err, "webhook bind address \"nohost:1\": \"nohost\" is not an IP address");
+
+  /* kube-apiserver's ?timeout= is a Go duration */
+  static const struct {
+    const char *in;
+    uint64_t ns;
+  } ok[] = {{"10s", 10000000000ull}, {"1m30s", 90000000000ull}, {"500ms", 500000000ull},
+            {"1.5s", 1500000000ull}, {"0", 0},  {"2h", 7200000000000ull}, {"3us", 3000ull},
+            {"7ns", 7}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    uint64_t ns = 1;
+    assert_int_equal(kin__wh_parse_duration(ok[i].in, &ns), 0);
+    assert_int_equal(ns, ok[i].ns);
+  }
+  static const char *const bad[] = {"", "10", "s", "10x", "-1s", "1s2", "abc"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    uint64_t ns;
+    if (kin__wh_parse_duration(bad[i], &ns) != KIN_EINVAL) fail_msg("\"%s\" parsed", bad[i]);
+  }
 }
 
 /* remove waits for a call under way */

@@ -86,6 +86,8 @@ static int review(kin_webhook_server *s, kin__wh_hook *h, const char *body, size
   return 200;
 }
 
+/* See webhook_int.h: the HTTP status with a malloc'd answer in *out, or
+ * KIN_ENOMEM (nothing in *out). */
 int kin__wh_handle(kin_webhook_server *s, const char *path, const char *body, size_t len,
                    uint64_t timeout_ns, const char *ctype, char **out, size_t *outlen) {
   *out = NULL;

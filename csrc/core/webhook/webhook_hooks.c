@@ -22,6 +22,8 @@ static void hook_free(kin__wh_hook *h) {
   free(h);
 }
 
+/* See webhook.h: 0, KIN_EEXIST, KIN_EINVAL or KIN_ENOMEM (nothing added
+ * on failure); the path is copied. */
 int kin_webhook_server_add(kin_webhook_server *s, const kin_webhook_hook *h) {
   if (!s || !h || !h->path || h->path[0] != '/' || !h->fn) return KIN_EINVAL;
   if (h->type != KIN_WEBHOOK_VALIDATING && h->type != KIN_WEBHOOK_MUTATING &&
@@ -78,6 +80,8 @@ int kin_webhook_server_remove(kin_webhook_server *s, const char *path) {
   return 0;
 }
 
+/* The hook at path with one more call counted (NULL: none); the caller
+ * releases it. */
 kin__wh_hook *kin__wh_hooks_acquire(kin_webhook_server *s, const char *path) {
   pthread_mutex_lock(&s->mu);
   long i = find(s, path);
@@ -87,12 +91,14 @@ kin__wh_hook *kin__wh_hooks_acquire(kin_webhook_server *s, const char *path) {
   return h;
 }
 
+/* Ends a call of h; wakes a remover when it was the last one. */
 void kin__wh_hooks_release(kin_webhook_server *s, kin__wh_hook *h) {
   pthread_mutex_lock(&s->mu);
   if (--h->inuse == 0 && h->removed) pthread_cond_broadcast(&s->idle);
   pthread_mutex_unlock(&s->mu);
 }
 
+/* 1 when a hook is registered at path, else 0. */
 int kin__wh_hooks_has(kin_webhook_server *s, const char *path) {
   pthread_mutex_lock(&s->mu);
   int yes = find(s, path) >= 0;
@@ -100,6 +106,7 @@ int kin__wh_hooks_has(kin_webhook_server *s, const char *path) {
   return yes;
 }
 
+/* Frees every hook and the table (no call may be under way). */
 void kin__wh_hooks_clear(kin_webhook_server *s) {
   pthread_mutex_lock(&s->mu);
   for (size_t i = 0; i < s->nhooks; i++) hook_free(s->hooks[i]);

@@ -133,6 +133,8 @@ static int parse_bind(const char *bind, struct sockaddr_storage *ss, int *v6, ch
   return 0;
 }
 
+/* 0 when bind parses as an address to listen on, else KIN_EINVAL with
+ * err. */
 int kin__wh_check_bind(const char *bind, char *err, size_t errlen) {
   struct sockaddr_storage ss;
   int v6;
@@ -220,6 +222,8 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
+/* See webhook_int.h: 0 with s->daemon and s->port set, or KIN_EINVAL,
+ * KIN_EBUSY, KIN_ENOMEM with err (nothing left listening). */
 int kin__wh_listen(kin_webhook_server *s, char *err, size_t errlen) {
   if (!s->keys) {
     snprintf(err, errlen, "the webhook server needs a serving key pair to listen");
@@ -271,6 +275,8 @@ int kin__wh_listen(kin_webhook_server *s, char *err, size_t errlen) {
   return 0;
 }
 
+/* Stops the daemon (its connection threads joined) and forgets its key
+ * pair's port. */
 void kin__wh_unlisten(kin_webhook_server *s) {
   if (!s->daemon) return;
   MHD_stop_daemon(s->daemon);

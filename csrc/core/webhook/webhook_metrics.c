@@ -14,6 +14,8 @@
 static const double latency_bounds[12] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
                                           1e-2, 1e-1, 1e0,  1e1,  1e2,  1e3};
 
+/* See webhook_int.h: 0 with m's families, KIN_EEXIST or KIN_ENOMEM (m
+ * zeroed). */
 int kin__wh_metrics_init(kin__wh_metrics *m, kin_metrics_registry *r) {
   memset(m, 0, sizeof *m);
   if (!r) return 0;
@@ -50,6 +52,8 @@ int kin__wh_metrics_init(kin__wh_metrics *m, kin_metrics_registry *r) {
   return 0;
 }
 
+/* The children controller-runtime makes for a new hook; nothing without
+ * metrics. */
 void kin__wh_metrics_hook(const kin__wh_metrics *m, const char *path) {
   if (!m->total) return;
   const char *v200[] = {path, "200"}, *v500[] = {path, "500"}, *w[] = {path};
@@ -58,12 +62,14 @@ void kin__wh_metrics_hook(const kin__wh_metrics *m, const char *path) {
   kin_metric_add(m->in_flight, w, 0);
 }
 
+/* Moves the hook's in-flight gauge by delta. */
 void kin__wh_metrics_in_flight(const kin__wh_metrics *m, const char *path, int delta) {
   if (!m->in_flight) return;
   const char *w[] = {path};
   kin_metric_add(m->in_flight, w, delta);
 }
 
+/* Counts one answer by status code and observes its latency. */
 void kin__wh_metrics_done(const kin__wh_metrics *m, const char *path, int code, double seconds) {
   if (!m->total) return;
   char c[16];
@@ -73,6 +79,7 @@ void kin__wh_metrics_done(const kin__wh_metrics *m, const char *path, int code, 
   kin_metric_observe(m->latency, w, seconds < 0 ? 0 : seconds);
 }
 
+/* Counts one failed fn on the admission or the conversion counter. */
 void kin__wh_metrics_panic(const kin__wh_metrics *m, kin_webhook_type type) {
   kin_metric *c = type == KIN_WEBHOOK_CONVERSION ? m->conversion_panics : m->panics;
   if (c) kin_metric_add(c, NULL, 1);

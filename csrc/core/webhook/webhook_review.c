@@ -210,6 +210,8 @@ static int decode_conversion(dec *d, int req) {
   return 0;
 }
 
+/* See webhook_int.h: 0 with rv filled, or KIN_EINVAL (err) / KIN_ENOMEM;
+ * rv is freed with kin__wh_review_free either way. */
 int kin__wh_review_decode(kin__wh_review *rv, kin_webhook_type type, const char *body,
                           size_t len, char *err, size_t errlen) {
   memset(rv, 0, sizeof *rv);
@@ -248,6 +250,7 @@ int kin__wh_review_decode(kin__wh_review *rv, kin_webhook_type type, const char 
   return rc;
 }
 
+/* Releases what rv owns (strings, objects) and zeroes it. */
 void kin__wh_review_free(kin__wh_review *rv) {
   for (size_t i = 0; i < rv->nstrs; i++) free(rv->strs[i]);
   free(rv->strs);
@@ -269,6 +272,8 @@ static int no_patch(const char *p, size_t n) {
   return i < n && p[i] == ']';
 }
 
+/* See webhook_int.h: appends the AdmissionReview to b; 0 or KIN_ENOMEM
+ * (b's bytes then belong to the caller still). */
 int kin__wh_answer_admission(kin__buf *b, const kin__wh_review *rv,
                              const kin_webhook_response *resp, int fn_rc, const char *dflt_msg) {
   kin__buf_printf(b, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"%s\",\"response\":{\"uid\":",
@@ -300,8 +305,9 @@ int kin__wh_answer_admission(kin__buf *b, const kin__wh_review *rv,
     }
     kin__buf_printf(b, ",\"code\":%d}", code);
   }
-  if (fn_rc >= 0 && !no_patch(resp->patch, resp->patch_len)) {
-    size_t n = resp->patch_len ? resp->patch_len : strlen(resp->patch);
+  size_t plen = resp->patch ? (resp->patch_len ? resp->patch_len : strlen(resp->patch)) : 0;
+  if (fn_rc >= 0 && !no_patch(resp->patch, plen)) {
+    size_t n = plen;
     char *p64 = kin__base64_encode((const unsigned char *)resp->patch, n);
     if (!p64) return KIN_ENOMEM;
     kin__buf_printf(b, ",\"patch\":\"%s\",\"patchType\":\"JSONPatch\"", p64);
@@ -319,6 +325,8 @@ int kin__wh_answer_admission(kin__buf *b, const kin__wh_review *rv,
   return b->oom ? KIN_ENOMEM : 0;
 }
 
+/* See webhook_int.h: appends the ConversionReview to b; 0 or KIN_ENOMEM
+ * (b's bytes then belong to the caller still). */
 int kin__wh_answer_conversion(kin__buf *b, const kin__wh_review *rv,
                               const kin_webhook_response *resp, int fn_rc, const char *dflt_msg) {
   char why[120] = "";
@@ -370,6 +378,8 @@ static const struct {
 } units[] = {{"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"\xce\xbcs", 1e3}, {"ms", 1e6},
              {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
 
+/* Go's time.ParseDuration, without negative values: 0 with *ns, or
+ * KIN_EINVAL. */
 int kin__wh_parse_duration(const char *s, uint64_t *ns) {
   if (!s || !*s) return KIN_EINVAL;
   if (*s == '+') s++;

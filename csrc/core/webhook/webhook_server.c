@@ -8,6 +8,8 @@
 #include "kin.h"
 #include "webhook_int.h"
 
+/* See webhook.h: 0 with *out (the caller frees it), KIN_EINVAL (err) or
+ * KIN_ENOMEM, nothing allocated on failure. */
 int kin_webhook_server_new(const kin_webhook_server_config *cfg, kin_webhook_server **out,
                            char *err, size_t errlen) {
   char e[200] = "";
@@ -45,6 +47,8 @@ int kin_webhook_server_new(const kin_webhook_server_config *cfg, kin_webhook_ser
   return 0;
 }
 
+/* See webhook.h: 0 (also when already started), or the listen error
+ * with err. */
 int kin_webhook_server_start(kin_webhook_server *s, char *err, size_t errlen) {
   char e[300] = "";
   pthread_mutex_lock(&s->life_mu);
@@ -54,16 +58,20 @@ int kin_webhook_server_start(kin_webhook_server *s, char *err, size_t errlen) {
   return rc;
 }
 
+/* The port listened on, or 0 when not started. */
 int kin_webhook_server_port(const kin_webhook_server *s) {
   return s ? __atomic_load_n(&s->port, __ATOMIC_ACQUIRE) : 0;
 }
 
+/* See webhook.h: the HTTP status with a malloc'd answer in *out the
+ * caller frees, or KIN_ENOMEM; fn runs on this thread. */
 int kin_webhook_server_serve(kin_webhook_server *s, const char *path, const char *body,
                              size_t len, uint32_t timeout_ms, char **out, size_t *outlen) {
   return kin__wh_handle(s, path ? path : "", body ? body : "", body ? len : 0,
                         (uint64_t)timeout_ms * 1000000ull, NULL, out, outlen);
 }
 
+/* Stops listening, waiting for the connections under way; idempotent. */
 void kin_webhook_server_stop(kin_webhook_server *s) {
   if (!s) return;
   pthread_mutex_lock(&s->life_mu);
@@ -71,6 +79,7 @@ void kin_webhook_server_stop(kin_webhook_server *s) {
   pthread_mutex_unlock(&s->life_mu);
 }
 
+/* Stops s, frees its hooks and s; NULL is a no-op. */
 void kin_webhook_server_free(kin_webhook_server *s) {
   if (!s) return;
   kin_webhook_server_stop(s);
