@@ -172,5 +172,5 @@ jq -rs --arg khwm "$KIN_HWM" --arg rhwm "$REF_HWM" '
   "peak RSS (VmHWM): kinformer \($khwm) KiB (with its in-process sim), controller-runtime \($rhwm) KiB",
   "",
   ( .[] | select(.server == "kinformer-sim")
-    | "through kinformer.sim in process (\(.creates) creates, one client): \(.base_per_s | floor) creates/s without a webhook, \(.webhook_per_s | floor) creates/s with the validating webhook (\(.webhook_us_per_create | f(1)) us added per create)")
+    | "through kinformer.sim in process (\(.creates) creates, one client): \(.base_per_s | floor) creates/s without a webhook, \(.webhook_per_s | floor) creates/s with the validating webhook (\(.webhook_us_per_create | f(1)) us per create of difference); the hook answered \(.hook_calls) admission reviews in \(.hook_us_per_call | f(1)) us each (its server'"'"'s latency metric)")
 ' "$RESULTS"
