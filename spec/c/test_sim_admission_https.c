@@ -162,6 +162,14 @@ static void test_sim_AdmissionHttps(void **state) {
   r = sim_req(sim, "POST", "/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"a\"}}");
   assert_int_equal(r.code, 500);
   assert_string_equal(jstr(r.json, "reason"), "InternalError");
+  /* kube-apiserver v1.36.3's words for a webhook nobody listens for */
+  char msg[512];
+  snprintf(msg, sizeof(msg),
+           "Internal error occurred: failed calling webhook \"validate.website.example.com\": "
+           "failed to call webhook: Post \"https://127.0.0.1:%u/validate-configmaps?timeout=5s\": "
+           "dial tcp 127.0.0.1:%u: connect: connection refused",
+           port, port);
+  assert_string_equal(jstr(r.json, "message"), msg);
   sim_resp_free(&r);
   put_config(sim, cc, "Ignore");
   r = sim_req(sim, "POST", "/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"a\"}}");

@@ -96,8 +96,21 @@ static int call_url(const kin__sim_hook *h, const char *body, char **out, size_t
   curl_slist_free_all(hd);
   curl_easy_cleanup(c);
   if (rc != CURLE_OK) {
-    snprintf(err, errcap, "failed to call webhook: Post \"%s\": %s", url,
-             rc == CURLE_OPERATION_TIMEDOUT ? "context deadline exceeded" : curl_easy_strerror(rc));
+    /* Go's net/http words for the usual failures */
+    char why[512];
+    const char *hp = strstr(h->url, "://");
+    hp = hp ? hp + 3 : h->url;
+    size_t hl = strcspn(hp, "/?");
+    if (rc == CURLE_COULDNT_CONNECT)
+      snprintf(why, sizeof(why), "dial tcp %.*s: connect: connection refused", (int)hl, hp);
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+      snprintf(why, sizeof(why), "context deadline exceeded");
+    else if (rc == CURLE_PEER_FAILED_VERIFICATION)
+      snprintf(why, sizeof(why),
+               "tls: failed to verify certificate: x509: certificate signed by unknown authority");
+    else
+      snprintf(why, sizeof(why), "%s", curl_easy_strerror(rc));
+    snprintf(err, errcap, "failed to call webhook: Post \"%s\": %s", url, why);
     kin__buf_free(&b);
     return -1;
   }

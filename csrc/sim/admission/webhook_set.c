@@ -204,7 +204,8 @@ kin__sim_hookset *kin__sim_hookset_get(kin_sim *sim) {
   size_t i;
   json_t *cfg;
   json_array_foreach(cfgs, i, cfg) {
-    if (!rc && json_is_object(cfg)) rc = add_config(&set->h, &set->n, &cap, cfg, is_mutating(cfg), NULL);
+    if (!rc && json_is_object(cfg))
+      rc = add_config(&set->h, &set->n, &cap, cfg, is_mutating(cfg), NULL);
   }
   json_decref(cfgs);
   pthread_mutex_lock(&a->mu);
@@ -282,15 +283,74 @@ void kin__sim_webhook_state_free(kin__sim_admission *a) {
   free(a);
 }
 
+/* The conversion stanza (spec.conversion) of a CRD's JSON when its
+ * strategy is Webhook (borrowed), else NULL. */
+static const json_t *webhook_conversion(const json_t *crd) {
+  const json_t *conv = json_object_get(json_object_get(crd, "spec"), "conversion");
+  const char *strategy = kin__sim_jstr(conv, "strategy", NULL);
+  return strategy && !strcmp(strategy, "Webhook") ? conv : NULL;
+}
+
+/* Fills h (zeroed here) from conversion stanza conv of CRD crd; 0 or -1. */
+static int conversion_hook(kin__sim_hook *h, const char *crd, const json_t *conv,
+                           kin__sim_webhook_reg *reg) {
+  memset(h, 0, sizeof(*h));
+  json_t *cc = json_object_get(json_object_get(conv, "webhook"), "clientConfig");
+  json_t *w = json_pack("{s:s, s:O, s:i}", "name", crd, "clientConfig",
+                        cc ? cc : json_object_get(conv, "webhookClientConfig"), "timeoutSeconds",
+                        30);
+  if (!w) return -1;
+  int rc = parse_hook(h, w, crd, 0, reg);
+  json_decref(w);
+  if (rc) hook_clear(h);
+  return rc;
+}
+
+int kin__sim_conversion_hook(kin_sim *sim, const char *crd, kin__sim_hook *h) {
+  kin__sim_admission *a = sim->admission;
+  int found = 0;
+  pthread_mutex_lock(&a->mu);
+  for (size_t i = 0; i < a->nregs && !found; i++) {
+    kin__sim_webhook_reg *reg = a->regs[i];
+    const char *name = kin__sim_jstr(reg->config, "metadata", "name");
+    const char *kind = kin__sim_jstr(reg->config, "kind", NULL);
+    if (!kind || strcmp(kind, "CustomResourceDefinition") || !name || strcmp(name, crd)) continue;
+    found = conversion_hook(h, crd, webhook_conversion(reg->config), reg) ? -1 : 1;
+  }
+  pthread_mutex_unlock(&a->mu);
+  if (found) return found;
+  kin__sim_store *s = &sim->store;
+  pthread_mutex_lock(&s->mu);
+  kin__sim_storage *st =
+      kin__sim_registry_storage(s, "apiextensions.k8s.io", "customresourcedefinitions");
+  kin__sim_obj *o = st ? kin__sim_lookup(st, NULL, crd) : NULL;
+  json_t *spec = o ? kin__sim_obj_member(o, "spec") : NULL;
+  pthread_mutex_unlock(&s->mu);
+  json_t *wrap = spec ? json_pack("{s:o}", "spec", spec) : NULL;
+  const json_t *conv = webhook_conversion(wrap);
+  if (conv) found = conversion_hook(h, crd, conv, NULL) ? -1 : 1;
+  json_decref(wrap);
+  return found;
+}
+
+void kin__sim_hook_release(kin_sim *sim, kin__sim_hook *h) {
+  kin__sim_admission *a = sim->admission;
+  pthread_mutex_lock(&a->mu);
+  hook_clear(h);
+  pthread_mutex_unlock(&a->mu);
+  memset(h, 0, sizeof(*h));
+}
+
 int kin_sim_webhook_register(kin_sim *sim, const char *config_json, size_t len,
                              kin_sim_review_fn fn, void *ud, uint64_t *id) {
   if (!sim || !sim->admission || !config_json || !fn) return KIN_EINVAL;
   json_error_t jerr;
   json_t *cfg = json_loadb(config_json, len, 0, &jerr);
   const char *kind = kin__sim_jstr(cfg, "kind", NULL);
-  int ok = kind && (!strcmp(kind, "MutatingWebhookConfiguration") ||
-                    !strcmp(kind, "ValidatingWebhookConfiguration")) &&
-           json_is_array(json_object_get(cfg, "webhooks"));
+  int ok = kind && (((!strcmp(kind, "MutatingWebhookConfiguration") ||
+                      !strcmp(kind, "ValidatingWebhookConfiguration")) &&
+                     json_is_array(json_object_get(cfg, "webhooks"))) ||
+                    (!strcmp(kind, "CustomResourceDefinition") && webhook_conversion(cfg)));
   if (ok && !kin__sim_jstr(cfg, "metadata", "name")) ok = 0;
   if (!ok) {
     json_decref(cfg);

@@ -74,6 +74,13 @@ int kin__sim_admission_any(kin_sim *sim);
 /* Counts a call of reg's fn as under way: 0, or -1 when reg is gone. */
 int kin__sim_reg_call_begin(kin_sim *sim, kin__sim_webhook_reg *reg);
 void kin__sim_reg_call_end(kin_sim *sim, kin__sim_webhook_reg *reg);
+/* Fills h for the conversion webhook of CRD crd (its name): an
+ * in-process registration of it, else the stored CRD's spec.conversion
+ * with strategy Webhook. Returns 1 (h filled: kin__sim_hook_release it),
+ * 0 when the CRD has none, -1 on ENOMEM. Takes the admission's lock,
+ * then the store's, one after the other. */
+int kin__sim_conversion_hook(kin_sim *sim, const char *crd, kin__sim_hook *h);
+void kin__sim_hook_release(kin_sim *sim, kin__sim_hook *h);
 /* A new empty webhook state (NULL on ENOMEM); free frees it with every
  * registration left (no call may be under way). */
 kin__sim_admission *kin__sim_webhook_state_new(void);

@@ -10,6 +10,7 @@
 
 #include "label_selector.h"
 #include "admission.h"
+#include "conversion.h"
 #include "auth_int.h"
 #include "selector_string.h"
 #include "store_int.h"

@@ -247,6 +247,25 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
     free(b.p);
     return kin__sim_respond_result(req, &out);
   }
+  if (kin__sim_conversion_applies(req->sim, r)) {
+    /* the items through the CRD's conversion webhook, in one review */
+    json_error_t jerr;
+    json_t *list = json_loadb(b.p, b.len, 0, &jerr);
+    free(b.p);
+    b = (kin__buf){0};
+    if (!list) return MHD_NO;
+    if (kin__sim_convert_out(req->sim, r, json_object_get(list, "items"), &out)) {
+      json_decref(list);
+      return kin__sim_respond_result(req, &out);
+    }
+    char *txt = json_dumps(list, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(list);
+    if (!txt || kin__buf_add(&b, txt, strlen(txt))) {
+      free(txt);
+      return MHD_NO;
+    }
+    free(txt);
+  }
   if (kin__sim_table_accept(MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept"))) {
     /* Table output: the List parsed back (kubectl's lists are small). */
     json_error_t jerr;

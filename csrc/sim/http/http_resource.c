@@ -322,6 +322,11 @@ static void handle_update(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
   }
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
+  if (r->crd_name && kin__sim_conversion_applies(req->sim, r) &&
+      kin__sim_convert_in(req->sim, r, &obj, out)) {
+    json_decref(obj);
+    return;
+  }
   const char *name = kin__sim_jstr(obj, "metadata", "name");
   if (check_namespace(r, obj, ri->ns, out)) {
     /* out filled */
@@ -350,6 +355,11 @@ static void handle_create(kin__sim_req *req, kin__sim_resource *r, kin__sim_requ
                           kin__sim_result *out) {
   json_t *obj = decode_object(req, r, out);
   if (!obj) return;
+  if (r->crd_name && kin__sim_conversion_applies(req->sim, r) &&
+      kin__sim_convert_in(req->sim, r, &obj, out)) {
+    json_decref(obj);
+    return;
+  }
   if (r->review && !*r->group && !strcmp(r->resource, "bindings")) {
     kin__sim_binding_create(req, ri, obj, dry_run(req), out);
   } else if (kin__sim_review_create(req, r, ri->ns, obj, out)) {
@@ -559,6 +569,21 @@ enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_inf
     kin__sim_admit_leave();
     json_decref(req->warnings);
     req->warnings = actx.warnings;
+  }
+  /* A CRD version with a conversion webhook: the object through it. */
+  const char *okind = kin__sim_jstr(out.body, "kind", NULL);
+  if (out.code < 300 && okind && !strcmp(okind, r->kind) && r->crd_name &&
+      kin__sim_conversion_applies(req->sim, r)) {
+    json_t *one = json_pack("[O]", out.body);
+    kin__sim_result cerr = {0, NULL};
+    if (one && !kin__sim_convert_out(req->sim, r, one, &cerr)) {
+      json_decref(out.body);
+      out.body = json_incref(json_array_get(one, 0));
+    } else if (one) {
+      json_decref(out.body);
+      out = cerr;
+    }
+    json_decref(one);
   }
   /* A CRD version other than the storage one: same object, its apiVersion;
    * an events.k8s.io/v1 Event: converted from the stored form. */

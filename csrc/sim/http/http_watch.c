@@ -28,6 +28,7 @@ typedef struct {
   char ns[256];
   kin__sim_selector sel;
   int filtered;      /* selectors or an apiVersion rewrite: build lines */
+  int convert;       /* through the CRD's conversion webhook (admission/conversion.h) */
   uint64_t pos;      /* every event with rv <= pos has been considered */
   kin__buf buf;  /* bytes not yet handed to MHD, from off */
   size_t off;
@@ -239,6 +240,12 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *out, size_t max) {
       continue;
     }
     fill(w, s);
+    if (w->convert && w->buf.len) {
+      /* the conversion webhook is called without the store's lock */
+      pthread_mutex_unlock(&s->mu);
+      if (kin__sim_convert_watch_lines(w->sim, w->r, &w->buf)) w->done = 1;
+      pthread_mutex_lock(&s->mu);
+    }
     if (w->table)
       kin__sim_table_watch_lines(w->r, w->table, w->include, &w->headers_sent, &w->buf, 0);
     if (w->proto) kin__sim_proto_watch_frames(&w->buf, 0);
@@ -352,6 +359,7 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
   kin__sim_api_version(r, av, sizeof(av));
   w->filtered = !kin__sim_selector_empty(&w->sel) || strcmp(av, r->storage->storage_version);
   w->bookmarks = bookmarks;
+  w->convert = kin__sim_conversion_applies(req->sim, r);
   long long timeout = tq ? strtoll(tq, NULL, 10) : 0;
   if (timeout <= 0) timeout = 1800;
   uint64_t now = now_ns();
