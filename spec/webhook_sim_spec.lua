@@ -81,6 +81,16 @@ describe("mgr:webhook on a sim, in process", function()
     assert(mgr.client:delete("v1/configmaps", "default", "drop"))
   end)
 
+  it("is unregistered when a manager is collected without mgr:stop", function()
+    mgr:webhook { name = "deny-all", resources = { "configmaps" }, validate = function() return false, "no" end }
+    assert.is_nil((mgr.client:create(cm("a", {}))))
+    mgr = nil
+    collectgarbage()
+    collectgarbage()
+    mgr = assert(kin.manager { sim = sim })
+    assert(mgr.client:create(cm("a", {})))
+  end)
+
   it("stops being called once the manager stops", function()
     mgr:webhook { name = "deny-all", resources = { "configmaps" }, validate = function() return false, "no" end }
     assert(mgr:start())

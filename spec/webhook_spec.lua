@@ -17,6 +17,7 @@ local function new_mgr(extra)
   -- over the sim's URL: a manager on the sim (sim =) would register its hooks in process
   local opts = { url = sim.url, webhook_bind_address = "127.0.0.1:0", webhook_configure = false }
   for k, v in pairs(extra or {}) do opts[k] = v end
+  if opts.webhook_cert_path then opts.webhook_configure = nil end -- its default: false
   local mgr = assert(kin.manager(opts))
   return mgr, sim
 end
@@ -376,6 +377,24 @@ describe("mgr:webhook over HTTPS", function()
     assert(mgr:webhook { name = "late", resources = { "v1/secrets" }, validate = function() return true end })
     vwc = assert(mgr.client:get("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", nil, "wh-install"))
     assert.are.equal(2, #vwc.webhooks)
+  end)
+
+  it("serves the key pair of webhook_cert_path (no CA made, nothing applied by default)", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    proc.sh(("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=localhost "
+      .. "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout %s/k.pem -out %s/c.pem 2>/dev/null"):format(dir, dir))
+    mgr, sim = new_mgr { name = "wh-files", webhook_cert_path = dir,
+      webhook_cert_name = "c.pem", webhook_cert_key = "k.pem" }
+    local wh = mgr:webhook { name = "ok", resources = { "v1/configmaps" }, validate = function() return true end }
+    assert(mgr:start())
+    assert.is_nil(mgr:webhook_ca())
+    local out = proc.sh(("curl -s --cacert %s/c.pem -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: "
+      .. "application/json' --data-binary '{}' 'https://127.0.0.1:%d%s'"):format(dir, mgr:webhook_port(), wh:path()))
+    assert.are.equal("400", out) -- verified against the files' certificate
+    assert.is_nil(mgr.client:get("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", nil, "wh-files"))
+    os.execute("rm -rf " .. dir)
   end)
 
   it("base64 encodes as RFC 4648", function()

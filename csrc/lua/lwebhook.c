@@ -58,6 +58,7 @@ typedef struct {
   atomic_int abort;      /* set by close: cuts the handlers under way */
 } lwh;
 
+/* The open server at argument 1 (raises when it is none or closed). */
 static lwh *check_server(lua_State *L) {
   lwh *p = luaL_checkudata(L, 1, SERVER_MT);
   luaL_argcheck(L, p->s != NULL, 1, "webhook server is closed");
@@ -128,7 +129,9 @@ static int open_keys(lua_State *L, int t, lwh *p, char *err, size_t errlen) {
   return rc;
 }
 
-/* core.webhook_server{...} (see the top of this file). */
+/* core.webhook_server{...} (see the top of this file): the userdata, or
+ * nil, message, code (the key pair or the server could not be made;
+ * nothing is left allocated then). Misuse raises. */
 static int l_server(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lkin_opt_check_keys(L, 1, server_keys, "webhook_server");
@@ -301,6 +304,9 @@ static int s_inprocess(lua_State *L) {
   return 2;
 }
 
+/* srv:close() (also __gc, __close; idempotent): sets the abort flag, stops
+ * the server (a call under way is cut at once), removes and frees every
+ * hook, frees the server, the key pair and the CA, drops the env. */
 static int s_close(lua_State *L) {
   lwh *p = luaL_checkudata(L, 1, SERVER_MT);
   if (!p->s) return 0;
@@ -323,6 +329,7 @@ static int s_close(lua_State *L) {
   return 0;
 }
 
+/* tostring(srv): "kinformer.webhook_server (port N)" or "(closed)". */
 static int s_tostring(lua_State *L) {
   lwh *p = luaL_checkudata(L, 1, SERVER_MT);
   if (!p->s) lua_pushliteral(L, "kinformer.webhook_server (closed)");

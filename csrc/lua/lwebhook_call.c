@@ -135,6 +135,8 @@ typedef struct {
   char *errmsg;    /* the error with its traceback (malloc'd), when st != LUA_OK */
 } review;
 
+/* Sets field k of the table at the top to v ("" for NULL). Raises only on
+ * memory errors. */
 static void set_str(lua_State *L, const char *k, const char *v) {
   lua_pushstring(L, v ? v : "");
   lua_setfield(L, -2, k);
@@ -162,6 +164,9 @@ static void push_json(lua_State *L, const char *s, size_t n) {
   }
 }
 
+/* Pushes the req table of r (webhook_run.lua's shape): objects as lazy
+ * views holding references, userInfo/options decoded. Raises only on
+ * memory errors (nothing C-side to free then). */
 static void push_request(lua_State *L, const kin_webhook_request *r) {
   static const char *const kind_names[3] = {"group", "version", "kind"};
   static const char *const res_names[3] = {"group", "version", "resource"};
@@ -203,6 +208,7 @@ static void push_request(lua_State *L, const kin_webhook_request *r) {
   }
 }
 
+/* The kind argument of webhook_run.run for t (a static string). */
 static const char *type_name(kin_webhook_type t) {
   return t == KIN_WEBHOOK_VALIDATING ? "validating"
          : t == KIN_WEBHOOK_MUTATING ? "mutating"
@@ -219,6 +225,7 @@ static void push_cached(lua_State *L, const void *key, void (*make)(lua_State *,
   lua_rawsetp(L, LUA_REGISTRYINDEX, key);
 }
 
+/* Pushes require("kinformer.webhook_run").run; raises when it cannot load. */
 static void make_run(lua_State *L, lwh_hook *h) {
   (void)h;
   lua_getglobal(L, "require");
@@ -228,6 +235,8 @@ static void make_run(lua_State *L, lwh_hook *h) {
   lua_remove(L, -2);
 }
 
+/* Pushes a kinformer.env userdata over h's env (a new reference, dropped
+ * by its __gc). */
 static void make_env(lua_State *L, lwh_hook *h) { lkin_push_env(L, h->env); }
 
 /* A malloc'd copy of the string at i (raises when out of memory). */
@@ -265,7 +274,9 @@ static void read_strings(lua_State *L, int t, const char *k, char ***out, size_t
   lua_pop(L, 1);
 }
 
-/* Fills the response from the result table at t. */
+/* Fills the response from the result table at t; each string is malloc'd
+ * into resp at once (the server frees what resp holds, also when this
+ * raises: out of memory, a result that is no table). */
 static void read_result(lua_State *L, int t, review *rv) {
   kin_webhook_response *resp = rv->resp;
   luaL_checktype(L, t, LUA_TTABLE);
@@ -292,7 +303,11 @@ static void read_result(lua_State *L, int t, review *rv) {
   lua_pop(L, 1);
 }
 
-/* Runs in the worker state under lkin_ws_protect (ud: the review). */
+/* Runs in the worker state under lkin_ws_protect (ud: the review): the
+ * handler through webhook_run.run under the review's deadline and call
+ * context. Returns 0 with rv->st the run's Lua status (rv->errmsg, malloc'd,
+ * the error with its traceback when it failed) and resp filled when it
+ * returned; raises on a failure around the run (out of memory, no code). */
 static int run_review(lua_State *L) {
   review *rv = lua_touserdata(L, 1);
   lwh_hook *h = rv->h;
@@ -335,7 +350,8 @@ static int run_review(lua_State *L) {
 
 /* ---- the kin_webhook_fn ------------------------------------------------------ */
 
-/* Sets resp->message to "webhook <name>: <text>" (the first line of text). */
+/* Sets resp->message to "webhook <name>: <text>" (the first line of text;
+ * a previous message is freed; NULL when out of memory) and denies. */
 static void fail_message(lwh_hook *h, kin_webhook_response *resp, const char *text) {
   char buf[1024];
   int n = (int)strcspn(text, "\n");
@@ -345,6 +361,12 @@ static void fail_message(lwh_hook *h, kin_webhook_response *resp, const char *te
   resp->allowed = 0;
 }
 
+/* The kin_webhook_fn: see the top of this file and lwebhook_int.h. Returns
+ * 0 when the handler ran; KIN_ETIMEDOUT (cut at the deadline, or no free
+ * state in time), KIN_ECANCELED (the server is closing), KIN_ENOMEM (the
+ * state ran out of memory: rebuilt), KIN_EINVAL (the handler raised, or its
+ * result could not be read) with resp->message saying so; each failure
+ * logged once. */
 int lwh_hook_call(void *ud, const kin_webhook_request *req, kin_webhook_response *resp) {
   lwh_hook *h = ud;
   uint64_t start = lkin_mono_ns();

@@ -143,6 +143,21 @@ local function hook_list(st)
   return list
 end
 
+-- Unregisters st's hooks from the sim, then closes the server.
+local function close(st)
+  if st.sim then
+    for i = #st.sim_ids, 1, -1 do
+      pcall(st.sim._webhook_unregister, st.sim, st.sim_ids[i])
+      st.sim_ids[i] = nil
+    end
+  end
+  if st.srv then
+    st.srv:close()
+    st.srv = nil
+    st.port = nil
+  end
+end
+
 -- Registers the hooks with the manager's sim in process (again: the
 -- previous registrations go first). Returns true or nil, msg, code.
 local function sim_register(mgr, st)
@@ -152,6 +167,11 @@ local function sim_register(mgr, st)
   for i = #st.sim_ids, 1, -1 do
     sim:_webhook_unregister(st.sim_ids[i])
     st.sim_ids[i] = nil
+  end
+  if not st.guard then
+    -- a manager collected without mgr:stop: the sim must not keep calling a
+    -- freed server (this finalizer, set after the server's, runs before it)
+    st.guard = setmetatable({}, { __gc = function() close(st) end })
   end
   local fn, ud = st.srv:inprocess()
   local C = require "kinformer.webhook_config"
@@ -257,18 +277,7 @@ end
 --- The manager's stop: unregisters the hooks from the sim, closes the server.
 function M.stop(mgr)
   local st = rawget(mgr, "_wh")
-  if not st then return end
-  if st.sim then
-    for i = #st.sim_ids, 1, -1 do
-      pcall(st.sim._webhook_unregister, st.sim, st.sim_ids[i])
-      st.sim_ids[i] = nil
-    end
-  end
-  if st.srv then
-    st.srv:close()
-    st.srv = nil
-    st.port = nil
-  end
+  if st then close(st) end
 end
 
 --- mgr:webhook_ca(): the self-made CA's PEM (the caBundle), or nil.
