@@ -19,14 +19,21 @@ end
 
 -- The documents and, by kind, those of the operator's own rules (the
 -- secure metrics endpoint's, named <name>-metrics-auth, <name>-metrics-reader
--- and the Service <name>-metrics, go to by.metrics, a list in order).
+-- and the Service <name>-metrics, go to by.metrics, a list in order; those
+-- of its webhooks (kinformer.cmd.manifests_webhook: the configurations,
+-- <name>-webhook-service, the <name>-webhook ClusterRole and binding) to
+-- by.webhook).
+local WEBHOOK_KINDS = { ValidatingWebhookConfiguration = true, MutatingWebhookConfiguration = true, Issuer = true,
+  Certificate = true }
 local function docs_of(yaml)
   local docs = lyaml.load(yaml, { all = true })
-  local by = { metrics = {} }
+  local by = { metrics = {}, webhook = {} }
   for _, d in ipairs(docs) do
     local n = d.metadata and d.metadata.name or ""
     if n:match("%-metrics%-auth$") or n:match("%-metrics%-reader$") or (d.kind == "Service" and n:match("%-metrics$")) then
       table.insert(by.metrics, d)
+    elseif WEBHOOK_KINDS[d.kind] or n:match("%-webhook$") or n:match("%-webhook%-service$") then
+      table.insert(by.webhook, d)
     else
       by[d.kind] = by[d.kind] or {}
       table.insert(by[d.kind], d)
@@ -72,8 +79,17 @@ describe("kinformer manifests", function()
     local docs, by = docs_of(out)
     local kinds = {}
     for _, d in ipairs(docs) do kinds[#kinds + 1] = d.kind end
-    assert.same({ "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap",
-                  "Deployment", "ClusterRole", "ClusterRoleBinding", "ClusterRole", "Service" }, kinds)
+    -- the example's webhooks (mgr:webhook), when it has some: their documents
+    -- come last (spec/manifests_webhook_spec.lua checks them in detail)
+    local hooks = #by.webhook > 0
+    local want = { "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap",
+                   "Deployment", "ClusterRole", "ClusterRoleBinding", "ClusterRole", "Service" }
+    for _, d in ipairs(by.webhook) do want[#want + 1] = d.kind end
+    assert.same(want, kinds)
+    if hooks then
+      assert.equal("website-webhook-service", by.webhook[#by.webhook - 2].metadata.name)
+      assert.equal("website-webhook", by.webhook[#by.webhook - 1].metadata.name)
+    end
     local sa = by.ServiceAccount[1]
     assert.same({ "website", "default" }, { sa.metadata.name, sa.metadata.namespace })
     local role = by.ClusterRole[1]
@@ -99,14 +115,19 @@ describe("kinformer manifests", function()
     assert.equal("website", pod.serviceAccountName)
     local c = pod.containers[1]
     assert.equal("registry.example/website-op:1.2", c.image)
-    assert.same({ "kinformer", "run", "--name", "website", "--leader-elect", "--leader-election-id", "website",
-                  "--metrics-bind-address", ":8443", "--metrics-secure", "--health-probe-bind-address", ":8081",
-                  "/operator/operator.lua" }, c.command)
+    local cmd = { "kinformer", "run", "--name", "website", "--leader-elect", "--leader-election-id", "website",
+                  "--metrics-bind-address", ":8443", "--metrics-secure", "--health-probe-bind-address", ":8081" }
+    if hooks then
+      cmd[#cmd + 1] = "--webhook-bind-address"
+      cmd[#cmd + 1] = ":9443"
+    end
+    cmd[#cmd + 1] = "/operator/operator.lua"
+    assert.same(cmd, c.command)
     assert.same({ path = "/readyz", port = "health" }, c.readinessProbe.httpGet)
     assert.same({ path = "/healthz", port = "health" }, c.livenessProbe.httpGet)
     local ports = {}
     for _, p in ipairs(c.ports) do ports[p.name] = p.containerPort end
-    assert.same({ metrics = 8443, health = 8081 }, ports)
+    assert.same({ metrics = 8443, health = 8081, ["webhook-server"] = hooks and 9443 or nil }, ports)
     assert.same({ ["prometheus.io/scrape"] = "true", ["prometheus.io/port"] = "8443", ["prometheus.io/scheme"] = "https",
                   ["kinformer.io/script-hash"] = dep.spec.template.metadata.annotations["kinformer.io/script-hash"] },
       dep.spec.template.metadata.annotations)

@@ -12,6 +12,7 @@ local VWC = "admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 local MWC = "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 local CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 local function f() return true end
+local function sh(cmd) return (require("support.proc").run(cmd)) end
 -- a CA certificate (PEM, base64) as caBundle: kube-apiserver checks a CRD's is PEM
 local CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJlVENDQVIrZ0F3SUJBZ0lVV21TczJjMjhJc0h3VUdaTGxqZG1rR3UxMnZz"
   .. "d0NnWUlLb1pJemowRUF3SXcKRWpFUU1BNEdBMVVFQXd3SGRHVnpkQzFqWVRBZUZ3MHlOakV4TWpneE1qVTJNVE5hRncwek5qRXhN"
@@ -33,6 +34,16 @@ local function crd(plural, group)
         { name = "v2", served = true, storage = false, schema = schema } } },
   }
 end
+
+-- another replica's CA
+local CA2 = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmVENDQVNPZ0F3SUJBZ0lVQ0NBcDVia2I0ZUJVQmJoYkl6eityQTBXd3JJ"
+  .. "d0NnWUlLb1pJemowRUF3SXcKRkRFU01CQUdBMVVFQXd3SmRHVnpkQzFqWVMweU1CNFhEVEkyTVRFeU9ERXpNVFV6TlZvWERUTTJN"
+  .. "VEV5TlRFegpNVFV6TlZvd0ZERVNNQkFHQTFVRUF3d0pkR1Z6ZEMxallTMHlNRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBECkFR"
+  .. "Y0RRZ0FFRFNuUUs2ajJhZFdna1NYWkdEems0MjBoUnBLcEpaUDdsMk5lMlBSQlROcUJQR1BBVTB2Q0FDSCsKQ3FDSmRPVklWM0Jh"
+  .. "R3J4NHRMU2xNTjhSMTM3SXRLTlRNRkV3SFFZRFZSME9CQllFRk1TWkViQThaUFM2YUJodwo4OVo2Vll4M3BwZVpNQjhHQTFVZEl3"
+  .. "UVlNQmFBRk1TWkViQThaUFM2YUJodzg5WjZWWXgzcHBlWk1BOEdBMVVkCkV3RUIvd1FGTUFNQkFmOHdDZ1lJS29aSXpqMEVBd0lE"
+  .. "U0FBd1JRSWdldUZ6dFpnNVpmV01hTVZvamVYUGtXNWsKd0tMTENRL3M0YXRxVjRUZzM4Z0NJUUM2dFlxOXpkcWh5aUxBRXphdEdo"
+  .. "N1JwSUJMZ0xEeTlvRG95MzFYSjFsVwpDQT09Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
 
 local validate = C.normalize{ name = "website-validate", validate = f, resources = { "websites.example.com" } }
 local mutate = C.normalize{ name = "website-default", mutate = f, resources = { "websites.example.com" },
@@ -113,6 +124,36 @@ describe("webhook_install", function()
     assert.is_true(m.webhooks == nil or #m.webhooks == 0)
   end)
 
+  it("keeps the other replicas' CAs in the caBundle, each once, the newest MAX_CAS", function()
+    local hooks = { validate, convert }
+    assert(I.install(mgr, hooks, { url = "https://127.0.0.1:9443", ca_bundle = CA }))
+    assert(I.install(mgr, hooks, { url = "https://127.0.0.1:9443", ca_bundle = CA2 }))
+    assert(I.install(mgr, hooks, { url = "https://127.0.0.1:9443", ca_bundle = CA2 })) -- a restart: once
+    local both = I.merge_bundles({ CA }, CA2)
+    local v = assert(mgr.client:get(VWC, nil, "site-operator"))
+    assert.equal(both, v.webhooks[1].clientConfig.caBundle)
+    local c = assert(mgr.client:get(CRDS, nil, "websites.example.com"))
+    assert.equal(both, c.spec.conversion.webhook.clientConfig.caBundle)
+    -- the bundle is the two PEM certificates, the first replica's first
+    local pem = sh("echo " .. both .. " | base64 -d")
+    assert.equal(2, select(2, pem:gsub("BEGIN CERTIFICATE", "")))
+    assert.equal(CA, I.merge_bundles({}, CA))
+    assert.equal(1, pem:find(sh("echo " .. CA .. " | base64 -d"), 1, true))
+    -- at most MAX_CAS, the oldest dropped
+    local fake = {}
+    for i = 1, 10 do
+      local p = ("-----BEGIN CERTIFICATE-----\nQUJD%02d\n-----END CERTIFICATE-----\n"):format(i)
+      fake[i] = sh("printf '%s' '" .. p .. "' | base64 -w0")
+    end
+    local merged = I.merge_bundles(fake, CA)
+    local text = sh("echo " .. merged .. " | base64 -d")
+    assert.equal(I.MAX_CAS, select(2, text:gsub("BEGIN CERTIFICATE", "")))
+    assert.is_nil(text:find("QUJD03", 1, true))
+    assert.is_truthy(text:find("QUJD04", 1, true))
+    assert.equal("not pem", I.merge_bundles({ CA }, "not pem"))
+    assert.is_nil(I.merge_bundles({ CA }, nil))
+  end)
+
   it("says which CRD is missing", function()
     local gadgets = C.normalize{ name = "gadget-convert", convert = f, resources = { "gadgets.example.com" } }
     local ok, msg = I.install(mgr, { gadgets }, { url = "https://127.0.0.1:9443" })
@@ -148,8 +189,8 @@ describe("webhook_install", function()
     for _, e in ipairs(assert(sim:request_log_take())) do
       if e.user == sa then
         n = n + 1
-        -- the first start's merge patches find no configuration (404): it is then applied
-        assert.is_true(e.code < 300 or (e.code == 404 and e.verb == "patch" and e.resource:match("webhook") ~= nil),
+        -- the first start finds no configuration to read or merge-patch (404): it is then applied
+        assert.is_true(e.code < 300 or (e.code == 404 and e.resource:match("webhook") ~= nil),
           ("%s %s %s: %d"):format(e.verb, e.resource, e.name or "", e.code))
       end
     end

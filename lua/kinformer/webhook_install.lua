@@ -20,6 +20,12 @@
 --   local I = require "kinformer.webhook_install"
 --   local ok, msg = I.install(mgr, hooks, { url = "https://127.0.0.1:9443", ca_bundle = b64 })
 --
+-- The caBundle: every replica makes its own CA, and kube-apiserver may
+-- reach any replica (through the Service), so the bundle keeps the CAs
+-- already installed (read from the configurations and CRDs first) and adds
+-- this replica's: the newest M.MAX_CAS distinct certificates, this
+-- replica's last. A CA whose replica is gone stays until pushed out.
+--
 -- hooks: kinformer.webhook_config.normalize's. The RBAC these requests
 -- need is what `kinformer manifests` prints (kinformer.cmd.manifests_webhook).
 local C = require "kinformer.webhook_config"
@@ -70,6 +76,100 @@ local function crd_patch(obj)
     clientConfig = cc, conversionReviewVersions = conv.webhook.conversionReviewVersions } } } }
 end
 
+M.MAX_CAS = 8
+
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local B64_VAL = {}
+for i = 1, 64 do B64_VAL[B64:byte(i)] = i - 1 end
+
+local function b64encode(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = s:byte(i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local q = {}
+    for j = 1, 4 do
+      local v = (n >> (6 * (4 - j))) & 63
+      q[j] = B64:sub(v + 1, v + 1)
+    end
+    if not b then q[3] = "=" end
+    if not c then q[4] = "=" end
+    out[#out + 1] = table.concat(q)
+  end
+  return table.concat(out)
+end
+
+-- The bytes of base64 text s (whitespace and padding ignored), or nil.
+local function b64decode(s)
+  s = s:gsub("[%s=]", "")
+  local out, n, bits = {}, 0, 0
+  for i = 1, #s do
+    local v = B64_VAL[s:byte(i)]
+    if not v then return nil end
+    n, bits = (n << 6) | v, bits + 6
+    if bits >= 8 then
+      bits = bits - 8
+      out[#out + 1] = string.char((n >> bits) & 255)
+      n = n & ((1 << bits) - 1)
+    end
+  end
+  return table.concat(out)
+end
+
+-- The certificates (PEM blocks, normalized) of a base64 caBundle.
+local function certs_of(b64)
+  local pem = type(b64) == "string" and b64decode(b64) or nil
+  local out = {}
+  for block in (pem or ""):gmatch("%-%-%-%-%-BEGIN CERTIFICATE%-%-%-%-%-.-%-%-%-%-%-END CERTIFICATE%-%-%-%-%-") do
+    out[#out + 1] = block:gsub("\r", "") .. "\n"
+  end
+  return out
+end
+
+--- The caBundle (base64) holding the certificates of the bundles in
+-- existing (base64 texts, oldest first) then those of ours, each once
+-- (its last place kept), the newest M.MAX_CAS. ours nil: nil.
+function M.merge_bundles(existing, ours)
+  if not ours then return nil end
+  local all = {}
+  for _, b in ipairs(existing) do
+    for _, c in ipairs(certs_of(b)) do all[#all + 1] = c end
+  end
+  local mine = certs_of(ours)
+  if #mine == 0 then return ours end -- not PEM: as given
+  for _, c in ipairs(mine) do all[#all + 1] = c end
+  local seen, kept = {}, {}
+  for i = #all, 1, -1 do
+    if not seen[all[i]] and #kept < M.MAX_CAS then
+      seen[all[i]] = true
+      table.insert(kept, 1, all[i])
+    end
+  end
+  return b64encode(table.concat(kept))
+end
+
+-- The caBundles installed now in objs' objects (base64 texts).
+local function installed_bundles(client, objs)
+  local out = {}
+  local paths = {
+    ValidatingWebhookConfiguration = "admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    MutatingWebhookConfiguration = "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+    CustomResourceDefinition = "apiextensions.k8s.io/v1/customresourcedefinitions",
+  }
+  for _, o in ipairs(objs) do
+    local cur = client:get(paths[o.kind], nil, o.metadata.name)
+    if type(cur) == "table" then
+      for _, w in ipairs(type(cur.webhooks) == "table" and cur.webhooks or {}) do
+        out[#out + 1] = type(w.clientConfig) == "table" and w.clientConfig.caBundle or nil
+      end
+      local conv = type(cur.spec) == "table" and cur.spec.conversion
+      local cw = type(conv) == "table" and type(conv.webhook) == "table" and conv.webhook or nil
+      if cw and type(cw.clientConfig) == "table" then out[#out + 1] = cw.clientConfig.caBundle end
+    end
+  end
+  return out
+end
+
 local ADMISSION = {
   { "validating", "ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1/validatingwebhookconfigurations" },
   { "mutating", "MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations" },
@@ -88,6 +188,15 @@ function M.install(mgr, hooks, where, client)
   client = client or mgr.client
   local fm = M.field_manager(name)
   local objs = C.configurations(name, hooks, where)
+  if where.ca_bundle then -- the other replicas' CAs stay (see the header)
+    local bundle = M.merge_bundles(installed_bundles(client, objs), where.ca_bundle)
+    if bundle ~= where.ca_bundle then
+      local w = {}
+      for k, v in pairs(where) do w[k] = v end
+      w.ca_bundle = bundle
+      objs = C.configurations(name, hooks, w)
+    end
+  end
   local by_kind = {}
   for _, o in ipairs(objs) do by_kind[o.kind] = o end
   local done = {}

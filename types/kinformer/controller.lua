@@ -138,7 +138,13 @@
 ---@field result? "success"|"requeue"|"requeue_after"|"error"|"terminal" reconcile
 ---@field message? string reconcile
 ---@field nwrites? integer reconcile
----@field writes? { method: string, path: string, code: integer }[] reconcile: at most 8
+---@field writes? { method: string, path: string, code: integer, denied?: kinformer.Denial }[] reconcile: at most 8
+
+---An admission webhook's denial of a write (ctl:why, ctl:plan).
+---@class kinformer.Denial
+---@field webhook string the webhook's name (webhooks[].name)
+---@field message string its message
+---@field failed? boolean plan: the webhook could not be called (or cannot take a dry run)
 
 ---A plan's write (see kinformer.PlanReport).
 ---@class kinformer.PlanWrite
@@ -150,6 +156,7 @@
 ---@field ok boolean
 ---@field error? string
 ---@field code? string
+---@field denied? kinformer.Denial an admission webhook denied it
 
 ---A plan's change of one object.
 ---@class kinformer.PlanChange
@@ -160,6 +167,7 @@
 ---@field before? table
 ---@field after? table
 ---@field diff string
+---@field admission? string[] what mutating webhooks changed: diffs "as sent" vs "changed by admission", one per write
 
 ---One key of a plan.
 ---@class kinformer.PlanKey
