@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "kin.h"
@@ -30,8 +32,8 @@ static void pki_make(pki *p) {
   char err[200];
   kin_tls_cert_req ca = {.common_name = "kinformer-webhook-ca", .is_ca = 1};
   assert_int_equal(kin_tls_make_cert(&ca, &p->ca_crt, &p->ca_key, err, sizeof err), 0);
-  const char *hosts[] = {"localhost", "127.0.0.1", "hooks.system.svc"};
-  kin_tls_cert_req srv = {.common_name = "hooks.system.svc", .hosts = hosts, .nhosts = 3,
+  const char *hosts[] = {"localhost", "127.0.0.1", "::1", "hooks.system.svc"};
+  kin_tls_cert_req srv = {.common_name = "hooks.system.svc", .hosts = hosts, .nhosts = 4,
                           .signer_cert_pem = p->ca_crt, .signer_key_pem = p->ca_key};
   assert_int_equal(kin_tls_make_cert(&srv, &p->crt, &p->key, err, sizeof err), 0);
   kin_tls_keypair_opts o = {.cert_pem = p->crt, .key_pem = p->key, .what = "webhook"};
@@ -308,5 +310,54 @@ static void test_webhook_https_ConnectionCap(void **state) {
   pki_free(&p);
 }
 
-KIN_SUITE(webhook_https, cmocka_unit_test(test_webhook_https_ServesVerifiedTls),
+/* 1 when this machine can bind [::1] (IPv6 on loopback). */
+static int have_ipv6_loopback(void) {
+  int fd = socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+  int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+/* ":port" listens on every address, IPv6 too when the machine has it (Go's
+ * net.Listen of controller-runtime's ":9443") */
+static void test_webhook_https_ListensOnEveryAddress(void **state) {
+  (void)state;
+  pki p;
+  pki_make(&p);
+  kin_webhook_server_config cfg = {.bind_address = ":0", .keys = p.kp};
+  kin_webhook_server *s;
+  char err[300];
+  assert_int_equal(kin_webhook_server_new(&cfg, &s, err, sizeof err), 0);
+  kin_webhook_hook h = {.path = "/v", .type = KIN_WEBHOOK_VALIDATING, .fn = allow};
+  assert_int_equal(kin_webhook_server_add(s, &h), 0);
+  assert_int_equal(kin_webhook_server_start(s, err, sizeof err), 0);
+  assert_int_equal(kin_webhook_server_start(s, err, sizeof err), 0); /* already listening */
+  int port = kin_webhook_server_port(s);
+  char url[128], *out;
+  long st;
+  snprintf(url, sizeof url, "https://127.0.0.1:%d/v", port);
+  assert_int_equal(post(url, p.ca_path, "application/json", review, &st, &out), CURLE_OK);
+  assert_int_equal(st, 200);
+  free(out);
+  if (have_ipv6_loopback()) {
+    snprintf(url, sizeof url, "https://[::1]:%d/v", port);
+    assert_int_equal(post(url, p.ca_path, "application/json", review, &st, &out), CURLE_OK);
+    assert_int_equal(st, 200);
+    free(out);
+  }
+  /* stopped, then started again */
+  kin_webhook_server_stop(s);
+  kin_webhook_server_stop(s);
+  assert_int_equal(kin_webhook_server_start(s, err, sizeof err), 0);
+  snprintf(url, sizeof url, "https://127.0.0.1:%d/v", kin_webhook_server_port(s));
+  assert_int_equal(post(url, p.ca_path, "application/json", review, &st, &out), CURLE_OK);
+  assert_int_equal(st, 200);
+  free(out);
+  kin_webhook_server_free(s);
+  pki_free(&p);
+}
+
+KIN_SUITE(webhook_https, cmocka_unit_test(test_webhook_https_ListensOnEveryAddress), cmocka_unit_test(test_webhook_https_ServesVerifiedTls),
           cmocka_unit_test(test_webhook_https_ConnectionCap))

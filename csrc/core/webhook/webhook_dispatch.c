@@ -2,13 +2,16 @@
  * endpoint and for kin_webhook_server_serve: the hook found by path, the
  * checks controller-runtime makes before decoding (empty body, size,
  * content type), the review decoded, the deadline, the hook's fn, the
- * answer, and the metrics around it all. */
+ * answer, and the metrics around it all. A refused review is logged at
+ * debug (controller-runtime logs it as an error; here the API server's
+ * side sees the status and the text). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "kin.h"
+#include "log.h"
 #include "webhook_int.h"
 
 /* CLOCK_MONOTONIC now, in ns. */
@@ -110,6 +113,9 @@ int kin__wh_handle(kin_webhook_server *s, const char *path, const char *body, si
   } else {
     status = review(s, h, body, len, start, timeout_ns, out, outlen);
   }
+  if (status > 0 && status != 200 && *outlen)
+    kin_log(KIN_LOG_DEBUG, "webhook", "%s answered %d: %.*s", h->path, status, (int)*outlen - 1,
+            *out);
   kin__wh_metrics_in_flight(&s->metrics, h->path, -1);
   kin__wh_metrics_done(&s->metrics, h->path, status < 0 ? 500 : status,
                        (double)(now_ns() - start) / 1e9);

@@ -21,6 +21,7 @@
 #include "webhook_int.h"
 
 #define IDLE_TIMEOUT_S 60
+#define TLS_PRIORITIES "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0"
 
 /* A connection's request under way: its body so far. */
 typedef struct {
@@ -95,7 +96,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 }
 
 /* Parses bind into ss. Returns 0 or KIN_EINVAL with err. */
-static int parse_bind(const char *bind, struct sockaddr_storage *ss, int *v6, char *err,
+static int parse_bind(const char *bind, struct sockaddr_storage *ss, int *v6, int *any, char *err,
                       size_t errlen) {
   char host[256];
   const char *colon = strrchr(bind, ':');
@@ -111,6 +112,7 @@ static int parse_bind(const char *bind, struct sockaddr_storage *ss, int *v6, ch
   memset(ss, 0, sizeof *ss);
   int ok = 1;
   *v6 = 0;
+  *any = hl == 0;
   if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
     host[hl - 1] = 0;
@@ -137,8 +139,8 @@ static int parse_bind(const char *bind, struct sockaddr_storage *ss, int *v6, ch
  * err. */
 int kin__wh_check_bind(const char *bind, char *err, size_t errlen) {
   struct sockaddr_storage ss;
-  int v6;
-  return parse_bind(bind, &ss, &v6, err, errlen);
+  int v6, any;
+  return parse_bind(bind, &ss, &v6, &any, err, errlen);
 }
 
 /* Queues status with body (malloc'd, taken). Returns MHD's result. */
@@ -222,8 +224,29 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
+/* Starts a daemon on port with flags, bound to ss (NULL: every address
+ * of the flags' family). Returns it, or NULL with errno. */
+static struct MHD_Daemon *start(kin_webhook_server *s, unsigned flags, uint16_t port,
+                                const struct sockaddr_storage *ss) {
+  errno = 0;
+  if (!ss)
+    return MHD_start_daemon(
+        flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+        s->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_HTTPS_PRIORITIES,
+        TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert, MHD_OPTION_END);
+  return MHD_start_daemon(
+      flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+      MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+      MHD_OPTION_CONNECTION_LIMIT, s->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+      MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert,
+      MHD_OPTION_END);
+}
+
 /* See webhook_int.h: 0 with s->daemon and s->port set, or KIN_EINVAL,
- * KIN_EBUSY, KIN_ENOMEM with err (nothing left listening). */
+ * KIN_EBUSY, KIN_ENOMEM with err (nothing left listening). ":port" listens
+ * on IPv6 and IPv4 (dual stack, as Go's net.Listen), or on IPv4 alone when
+ * the machine has no IPv6. */
 int kin__wh_listen(kin_webhook_server *s, char *err, size_t errlen) {
   if (!s->keys) {
     snprintf(err, errlen, "the webhook server needs a serving key pair to listen");
@@ -236,24 +259,23 @@ int kin__wh_listen(kin_webhook_server *s, char *err, size_t errlen) {
     return KIN_EINVAL;
   }
   struct sockaddr_storage ss;
-  int v6 = 0;
-  int rc = parse_bind(s->bind_address, &ss, &v6, err, errlen);
+  int v6 = 0, any = 0;
+  int rc = parse_bind(s->bind_address, &ss, &v6, &any, err, errlen);
   if (rc) return rc;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                    MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_TLS;
-  if (v6) flags |= MHD_USE_IPv6;
   uint16_t port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                            : ((struct sockaddr_in *)&ss)->sin_port);
-  errno = 0;
   /* keys_mu is held until the pair is in the table: a handshake on a
    * connection accepted at once waits for it instead of failing */
   pthread_mutex_lock(&keys_mu);
-  struct MHD_Daemon *d = MHD_start_daemon(
-      flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-      MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-      MHD_OPTION_CONNECTION_LIMIT, s->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-      MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0",
-      MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert, MHD_OPTION_END);
+  struct MHD_Daemon *d = NULL;
+  int busy = 0;
+  if (any && MHD_is_feature_supported(MHD_FEATURE_IPv6)) {
+    d = start(s, flags | MHD_USE_DUAL_STACK, port, NULL);
+    busy = !d && errno == EADDRINUSE;
+  }
+  if (!d && !busy) d = start(s, flags | (v6 ? MHD_USE_IPv6 : 0), port, &ss);
   if (!d) {
     int e = errno;
     pthread_mutex_unlock(&keys_mu);
