@@ -467,7 +467,8 @@ static int m_clock_advance(lua_State *L) {
  * Validating/MutatingWebhookConfiguration or a CRD with a Webhook
  * conversion (JSON text), fn a kin_sim_review_fn and ud its argument,
  * both light userdata (the manager's webhook server, csrc/lua/lwebhook.c).
- * Raises on a configuration the sim does not understand. */
+ * Returns nil, message, "EINVAL" for a configuration the sim does not
+ * understand (nil, message, "ENOMEM" out of memory). */
 static int m_webhook_register(lua_State *L) {
   kin_sim *sim = check(L, 1)->sim;
   size_t len;

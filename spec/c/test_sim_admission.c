@@ -20,6 +20,8 @@ typedef struct {
   const char *reason;    /* status.reason of a denial */
   const char *patch;     /* a JSONPatch (JSON text) to answer */
   const char *warning;   /* one warning to answer */
+  kin_sim *callback;      /* list configmaps of this sim from inside the call */
+  long callback_code;    /* that list's HTTP status */
   json_t *reqs;          /* the requests received */
   char path[128];
   uint32_t timeout_ms;
@@ -34,6 +36,22 @@ static int hook_fn(void *ud, const char *path, const char *body, size_t len, uin
   json_t *review = json_loadb(body, len, 0, &e);
   json_t *req = json_object_get(review, "request");
   json_array_append(h->reqs, req);
+  if (h->callback) {
+    /* a webhook that reads the sim while it is called (no lock held) */
+    char url[512];
+    snprintf(url, sizeof(url), "%s/api/v1/namespaces/default/configmaps", kin_sim_url(h->callback));
+    CURL *c = curl_easy_init();
+    sim_sink sink = {0};
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sim_sink_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (curl_easy_perform(c) == CURLE_OK)
+      curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h->callback_code);
+    curl_easy_cleanup(c);
+    free(sink.p);
+  }
   if (h->fail) {
     json_decref(review);
     return h->fail;
@@ -440,10 +458,117 @@ static void test_sim_AdmissionDryRun(void **state) {
   kin_sim_free(sim);
 }
 
+/* matchPolicy: a rule naming v1 of a CRD served at v1 and v2 matches a
+ * v2 write under Equivalent (the object sent at v1, requestKind v2), not
+ * under Exact. */
+static void test_sim_AdmissionMatchPolicy(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  sim_resp r = sim_req(
+      sim, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+      "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+      "\"metadata\":{\"name\":\"websites.example.com\"},\"spec\":{\"group\":\"example.com\","
+      "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"websites\",\"singular\":\"website\","
+      "\"kind\":\"Website\",\"listKind\":\"WebsiteList\"},\"versions\":["
+      "{\"name\":\"v1\",\"served\":true,\"storage\":true},"
+      "{\"name\":\"v2\",\"served\":true,\"storage\":false}]}}");
+  assert_int_equal(r.code, 201);
+  sim_resp_free(&r);
+  hook_t eq, ex;
+  hook_init(&eq);
+  hook_init(&ex);
+  const char *rules = "[{\"apiGroups\":[\"example.com\"],\"apiVersions\":[\"v1\"],"
+                      "\"resources\":[\"websites\"],\"operations\":[\"CREATE\"]}]";
+  reg(sim, "ValidatingWebhookConfiguration", "eq.example.com", rules, NULL, &eq);
+  reg(sim, "ValidatingWebhookConfiguration", "ex.example.com", rules, "\"matchPolicy\":\"Exact\"",
+      &ex);
+  r = sim_req(sim, "POST", "/apis/example.com/v2/namespaces/default/websites",
+              "{\"apiVersion\":\"example.com/v2\",\"kind\":\"Website\",\"metadata\":{\"name\":"
+              "\"w\"},\"spec\":{\"a\":1}}");
+  assert_int_equal(r.code, 201);
+  sim_resp_free(&r);
+  assert_int_equal(json_array_size(ex.reqs), 0);
+  assert_int_equal(json_array_size(eq.reqs), 1);
+  json_t *q = last_req(&eq);
+  assert_string_equal(jstr(q, "kind.version"), "v1");
+  assert_string_equal(jstr(q, "resource.version"), "v1");
+  assert_string_equal(jstr(q, "requestKind.version"), "v2");
+  assert_string_equal(jstr(q, "requestResource.version"), "v2");
+  assert_string_equal(jstr(q, "object.apiVersion"), "example.com/v1");
+  json_decref(eq.reqs);
+  json_decref(ex.reqs);
+  kin_sim_free(sim);
+}
+
+/* A webhook that reads the sim through its API while it is called: the
+ * write is not holding the store's lock, so both complete. */
+static void test_sim_AdmissionWebhookCallsBack(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  sim_put_cm(sim, "default", "a", NULL, "1");
+  hook_t m, v;
+  hook_init(&m);
+  hook_init(&v);
+  m.callback = v.callback = sim;
+  m.patch = "[{\"op\":\"add\",\"path\":\"/data/y\",\"value\":\"2\"}]";
+  reg(sim, "MutatingWebhookConfiguration", "m.example.com", CM_RULES, NULL, &m);
+  reg(sim, "ValidatingWebhookConfiguration", "v.example.com", CM_RULES, NULL, &v);
+  sim_resp r = sim_do(sim, "PATCH", "/api/v1/namespaces/default/configmaps/a",
+                      "application/merge-patch+json", "{\"data\":{\"x\":\"1\"}}", NULL);
+  assert_int_equal(r.code, 200);
+  assert_string_equal(jstr(r.json, "data.y"), "2");
+  sim_resp_free(&r);
+  assert_int_equal(m.callback_code, 200);
+  assert_int_equal(v.callback_code, 200);
+  /* a mutating webhook's patch to a DELETE (it patches every operation) */
+  r = sim_req(sim, "DELETE", "/api/v1/namespaces/default/configmaps/a", NULL);
+  assert_int_equal(r.code, 500);
+  assert_string_equal(jstr(r.json, "message"),
+                      "Internal error occurred: admission webhook \"m.example.com\" attempted to "
+                      "modify the object, which is not supported for this operation");
+  sim_resp_free(&r);
+  m.patch = NULL;
+  r = sim_req(sim, "DELETE", "/api/v1/namespaces/default/configmaps/a", NULL);
+  assert_int_equal(r.code, 200);
+  sim_resp_free(&r);
+  json_decref(m.reqs);
+  json_decref(v.reqs);
+  kin_sim_free(sim);
+}
+
+/* reinvocationPolicy IfNeeded: the first mutating webhook is called again
+ * because a later one changed the object; without it, once. */
+static void test_sim_AdmissionReinvocation(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  hook_t a, b, n;
+  hook_init(&a);
+  hook_init(&b);
+  hook_init(&n);
+  b.patch = "[{\"op\":\"add\",\"path\":\"/data\",\"value\":{\"b\":\"1\"}}]";
+  reg(sim, "MutatingWebhookConfiguration", "a.example.com", CM_RULES,
+      "\"reinvocationPolicy\":\"IfNeeded\"", &a);
+  reg(sim, "MutatingWebhookConfiguration", "an.example.com", CM_RULES,
+      "\"reinvocationPolicy\":\"Never\"", &n);
+  reg(sim, "MutatingWebhookConfiguration", "b.example.com", CM_RULES, NULL, &b);
+  sim_resp r = sim_req(sim, "POST", CM_PATH, "{\"metadata\":{\"name\":\"a\"}}");
+  assert_int_equal(r.code, 201);
+  assert_string_equal(jstr(r.json, "data.b"), "1");
+  sim_resp_free(&r);
+  assert_int_equal(json_array_size(a.reqs), 2);
+  assert_string_equal(jstr(last_req(&a), "object.data.b"), "1");
+  assert_int_equal(json_array_size(n.reqs), 1);
+  assert_int_equal(json_array_size(b.reqs), 1);
+  json_decref(a.reqs);
+  json_decref(b.reqs);
+  json_decref(n.reqs);
+  kin_sim_free(sim);
+}
+
 KIN_SUITE(sim_admission, cmocka_unit_test(test_sim_AdmissionDenyCreate),
           cmocka_unit_test(test_sim_AdmissionMutateThenValidate),
           cmocka_unit_test(test_sim_AdmissionFailurePolicy),
           cmocka_unit_test(test_sim_AdmissionUpdatePaths),
           cmocka_unit_test(test_sim_AdmissionDelete),
           cmocka_unit_test(test_sim_AdmissionMatching),
-          cmocka_unit_test(test_sim_AdmissionDryRun))
+          cmocka_unit_test(test_sim_AdmissionDryRun),
+          cmocka_unit_test(test_sim_AdmissionMatchPolicy),
+          cmocka_unit_test(test_sim_AdmissionWebhookCallsBack),
+          cmocka_unit_test(test_sim_AdmissionReinvocation))

@@ -128,6 +128,17 @@ static void test_sim_ConversionWebhook(void **state) {
   assert_string_equal(jstr(json_array_get(ev, 0), "object.apiVersion"), "example.com/v2");
   assert_int_equal(jint(json_array_get(ev, 1), "object.spec.size"), 5);
   json_decref(ev);
+  /* a merge patch at v2 patches the v2 form */
+  r = sim_do(sim, "PATCH", "/apis/example.com/v2/namespaces/default/websites/a",
+             "application/merge-patch+json", "{\"spec\":{\"size\":7}}", NULL);
+  assert_int_equal(r.code, 200);
+  assert_int_equal(jint(r.json, "spec.size"), 7);
+  assert_string_equal(jstr(r.json, "metadata.labels.x"), "1");
+  sim_resp_free(&r);
+  r = sim_req(sim, "GET", "/apis/example.com/v1/namespaces/default/websites/a", NULL);
+  assert_int_equal(jint(r.json, "spec.replicas"), 7);
+  assert_null(json_object_get(json_object_get(r.json, "spec"), "size"));
+  sim_resp_free(&r);
   /* a failing converter */
   c.fail = 1;
   r = sim_req(sim, "GET", "/apis/example.com/v2/namespaces/default/websites/b", NULL);

@@ -229,13 +229,27 @@ static int admit(void *ud, const kin__sim_admit_attrs *a, json_t **obj, kin__sim
     return -1;
   }
   int rc = 0;
+  /* the object each IfNeeded mutating webhook left (reinvocation) */
+  json_t **seen = a->stage == KIN__SIM_ADMIT_MUTATE && *obj ? calloc(set->n, sizeof(*seen)) : NULL;
   for (size_t i = 0; i < set->n && !rc; i++) {
     const kin__sim_hook *h = &set->h[i];
     if (h->mutating != (a->stage == KIN__SIM_ADMIT_MUTATE)) continue;
     kin__sim_resource *as = NULL;
     if (!kin__sim_hook_matches(sim, h, a, c->subresource, *obj, &as)) continue;
     rc = call_one(sim, c, h, a, as, obj, out);
+    if (!rc && seen && h->reinvoke) seen[i] = json_deep_copy(*obj);
   }
+  /* reinvocationPolicy IfNeeded: called once more, in order, when a later
+   * webhook changed the object it had admitted (one extra round) */
+  for (size_t i = 0; seen && i < set->n && !rc; i++) {
+    kin__sim_resource *as = NULL;
+    if (!seen[i] || json_equal(seen[i], *obj) ||
+        !kin__sim_hook_matches(sim, &set->h[i], a, c->subresource, *obj, &as))
+      continue;
+    rc = call_one(sim, c, &set->h[i], a, as, obj, out);
+  }
+  for (size_t i = 0; seen && i < set->n; i++) json_decref(seen[i]);
+  free(seen);
   kin__sim_hookset_put(sim, set);
   return rc;
 }

@@ -68,6 +68,8 @@ static int parse_hook(kin__sim_hook *h, const json_t *w, const char *config, int
   h->ignore = fp && !strcmp(fp, "Ignore");
   const char *mp = kin__sim_jstr(w, "matchPolicy", NULL);
   h->exact = mp && !strcmp(mp, "Exact");
+  const char *rp = kin__sim_jstr(w, "reinvocationPolicy", NULL);
+  h->reinvoke = mutating && rp && !strcmp(rp, "IfNeeded");
   const char *se = kin__sim_jstr(w, "sideEffects", NULL);
   h->no_side_effects = se && (!strcmp(se, "None") || !strcmp(se, "NoneOnDryRun"));
   json_t *to = json_object_get(w, "timeoutSeconds");
@@ -98,9 +100,11 @@ static int parse_hook(kin__sim_hook *h, const json_t *w, const char *config, int
     }
   }
   if (reg) {
+    /* in process: the path of the url, else the service's path */
     h->reg = reg;
     reg->refs++;
-    if (!h->path) h->path = strdup("/");
+    const char *sp = kin__sim_jstr(json_object_get(cc, "service"), "path", NULL);
+    if (!h->path) h->path = strdup(sp ? sp : "/");
   }
   return h->name && h->config && h->rules ? 0 : -1;
 }
@@ -242,7 +246,18 @@ int kin__sim_admission_any(kin_sim *sim) {
   pthread_mutex_lock(&a->mu);
   int any = a->nregs > 0;
   pthread_mutex_unlock(&a->mu);
-  return any || (stored_configs(sim, NULL) >> 48) > 0;
+  if (any) return 1;
+  /* any stored configuration: counted, not copied (every write asks) */
+  kin__sim_store *s = &sim->store;
+  static const char *const res[] = {"mutatingwebhookconfigurations",
+                                    "validatingwebhookconfigurations"};
+  pthread_mutex_lock(&s->mu);
+  for (int k = 0; k < 2 && !any; k++) {
+    kin__sim_storage *st = kin__sim_registry_storage(s, ADM_GROUP, res[k]);
+    any = st && kin__hmap_len(&st->objects) > 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return any;
 }
 
 int kin__sim_reg_call_begin(kin_sim *sim, kin__sim_webhook_reg *reg) {

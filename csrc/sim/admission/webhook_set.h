@@ -30,6 +30,7 @@ typedef struct {
   int ignore;       /* failurePolicy Ignore */
   int exact;        /* matchPolicy Exact */
   int no_side_effects; /* sideEffects None or NoneOnDryRun */
+  int reinvoke;     /* reinvocationPolicy IfNeeded (mutating) */
   unsigned timeout_s;
   char *url;        /* clientConfig.url (HTTPS) or NULL */
   char *path;       /* in process: the url's path */

@@ -217,8 +217,11 @@ static void create_admitted(kin__sim_store *s, kin__sim_resource *r, const char 
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     return;
   }
-  kin__sim_admit_attrs a = {KIN__SIM_ADMIT_MUTATE, KIN__SIM_OP_CREATE, r, ns,
-                            kin__sim_jstr(obj, "metadata", "name"), NULL};
+  /* the name sent (a copy: a mutating webhook's patch replaces obj) */
+  const char *sent = kin__sim_jstr(obj, "metadata", "name");
+  char name[300];
+  snprintf(name, sizeof(name), "%s", sent ? sent : "");
+  kin__sim_admit_attrs a = {KIN__SIM_ADMIT_MUTATE, KIN__SIM_OP_CREATE, r, ns, name, NULL};
   if (s->admit(s->admit_ud, &a, &obj, out)) {
     json_decref(obj);
     return;
