@@ -23,7 +23,9 @@
 #                       (spec/leader_fencing_spec.lua), the dry-run
 #                       plan spec (spec/plan_spec.lua) and the chaos spec
 #                       (spec/chaos_spec.lua: the fault proxy's faults only),
-#                       and the secure metrics spec (spec/e2e/metrics_auth_e2e.lua)
+#                       the secure metrics spec (spec/e2e/metrics_auth_e2e.lua)
+#                       and the webhooks spec (spec/e2e/webhook_e2e.lua: the
+#                       Website example's webhooks called by kube-apiserver)
 #                       against a fresh control plane
 #                       (KINFORMER_E2E_ADMIN_KUBECONFIG); in make test they
 #                       run against kinformer.sim
@@ -79,7 +81,7 @@ e2e-lua: e2e-deps
 	  spec/chaos_spec.lua
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal --pattern=_e2e \
-	  spec/e2e/metrics_auth_e2e.lua
+	  spec/e2e/metrics_auth_e2e.lua spec/e2e/webhook_e2e.lua
 
 # sim (mk/sim.mk): build/<mode>/kinformer-sim, which the scripts default to
 # in its release flavour.

@@ -12,7 +12,8 @@
 -- or kinformer.sim's) deletes the children through their owner references:
 -- no finalizer is needed. What it creates or changes, and an invalid spec,
 -- it also reports as Events about the Website (kubectl describe website /
--- kubectl get events).
+-- kubectl get events). Its webhooks (below) refuse a Website without an
+-- image or with negative replicas, and convert between v1 and v2.
 local mgr = ...
 
 local RESOURCE = "example.kinformer.io/v1/websites"
@@ -110,6 +111,67 @@ local function reconcile(req, ctx)
   end
   set_ready(ctx, site, true, "Reconciled", string.format("Deployment and Service %s are up to date", req.name))
 end
+
+-- Webhooks (docs/webhooks.md). kube-apiserver, or kinformer.sim in process,
+-- calls them before a Website is stored; the manager serves them over HTTPS
+-- (--webhook-bind-address, default :9443) with a certificate it makes and
+-- installs its ValidatingWebhookConfiguration and the CRD's conversion
+-- stanza at start.
+--
+-- v2 groups what describes the container: spec.container {image, port}
+-- next to spec.replicas, where v1 has spec.image and spec.port. v1 is the
+-- stored version; a client may read and write either.
+
+-- The image and replicas of a Website at v1 or v2.
+local function image_replicas(site)
+  local s = type(site.spec) == "table" and site.spec or {}
+  local image = s.image
+  if type(s.container) == "table" then image = s.container.image end
+  return image, s.replicas
+end
+
+-- validate: a Website needs an image and replicas >= 0 (what spec_of also
+-- checks, refused here before it is stored).
+local function validate(req)
+  local image, replicas = image_replicas(req.object)
+  if type(image) ~= "string" or image == "" then
+    return false, "spec.image is required" .. (req.kind.version == "v2" and " (spec.container.image at v2)" or "")
+  end
+  if replicas ~= nil and (math.type(replicas) ~= "integer" or replicas < 0) then
+    return false, "spec.replicas must be an integer >= 0, got " .. tostring(replicas)
+  end
+  return true
+end
+
+-- convert: one Website to to_version ("example.kinformer.io/v1" or "/v2").
+-- Nothing is lost either way: v1's image and port are v2's
+-- container.image and container.port.
+local function convert(site, to_version)
+  local s = type(site.spec) == "table" and site.spec or nil
+  if s then
+    if to_version:match("/v2$") and s.container == nil then
+      s.container = { image = s.image, port = s.port }
+      s.image, s.port = nil, nil
+    elseif to_version:match("/v1$") and type(s.container) == "table" then
+      s.image, s.port = s.container.image, s.container.port
+      s.container = nil
+    end
+  end
+  site.apiVersion = to_version
+  return site
+end
+
+assert(mgr:webhook{
+  name = "website-validate",
+  validate = validate,
+  resources = { "websites.example.kinformer.io" },
+  operations = { "CREATE", "UPDATE" },
+})
+assert(mgr:webhook{
+  name = "website-convert",
+  convert = convert,
+  resources = { "websites.example.kinformer.io" },
+})
 
 if not mgr.env:resource(RESOURCE) then
   error("the Website CRD is not installed on this server (apply examples/website/crd.json first)", 0)

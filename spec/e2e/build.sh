@@ -3,9 +3,13 @@
 #   etcd, kube-apiserver, kubectl,
 #   kube-controller-manager          (what = core)
 #   kinformer-ref-informer           (what = reference; bench/reference/client-go)
+#   kinformer-ref-webhook, kinformer-webhook-load
+#                                    (what = webhook-reference;
+#                                     bench/reference/controller-runtime-webhook:
+#                                     make bench-webhook; not part of all)
 #   kubectl only, when it is missing (what = kubectl; the client suites of
 #                                     make test: spec/clients)
-# Usage: spec/e2e/build.sh [core|reference|kubectl|all]     (default: all)
+# Usage: spec/e2e/build.sh [core|reference|webhook-reference|kubectl|all]     (default: all)
 #
 # kube-apiserver, kubectl and kube-controller-manager come from a generated
 # wrapper module that
@@ -19,7 +23,7 @@ set -euo pipefail
 e2e_goenv
 
 what=${1:-all}
-case $what in core|reference|kubectl|all) ;; *) echo "usage: $0 [core|reference|kubectl|all]" >&2; exit 2 ;; esac
+case $what in core|reference|webhook-reference|kubectl|all) ;; *) echo "usage: $0 [core|reference|webhook-reference|kubectl|all]" >&2; exit 2 ;; esac
 # kubectl already built (by any recipe): nothing to do, not even the lock.
 if [ "$what" = kubectl ] && [ -x "$E2E_BIN/kubectl" ]; then
   echo "e2e-deps: reusing $E2E_BIN/kubectl"
@@ -205,10 +209,29 @@ build_reference() {
   fi
 }
 
+# controller-runtime's webhook server and the load program make
+# bench-webhook drives it and kinformer's with (one module: its own go.mod,
+# controller-runtime v0.25.2 with the k8s.io modules it requires).
+build_webhook_reference() {
+  local rdir=$E2E_REPO/bench/reference/controller-runtime-webhook rfp crv
+  crv=$(go -C "$rdir" list -m -f '{{.Version}}' sigs.k8s.io/controller-runtime)
+  rfp="crwh $GOVER $(cat "$rdir"/go.mod "$rdir"/go.sum "$rdir"/*.go "$rdir"/load/*.go | sha256sum | cut -c1-16)"
+  if fresh "$E2E_BIN/.stamp-crwh" "$rfp" "$E2E_BIN/kinformer-ref-webhook" "$E2E_BIN/kinformer-webhook-load"; then
+    echo "e2e-deps: reusing $E2E_BIN/kinformer-ref-webhook (controller-runtime $crv) and kinformer-webhook-load"
+  else
+    step "build controller-runtime webhook server ($crv)" "$LOGS/crwh-build.log" \
+      go -C "$rdir" build -trimpath -ldflags "-s -w" -o "$E2E_BIN/kinformer-ref-webhook" .
+    step "build webhook load program" "$LOGS/crwh-load-build.log" \
+      go -C "$rdir" build -trimpath -ldflags "-s -w" -o "$E2E_BIN/kinformer-webhook-load" ./load
+    echo "$rfp" >"$E2E_BIN/.stamp-crwh"
+  fi
+}
+
 t0=$SECONDS
 case $what in
   core) build_core ;;
   reference) build_reference ;;
+  webhook-reference) build_webhook_reference ;;
   kubectl) build_kubectl ;;
   all) build_core; build_reference ;;
 esac

@@ -4,6 +4,7 @@
 local h = require "examples.helper"
 local cjson = require "cjson"
 local core = require "kinformer.core"
+local kinformer = require "kinformer"
 
 -- kube-controller-manager's garbage collector looks for new resources
 -- every 30 s (GarbageCollector.Sync): an owner of a kind created since is
@@ -55,7 +56,9 @@ describe("examples/website", function()
     if not err then crd_created = core.monotime() end
     h.eventually(function() return t.client:list(RES, "default") end, "the Website CRD to be served")
     ns = h.namespace(t, "website")
-    op = h.operator("examples/website/operator.lua", t, { "--namespace", ns, "-v" })
+    -- its webhooks on a free port (installed on the target, which calls them over HTTPS)
+    op = h.operator("examples/website/operator.lua", t,
+      { "--namespace", ns, "-v", "--webhook-bind-address", "127.0.0.1:0" })
     op:wait_output("caches synced", "err")
   end)
 
@@ -195,3 +198,70 @@ describe("examples/website", function()
     assert.matches("kinformer: stopped", op:stderr(), 1, true)
   end)
 end)
+
+-- The example's webhooks called by kinformer.sim's admission chain in
+-- process: a manager on the sim (sim =) loads the operator, which registers
+-- its hooks with the sim; no certificate, no port. On kube-apiserver the
+-- same hooks are tested over TLS by spec/e2e/webhook_e2e.lua.
+if not h.real_kubeconfig() then
+  describe("examples/website webhooks in kinformer.sim's admission chain", function()
+    local sim, mgr, client
+
+    setup(function()
+      sim = assert(require("kinformer.sim").start { seed = "examples/website/seed.json" })
+      mgr = assert(kinformer.manager { sim = sim, log_level = "error" })
+      assert(loadfile("examples/website/operator.lua"))(mgr)
+      assert(mgr:start { timeout = 30 })
+      client = mgr.client
+    end)
+
+    teardown(function()
+      if mgr then mgr:stop() end
+      if sim then sim:stop() end
+    end)
+
+    it("denies a Website without an image or with negative replicas, with the handler's message", function()
+      local obj, err = client:create(RES, website("default", "noimage", { replicas = 1 }))
+      assert.is_nil(obj)
+      assert.matches('admission webhook "[^"]+" denied the request: spec%.image is required', err)
+      obj, err = client:create(RES, website("default", "neg", { image = "nginx", replicas = -1 }))
+      assert.is_nil(obj)
+      assert.matches("denied the request: spec%.replicas must be an integer >= 0, got %-1", err)
+      -- an update is checked too
+      assert(client:create(RES, website("default", "upd", { image = "nginx" })))
+      obj, err = client:patch(RES, "default", "upd", { spec = { image = "" } }, { type = "merge" })
+      assert.is_nil(obj)
+      assert.matches("spec%.image is required", err)
+      assert.equal("NotFound", select(3, client:get(RES, "default", "noimage")))
+    end)
+
+    it("admits a valid Website", function()
+      local obj = assert(client:create(RES, website("default", "shop", { image = "nginx:1.27", replicas = 2, port = 8080 })))
+      assert.equal("nginx:1.27", obj.spec.image)
+      assert.equal("nginx:1.27", assert(client:get(RES, "default", "shop")).spec.image)
+    end)
+
+    it("converts a Website between v1 and v2 both ways", function()
+      -- stored at v1, read at v2
+      local v2 = assert(client:get("example.kinformer.io/v2/websites", "default", "shop"))
+      assert.equal("example.kinformer.io/v2", v2.apiVersion)
+      assert.same({ image = "nginx:1.27", port = 8080 }, v2.spec.container)
+      assert.equal(2, v2.spec.replicas)
+      assert.is_nil(v2.spec.image)
+      -- written at v2, read at v1
+      assert(client:create("example.kinformer.io/v2/websites", {
+        apiVersion = "example.kinformer.io/v2", kind = "Website", metadata = { name = "blog", namespace = "default" },
+        spec = { container = { image = "httpd:2.4", port = 8081 }, replicas = 1 } }))
+      local v1 = assert(client:get(RES, "default", "blog"))
+      assert.equal("example.kinformer.io/v1", v1.apiVersion)
+      assert.same({ "httpd:2.4", 8081, 1 }, { v1.spec.image, v1.spec.port, v1.spec.replicas })
+      assert.is_nil(v1.spec.container)
+      -- a v2 Website without its container image is refused with the v2 field named
+      local obj, err = client:create("example.kinformer.io/v2/websites", {
+        apiVersion = "example.kinformer.io/v2", kind = "Website", metadata = { name = "bad2", namespace = "default" },
+        spec = { container = { port = 80 } } })
+      assert.is_nil(obj)
+      assert.matches("spec%.container%.image at v2", err)
+    end)
+  end)
+end
