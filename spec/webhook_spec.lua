@@ -420,6 +420,29 @@ describe("mgr:webhook over HTTPS", function()
     assert.are.equal(2, #vwc.webhooks)
   end)
 
+  it("applies its configuration on a replica that does not lead (writes outside the leadership fence)", function()
+    local now = os.date("!%Y-%m-%dT%H:%M:%S.000000Z")
+    mgr, sim = new_mgr { name = "wh-follower", webhook_configure = true, webhook_host = "localhost",
+      leader_election = { name = "wh-follower", namespace = "default", lease_duration = 60 } }
+    -- another replica holds the Lease for the next minute
+    local env = assert(core.env { url = sim.url })
+    assert(env:client():create("coordination.k8s.io/v1/leases", { metadata = { name = "wh-follower",
+      namespace = "default" }, spec = { holderIdentity = "other", leaseDurationSeconds = 60, acquireTime = now,
+      renewTime = now } }))
+    mgr:webhook { name = "cm-check", resources = { "v1/configmaps" }, validate = function() return true end }
+    assert(mgr:start())
+    assert.is_false(mgr:leader_election().is_leader)
+    local vwc = assert(mgr.client:get("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", nil,
+      "wh-follower"))
+    assert.are.equal(require("kinformer.webhook").base64(mgr:webhook_ca()), vwc.webhooks[1].clientConfig.caBundle)
+    -- the manager's own client stays fenced: a follower writes nothing else
+    local ok, _, code = mgr.client:create({ apiVersion = "v1", kind = "ConfigMap",
+      metadata = { namespace = "default", name = "x" } })
+    assert.is_nil(ok)
+    assert.are.equal("EFENCED", code)
+    env:shutdown()
+  end)
+
   it("serves the key pair of webhook_cert_path (no CA made, nothing applied by default)", function()
     local dir = os.tmpname()
     os.remove(dir)

@@ -46,13 +46,17 @@
 static const lkin_type client_type; /* below, with the methods */
 
 typedef struct {
-  lkin_env *e; /* one reference; NULL once closed */
+  lkin_env *e;  /* one reference; NULL once closed */
+  int unfenced; /* writes skip the manager's leadership fence (immutable) */
 } lclient;
 
 /* Raises (without leaking) when the userdata cannot be allocated. */
-void lkin_push_client(lua_State *L, lkin_env *e) {
+void lkin_push_client(lua_State *L, lkin_env *e) { lkin_push_client_fenced(L, e, 1); }
+
+void lkin_push_client_fenced(lua_State *L, lkin_env *e, int fenced) {
   lclient *u = lua_newuserdatauv(L, sizeof(*u), 0);
   u->e = NULL;
+  u->unfenced = !fenced;
   lkin_setmetatable(L, &client_type);
   u->e = lkin_env_ref(e);
 }
@@ -95,13 +99,14 @@ void lkin_set_call_ctx(lua_State *L, const kin_call_ctx *ctx) {
  * state's current call when one is set (a reconcile's deadline, canceler,
  * write observer and fence with the epoch of the reconcile's start), else
  * the manager's fence with the epoch open now (none without leader
- * election): a write made while not leading is refused (KIN_EFENCED). */
+ * election, or for a client made with fenced = false): a write made while
+ * not leading is refused (KIN_EFENCED). */
 static void call_ctx(lua_State *L, kin_call_ctx *ctx) {
   lclient *u = luaL_checkudata(L, 1, CLIENT_MT);
   memset(ctx, 0, sizeof(*ctx));
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &call_key) == LUA_TLIGHTUSERDATA) {
     *ctx = *(const kin_call_ctx *)lua_touserdata(L, -1);
-  } else if (u->e) {
+  } else if (u->e && !u->unfenced) {
     ctx->fence = lkin_env_fence(u->e);
     if (ctx->fence) ctx->epoch = kin_fence_epoch(ctx->fence);
   }

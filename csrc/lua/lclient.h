@@ -9,6 +9,10 @@
 
 /* Pushes a kinformer.client userdata over e->client (a new reference on e). */
 void lkin_push_client(lua_State *L, lkin_env *e);
+/* The same; with fenced 0 the client's writes outside a reconcile skip the
+ * manager's leadership fence: for what every replica writes whether or not
+ * it leads (a webhook server's configurations, at start). */
+void lkin_push_client_fenced(lua_State *L, lkin_env *e, int fenced);
 
 /* Pushes r as {group=, version=, resource=, kind=, namespaced=}. */
 void lkin_push_resource(lua_State *L, const kin_resource *r);

@@ -462,8 +462,22 @@ static int m_shutdown(lua_State *L) {
   return 0;
 }
 
+/* env:client([{fenced = false}]) -> a kinformer.client; fenced = false:
+ * its writes skip the leadership fence (lclient.h). */
 static int m_client(lua_State *L) {
-  lkin_push_client(L, lkin_check_env(L, 1));
+  lkin_env *e = lkin_check_env(L, 1);
+  int fenced = 1;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const keys[] = {"fenced", NULL};
+    lkin_opt_check_keys(L, 2, keys, "env:client");
+    if (lua_getfield(L, 2, "fenced") != LUA_TNIL) {
+      luaL_argcheck(L, lua_isboolean(L, -1), 2, "fenced must be a boolean");
+      fenced = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
+  }
+  lkin_push_client_fenced(L, e, fenced);
   return 1;
 }
 

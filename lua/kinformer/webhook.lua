@@ -187,7 +187,8 @@ end
 local function install(mgr, st)
   if not (st.configure and st.https and st.port) then return true end
   local I = require "kinformer.webhook_install"
-  local done, msg, code = I.install(mgr, hook_list(st), where(mgr, st))
+  -- every replica installs, leader or not: its writes skip the leadership fence
+  local done, msg, code = I.install(mgr, hook_list(st), where(mgr, st), mgr.env:client { fenced = false })
   if not done then return nil, msg, code end
   return true
 end

@@ -46,9 +46,12 @@ function Env:connection_health() end
 ---Stops every informer and joins their threads. Idempotent.
 function Env:shutdown() end
 
----A new REST client over this env.
+---A new REST client over this env. With `fenced = false` its writes (outside
+---a reconcile) skip the leadership fence: for what every replica writes,
+---leader or not (the webhook configurations at start).
+---@param opts? {fenced?: boolean}
 ---@return kinformer.Client
-function Env:client() end
+function Env:client(opts) end
 
 ---@param component string
 ---@return kinformer.EventRecorder
