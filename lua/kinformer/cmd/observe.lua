@@ -226,6 +226,13 @@ function M.main(o)
   for _, x in ipairs(r.rules) do derived[#derived + 1] = x end
   for _, x in ipairs(manifests.EVENT_RULES) do derived[#derived + 1] = x end
   derived[#derived + 1] = manifests.LEASE_RULE
+  -- the webhook ClusterRole: the install of the configurations at start
+  local hooks = r.plan.webhooks or {}
+  if #hooks > 0 then
+    for _, x in ipairs(require("kinformer.cmd.manifests_webhook").rules(r.plan.name or "", hooks)) do
+      derived[#derived + 1] = { groups = x.apiGroups, resources = x.resources, verbs = x.verbs }
+    end
+  end
   if #r.undetermined > 0 then
     for _, item in ipairs(r.undetermined) do stderr("kinformer: manifests: %s\n", manifests.describe(item)) end
     stderr("kinformer: --observe: %d calls not determined: the derived rules grant them nothing\n", #r.undetermined)
