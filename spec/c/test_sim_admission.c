@@ -2,8 +2,9 @@
  * webhooks (kin_sim_webhook_register): the AdmissionReview each write
  * sends (create, update, patches, apply, delete, delete collection),
  * denials, JSONPatch mutations, warnings, the failure policy, matching
- * by rules and selectors, dry run (creating ones too), and unregistering. The answers are
- * kube-apiserver's (k8s.io/apiserver pkg/admission/plugin/webhook). */
+ * by rules and selectors, dry run (creating ones too), and
+ * unregistering. The answers are kube-apiserver's (k8s.io/apiserver
+ * pkg/admission/plugin/webhook). */
 #include "kin_test.h"
 
 #include "base64.h"
