@@ -2,8 +2,9 @@
  * webhooks (kin_sim_webhook_register): the AdmissionReview each write
  * sends (create, update, patches, apply, delete, delete collection),
  * denials, JSONPatch mutations, warnings, the failure policy, matching
- * by rules and selectors, dry run, and unregistering. The answers are
- * kube-apiserver's (k8s.io/apiserver pkg/admission/plugin/webhook). */
+ * by rules and selectors, dry run (creating ones too), and
+ * unregistering. The answers are kube-apiserver's (k8s.io/apiserver
+ * pkg/admission/plugin/webhook). */
 #include "kin_test.h"
 
 #include "base64.h"
@@ -458,6 +459,115 @@ static void test_sim_AdmissionDryRun(void **state) {
   kin_sim_free(sim);
 }
 
+/* A dry run that creates, with webhooks registered: the answer is the
+ * would-be object, nothing is stored. An apply (and a PUT that creates)
+ * first tries the update, whose 404 must not become the answer. */
+static void test_sim_AdmissionDryRunCreates(void **state) {
+  kin_sim *sim = sim_start(0, 0);
+  hook_t other, m, v;
+  hook_init(&other);
+  hook_init(&m);
+  hook_init(&v);
+  /* a webhook on another resource only */
+  reg(sim, "ValidatingWebhookConfiguration", "other.example.com",
+      "[{\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],\"resources\":[\"secrets\"],"
+      "\"operations\":[\"*\"]}]",
+      NULL, &other);
+  const char *apply = "/api/v1/namespaces/default/configmaps/d?fieldManager=t&dryRun=All";
+  const char *cfg = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"d\"},"
+                    "\"data\":{\"x\":\"1\"}}";
+  sim_resp r = sim_do(sim, "PATCH", apply, "application/apply-patch+yaml", cfg, NULL);
+  assert_int_equal(r.code, 201);
+  assert_string_equal(jstr(r.json, "metadata.name"), "d");
+  assert_string_equal(jstr(r.json, "data.x"), "1");
+  assert_int_equal(strlen(jstr(r.json, "metadata.uid")), 36);
+  assert_null(jstr(r.json, "metadata.resourceVersion"));
+  assert_string_equal(jstr(json_array_get(json_object_get(json_object_get(r.json, "metadata"),
+                                                          "managedFields"),
+                                          0),
+                           "manager"),
+                      "t");
+  sim_resp_free(&r);
+  r = sim_req(sim, "GET", "/api/v1/namespaces/default/configmaps/d", NULL);
+  assert_int_equal(r.code, 404);
+  sim_resp_free(&r);
+  /* a PUT that creates (a Lease allows create on update) */
+  const char *lease = "/apis/coordination.k8s.io/v1/namespaces/default/leases/l";
+  char url[200];
+  snprintf(url, sizeof(url), "%s?dryRun=All", lease);
+  r = sim_req(sim, "PUT", url,
+              "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+              "\"metadata\":{\"name\":\"l\"},\"spec\":{\"holderIdentity\":\"me\"}}");
+  assert_int_equal(r.code, 201);
+  assert_string_equal(jstr(r.json, "spec.holderIdentity"), "me");
+  sim_resp_free(&r);
+  r = sim_req(sim, "GET", lease, NULL);
+  assert_int_equal(r.code, 404);
+  sim_resp_free(&r);
+  assert_int_equal(json_array_size(other.reqs), 0);
+  /* webhooks on the resource: called with dryRun true, the mutation in
+   * the answer */
+  m.patch = "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"m\":\"yes\"}}]";
+  reg(sim, "MutatingWebhookConfiguration", "m.example.com", CM_RULES, NULL, &m);
+  reg(sim, "ValidatingWebhookConfiguration", "v.example.com", CM_RULES, NULL, &v);
+  r = sim_do(sim, "PATCH", apply, "application/apply-patch+yaml", cfg, NULL);
+  assert_int_equal(r.code, 201);
+  assert_string_equal(jstr(r.json, "metadata.name"), "d");
+  assert_string_equal(jstr(r.json, "metadata.labels.m"), "yes");
+  assert_null(jstr(r.json, "metadata.resourceVersion"));
+  sim_resp_free(&r);
+  for (int i = 0; i < 2; i++) {
+    json_t *q = last_req(i ? &v : &m);
+    assert_string_equal(jstr(q, "operation"), "CREATE");
+    assert_true(json_is_true(json_object_get(q, "dryRun")));
+    assert_string_equal(jstr(q, "options.kind"), "CreateOptions");
+    assert_string_equal(jstr(q, "options.fieldManager"), "t");
+    assert_string_equal(jstr(q, "object.data.x"), "1");
+  }
+  assert_string_equal(jstr(last_req(&v), "object.metadata.labels.m"), "yes");
+  r = sim_req(sim, "GET", "/api/v1/namespaces/default/configmaps/d", NULL);
+  assert_int_equal(r.code, 404);
+  sim_resp_free(&r);
+  /* a dry-run POST */
+  r = sim_req(sim, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+              "{\"metadata\":{\"name\":\"p\"},\"data\":{\"x\":\"2\"}}");
+  assert_int_equal(r.code, 201);
+  assert_string_equal(jstr(r.json, "metadata.name"), "p");
+  assert_string_equal(jstr(r.json, "metadata.labels.m"), "yes");
+  sim_resp_free(&r);
+  assert_true(json_is_true(json_object_get(last_req(&v), "dryRun")));
+  assert_string_equal(jstr(last_req(&v), "object.data.x"), "2");
+  r = sim_req(sim, "GET", "/api/v1/namespaces/default/configmaps/p", NULL);
+  assert_int_equal(r.code, 404);
+  sim_resp_free(&r);
+  /* a dry-run apply to an existing object: UPDATE, the stored one kept */
+  sim_put_cm(sim, "default", "d", NULL, "1");
+  size_t before = json_array_size(v.reqs);
+  r = sim_do(sim, "PATCH", apply, "application/apply-patch+yaml",
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"d\"},"
+             "\"data\":{\"x\":\"3\"}}",
+             NULL);
+  assert_int_equal(r.code, 200);
+  assert_string_equal(jstr(r.json, "data.x"), "3");
+  assert_string_equal(jstr(r.json, "metadata.labels.m"), "yes");
+  sim_resp_free(&r);
+  assert_int_equal(json_array_size(v.reqs), before + 1);
+  json_t *q = last_req(&v);
+  assert_string_equal(jstr(q, "operation"), "UPDATE");
+  assert_true(json_is_true(json_object_get(q, "dryRun")));
+  assert_string_equal(jstr(q, "object.data.x"), "3");
+  assert_non_null(json_object_get(q, "oldObject"));
+  r = sim_req(sim, "GET", "/api/v1/namespaces/default/configmaps/d", NULL);
+  assert_int_equal(r.code, 200);
+  assert_null(jstr(r.json, "data.x"));
+  assert_string_equal(jstr(r.json, "data.v"), "1");
+  sim_resp_free(&r);
+  json_decref(other.reqs);
+  json_decref(m.reqs);
+  json_decref(v.reqs);
+  kin_sim_free(sim);
+}
+
 /* matchPolicy: a rule naming v1 of a CRD served at v1 and v2 matches a
  * v2 write under Equivalent (the object sent at v1, requestKind v2), not
  * under Exact. */
@@ -569,6 +679,7 @@ KIN_SUITE(sim_admission, cmocka_unit_test(test_sim_AdmissionDenyCreate),
           cmocka_unit_test(test_sim_AdmissionDelete),
           cmocka_unit_test(test_sim_AdmissionMatching),
           cmocka_unit_test(test_sim_AdmissionDryRun),
+          cmocka_unit_test(test_sim_AdmissionDryRunCreates),
           cmocka_unit_test(test_sim_AdmissionMatchPolicy),
           cmocka_unit_test(test_sim_AdmissionWebhookCallsBack),
           cmocka_unit_test(test_sim_AdmissionReinvocation))

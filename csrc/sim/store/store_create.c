@@ -209,7 +209,8 @@ static json_t *view_of(const kin__sim_resource *r, const json_t *stored) {
 /* The create with admission webhooks, none called under mu: the
  * mutating ones on the object sent, the create prepared as a dry run,
  * the validating ones on what it would store (generated name, uid,
- * defaults), then that object created (its uid and timestamps kept). */
+ * defaults), then that object created (its uid and timestamps kept), or
+ * for a dry run answered (201, nothing stored). */
 static void create_admitted(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                             const json_t *in, int dry_run, kin__sim_result *out) {
   json_t *obj = json_deep_copy(in);
@@ -237,11 +238,18 @@ static void create_admitted(kin__sim_store *s, kin__sim_resource *r, const char 
     return;
   }
   json_t *view = view_of(r, pre.body);
+  if (!view) {
+    kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
+    json_decref(pre.body);
+    return;
+  }
   a.stage = KIN__SIM_ADMIT_VALIDATE;
   a.name = kin__sim_jstr(view, "metadata", "name");
-  if (!view || s->admit(s->admit_ud, &a, &view, out) || dry_run) {
-    if (!view) kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
-    if (view && dry_run && out->code < 300) {
+  int refused = s->admit(s->admit_ud, &a, &view, out);
+  if (refused || dry_run) {
+    /* admitted dry run: the answer is the would-be object, whatever out
+     * held before (an apply's 404 from its update attempt) */
+    if (!refused) {
       json_decref(out->body);
       *out = pre;
       pre.body = NULL;
