@@ -52,6 +52,18 @@ describe("README.md", function()
     assert.is_true(n <= 20, "the 20-line operator has " .. n .. " lines")
   end)
 
+  it("quotes examples/website/operator.lua as it is in its excerpts", function()
+    local src = read("examples/website/operator.lua")
+    local n = 0
+    for body in readme:gmatch("\n```lua excerpt of examples/website/operator%.lua\n(.-)\n```") do
+      for line in body:gmatch("[^\n]+") do
+        n = n + 1
+        assert.is_truthy(src:find(line, 1, true), "not in examples/website/operator.lua: " .. line)
+      end
+    end
+    assert.is_true(n >= 10, "expected the webhooks excerpt")
+  end)
+
   -- the ```text blocks of the REPL section
   local function repl_transcripts()
     local section = assert(readme:match("\n### In a REPL\n(.-)\n### "))
