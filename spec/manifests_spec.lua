@@ -8,14 +8,8 @@ local lyaml = require "lyaml"
 local manifests = require "kinformer.cmd.manifests"
 local proc = require "support.proc"
 
--- bin/kinformer manifests ARGS with no kubeconfig reachable (planning
--- must not connect); returns the exit status, stdout and stderr.
-local function run(args)
-  local errf = os.tmpname()
-  local out, rc = proc.run(string.format("KUBECONFIG=/nonexistent %s bin/kinformer manifests %s 2>%s",
-    proc.paths_env(), args, errf))
-  return rc, out, proc.slurp(errf)
-end
+-- bin/kinformer manifests ARGS -> exit status, stdout, stderr
+local run = proc.manifests
 
 -- The documents and, by kind, those of the operator's own rules (the
 -- secure metrics endpoint's, named <name>-metrics-auth, <name>-metrics-reader

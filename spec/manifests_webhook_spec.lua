@@ -6,12 +6,8 @@
 local lyaml = require "lyaml"
 local proc = require "support.proc"
 
-local function run(args)
-  local errf = os.tmpname()
-  local out, rc = proc.run(string.format("KUBECONFIG=/nonexistent %s bin/kinformer manifests %s 2>%s",
-    proc.paths_env(), args, errf))
-  return rc, out, proc.slurp(errf)
-end
+-- bin/kinformer manifests ARGS -> exit status, stdout, stderr
+local run = proc.manifests
 
 local SCRIPT = [[
 local mgr = ...

@@ -52,6 +52,7 @@
 local errors = require "kinformer.errors"
 local log = require "kinformer.log"
 local options = require "kinformer.util.options"
+local lazy_index = require("kinformer.util.lazy").index
 
 local M = {}
 
@@ -151,15 +152,7 @@ local lazy = {
   end,
 }
 
-Ctx.__index = function(self, k)
-  local make = lazy[k]
-  if make then
-    local v = make(self)
-    rawset(self, k, v)
-    return v
-  end
-  return Ctx[k]
-end
+Ctx.__index = lazy_index(lazy, Ctx)
 Ctx.__name = "kinformer.ctx"
 Ctx.__tostring = function(self)
   return string.format("kinformer.ctx (controller=%s key=%s)", tostring(self.controller),

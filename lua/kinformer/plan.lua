@@ -67,24 +67,8 @@ M.EXIT_NO_CHANGES, M.EXIT_ERROR, M.EXIT_CHANGES = 0, 1, 2
 
 local NOISE = { "resourceVersion", "managedFields", "uid", "creationTimestamp", "generation", "selfLink" }
 
-local function deep_copy(v)
-  if type(v) ~= "table" then return v end
-  local c = {}
-  for k, x in pairs(v) do c[k] = deep_copy(x) end
-  return setmetatable(c, getmetatable(v))
-end
-
-local function deep_equal(a, b)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then return false end
-  for k, v in pairs(a) do
-    if not deep_equal(v, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
+local values = require "kinformer.util.value"
+local deep_copy, deep_equal = values.copy, values.equal
 
 local function decoded(obj)
   if type(obj) == "string" then

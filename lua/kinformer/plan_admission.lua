@@ -58,24 +58,8 @@ end
 local function is_map(v) return type(v) == "table" and getmetatable(v) ~= core.array_mt and (next(v) == nil or #v == 0) end
 local function is_array(v) return type(v) == "table" and not is_map(v) end
 
-local function deep_copy(v)
-  if type(v) ~= "table" then return v end
-  local c = {}
-  for k, x in pairs(v) do c[k] = deep_copy(x) end
-  return setmetatable(c, getmetatable(v))
-end
-
-local function deep_equal(a, b)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then return false end
-  for k, v in pairs(a) do
-    if not deep_equal(v, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
+local values = require "kinformer.util.value"
+local deep_copy, deep_equal = values.copy, values.equal
 
 -- RFC 7386: target with the merge patch applied (a copy).
 local function merge_patch(target, patch)

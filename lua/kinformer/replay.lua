@@ -150,16 +150,7 @@ local function is_map(v)
 end
 
 -- Deep equality of decoded JSON values.
-local function equal(a, b)
-  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
-  for k, v in pairs(a) do
-    if not equal(v, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
+local equal = require("kinformer.util.value").equal
 
 local function copy(v) return core().json_decode(core().json_encode(v)) end
 

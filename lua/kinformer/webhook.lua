@@ -104,24 +104,8 @@ local function server(mgr, st)
   return srv
 end
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 --- s in base64 (RFC 4648, padded).
-function M.base64(s)
-  local out = {}
-  for i = 1, #s, 3 do
-    local a, b, c = s:byte(i, i + 2)
-    local n = a * 65536 + (b or 0) * 256 + (c or 0)
-    local q = {}
-    for j = 1, 4 do
-      local v = (n >> (6 * (4 - j))) & 63
-      q[j] = B64:sub(v + 1, v + 1)
-    end
-    if not b then q[3] = "=" end
-    if not c then q[4] = "=" end
-    out[#out + 1] = table.concat(q)
-  end
-  return table.concat(out)
-end
+M.base64 = require("kinformer.util.base64").encode
 
 -- Where the API server reaches the hooks: {url=} or {service=}, with the
 -- CA as caBundle when self-made.

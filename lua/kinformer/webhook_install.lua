@@ -29,6 +29,7 @@
 -- hooks: kinformer.webhook_config.normalize's. The RBAC these requests
 -- need is what `kinformer manifests` prints (kinformer.cmd.manifests_webhook).
 local C = require "kinformer.webhook_config"
+local base64 = require "kinformer.util.base64"
 
 local M = {}
 
@@ -78,47 +79,9 @@ end
 
 M.MAX_CAS = 8
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local B64_VAL = {}
-for i = 1, 64 do B64_VAL[B64:byte(i)] = i - 1 end
-
-local function b64encode(s)
-  local out = {}
-  for i = 1, #s, 3 do
-    local a, b, c = s:byte(i, i + 2)
-    local n = a * 65536 + (b or 0) * 256 + (c or 0)
-    local q = {}
-    for j = 1, 4 do
-      local v = (n >> (6 * (4 - j))) & 63
-      q[j] = B64:sub(v + 1, v + 1)
-    end
-    if not b then q[3] = "=" end
-    if not c then q[4] = "=" end
-    out[#out + 1] = table.concat(q)
-  end
-  return table.concat(out)
-end
-
--- The bytes of base64 text s (whitespace and padding ignored), or nil.
-local function b64decode(s)
-  s = s:gsub("[%s=]", "")
-  local out, n, bits = {}, 0, 0
-  for i = 1, #s do
-    local v = B64_VAL[s:byte(i)]
-    if not v then return nil end
-    n, bits = (n << 6) | v, bits + 6
-    if bits >= 8 then
-      bits = bits - 8
-      out[#out + 1] = string.char((n >> bits) & 255)
-      n = n & ((1 << bits) - 1)
-    end
-  end
-  return table.concat(out)
-end
-
 -- The certificates (PEM blocks, normalized) of a base64 caBundle.
 local function certs_of(b64)
-  local pem = type(b64) == "string" and b64decode(b64) or nil
+  local pem = type(b64) == "string" and base64.decode(b64) or nil
   local out = {}
   for block in (pem or ""):gmatch("%-%-%-%-%-BEGIN CERTIFICATE%-%-%-%-%-.-%-%-%-%-%-END CERTIFICATE%-%-%-%-%-") do
     out[#out + 1] = block:gsub("\r", "") .. "\n"
@@ -145,7 +108,7 @@ function M.merge_bundles(existing, ours)
       table.insert(kept, 1, all[i])
     end
   end
-  return b64encode(table.concat(kept))
+  return base64.encode(table.concat(kept))
 end
 
 -- The caBundles installed now in objs' objects (base64 texts).

@@ -30,6 +30,7 @@ local core = require "kinformer.core"
 local ctxmod = require "kinformer.ctx"
 local log = require "kinformer.log"
 local patch = require "kinformer.webhook_patch"
+local lazy_index = require("kinformer.util.lazy").index
 
 local M = {}
 
@@ -47,15 +48,7 @@ local lazy = {
   end,
 }
 
-WCtx.__index = function(self, k)
-  local make = lazy[k]
-  if make then
-    local v = make(self)
-    rawset(self, k, v)
-    return v
-  end
-  return WCtx[k]
-end
+WCtx.__index = lazy_index(lazy, WCtx)
 WCtx.__tostring = function(self) return ("kinformer.webhook_ctx (webhook=%s)"):format(rawget(self, "webhook")) end
 
 --- ctx:warn(msg): adds a warning to the response (kubectl prints it).

@@ -76,6 +76,15 @@ function M.paths_env()
   return string.format("LUA_CPATH=%q LUA_PATH=%q", package.cpath, package.path)
 end
 
+-- `bin/kinformer manifests ARGS` with no kubeconfig reachable (planning
+-- must not connect); returns the exit status, stdout and stderr.
+function M.manifests(args)
+  local errf = os.tmpname()
+  local out, rc = M.run(string.format("KUBECONFIG=/nonexistent %s bin/kinformer manifests %s 2>%s",
+    M.paths_env(), args, errf))
+  return rc, out, M.slurp(errf)
+end
+
 -- Runs code (a Lua chunk) in a fresh lua5.4 with this process's paths.
 -- opts (optional): env, shell assignments put before the command (e.g.
 -- "KINFORMER_LOG_LEVEL=2"); extra, shell run once the child has started,

@@ -171,6 +171,28 @@ local function stderr(fmt, ...)
   io.stderr:flush()
 end
 
+-- The options that take one value, stored as given, and the field of
+-- M.parse's table each sets.
+local VALUE_FLAGS = {
+  ["--kubeconfig"] = "kubeconfig", ["--context"] = "context", ["--namespace"] = "namespace",
+  ["-n"] = "namespace", ["--seed"] = "seed", ["--image"] = "image", ["--name"] = "name",
+  ["--drive"] = "drive", ["--trace"] = "trace", ["--metrics-bind-address"] = "metrics_bind",
+  ["--metrics-cert-path"] = "metrics_cert_path", ["--metrics-cert-name"] = "metrics_cert_name",
+  ["--metrics-cert-key"] = "metrics_cert_key", ["--health-probe-bind-address"] = "health_bind",
+  ["--webhook-bind-address"] = "webhook_bind_address", ["--webhook-cert-path"] = "webhook_cert_path",
+  ["--webhook-cert-name"] = "webhook_cert_name", ["--webhook-cert-key"] = "webhook_cert_key",
+  ["--admin-bind-address"] = "admin_bind", ["--leader-election-id"] = "leader_election_id",
+  ["--leader-election-namespace"] = "leader_election_namespace",
+}
+
+-- The options that take no value, and the field each sets to true.
+local SWITCHES = {
+  ["--sim"] = "sim", ["--observe"] = "observe", ["--allow-undetermined"] = "allow_undetermined",
+  ["--cert-manager"] = "cert_manager", ["--metrics-secure"] = "metrics_secure",
+  ["--leader-elect"] = "leader_elect", ["--watch"] = "watch", ["-v"] = "verbose", ["--verbose"] = "verbose",
+  ["-q"] = "quiet", ["--quiet"] = "quiet",
+}
+
 --- Parses argv (an array of strings, as `arg`). Returns a table
 -- {command = "run"|"repl"|"manifests"|"plan"|"help"|"version", script =, keys =
 -- (plan's --key values), image =, name =, allow_undetermined = (manifests'),
@@ -206,36 +228,16 @@ function M.parse(argv)
         o.command = "help"
       elseif a == "--version" or a == "version" then
         o.command = o.command or "version"
-      elseif a == "--kubeconfig" then
-        o.kubeconfig = value(a)
-      elseif a == "--context" then
-        o.context = value(a)
-      elseif a == "--namespace" or a == "-n" then
-        o.namespace = value(a)
-      elseif a == "--sim" then
-        o.sim = true
-      elseif a == "--seed" then
-        o.seed = value(a)
-      elseif a == "--image" then
-        o.image = value(a)
-      elseif a == "--name" then
-        o.name = value(a)
-      elseif a == "--observe" then
-        o.observe = true
-      elseif a == "--drive" then
-        o.drive = value(a)
-      elseif a == "--trace" then
-        o.trace = value(a)
+      elseif VALUE_FLAGS[a] then
+        o[VALUE_FLAGS[a]] = value(a)
+      elseif SWITCHES[a] then
+        o[SWITCHES[a]] = true
       elseif a == "--duration" then
         local v = value(a)
         o.duration = tonumber(v)
         if not o.duration or o.duration < 0 then
           error({ usage = "--duration must be a number of seconds >= 0, not " .. v })
         end
-      elseif a == "--allow-undetermined" then
-        o.allow_undetermined = true
-      elseif a == "--cert-manager" then
-        o.cert_manager = true
       elseif a == "--key" then
         o.keys = o.keys or {}
         o.keys[#o.keys + 1] = value(a)
@@ -257,34 +259,6 @@ function M.parse(argv)
         if not o.shutdown_timeout or o.shutdown_timeout < 0 then
           error({ usage = "--shutdown-timeout must be a number of seconds >= 0, not " .. v })
         end
-      elseif a == "--metrics-bind-address" then
-        o.metrics_bind = value(a)
-      elseif a == "--metrics-secure" then
-        o.metrics_secure = true
-      elseif a == "--metrics-cert-path" then
-        o.metrics_cert_path = value(a)
-      elseif a == "--metrics-cert-name" then
-        o.metrics_cert_name = value(a)
-      elseif a == "--metrics-cert-key" then
-        o.metrics_cert_key = value(a)
-      elseif a == "--health-probe-bind-address" then
-        o.health_bind = value(a)
-      elseif a == "--webhook-bind-address" then
-        o.webhook_bind_address = value(a)
-      elseif a == "--webhook-cert-path" then
-        o.webhook_cert_path = value(a)
-      elseif a == "--webhook-cert-name" then
-        o.webhook_cert_name = value(a)
-      elseif a == "--webhook-cert-key" then
-        o.webhook_cert_key = value(a)
-      elseif a == "--admin-bind-address" then
-        o.admin_bind = value(a)
-      elseif a == "--leader-elect" then
-        o.leader_elect = true
-      elseif a == "--leader-election-id" then
-        o.leader_election_id = value(a)
-      elseif a == "--leader-election-namespace" then
-        o.leader_election_namespace = value(a)
       elseif a == "--leader-elect-lease-duration" or a == "--leader-elect-renew-deadline"
           or a == "--leader-elect-retry-period" then
         local v = value(a)
@@ -293,12 +267,6 @@ function M.parse(argv)
         if not o[k] or o[k] <= 0 then
           error({ usage = a .. " must be a positive number of seconds, not " .. v })
         end
-      elseif a == "--watch" then
-        o.watch = true
-      elseif a == "-v" or a == "--verbose" then
-        o.verbose = true
-      elseif a == "-q" or a == "--quiet" then
-        o.quiet = true
       elseif a:sub(1, 1) == "-" then
         error({ usage = "unknown option " .. a })
       elseif o.command == nil and a == "run" then
