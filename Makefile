@@ -104,7 +104,7 @@ MOD_LDFLAGS := -shared -Wl,--version-script=csrc/lua/module.map
 
 TEST_SRC := $(sort $(wildcard spec/c/test_*.c))
 TEST_OBJ := $(patsubst spec/c/%.c,$(BUILD)/spec/%.o,$(TEST_SRC)) $(BUILD)/spec/main.o \
-            $(BUILD)/spec/kin_test_util.o
+            $(BUILD)/spec/kin_test_util.o $(BUILD)/spec/webhook_test_util.o
 TEST_BIN := $(BUILD)/kin_tests
 SUITES_H := $(BUILD)/spec/suites.h
 

@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "tls_cert.h"
 #include "webhook.h"
+#include "webhook_test_util.h"
 
 /* A CA, a serving pair it signed, the CA's PEM in a file for curl. */
 typedef struct {
@@ -230,22 +231,7 @@ static void test_webhook_https_ServesVerifiedTls(void **state) {
   pki_free(&p);
 }
 
-static struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int entered, release;
-} gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-
-static int blocking(void *ud, const kin_webhook_request *r, kin_webhook_response *resp) {
-  (void)ud, (void)r;
-  pthread_mutex_lock(&gate.mu);
-  gate.entered = 1;
-  pthread_cond_broadcast(&gate.cv);
-  while (!gate.release) pthread_cond_wait(&gate.cv, &gate.mu);
-  pthread_mutex_unlock(&gate.mu);
-  resp->allowed = 1;
-  return 0;
-}
+static wh_test_gate gate = WH_TEST_GATE_INIT;
 
 typedef struct {
   const char *url, *ca;
@@ -270,7 +256,8 @@ static void test_webhook_https_ConnectionCap(void **state) {
   kin_webhook_server *s;
   char err[300];
   assert_int_equal(kin_webhook_server_new(&cfg, &s, err, sizeof err), 0);
-  kin_webhook_hook h = {.path = "/slow", .type = KIN_WEBHOOK_VALIDATING, .fn = blocking};
+  kin_webhook_hook h = {.path = "/slow", .type = KIN_WEBHOOK_VALIDATING, .fn = wh_test_gate_fn,
+                        .ud = &gate};
   assert_int_equal(kin_webhook_server_add(s, &h), 0);
   assert_int_equal(kin_webhook_server_start(s, err, sizeof err), 0);
   char url[128];
@@ -278,17 +265,12 @@ static void test_webhook_https_ConnectionCap(void **state) {
   call first = {.url = url, .ca = p.ca_path};
   pthread_t t;
   pthread_create(&t, NULL, post_thread, &first);
-  pthread_mutex_lock(&gate.mu);
-  while (!gate.entered) pthread_cond_wait(&gate.cv, &gate.mu);
-  pthread_mutex_unlock(&gate.mu);
+  wh_test_gate_wait_entered(&gate);
   /* the one connection is taken: the next is refused */
   call second = {.url = url, .ca = p.ca_path};
   post_thread(&second);
   assert_int_not_equal(second.rc, CURLE_OK);
-  pthread_mutex_lock(&gate.mu);
-  gate.release = 1;
-  pthread_cond_broadcast(&gate.cv);
-  pthread_mutex_unlock(&gate.mu);
+  wh_test_gate_release(&gate);
   pthread_join(t, NULL);
   assert_int_equal(first.rc, CURLE_OK);
   assert_int_equal(first.status, 200);

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "webhook.h"
 #include "webhook_int.h"
+#include "webhook_test_util.h"
 
 static char *dup_s(const char *s) { return strdup(s); }
 
@@ -403,22 +404,7 @@ static void test_webhook_serve_Deadline(void **state) {
 }
 
 /* remove waits for a call under way */
-static struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int entered, release;
-} gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-
-static int blocking(void *ud, const kin_webhook_request *r, kin_webhook_response *resp) {
-  (void)ud, (void)r;
-  pthread_mutex_lock(&gate.mu);
-  gate.entered = 1;
-  pthread_cond_broadcast(&gate.cv);
-  while (!gate.release) pthread_cond_wait(&gate.cv, &gate.mu);
-  pthread_mutex_unlock(&gate.mu);
-  resp->allowed = 1;
-  return 0;
-}
+static wh_test_gate gate = WH_TEST_GATE_INIT;
 
 static void *serve_thread(void *arg) {
   char *out = NULL;
@@ -439,16 +425,16 @@ static void *remove_thread(void *arg) {
 static void test_webhook_serve_RemoveWaits(void **state) {
   (void)state;
   kin_webhook_server *s = new_server(NULL, 0);
-  add(s, "/slow", KIN_WEBHOOK_VALIDATING, blocking);
-  kin_webhook_hook dup = {.path = "/slow", .type = KIN_WEBHOOK_VALIDATING, .fn = blocking};
+  kin_webhook_hook slow = {.path = "/slow", .type = KIN_WEBHOOK_VALIDATING, .fn = wh_test_gate_fn,
+                           .ud = &gate};
+  assert_int_equal(kin_webhook_server_add(s, &slow), 0);
+  kin_webhook_hook dup = slow;
   assert_int_equal(kin_webhook_server_add(s, &dup), KIN_EEXIST);
   dup.path = "slow";
   assert_int_equal(kin_webhook_server_add(s, &dup), KIN_EINVAL);
   pthread_t a, b;
   pthread_create(&a, NULL, serve_thread, s);
-  pthread_mutex_lock(&gate.mu);
-  while (!gate.entered) pthread_cond_wait(&gate.cv, &gate.mu);
-  pthread_mutex_unlock(&gate.mu);
+  wh_test_gate_wait_entered(&gate);
   pthread_create(&b, NULL, remove_thread, s);
   kin_test_sleep_ms(50);
   assert_false(__atomic_load_n(&removed, __ATOMIC_SEQ_CST));
@@ -456,10 +442,7 @@ static void test_webhook_serve_RemoveWaits(void **state) {
   char *out;
   assert_int_equal(serve(s, "/slow", "{}", 0, &out), 404);
   free(out);
-  pthread_mutex_lock(&gate.mu);
-  gate.release = 1;
-  pthread_cond_broadcast(&gate.cv);
-  pthread_mutex_unlock(&gate.mu);
+  wh_test_gate_release(&gate);
   void *st, *rc;
   pthread_join(a, &st);
   pthread_join(b, &rc);

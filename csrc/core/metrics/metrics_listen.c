@@ -4,9 +4,7 @@
  * kin_tls_keypair through the certificate callback (so a rotated pair
  * serves the next handshake), and libmicrohttpd's own messages turned into
  * log lines (running out of file descriptors named as such). */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +17,8 @@
 #include "kin.h"
 #include "log.h"
 #include "metrics_server_int.h"
+#include "netaddr.h"
+#include "tls_serve.h"
 
 #define LOG_EVERY_NS (10ull * 1000000000ull)
 
@@ -75,62 +75,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
   }
 }
 
-/* The key pairs of the HTTPS endpoints by local port: the certificate
- * callback gets a GnuTLS session whose transport is the socket, so it
- * finds its endpoint's pair by the socket's port. keys_mu guards the
- * table and is held while a pair is read (taken before the pair's mu). */
-#define MAX_TLS_PORTS 64
-static pthread_mutex_t keys_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  int port;
-  kin_tls_keypair *kp;
-} keys_by_port[MAX_TLS_PORTS];
-
-/* Registers kp for port; returns 0 or KIN_ENOMEM (table full). */
-static int keys_register(int port, kin_tls_keypair *kp) {
-  int rc = KIN_ENOMEM;
-  pthread_mutex_lock(&keys_mu);
-  for (int i = 0; i < MAX_TLS_PORTS; i++) {
-    if (keys_by_port[i].kp) continue;
-    keys_by_port[i].port = port;
-    keys_by_port[i].kp = kp;
-    rc = 0;
-    break;
-  }
-  pthread_mutex_unlock(&keys_mu);
-  return rc;
-}
-
-void kin__ms_keys_unregister(kin_tls_keypair *kp) {
-  pthread_mutex_lock(&keys_mu);
-  for (int i = 0; i < MAX_TLS_PORTS; i++)
-    if (keys_by_port[i].kp == kp) keys_by_port[i].kp = NULL;
-  pthread_mutex_unlock(&keys_mu);
-}
-
-/* gnutls_certificate_retrieve_function2 for MHD_OPTION_HTTPS_CERT_CALLBACK:
- * the current credentials of the pair serving the session's local port.
- * Returns 0, or -1 (the handshake fails). */
-static int on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
-                   const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
-                   gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey) {
-  int fd = gnutls_transport_get_int(session);
-  struct sockaddr_storage ss;
-  socklen_t len = sizeof ss;
-  if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) return -1;
-  int port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                            : ((struct sockaddr_in *)&ss)->sin_port);
-  int rc = -1;
-  pthread_mutex_lock(&keys_mu);
-  for (int i = 0; i < MAX_TLS_PORTS; i++) {
-    if (!keys_by_port[i].kp || keys_by_port[i].port != port) continue;
-    rc = kin_tls_keypair_current(keys_by_port[i].kp, pcert, pcert_length, pkey) == 0 ? 0 : -1;
-    break;
-  }
-  pthread_mutex_unlock(&keys_mu);
-  return rc;
-}
-
 /* See metrics_server_int.h: 1 for a loopback Host naming port (or none). */
 int kin__ms_host_ok(const char *host, int port) {
   if (!host) return 0;
@@ -143,47 +87,6 @@ int kin__ms_host_ok(const char *host, int port) {
     char *end = NULL;
     long p = strtol(host + n + 1, &end, 10);
     return end && *end == 0 && end != host + n + 1 && p == port;
-  }
-  return 0;
-}
-
-/* Parses bind into ss; returns 0 or KIN_EINVAL with err. */
-static int parse_bind(const char *bind, int admin, struct sockaddr_storage *ss, int *v6, int *loop,
-                      char *err, size_t errlen) {
-  char host[256];
-  const char *colon = strrchr(bind, ':');
-  char *end = NULL;
-  long p = colon ? strtol(colon + 1, &end, 10) : -1;
-  size_t hl = colon ? (size_t)(colon - bind) : 0;
-  if (!colon || !end || *end || end == colon + 1 || p < 0 || p > 65535 || hl >= sizeof host) {
-    snprintf(err, errlen, "bind address \"%s\": want host:port, :port or 0", bind);
-    return KIN_EINVAL;
-  }
-  memcpy(host, bind, hl);
-  host[hl] = 0;
-  memset(ss, 0, sizeof *ss);
-  int ok = 1;
-  *v6 = 0;
-  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-    host[hl - 1] = 0;
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons((uint16_t)p);
-    ok = inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1;
-    *v6 = 1;
-    *loop = ok && IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
-  } else {
-    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)p);
-    if (hl == 0) a4->sin_addr.s_addr = htonl(admin ? INADDR_LOOPBACK : INADDR_ANY);
-    else if (strcmp(host, "localhost") == 0) a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    else ok = inet_pton(AF_INET, host, &a4->sin_addr) == 1;
-    *loop = ok && (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
-  }
-  if (!ok) {
-    snprintf(err, errlen, "bind address \"%s\": \"%s\" is not an IP address", bind, host);
-    return KIN_EINVAL;
   }
   return 0;
 }
@@ -207,11 +110,12 @@ static int open_keys(kin_metrics_server *s, const kin_metrics_server_config *cfg
 int kin__ms_listen(kin_metrics_server *s, kin__ms_endpoint *ep, const char *bind,
                    const kin_metrics_server_config *cfg, MHD_AccessHandlerCallback handler,
                    char *err, size_t errlen) {
-  struct sockaddr_storage ss;
-  int v6 = 0, loop = 0;
+  kin__netaddr a;
   int admin = ep == &s->admin;
-  int rc = parse_bind(bind, admin, &ss, &v6, &loop, err, errlen);
+  int rc = kin__netaddr_parse(bind, KIN__NETADDR_SAY_ZERO | (admin ? KIN__NETADDR_ADMIN : 0),
+                              "bind address", &a, err, errlen);
   if (rc) return rc;
+  int loop = a.loopback;
   ep->loopback = loop;
   if (ep == &s->metrics && cfg->metrics_secure) ep->tls = ep->auth = 1;
   if (admin && !loop) ep->tls = ep->auth = 1;
@@ -225,22 +129,21 @@ int kin__ms_listen(kin_metrics_server *s, kin__ms_endpoint *ep, const char *bind
   unsigned per_ip = cfg->max_conns_per_ip ? cfg->max_conns_per_ip : 32;
   unsigned idle = cfg->idle_timeout_s ? cfg->idle_timeout_s : 30;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
-  if (v6) flags |= MHD_USE_IPv6;
+  if (a.v6) flags |= MHD_USE_IPv6;
   if (ep->tls) flags |= MHD_USE_TLS;
   errno = 0;
-  uint16_t port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                           : ((struct sockaddr_in *)&ss)->sin_port);
+  uint16_t port = a.port;
   if (ep->tls)
     ep->d = MHD_start_daemon(
         flags, port, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, ep,
-        MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT, idle,
+        MHD_OPTION_SOCK_ADDR, &a.ss, MHD_OPTION_CONNECTION_TIMEOUT, idle,
         MHD_OPTION_CONNECTION_LIMIT, ep->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_HTTPS_PRIORITIES,
-        "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0", MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert,
-        MHD_OPTION_END);
+        "NORMAL:-VERS-TLS1.0:-VERS-TLS1.1:-VERS-SSL3.0", MHD_OPTION_HTTPS_CERT_CALLBACK,
+        kin_tls_ports_on_cert, MHD_OPTION_END);
   else
     ep->d = MHD_start_daemon(flags, port, NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER,
-                             on_mhd_log, ep, MHD_OPTION_SOCK_ADDR, &ss,
+                             on_mhd_log, ep, MHD_OPTION_SOCK_ADDR, &a.ss,
                              MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_LIMIT,
                              ep->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
@@ -251,11 +154,11 @@ int kin__ms_listen(kin_metrics_server *s, kin__ms_endpoint *ep, const char *bind
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(ep->d, MHD_DAEMON_INFO_BIND_PORT);
   ep->port = di ? di->port : (int)port;
-  if (ep->tls && keys_register(ep->port, s->keys) != 0) {
+  if (ep->tls && kin_tls_ports_add(ep->port, s->keys) != 0) {
     MHD_stop_daemon(ep->d);
     ep->d = NULL;
     snprintf(err, errlen, "listen on %s: more than %d HTTPS endpoints in one process", bind,
-             MAX_TLS_PORTS);
+             KIN_TLS_MAX_PORTS);
     return KIN_ENOMEM;
   }
   return 0;

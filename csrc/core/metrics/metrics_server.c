@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "kin.h"
 #include "metrics_server_int.h"
+#include "tls_serve.h"
 
 typedef kin__ms_check check;
 
@@ -313,7 +314,7 @@ void kin_metrics_server_free(kin_metrics_server *s) {
   if (s->health.d) MHD_stop_daemon(s->health.d);
   if (s->admin.d) MHD_stop_daemon(s->admin.d);
   if (s->keys) {
-    kin__ms_keys_unregister(s->keys);
+    kin_tls_ports_del(s->keys, 0);
     kin_tls_keypair_free(s->keys);
   }
   kin__authfilter_free(s->auth);

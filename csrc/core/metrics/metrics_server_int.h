@@ -50,9 +50,6 @@ int kin__ms_listen(kin_metrics_server *s, kin__ms_endpoint *ep, const char *bind
                    const kin_metrics_server_config *cfg, MHD_AccessHandlerCallback handler,
                    char *err, size_t errlen);
 
-/* Forgets every port kp serves (before kp is freed, after its daemons
- * stopped). */
-void kin__ms_keys_unregister(kin_tls_keypair *kp);
 
 /* 1 when host (a Host header) names a loopback host (localhost,
  * 127.0.0.1, [::1]) with port or no port. */

@@ -6,10 +6,8 @@
  * max_request_bytes (a larger Content-Length is refused with 413 before
  * its body is read; a chunked body past the cap is dropped, not kept), and
  * each POST handed to kin__wh_handle. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +16,8 @@
 
 #include "kin.h"
 #include "log.h"
+#include "netaddr.h"
+#include "tls_serve.h"
 #include "webhook_int.h"
 
 #define IDLE_TIMEOUT_S 60
@@ -30,60 +30,6 @@ typedef struct {
   int answered; /* a response was queued at the headers */
 } conn_req;
 
-/* The key pairs of the webhook servers by local port: the certificate
- * callback has no closure, only the session whose transport is the
- * socket. keys_mu guards the table and is held while a pair is read
- * (taken before the pair's mu). */
-#define MAX_PORTS 64
-static pthread_mutex_t keys_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  int port;
-  kin_tls_keypair *kp;
-} keys_by_port[MAX_PORTS];
-
-/* Under keys_mu: records kp for port. Returns 0 or KIN_ENOMEM (table
- * full). */
-static int keys_add(int port, kin_tls_keypair *kp) {
-  for (int i = 0; i < MAX_PORTS; i++) {
-    if (keys_by_port[i].kp) continue;
-    keys_by_port[i].port = port;
-    keys_by_port[i].kp = kp;
-    return 0;
-  }
-  return KIN_ENOMEM;
-}
-
-/* Forgets port's entry. */
-static void keys_del(int port) {
-  pthread_mutex_lock(&keys_mu);
-  for (int i = 0; i < MAX_PORTS; i++)
-    if (keys_by_port[i].kp && keys_by_port[i].port == port) keys_by_port[i].kp = NULL;
-  pthread_mutex_unlock(&keys_mu);
-}
-
-/* gnutls_certificate_retrieve_function2: the current pair of the server
- * on the session's local port. Returns 0, or -1 (the handshake fails). */
-static int on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
-                   const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
-                   gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey) {
-  (void)req_ca_dn, (void)nreqs, (void)pk_algos, (void)pk_algos_length;
-  int fd = gnutls_transport_get_int(session);
-  struct sockaddr_storage ss;
-  socklen_t len = sizeof ss;
-  if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) return -1;
-  int port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                            : ((struct sockaddr_in *)&ss)->sin_port);
-  int rc = -1;
-  pthread_mutex_lock(&keys_mu);
-  for (int i = 0; i < MAX_PORTS; i++) {
-    if (!keys_by_port[i].kp || keys_by_port[i].port != port) continue;
-    rc = kin_tls_keypair_current(keys_by_port[i].kp, pcert, pcert_length, pkey) == 0 ? 0 : -1;
-    break;
-  }
-  pthread_mutex_unlock(&keys_mu);
-  return rc;
-}
-
 /* libmicrohttpd's messages, at debug (connection limit, TLS handshakes
  * that failed, clients that went away). */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -95,52 +41,11 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
   kin_log(KIN_LOG_DEBUG, "webhook", "libmicrohttpd: %s", line);
 }
 
-/* Parses bind into ss. Returns 0 or KIN_EINVAL with err. */
-static int parse_bind(const char *bind, struct sockaddr_storage *ss, int *v6, int *any, char *err,
-                      size_t errlen) {
-  char host[256];
-  const char *colon = strrchr(bind, ':');
-  char *end = NULL;
-  long p = colon ? strtol(colon + 1, &end, 10) : -1;
-  size_t hl = colon ? (size_t)(colon - bind) : 0;
-  if (!colon || !end || *end || end == colon + 1 || p < 0 || p > 65535 || hl >= sizeof host) {
-    snprintf(err, errlen, "webhook bind address \"%s\": want host:port or :port", bind);
-    return KIN_EINVAL;
-  }
-  memcpy(host, bind, hl);
-  host[hl] = 0;
-  memset(ss, 0, sizeof *ss);
-  int ok = 1;
-  *v6 = 0;
-  *any = hl == 0;
-  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-    host[hl - 1] = 0;
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons((uint16_t)p);
-    ok = inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1;
-    *v6 = 1;
-  } else {
-    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)p);
-    if (hl == 0) a4->sin_addr.s_addr = htonl(INADDR_ANY);
-    else if (strcmp(host, "localhost") == 0) a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    else ok = inet_pton(AF_INET, host, &a4->sin_addr) == 1;
-  }
-  if (!ok) {
-    snprintf(err, errlen, "webhook bind address \"%s\": \"%s\" is not an IP address", bind, host);
-    return KIN_EINVAL;
-  }
-  return 0;
-}
-
 /* 0 when bind parses as an address to listen on, else KIN_EINVAL with
  * err. */
 int kin__wh_check_bind(const char *bind, char *err, size_t errlen) {
-  struct sockaddr_storage ss;
-  int v6, any;
-  return parse_bind(bind, &ss, &v6, &any, err, errlen);
+  kin__netaddr a;
+  return kin__netaddr_parse(bind, 0, "webhook bind address", &a, err, errlen);
 }
 
 /* Queues status with body (malloc'd, taken). Returns MHD's result. */
@@ -234,13 +139,13 @@ static struct MHD_Daemon *start(kin_webhook_server *s, unsigned flags, uint16_t 
         flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
         s->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_HTTPS_PRIORITIES,
-        TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert, MHD_OPTION_END);
+        TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK, kin_tls_ports_on_cert, MHD_OPTION_END);
   return MHD_start_daemon(
       flags, port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
       MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
       MHD_OPTION_CONNECTION_LIMIT, s->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-      MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK, on_cert,
-      MHD_OPTION_END);
+      MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK,
+      kin_tls_ports_on_cert, MHD_OPTION_END);
 }
 
 /* See webhook_int.h: 0 with s->daemon and s->port set, or KIN_EINVAL,
@@ -258,38 +163,37 @@ int kin__wh_listen(kin_webhook_server *s, char *err, size_t errlen) {
                           "certificate callback");
     return KIN_EINVAL;
   }
-  struct sockaddr_storage ss;
-  int v6 = 0, any = 0;
-  int rc = parse_bind(s->bind_address, &ss, &v6, &any, err, errlen);
+  kin__netaddr a;
+  int rc = kin__netaddr_parse(s->bind_address, 0, "webhook bind address", &a, err, errlen);
   if (rc) return rc;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                    MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_TLS;
-  uint16_t port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                           : ((struct sockaddr_in *)&ss)->sin_port);
-  /* keys_mu is held until the pair is in the table: a handshake on a
+  uint16_t port = a.port;
+  /* the ports table's mutex is held until the pair is in the table: a handshake on a
    * connection accepted at once waits for it instead of failing */
-  pthread_mutex_lock(&keys_mu);
+  kin_tls_ports_lock();
   struct MHD_Daemon *d = NULL;
   int busy = 0;
-  if (any && MHD_is_feature_supported(MHD_FEATURE_IPv6)) {
+  if (a.any && MHD_is_feature_supported(MHD_FEATURE_IPv6)) {
     d = start(s, flags | MHD_USE_DUAL_STACK, port, NULL);
     busy = !d && errno == EADDRINUSE;
   }
-  if (!d && !busy) d = start(s, flags | (v6 ? MHD_USE_IPv6 : 0), port, &ss);
+  if (!d && !busy) d = start(s, flags | (a.v6 ? MHD_USE_IPv6 : 0), port, &a.ss);
   if (!d) {
     int e = errno;
-    pthread_mutex_unlock(&keys_mu);
+    kin_tls_ports_unlock();
     snprintf(err, errlen, "webhook server: listen on %s: %s", s->bind_address,
              e ? strerror(e) : "cannot start the HTTPS server");
     return KIN_EBUSY;
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   int p = di ? di->port : (int)port;
-  rc = keys_add(p, s->keys);
-  pthread_mutex_unlock(&keys_mu);
+  rc = kin_tls_ports_add_locked(p, s->keys);
+  kin_tls_ports_unlock();
   if (rc != 0) {
     MHD_stop_daemon(d);
-    snprintf(err, errlen, "webhook server: more than %d HTTPS servers in one process", MAX_PORTS);
+    snprintf(err, errlen, "webhook server: more than %d HTTPS servers in one process",
+             KIN_TLS_MAX_PORTS);
     return KIN_ENOMEM;
   }
   s->daemon = d;
@@ -303,6 +207,6 @@ void kin__wh_unlisten(kin_webhook_server *s) {
   if (!s->daemon) return;
   MHD_stop_daemon(s->daemon);
   s->daemon = NULL;
-  keys_del(s->port);
+  kin_tls_ports_del(s->keys, s->port);
   __atomic_store_n(&s->port, 0, __ATOMIC_RELEASE);
 }

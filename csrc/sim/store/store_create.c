@@ -196,16 +196,6 @@ void kin__sim_create_keep_locked(kin__sim_store *s, kin__sim_resource *r, const 
   create(s, r, ns, in, 0, 1, out);
 }
 
-/* stored (borrowed) at r's version: a new tree, or NULL on ENOMEM. */
-static json_t *view_of(const kin__sim_resource *r, const json_t *stored) {
-  if (r->convert_out) return r->convert_out(stored);
-  json_t *v = json_deep_copy(stored);
-  char av[320];
-  snprintf(av, sizeof(av), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
-  if (v) json_object_set_new(v, "apiVersion", json_string(av));
-  return v;
-}
-
 /* The create with admission webhooks, none called under mu: the
  * mutating ones on the object sent, the create prepared as a dry run,
  * the validating ones on what it would store (generated name, uid,
@@ -237,7 +227,7 @@ static void create_admitted(kin__sim_store *s, kin__sim_resource *r, const char 
     *out = pre;
     return;
   }
-  json_t *view = view_of(r, pre.body);
+  json_t *view = kin__sim_view_of(r, pre.body);
   if (!view) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
     json_decref(pre.body);

@@ -166,16 +166,6 @@ static void delete_locked(kin__sim_store *s, kin__sim_resource *r, const char *n
   json_decref(curj);
 }
 
-/* stored (borrowed) at r's version: a new tree, or NULL on ENOMEM. */
-static json_t *view_of(const kin__sim_resource *r, const json_t *stored) {
-  if (r->convert_out) return r->convert_out(stored);
-  json_t *v = json_deep_copy(stored);
-  char av[320];
-  snprintf(av, sizeof(av), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
-  if (v) json_object_set_new(v, "apiVersion", json_string(av));
-  return v;
-}
-
 /* One attempt of a delete with admission webhooks: the current object
  * read, the mutating then validating webhooks called (no lock held) with
  * it as oldObject, then the delete if the object is still at the
@@ -193,7 +183,7 @@ static int delete_admitted(kin__sim_store *s, kin__sim_resource *r, const char *
     kin__sim_err_not_found(out, r->group, r->resource, name);
     return 0;
   }
-  json_t *old = curj ? view_of(r, curj) : NULL;
+  json_t *old = curj ? kin__sim_view_of(r, curj) : NULL;
   json_decref(curj);
   if (!old) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
@@ -280,7 +270,7 @@ static void delete_collection_admitted(kin__sim_store *s, kin__sim_resource *r, 
       return;
     }
     json_decref(one.body);
-    json_t *v = one.code == 404 ? NULL : view_of(r, it);
+    json_t *v = one.code == 404 ? NULL : kin__sim_view_of(r, it);
     if (v) json_array_append_new(done, v);
   }
   json_decref(items);

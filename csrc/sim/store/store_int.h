@@ -343,6 +343,9 @@ kin__sim_obj *kin__sim_commit(kin__sim_store *s, kin__sim_storage *st, int type,
 /* Sets out to code and a copy of o. */
 void kin__sim_result_obj(kin__sim_result *out, int code, const kin__sim_obj *o);
 int kin__sim_finalizers_empty(const json_t *obj);
+/* stored (borrowed) as admission webhooks see it, at r's version: a new
+ * tree, or NULL on ENOMEM (any lock or none). */
+json_t *kin__sim_view_of(const kin__sim_resource *r, const json_t *stored);
 /* store_create.c / store_delete.c, caller holds mu. */
 void kin__sim_create_locked(kin__sim_store *s, kin__sim_resource *r, const char *ns,
                             const json_t *in, int dry_run, kin__sim_result *out);

@@ -1,8 +1,10 @@
 /* store_object.c -- the object-level pieces of the generic registry Store
  * (k8s.io/apiserver pkg/registry/generic/registry/store.go) shared by its
- * verbs: keys, lookup, commit under the next resourceVersion, and get.
+ * verbs: keys, lookup, commit under the next resourceVersion, get, and an
+ * object at its resource's version for the admission webhooks.
  * Functions named kin__sim_* here run with kin__sim_store.mu held, except
- * kin__sim_store_get, which takes it. */
+ * kin__sim_store_get, which takes it, and kin__sim_view_of, which needs
+ * none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,3 +120,15 @@ void kin__sim_store_get(kin__sim_store *s, kin__sim_resource *r, const char *ns,
   pthread_mutex_unlock(&s->mu);
 }
 
+
+/* See store_int.h: stored (borrowed) at r's version (the resource's
+ * convert_out, else a copy with r's apiVersion): a new tree the caller
+ * frees, or NULL on ENOMEM. Needs no lock. */
+json_t *kin__sim_view_of(const kin__sim_resource *r, const json_t *stored) {
+  if (r->convert_out) return r->convert_out(stored);
+  json_t *v = json_deep_copy(stored);
+  char av[320];
+  snprintf(av, sizeof(av), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
+  if (v) json_object_set_new(v, "apiVersion", json_string(av));
+  return v;
+}

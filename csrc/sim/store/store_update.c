@@ -280,16 +280,6 @@ static json_t *fixed_fn(void *ud, const json_t *cur, kin__sim_result *err) {
   return in;
 }
 
-/* stored (borrowed) at r's version: a new tree, or NULL on ENOMEM. */
-static json_t *view_of(const kin__sim_resource *r, const json_t *stored) {
-  if (r->convert_out) return r->convert_out(stored);
-  json_t *v = json_deep_copy(stored);
-  char av[320];
-  snprintf(av, sizeof(av), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
-  if (v) json_object_set_new(v, "apiVersion", json_string(av));
-  return v;
-}
-
 /* One attempt of an update with admission webhooks, none called under
  * mu: the update function on the current object (under mu), the
  * mutating webhooks on its result, the update prepared as a dry run,
@@ -323,7 +313,7 @@ static int update_admitted(kin__sim_store *s, kin__sim_resource *r, const char *
     pre.body = NULL;
     goto done;
   }
-  view = view_of(r, pre.body);
+  view = kin__sim_view_of(r, pre.body);
   a.stage = KIN__SIM_ADMIT_VALIDATE;
   if (!view) {
     kin__sim_err(out, 500, "InternalError", NULL, "out of memory");
