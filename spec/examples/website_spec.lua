@@ -62,9 +62,31 @@ describe("examples/website", function()
     op:wait_output("caches synced", "err")
   end)
 
+  -- The operator's webhooks outlive it on the server (other replicas would
+  -- serve them): with failurePolicy Fail and a conversion webhook pointing
+  -- at a stopped process, every later Website write on this server would
+  -- fail. Take them off as an operator's uninstall would.
+  local function uninstall_webhooks()
+    for _, kind in ipairs { "validatingwebhookconfigurations", "mutatingwebhookconfigurations" } do
+      local res = "admissionregistration.k8s.io/v1/" .. kind
+      for _, c in ipairs((t.client:list(res) or { items = {} }).items) do
+        for _, w in ipairs(c.webhooks or {}) do
+          if w.name:match("^website%-") and (w.clientConfig.url or ""):match("^https://127%.0%.0%.1:") then
+            assert(t.client:delete(res, nil, c.metadata.name))
+            break
+          end
+        end
+      end
+    end
+    local crd = "websites.example.kinformer.io"
+    assert(t.client:patch("apiextensions.k8s.io/v1/customresourcedefinitions", nil, crd,
+      { spec = { conversion = { strategy = "None", webhook = core.null } } }, { type = "merge" }))
+  end
+
   teardown(function()
     if op then op:cleanup() end
     if t then
+      uninstall_webhooks()
       if ns then h.cleanup_namespace(t, ns, { RES, "apps/v1/deployments", "v1/services" }) end
       t.stop()
     end
