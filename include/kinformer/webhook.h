@@ -49,7 +49,8 @@ typedef struct {
   const char *uid;  /* request.uid (AdmissionReview) or request.uid (ConversionReview) */
   /* The time (CLOCK_MONOTONIC ns) by which fn must have returned for the
    * answer to reach the API server in time: the request's ?timeout= (what
-   * kube-apiserver sends) or the hook's timeout_ns, less a margin of a
+   * kube-apiserver sends; a longer one is cut to 30 s, its largest) or the
+   * hook's timeout_ns, less a margin of a
    * tenth (at most 1 s) for the answer's trip. */
   uint64_t deadline_ns;
 

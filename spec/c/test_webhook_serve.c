@@ -372,6 +372,10 @@ static void test_webhook_serve_Deadline(void **state) {
   assert_int_equal(serve(s, "/v", ADMISSION("ok", ""), 5000, &out), 200);
   free(out);
   assert_in_range(seen.deadline_left_ms, 4000, 4500);
+  /* ?timeout=1h: cut to kube-apiserver's largest, 30 s, less 1 s */
+  assert_int_equal(serve(s, "/v", ADMISSION("ok", ""), 3600000, &out), 200);
+  free(out);
+  assert_in_range(seen.deadline_left_ms, 28500, 29000);
   kin_webhook_server_free(s);
 
   char err[200];

@@ -48,9 +48,14 @@ static void resp_free(kin_webhook_response *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* The deadline for a review given timeout t ns from start: less a tenth of
- * it, at most 1 s, for the answer's trip back. */
+/* kube-apiserver's largest timeoutSeconds: a caller's longer ?timeout= is
+ * cut to it, so no review can hold a hook's state longer. */
+#define MAX_TIMEOUT_NS (30ull * 1000000000ull)
+
+/* The deadline for a review given timeout t ns (at most 30 s) from start:
+ * less a tenth of it, at most 1 s, for the answer's trip back. */
 static uint64_t deadline(uint64_t start, uint64_t t) {
+  if (t > MAX_TIMEOUT_NS) t = MAX_TIMEOUT_NS;
   uint64_t margin = t / 10;
   if (margin > 1000000000ull) margin = 1000000000ull;
   return start + t - margin;
