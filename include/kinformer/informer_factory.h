@@ -30,6 +30,7 @@ typedef struct {
   uint64_t backoff_initial_ns;
   uint64_t backoff_max_ns;
   long page_size;
+  int content_type;            /* kin_content_type for informers that say AUTO */
 } kin_informer_factory_config;
 
 typedef struct {
@@ -39,6 +40,13 @@ typedef struct {
   const char *field_selector;
   int metadata_only;           /* PartialObjectMetadata */
   int watch_list;              /* WatchList streaming, falling back to LIST */
+  int content_type;            /* kin_content_type (reflector.h); 0: the factory's */
+  /* Projection: NULL, or a NULL-terminated list of dotted paths
+   * ("spec.replicas", "status") the cache keeps, with metadata, apiVersion
+   * and kind always kept; everything else is dropped at decode time. Part
+   * of the identity (two informers with different lists are two caches);
+   * the strings are copied. */
+  const char *const *fields;
   int keep_managed_fields;     /* do not drop metadata.managedFields */
   uint64_t resync_ns;          /* 0: the factory's default */
   kin_transform_fn transform;  /* applied after managedFields is dropped; NULL: none */

@@ -63,6 +63,20 @@
 
 typedef struct kin_reflector kin_reflector;
 
+/* The encoding a reflector asks for in LIST, WATCH and WatchList (as
+ * client-go's typed clients: protobuf for the built-in types, JSON for the
+ * rest). AUTO asks for `application/vnd.kubernetes.protobuf` (with
+ * application/json as the fallback in the same Accept header) when the
+ * resource's group-version is one of the built-in ones the core's protobuf
+ * schema knows, and for JSON otherwise (CRDs, aggregated APIs); the
+ * environment variable KIN_CONTENT_TYPE=json|protobuf changes what AUTO
+ * means for the whole process (the test tier runs every test in both).
+ * JSON asks for JSON only. PROTOBUF asks for protobuf first whatever the
+ * group (a server that does not serve it answers JSON, which is read).
+ * metadata_only always asks for JSON (PartialObjectMetadata). Whatever
+ * comes, the cache holds the object as JSON (kobj.h). */
+typedef enum { KIN_CONTENT_AUTO = 0, KIN_CONTENT_JSON = 1, KIN_CONTENT_PROTOBUF = 2 } kin_content_type;
+
 typedef struct {
   kin_client *client;        /* borrowed; must outlive the reflector */
   kin_resource resource;     /* strings borrowed (e.g. from the client's discovery) */
@@ -71,6 +85,7 @@ typedef struct {
   const char *field_selector;
   int metadata_only;         /* ask for PartialObjectMetadata(List) */
   int watch_list;            /* try WatchList (sendInitialEvents) before LIST */
+  int content_type;          /* kin_content_type; 0: AUTO */
   long page_size;            /* 0: KIN_REFLECTOR_PAGE_SIZE; negative: no paging */
   /* Bounds on what one LIST may bring (each breach fails the LIST with
    * KIN_ETOOBIG, logged once with the URL, the cap and what came; the
@@ -140,6 +155,8 @@ typedef struct {
                                (the whole list once its last page came); 0: unknown */
   int synced;               /* the first list (or WatchList) completed */
   int watch_list_used;      /* the initial state came from a WatchList */
+  int content_type_used;    /* KIN_CONTENT_JSON or _PROTOBUF: what the last
+                               LIST or watch response was (0: none yet) */
 } kin_reflector_stats;
 
 void kin_reflector_get_stats(kin_reflector *r, kin_reflector_stats *st);
