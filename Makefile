@@ -28,13 +28,13 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # builds with -Iinclude/kinformer; a build that needs a layer's internal
 # headers adds that folder (the core and the C tests: all of them; the sim:
 # util/; the binding: json/ and util/).
-CORE_LAYERS := util json transport cache workqueue controller leaderelection events tls metrics webhook
+CORE_LAYERS := util json proto transport cache workqueue controller leaderelection events tls metrics webhook
 CORE_INT_INC := $(foreach l,$(CORE_LAYERS),$(if $(wildcard csrc/core/$(l)/*.h),-Icsrc/core/$(l)))
 CORE_HDR := $(wildcard include/kinformer/*.h csrc/core/*/*.h)
 # The sim's folders by concern (csrc/sim/<folder>/, cli/ apart): each is on
 # the include path, so a file includes a folder's interface by its name.
 SIM_DIRS := $(filter-out csrc/sim/cli/,$(sort $(dir $(wildcard csrc/sim/*/*.[ch]))))
-SIM_INC := -Icsrc/sim $(patsubst %/,-I%,$(SIM_DIRS)) -Icsrc/core/util
+SIM_INC := -Icsrc/sim $(patsubst %/,-I%,$(SIM_DIRS)) -Icsrc/core/util -Icsrc/core/proto
 LUA_CORE_INC := -Icsrc/core/json -Icsrc/core/util
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -pthread $(WARN) -Iinclude/kinformer
 ifeq ($(MODE),release)
@@ -54,6 +54,9 @@ LDFLAGS_ALL := -pthread $(filter -fsanitize=%,$(MODE_CFLAGS)) $(LDFLAGS)
 
 CORE_SRC := $(sort $(wildcard $(CORE_LAYERS:%=csrc/core/%/*.c)))
 CORE_OBJ := $(patsubst csrc/core/%.c,$(BUILD)/core/%.o,$(CORE_SRC))
+# The protobuf schema of the built-in types (csrc/core/proto/schema.txt,
+# make sim-proto), compiled in as the generated $(BUILD)/core/proto/pb_schema_data.c
+CORE_OBJ += $(BUILD)/core/proto/pb_schema_data.o
 CORE_LIB := $(BUILD)/libkincore.a
 CORE_LIBS := -lyaml -lm -lcurl -luv -lmicrohttpd -lgnutls
 
@@ -66,9 +69,6 @@ SIM_OBJ := $(patsubst csrc/sim/%.c,$(BUILD)/sim/%.o,$(SIM_SRC))
 # sim-openapi), compiled in as the generated $(BUILD)/sim/openapi_data.c
 SIM_OPENAPI := $(sort $(wildcard csrc/sim/openapi/*.json.gz))
 SIM_OBJ += $(BUILD)/sim/openapi_data.o
-# The protobuf schema of the built-in types (csrc/sim/proto/schema.txt,
-# make sim-proto), compiled in as the generated $(BUILD)/sim/proto_schema.c
-SIM_OBJ += $(BUILD)/sim/proto_schema.o
 # kube-apiserver's RBAC bootstrap policy (csrc/sim/auth/bootstrap_policy.json,
 # spec/e2e/capture-rbac.sh), compiled in as the generated
 # $(BUILD)/sim/rbac_bootstrap_data.c
@@ -136,12 +136,12 @@ $(BUILD)/sim/openapi_data.c: $(SIM_OPENAPI) tools/embed-openapi.sh
 $(BUILD)/sim/openapi_data.o: $(BUILD)/sim/openapi_data.c $(SIM_HDR) $(CORE_HDR)
 	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
 
-$(BUILD)/sim/proto_schema.c: csrc/sim/proto/schema.txt tools/embed-proto.sh
+$(BUILD)/core/proto/pb_schema_data.c: csrc/core/proto/schema.txt tools/embed-proto.sh
 	@mkdir -p $(@D)
-	tools/embed-proto.sh $@ csrc/sim/proto/schema.txt
+	tools/embed-proto.sh $@ csrc/core/proto/schema.txt
 
-$(BUILD)/sim/proto_schema.o: $(BUILD)/sim/proto_schema.c csrc/sim/proto/proto_int.h $(CORE_HDR)
-	$(CC) $(CFLAGS_ALL) $(SIM_INC) -c $< -o $@
+$(BUILD)/core/proto/pb_schema_data.o: $(BUILD)/core/proto/pb_schema_data.c csrc/core/proto/pb_schema.h
+	$(CC) $(CFLAGS_ALL) $(CORE_INT_INC) -c $< -o $@
 
 $(BUILD)/sim/rbac_bootstrap_data.c: csrc/sim/auth/bootstrap_policy.json tools/embed-json.sh
 	@mkdir -p $(@D)
@@ -235,6 +235,14 @@ test: deps
 	$(MAKE) --no-print-directory MODE=release test-differential
 	$(MAKE) --no-print-directory fuzz-short
 	$(MAKE) --no-print-directory MODE=release test-lua
+
+# Every test again with informers asking for JSON where they ask for
+# protobuf by default (built-in types; reflector.h's KIN_CONTENT_TYPE), so
+# both encodings run through the whole suite (.ci/run).
+.PHONY: test-json
+test-json: deps
+	KIN_CONTENT_TYPE=json $(MAKE) --no-print-directory MODE=release test-c
+	KIN_CONTENT_TYPE=json $(MAKE) --no-print-directory MODE=release test-lua
 
 test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -7,7 +7,7 @@
 #   make sim-openapi refresh csrc/sim/openapi/ from kube-apiserver (needs make e2e-deps)
 #   make sim-discovery refresh csrc/sim/discovery/discovery.json (the built-in
 #                    resources) from kube-apiserver (needs make e2e-deps)
-#   make sim-proto   regenerate csrc/sim/proto/schema.txt (protobuf schema; needs make e2e-deps)
+#   make sim-proto   regenerate csrc/core/proto/schema.txt (protobuf schema; needs make e2e-deps)
 
 .PHONY: sim bench-sim bench-sim-rss test-differential differential-golden
 
@@ -64,7 +64,7 @@ sim-discovery:
 sim-openapi: $(SIM_CLI)
 	KINFORMER_SIM=$(SIM_CLI) spec/e2e/cluster.sh run python3 spec/e2e/openapi_capture.py
 
-# Regenerates csrc/sim/proto/schema.txt (the protobuf schema of the served
+# Regenerates csrc/core/proto/schema.txt (the protobuf schema of the served
 # built-in types, committed; tools/embed-proto.sh compiles it in) from the
 # generated.proto files and Go types of the e2e tier's k8s.io modules,
 # with Debian's protoc (needs make e2e-deps; installs protobuf-compiler and
@@ -74,4 +74,4 @@ sim-openapi: $(SIM_CLI)
 sim-proto:
 	tools/deps.sh protobuf-compiler libprotobuf-dev
 	spec/e2e/build.sh core
-	python3 tools/gen-sim-proto.py $${KINFORMER_E2E_CACHE:-$$HOME/.cache/kinformer-e2e}/$$(sed -n 's/^K8S_VERSION=//p' spec/e2e/versions.env)/go/pkg/mod/k8s.io csrc/sim/proto/schema.txt
+	python3 tools/gen-sim-proto.py $${KINFORMER_E2E_CACHE:-$$HOME/.cache/kinformer-e2e}/$$(sed -n 's/^K8S_VERSION=//p' spec/e2e/versions.env)/go/pkg/mod/k8s.io csrc/core/proto/schema.txt

@@ -101,6 +101,18 @@ static void set_call_timeout(lua_State *L, const char *what, uint64_t ns, const 
  * (s, default 10): the default of mgr:informer's; main_memory_limit
  * (bytes, default 512 MiB): the memory a main-state handler's call may
  * add; 0 or math.huge: none (lcall_limit.h). */
+/* Option content_type of the table at idx: "auto" or nil (protobuf for
+ * built-in types, JSON otherwise, as client-go), "json", "protobuf";
+ * anything else raises, naming who takes it. */
+static int content_type_opt(lua_State *L, int idx, const char *who) {
+  const char *ct = lkin_opt_string(L, idx, "content_type");
+  if (!ct || !strcmp(ct, "auto")) return KIN_CONTENT_AUTO;
+  if (!strcmp(ct, "json")) return KIN_CONTENT_JSON;
+  if (!strcmp(ct, "protobuf")) return KIN_CONTENT_PROTOBUF;
+  return luaL_error(L, "%s: option 'content_type' must be \"auto\", \"json\" or \"protobuf\" (got \"%s\")",
+                    who, ct);
+}
+
 static int l_env(lua_State *L) {
   if (lua_isnoneornil(L, 1)) lua_newtable(L), lua_replace(L, 1);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -110,8 +122,9 @@ static int l_env(lua_State *L) {
       "kubeconfig", "context", "qps", "burst", "timeout", "resync", "in_cluster",
       "read_idle_timeout", "ping_timeout", "watch_idle_timeout", "url", "token", "ca",
       "insecure", "events", "user_agent", "clock", "handler_timeout", "transform_timeout",
-      "main_memory_limit", "max_response_bytes", NULL};
+      "main_memory_limit", "max_response_bytes", "content_type", NULL};
   lkin_opt_check_keys(L, 1, known, "kinformer.manager");
+  int content_type = content_type_opt(L, 1, "kinformer.manager");
   const char *clock = lkin_opt_string(L, 1, "clock");
   luaL_argcheck(L, !clock || !strcmp(clock, "real") || !strcmp(clock, "fake"), 1,
                 "option 'clock' must be \"real\" or \"fake\"");
@@ -205,7 +218,8 @@ static int l_env(lua_State *L) {
   kin_rest_config_free(rc);
   if (r == 0) {
     kin_informer_factory_config fc = {
-        .client = e->client, .default_resync_ns = resync, .idle_timeout_ns = watch_idle};
+        .client = e->client, .default_resync_ns = resync, .idle_timeout_ns = watch_idle,
+        .content_type = content_type};
     r = kin_informer_factory_new(&fc, &e->factory);
   }
   if (r < 0) {
@@ -236,7 +250,7 @@ static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v)
 /* env:informer(resource [, opts]) -> informer | nil, msg, code
  * opts: namespace, label_selector, field_selector, resync (s),
  * watch_idle_timeout (s), read_idle_timeout (s), ping_timeout (s), metadata_only,
- * watch_list, keep_managed_fields, transform (a function, sent with
+ * watch_list, content_type ("auto", "json", "protobuf"), keep_managed_fields, transform (a function, sent with
  * copies of its upvalues, or a module name: table in, table out),
  * transform_memory_limit, transform_timeout (s; default the manager's, 10;
  * 0 or math.huge: none), transform_on_timeout ("keep", the default, or
@@ -256,7 +270,7 @@ static int m_informer(lua_State *L) {
       "namespace", "label_selector", "field_selector", "metadata_only", "watch_list",
       "keep_managed_fields", "resync", "watch_idle_timeout", "transform",
       "transform_memory_limit", "read_idle_timeout", "ping_timeout", "transform_timeout",
-      "transform_on_timeout", NULL};
+      "transform_on_timeout", "content_type", NULL};
   lkin_opt_check_keys(L, 3, known, "mgr:informer");
   {
     /* A misspelt or singular resource raises here (its lister would be
@@ -272,6 +286,7 @@ static int m_informer(lua_State *L) {
   o.field_selector = lkin_opt_string(L, 3, "field_selector");
   o.metadata_only = lkin_opt_bool(L, 3, "metadata_only");
   o.watch_list = lkin_opt_bool(L, 3, "watch_list");
+  o.content_type = content_type_opt(L, 3, "mgr:informer");
   o.keep_managed_fields = lkin_opt_bool(L, 3, "keep_managed_fields");
   o.resync_ns = lkin_opt_ns(L, 3, "resync", 0);
   if (o.resync_ns == KIN_FOREVER) o.resync_ns = 0;
@@ -297,6 +312,9 @@ static int m_informer(lua_State *L) {
   name_param(&b, &first, "label_selector", o.label_selector);
   name_param(&b, &first, "field_selector", o.field_selector);
   name_param(&b, &first, "metadata_only", o.metadata_only ? "true" : NULL);
+  name_param(&b, &first, "content_type", o.content_type == KIN_CONTENT_JSON       ? "json"
+                                         : o.content_type == KIN_CONTENT_PROTOBUF ? "protobuf"
+                                                                                  : NULL);
   lkin_transform *t = NULL;
   if (has_transform) {
     static atomic_uint seq;
@@ -414,8 +432,9 @@ static int m_wait_for_cache_sync(lua_State *L) {
 }
 
 /* env:sync_progress() -> {{name=, resource=, synced=, listed=, expected=,
- * cached=, watch_events=}...} (expected: the list's size as the server
- * announced it, 0 while unknown)
+ * cached=, watch_events=, content_type=}...} (expected: the list's size as
+ * the server announced it, 0 while unknown; content_type: "protobuf" or
+ * "json", what the last LIST or watch answer was, nil before one came)
  * in registration order: what the CLI's progress line shows. */
 static int m_sync_progress(lua_State *L) {
   lkin_env *e = lkin_check_env(L, 1);
@@ -445,6 +464,10 @@ static int m_sync_progress(lua_State *L) {
     lua_setfield(L, -2, "expected");
     lua_pushinteger(L, (lua_Integer)st.watch_events);
     lua_setfield(L, -2, "watch_events");
+    if (st.content_type_used) {
+      lua_pushstring(L, st.content_type_used == KIN_CONTENT_PROTOBUF ? "protobuf" : "json");
+      lua_setfield(L, -2, "content_type");
+    }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;

@@ -93,7 +93,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
-  "leader_election", "admin_bind", "clock", "rbac", "max_response_bytes",
+  "leader_election", "admin_bind", "clock", "rbac", "max_response_bytes", "content_type",
   "metrics_secure", "metrics_cert_path", "metrics_cert_name", "metrics_cert_key",
   "handler_timeout", "transform_timeout", "main_memory_limit", "check_timeout", "on_start_timeout",
   "webhook_bind_address", "webhook_cert_path", "webhook_cert_name", "webhook_cert_key", "webhook_host",
@@ -168,7 +168,7 @@ function M.new(opts)
     watch_idle_timeout = opts.watch_idle_timeout, events = opts.events, clock = opts.clock,
     handler_timeout = opts.handler_timeout, transform_timeout = opts.transform_timeout,
     main_memory_limit = opts.main_memory_limit,
-    max_response_bytes = opts.max_response_bytes,
+    max_response_bytes = opts.max_response_bytes, content_type = opts.content_type,
   })
   if not env then return nil, msg, code end
   do -- as the Go runtime since 1.19: a flood of connections must not starve reconciles of fds

@@ -313,7 +313,7 @@ static json_t *pb_watch(kin_sim *sim, const char *path) {
     assert_true(off + 4 + n <= r.len);
     /* metav1.WatchEvent, not enveloped: decoded through the schema */
     char err[512];
-    int msg = kin__sim_pb_root_msg("v1", "WatchEvent");
+    int msg = kin__pb_root_msg("v1", "WatchEvent");
     json_t *ev = kin__sim_pb_decode(msg, p + 4, n, err, sizeof(err));
     if (!ev) fail_msg("frame: %s", err);
     json_array_append_new(events, ev);

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1 || size > 256 * 1024) return 0;
   char err[512];
   int enveloped = !(data[0] & 1);
-  int msg = (data[0] >> 1) % kin__sim_pb_nmsgs;
+  int msg = (data[0] >> 1) % kin__pb_nmsgs;
   json_t *v;
   kin__sim_pb_type tm;
   if (enveloped)

@@ -10,6 +10,7 @@
 ---@field field_selector? string "metadata.name=x"
 ---@field metadata_only? boolean cache PartialObjectMetadata only
 ---@field watch_list? boolean sync with a streaming watch instead of LIST
+---@field content_type? "auto"|"json"|"protobuf" the encoding asked for (default the manager's: protobuf for built-in types, JSON for custom resources); the cache holds JSON either way
 ---@field keep_managed_fields? boolean keep metadata.managedFields (dropped by default)
 ---@field resync? number resync period in seconds (math.huge: never)
 ---@field watch_idle_timeout? number re-establish the watch after this long without a byte

@@ -91,9 +91,9 @@ static const char *nz(const char *s) { return s ? s : ""; }
 static char *identity(const kin_informer_opts *o) {
   char *id = NULL;
   /* \x1f cannot appear in a resource name, namespace or selector. */
-  if (asprintf(&id, "%s\x1f%s\x1f%s\x1f%s\x1f%d%d%d\x1f%llu\x1f%p\x1f%p", nz(o->resource),
+  if (asprintf(&id, "%s\x1f%s\x1f%s\x1f%s\x1f%d%d%d%d\x1f%llu\x1f%p\x1f%p", nz(o->resource),
                nz(o->namespace), nz(o->label_selector), nz(o->field_selector),
-               !!o->metadata_only, !!o->watch_list, !!o->keep_managed_fields,
+               !!o->metadata_only, !!o->watch_list, !!o->keep_managed_fields, o->content_type,
                (unsigned long long)o->resync_ns, (void *)o->transform, o->transform_ud) < 0)
     return NULL;
   return id;
@@ -189,6 +189,7 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
       .field_selector = e->field_selector,
       .metadata_only = o->metadata_only,
       .watch_list = o->watch_list,
+      .content_type = o->content_type ? o->content_type : f->cfg.content_type,
       .page_size = f->cfg.page_size,
       .idle_timeout_ns = o->idle_timeout_ns ? o->idle_timeout_ns : f->cfg.idle_timeout_ns,
       .read_idle_ms = o->read_idle_ms,

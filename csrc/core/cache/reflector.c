@@ -14,6 +14,8 @@
 #include "json_span.h"
 #include "kin.h"
 #include "log.h"
+#include "pb_json.h"
+#include "pb_schema.h"
 #include "reflector_int.h"
 
 #define LOG "reflector"
@@ -71,7 +73,43 @@ static void copy_span(char *dst, size_t cap, const char *js, const jsmntok_t *t)
   dst[n] = 0;
 }
 
+static void parse_status_json(const char *js, size_t len, kin__rfl_status *st);
+
+/* 1 when the reflector of cfg asks for protobuf first: PROTOBUF, or AUTO
+ * (as KIN_CONTENT_TYPE leaves it) for a group-version the protobuf schema
+ * has, never for metadata only (PartialObjectMetadata is JSON here). */
+static int asks_protobuf(const kin_reflector_config *cfg) {
+  int ct = cfg->content_type;
+  if (cfg->metadata_only) return 0;
+  if (ct == KIN_CONTENT_AUTO) {
+    const char *env = getenv("KIN_CONTENT_TYPE");
+    if (env && !strcmp(env, "json")) ct = KIN_CONTENT_JSON;
+    else if (env && !strcmp(env, "protobuf")) ct = KIN_CONTENT_PROTOBUF;
+  }
+  if (ct != KIN_CONTENT_AUTO) return ct == KIN_CONTENT_PROTOBUF;
+  char av[256];
+  const char *g = cfg->resource.group, *v = cfg->resource.version ? cfg->resource.version : "";
+  int n = snprintf(av, sizeof av, "%s%s%s", g && *g ? g : "", g && *g ? "/" : "", v);
+  return n > 0 && (size_t)n < sizeof av && kin__pb_serves(av, (size_t)n);
+}
+
 void kin__rfl_parse_status(const char *js, size_t len, kin__rfl_status *st) {
+  char *pbjs = NULL;
+  size_t pblen = len;
+  if (js && kin__pb_is_enveloped(js, len) && (pbjs = malloc(len))) {
+    /* a Status in protobuf: read its JSON */
+    memcpy(pbjs, js, len);
+    kin__pb_body_to_json(&pbjs, &pblen, NULL);
+    if (kin__pb_is_enveloped(pbjs, pblen)) pblen = 0; /* unreadable */
+    js = pbjs;
+    len = pblen;
+  }
+  parse_status_json(js, len, st);
+  free(pbjs);
+}
+
+/* kin__rfl_parse_status of a JSON body. */
+static void parse_status_json(const char *js, size_t len, kin__rfl_status *st) {
   jsmntok_t *t;
   int n = js && len ? kin__span_tokenize(js, len, &t) : KIN_EINVAL;
   if (n < 0) return;
@@ -338,6 +376,7 @@ int kin_reflector_new(const kin_reflector_config *cfg, kin_reflector **out) {
   }
   r->metadata_only = cfg->metadata_only;
   r->watch_list = cfg->watch_list;
+  r->proto = asks_protobuf(cfg);
   r->page_size = cfg->page_size;
   r->max_pages = cfg->max_pages > 0 ? cfg->max_pages : KIN_REFLECTOR_MAX_PAGES;
   r->idle_ns = cfg->idle_timeout_ns ? cfg->idle_timeout_ns : KIN_REFLECTOR_IDLE_TIMEOUT_NS;

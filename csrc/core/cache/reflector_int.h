@@ -36,6 +36,7 @@ struct kin_reflector {
   char *name;            /* for logs */
   int metadata_only;
   int watch_list;
+  int proto;     /* ask for protobuf first (kin_reflector_config.content_type) */
   long page_size;        /* as configured: 0 default, < 0 no paging */
   long max_pages;        /* pages of one LIST (KIN_REFLECTOR_MAX_PAGES) */
   uint64_t idle_ns;

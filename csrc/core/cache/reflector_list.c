@@ -12,7 +12,13 @@
  * metadata.continue and remainingItemCount. Items of typed lists carry no
  * kind/apiVersion (the server omits them); they get the list's, as the
  * dynamic client's
- * UnstructuredList does, so every cached object says what it is. */
+ * UnstructuredList does, so every cached object says what it is.
+ *
+ * A protobuf page (asked for first for built-in types, as client-go's
+ * typed clients do; the body's `k8s\0` magic tells) is held whole up to the
+ * response cap, then read item by item into the same objects
+ * (pb_json.h: each item's JSON, then kin_obj), its ListMeta giving the
+ * resourceVersion, continue token and remainingItemCount. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +28,14 @@
 #include "kobj_int.h"
 #include "list_stream.h"
 #include "log.h"
+#include "pb_json.h"
 #include "delta_fifo_int.h"
 #include "reflector_int.h"
 
 #define LOG "reflector"
+
+/* client-go's typed clients' Accept: protobuf, else JSON */
+#define LIST_ACCEPT_PROTOBUF "application/vnd.kubernetes.protobuf,application/json"
 
 #define LIST_ACCEPT_METADATA \
   "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -179,6 +189,12 @@ typedef struct {
   uint64_t cap;       /* bytes + ITEM_CHARGE per item allowed; 0: none */
   uint64_t charged;
   char breach[512];   /* set when a cap was passed (KIN_ETOOBIG); as st->message */
+  /* Protobuf: -1 not known yet (the first bytes are held in pb), 0 JSON,
+   * 1 protobuf (the whole body is held in pb). */
+  int pb_mode;
+  kin__buf pb;
+  const kin__pb_list_meta *pb_meta; /* while the protobuf items are read */
+  char pb_err[320];                 /* why a protobuf page could not be read */
 } page_sink;
 
 /* Prepares the objects of o from s->from on. Returns 0 or the transform's
@@ -222,6 +238,13 @@ static int sink_item(void *ud, const char *p, size_t len, size_t index) {
   }
   kin__list_kind la = {.kind = ls->kind, .kind_len = ls->av_len ? ls->kind_len : 0,
                        .av = ls->api_version, .av_len = ls->av_len};
+  if (s->pb_meta) {
+    size_t kl = strlen(s->pb_meta->kind);
+    la.kind = s->pb_meta->kind;
+    la.kind_len = kl > 4 ? kl - 4 : 0; /* without "List" */
+    la.av = s->pb_meta->api_version;
+    la.av_len = strlen(la.av);
+  }
   kin_obj *obj = NULL;
   int rc = kin__obj_parse_item(p, len, &la, &obj);
   if (rc == 0 && (rc = objs_push(s->o, obj))) kin_obj_unref(obj);
@@ -237,7 +260,30 @@ static int sink_item(void *ud, const char *p, size_t len, size_t index) {
 /* kin_client_request.on_body: the next piece of a 2xx list body. */
 static int sink_body(void *ud, const char *p, size_t n) {
   page_sink *s = ud;
+  if (s->pb_mode != 0) {
+    /* held until the magic is known, then (protobuf) to its end */
+    if (kin__buf_add(&s->pb, p, n)) {
+      s->failed = 1;
+      return KIN_ENOMEM;
+    }
+    if (s->pb_mode < 0 && s->pb.len >= 4) s->pb_mode = kin__pb_is_enveloped(s->pb.p, s->pb.len);
+    if (s->pb_mode == 1) {
+      if (s->cap && s->pb.len > s->cap) {
+        snprintf(s->breach, sizeof(s->breach),
+                 "GET %s%s: list page larger than its cap of %llu bytes (max_response_bytes; "
+                 "%zu bytes of protobuf came)",
+                 kin_client_host(s->r->client), s->path, (unsigned long long)s->cap, s->pb.len);
+        s->failed = 1;
+        return KIN_ETOOBIG;
+      }
+      return 0;
+    }
+    if (s->pb_mode < 0) return 0;
+    p = s->pb.p; /* JSON after all: what was held goes to the splitter */
+    n = s->pb.len;
+  }
   int rc = kin__list_stream_feed(&s->ls, p, n);
+  if (s->pb.p) kin__buf_free(&s->pb);
   if (rc && !s->failed) {
     s->failed = 1;
     if (s->ls.bad_item)
@@ -247,10 +293,50 @@ static int sink_body(void *ud, const char *p, size_t n) {
   return rc;
 }
 
+/* kin__pb_list's callback: one item, as sink_item takes it. */
+static int pb_item(void *ud, const char *json, size_t len, size_t index) {
+  return sink_item(ud, json, len, index);
+}
+
+/* finish_page of a protobuf page: its items into the page's objects, its
+ * ListMeta into *pm. Fills s->breach-free errors into s->pb_err. */
+static int finish_pb_page(page_sink *s, page_meta *pm) {
+  kin_reflector *r = s->r;
+  kin__pb_list_meta meta;
+  char err[256];
+  s->pb_meta = &meta;
+  int rc = kin__pb_list((const uint8_t *)s->pb.p, s->pb.len, pb_item, s, &meta, err, sizeof err);
+  s->pb_meta = NULL;
+  if (rc == 0) rc = prepare(s);
+  if (rc) {
+    if (rc == KIN_EINVAL && !s->failed)
+      snprintf(s->pb_err, sizeof(s->pb_err), "a protobuf list that cannot be read: %s", err);
+    free(meta.resource_version);
+    free(meta.cont);
+    return rc;
+  }
+  pm->rv = meta.resource_version;
+  pm->cont = meta.cont;
+  pthread_mutex_lock(&r->mu);
+  r->st.content_type_used = KIN_CONTENT_PROTOBUF;
+  if (!pm->cont[0]) r->st.expected_items = r->st.listed_items;
+  else if (meta.remaining >= 0) r->st.expected_items = r->st.listed_items + (uint64_t)meta.remaining;
+  pthread_mutex_unlock(&r->mu);
+  return 0;
+}
+
 /* The page's body has ended: checks the envelope, reads its metadata into
  * *pm and prepares the last objects. */
 static int finish_page(page_sink *s, page_meta *pm) {
   kin_reflector *r = s->r;
+  if (s->pb_mode == 1) return finish_pb_page(s, pm);
+  if (s->pb_mode < 0 && s->pb.len) {
+    /* fewer than 4 bytes came: not protobuf */
+    s->pb_mode = 0;
+    int frc = kin__list_stream_feed(&s->ls, s->pb.p, s->pb.len);
+    kin__buf_free(&s->pb);
+    if (frc) return frc;
+  }
   int rc = kin__list_stream_finish(&s->ls);
   page_scan ps;
   memset(&ps, 0, sizeof(ps));
@@ -272,6 +358,7 @@ static int finish_page(page_sink *s, page_meta *pm) {
    * selectors); the last page makes the count exact. */
   long long remaining = ps.rem.s >= 0 && ps.rem_num ? strtoll(js + ps.rem.s, NULL, 10) : -1;
   pthread_mutex_lock(&r->mu);
+  r->st.content_type_used = KIN_CONTENT_JSON;
   if (!pm->cont[0]) r->st.expected_items = r->st.listed_items;
   else if (remaining >= 0) r->st.expected_items = r->st.listed_items + (uint64_t)remaining;
   pthread_mutex_unlock(&r->mu);
@@ -300,11 +387,14 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   int rv0 = !(cont && *cont) && rv && !strcmp(rv, "0");
   page_sink sink = {.r = r, .o = o, .from = o->len, .path = url.p,
                     .max_items = limit > 0 && !rv0 ? limit : 0,
-                    .cap = kin_client_max_response_bytes(r->client)};
+                    .cap = kin_client_max_response_bytes(r->client),
+                    .pb_mode = r->proto ? -1 : 0};
   kin__list_stream_init(&sink.ls, sink_item, &sink);
   kin_client_request req = {.method = "GET", .path = url.p, .idempotent = 1,
                             .cancel = &r->list_cancel,
-                            .accept = r->metadata_only ? LIST_ACCEPT_METADATA : NULL,
+                            .accept = r->metadata_only ? LIST_ACCEPT_METADATA
+                                      : r->proto       ? LIST_ACCEPT_PROTOBUF
+                                                       : NULL,
                             .on_body = sink_body, .body_ud = &sink};
   kin_result res;
   memset(&res, 0, sizeof(res));
@@ -320,8 +410,10 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
     if (rc) {
       /* what came instead of a list: its type and first words (an HTML
        * page from a proxy, say), as for an error status */
-      char what[160];
-      if (sink.ls.env_len && sink.ls.env[0] == '{')
+      char what[400];
+      if (sink.pb_err[0])
+        snprintf(what, sizeof(what), "%s", sink.pb_err);
+      else if (sink.ls.env_len && sink.ls.env[0] == '{')
         /* JSON that is no list may be an object (a Secret): no excerpt */
         snprintf(what, sizeof(what), "a JSON body that is not a list (%zu bytes outside items)",
                  sink.ls.env_len);
@@ -340,6 +432,7 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   kin__buf_free(&url);
   kin_result_free(&res);
   kin__list_stream_free(&sink.ls);
+  kin__buf_free(&sink.pb);
   return rc;
 }
 

@@ -33,6 +33,7 @@
 #include "kin.h"
 #include "delta_fifo_int.h"
 #include "log.h"
+#include "pb_json.h"
 #include "reflector_int.h"
 
 #define LOG "reflector"
@@ -42,7 +43,13 @@
 /* A body this long that does not start like an event is a stream anyway. */
 #define SNIFF_MAX (64 * 1024)
 
-enum { SNIFF = 0, STREAM, BODY };
+enum { SNIFF = 0, STREAM, BODY, PROTO };
+
+/* client-go's typed clients' Accept: protobuf, else JSON */
+#define WATCH_ACCEPT_PROTOBUF "application/vnd.kubernetes.protobuf,application/json"
+/* A protobuf frame longer than this (and than the client's response cap)
+ * is taken for garbage. */
+#define PROTO_FRAME_MAX (64u << 20)
 
 /* One decoded event waiting for the reflector thread. */
 typedef struct rfl_ev {
@@ -58,7 +65,10 @@ struct kin__rfl_watch {
 
   /* The IO thread's until done is published under r->mu. */
   kin_watch_decoder *dec;
-  int mode;          /* SNIFF, STREAM or BODY */
+  int mode;          /* SNIFF, STREAM, BODY or PROTO (length-prefixed frames) */
+  kin__buf pbf;      /* PROTO: bytes of frames not yet whole */
+  kin__buf pbline;   /* PROTO: a frame's JSON watch line */
+  uint64_t frames;   /* PROTO: frames read */
   kin__buf head;     /* bytes not yet known to be a stream / the error body */
   int abort;         /* queue nothing more: the stream is given up */
   int lost;          /* an event could not be read */
@@ -296,8 +306,66 @@ static void feed(kin__rfl_watch *w, const char *p, size_t n) {
   if (kin_watch_decoder_feed(w->dec, p, n) == KIN_ENOMEM) w->abort = w->lost = 1;
 }
 
+/* PROTO: reads every whole frame of the bytes so far (a 4-byte big-endian
+ * length, then a metav1.WatchEvent) as its JSON watch line into the
+ * decoder; keeps a partial frame for the next chunk. A frame that cannot
+ * be read is logged with its number and the reason, counted, and loses the
+ * stream (resumed from the last resourceVersion), as a malformed JSON
+ * event does. */
+static void feed_proto(kin__rfl_watch *w, const char *p, size_t n) {
+  kin_reflector *r = w->r;
+  if (kin__buf_add(&w->pbf, p, n)) {
+    w->abort = w->lost = 1;
+    return;
+  }
+  size_t off = 0, max = kin_client_max_response_bytes(r->client);
+  if (!max || max > PROTO_FRAME_MAX) max = PROTO_FRAME_MAX;
+  while (!w->abort && w->pbf.len - off >= 4) {
+    const uint8_t *h = (const uint8_t *)w->pbf.p + off;
+    size_t flen = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+    char err[256] = "";
+    int rc = 0;
+    if (flen > max) {
+      snprintf(err, sizeof err, "a frame of %zu bytes, over the cap of %zu", flen, max);
+      rc = KIN_EINVAL;
+    } else if (w->pbf.len - off - 4 < flen) {
+      break;
+    } else {
+      w->pbline.len = 0;
+      rc = kin__pb_watch_event_json(h + 4, flen, &w->pbline, err, sizeof err);
+    }
+    w->frames++;
+    if (rc) {
+      if (rc == KIN_ENOMEM) {
+        w->abort = w->lost = 1;
+        break;
+      }
+      kin_log(KIN_LOG_WARN, LOG,
+              "%s: watch stream: protobuf frame %llu cannot be read: %s - resuming from the "
+              "last resourceVersion",
+              r->name, (unsigned long long)w->frames, err);
+      pthread_mutex_lock(&r->mu);
+      r->st.decode_errors++;
+      pthread_mutex_unlock(&r->mu);
+      w->abort = w->lost = 1;
+      break;
+    }
+    feed(w, w->pbline.p, w->pbline.len);
+    off += 4 + flen;
+  }
+  if (off) {
+    memmove(w->pbf.p, w->pbf.p + off, w->pbf.len - off);
+    w->pbf.len -= off;
+  }
+}
+
 /* Decides from the first bytes whether this is a watch stream. */
 static void sniff(kin__rfl_watch *w) {
+  if (w->r->proto && w->head.len && w->head.p[0] == '\0') {
+    /* a frame's length: frames are under 16 MiB, JSON never starts so */
+    w->mode = PROTO;
+    return;
+  }
   size_t i = 0;
   while (i < w->head.len && strchr(" \t\r\n", w->head.p[i])) i++;
   size_t m = w->head.len - i;
@@ -314,6 +382,10 @@ static void take_chunk(kin__rfl_watch *w, const char *p, size_t n) {
     feed(w, p, n);
     return;
   }
+  if (w->mode == PROTO) {
+    feed_proto(w, p, n);
+    return;
+  }
   if (kin__buf_add(&w->head, p, n)) {
     w->abort = w->lost = 1;
     return;
@@ -321,6 +393,9 @@ static void take_chunk(kin__rfl_watch *w, const char *p, size_t n) {
   sniff(w);
   if (w->mode == STREAM) {
     feed(w, w->head.p, w->head.len);
+    kin__buf_free(&w->head);
+  } else if (w->mode == PROTO) {
+    feed_proto(w, w->head.p, w->head.len);
     kin__buf_free(&w->head);
   }
 }
@@ -344,6 +419,8 @@ static int on_data(void *ud, const char *p, size_t n) {
   }
   if (!w->abort) take_chunk(w, p, n);
   pthread_mutex_lock(&r->mu);
+  if (w->mode == PROTO || w->mode == STREAM)
+    r->st.content_type_used = w->mode == PROTO ? KIN_CONTENT_PROTOBUF : KIN_CONTENT_JSON;
   w->last_byte_ns = kin_clock_now(r->clock);
   flush_locked(w);
   w->full = w->q_bytes >= r->queue_max;
@@ -356,7 +433,18 @@ static void on_done(void *ud, kin_io_response *res) {
   kin__rfl_watch *w = ud;
   kin_reflector *r = w->r;
   int ok = res->code >= 200 && res->code < 300;
-  if (ok && w->mode != STREAM && !w->abort && w->head.len) {
+  if (ok && w->mode == PROTO && !w->abort && w->pbf.len && res->err != KIN_ECANCELED) {
+    /* the stream ended inside a frame */
+    kin_log(KIN_LOG_WARN, LOG,
+            "%s: watch stream: the stream ended inside protobuf frame %llu (%zu bytes of it "
+            "came) - resuming from the last resourceVersion",
+            r->name, (unsigned long long)w->frames + 1, w->pbf.len);
+    pthread_mutex_lock(&r->mu);
+    r->st.decode_errors++;
+    pthread_mutex_unlock(&r->mu);
+    w->abort = w->lost = 1;
+  }
+  if (ok && w->mode != STREAM && w->mode != PROTO && !w->abort && w->head.len) {
     /* A 200 whose body never looked like events: let the decoder report
      * it (as garbage) rather than drop it silently. */
     w->mode = STREAM;
@@ -364,7 +452,7 @@ static void on_done(void *ud, kin_io_response *res) {
   }
   /* Cut off by us (stop, idle) or by the server: a partial event is
    * reported and counts as lost. */
-  if (ok && w->mode == STREAM && !w->abort && res->err != KIN_ECANCELED)
+  if (ok && (w->mode == STREAM || w->mode == PROTO) && !w->abort && res->err != KIN_ECANCELED)
     kin_watch_decoder_finish(w->dec);
   w->http = res->code;
   if (!ok && !w->error_event) {
@@ -438,7 +526,9 @@ int kin__rfl_watch_start(kin_reflector *r, const char *rv, int initial, kin__rfl
   pthread_mutex_unlock(&r->mu);
   /* The server ends the stream at timeoutSeconds; the client's own bound
    * only catches one that does not. A dead connection is the idle check's. */
-  kin_client_stream_opts so = {.accept = r->metadata_only ? WATCH_ACCEPT_METADATA : NULL,
+  kin_client_stream_opts so = {.accept = r->metadata_only ? WATCH_ACCEPT_METADATA
+                                         : r->proto       ? WATCH_ACCEPT_PROTOBUF
+                                                          : NULL,
                                .timeout_ms = (timeout_s + 30) * 1000,
                                .read_idle_ms = r->read_idle_ms,
                                .ping_timeout_ms = r->ping_ms};
@@ -553,6 +643,8 @@ void kin__rfl_watch_free(kin_reflector *r, kin__rfl_watch *w) {
   temp_clear(w);
   kin__hmap_free(&w->temp);
   kin__buf_free(&w->head);
+  kin__buf_free(&w->pbf);
+  kin__buf_free(&w->pbline);
   ev_free_list(w->q);
   ev_free_list(w->pend);
   free(w);

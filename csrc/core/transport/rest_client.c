@@ -21,6 +21,7 @@
 #include "json_tok.h"
 #include "kin.h"
 #include "log.h"
+#include "pb_json.h"
 #include "util.h"
 
 #define DEFAULT_QPS 50.0
@@ -652,6 +653,9 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
     if (out->code >= 200 && out->code < 300) {
       rc = 0;
     } else {
+      /* A Status in protobuf (asked for with an Accept that prefers it):
+       * its JSON, which every reader of errors understands. */
+      kin__pb_body_to_json(&out->body, &out->body_len, &res.content_type);
       rc = parse_status(out, res.content_type) ? KIN_ENOMEM : KIN_ESTATUS;
     }
     out->content_type = res.content_type;

@@ -4,8 +4,24 @@
 #include "hmap.h"
 #include "kin.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The home slot of a key whose hash's low half is h: h and the map's seed
+ * through murmur3's finaliser, so each map spreads keys its own way. */
+static inline size_t home_of(uint32_t seed, uint32_t h, size_t mask) {
+  uint32_t x = h ^ seed;
+  x ^= x >> 16;
+  x *= 0x85ebca6bU;
+  x ^= x >> 13;
+  x *= 0xc2b2ae35U;
+  x ^= x >> 16;
+  return x & mask;
+}
+
+/* Seeds for new maps: a Weyl sequence, distinct for 2^32 maps in a row. */
+static atomic_uint seed_next = 0x2545f491U;
 
 /* FNV-1a over 8-byte words then bytes, finished with a murmur mixer: good
  * enough spread for resource keys, and cheap. */
@@ -48,7 +64,7 @@ static kin__hmap_entry *find(const kin__hmap *m, const char *key, size_t n, uint
   if (m->cap == 0) return NULL;
   size_t mask = m->cap - 1;
   uint32_t h = (uint32_t)h64;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
+  for (size_t i = home_of(m->seed, h, mask);; i = (i + 1) & mask) {
     kin__hmap_entry *e = &m->slots[i];
     if (!e->key) return NULL;
     if (e->hash == h && e->klen == n && memcmp(e->key, key, n) == 0) return e;
@@ -66,19 +82,25 @@ void **kin__hmap_get(const kin__hmap *m, const char *key) {
   return kin__hmap_get_h(m, key, n, kin__hash(key, n));
 }
 
-static void place(kin__hmap_entry *slots, size_t cap, kin__hmap_entry e) {
-  size_t mask = cap - 1;
-  size_t i = e.hash & mask;
-  while (slots[i].key) i = (i + 1) & mask;
+/* Places e in its probe run; returns the occupied slots it stepped over. */
+static size_t place(kin__hmap_entry *slots, size_t cap, uint32_t seed, kin__hmap_entry e) {
+  size_t mask = cap - 1, steps = 0;
+  size_t i = home_of(seed, e.hash, mask);
+  while (slots[i].key) {
+    i = (i + 1) & mask;
+    steps++;
+  }
   slots[i] = e;
+  return steps;
 }
 
 static int grow(kin__hmap *m) {
   size_t ncap = m->cap ? m->cap * 2 : 16;
   kin__hmap_entry *ns = calloc(ncap, sizeof(*ns));
   if (!ns) return KIN_ENOMEM;
+  if (m->cap == 0) m->seed = atomic_fetch_add_explicit(&seed_next, 0x9e3779b9U, memory_order_relaxed);
   for (size_t i = 0; i < m->cap; i++)
-    if (m->slots[i].key) place(ns, ncap, m->slots[i]);
+    if (m->slots[i].key) m->probes += place(ns, ncap, m->seed, m->slots[i]);
   free(m->slots);
   m->slots = ns;
   m->cap = ncap;
@@ -101,7 +123,7 @@ int kin__hmap_put_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void *v
     if (!(k = malloc(n + 1))) return KIN_ENOMEM;
     memcpy(k, key, n + 1);
   }
-  place(m->slots, m->cap, (kin__hmap_entry){k, val, (uint32_t)h, (uint32_t)n});
+  m->probes += place(m->slots, m->cap, m->seed, (kin__hmap_entry){k, val, (uint32_t)h, (uint32_t)n});
   m->len++;
   return 1;
 }
@@ -128,7 +150,7 @@ int kin__hmap_del_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void **
    * their home slot does not lie strictly between the hole and them. */
   for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
     if (!m->slots[j].key) break;
-    size_t home = m->slots[j].hash & mask;
+    size_t home = home_of(m->seed, m->slots[j].hash, mask);
     if (((j - home) & mask) >= ((j - i) & mask)) {
       m->slots[i] = m->slots[j];
       i = j;
@@ -150,3 +172,4 @@ kin__hmap_entry *kin__hmap_next(const kin__hmap *m, size_t *pos) {
   *pos = m->cap;
   return NULL;
 }
+

@@ -6,6 +6,12 @@
  * compares the hash, then the length, and reads the key bytes only on a
  * likely match.
  *
+ * A key's home slot mixes its hash with a seed of the map's own (chosen when
+ * the map first allocates), so two maps order the same keys differently:
+ * replaying one map's entries in slot order into another map (a WatchList's
+ * initial events into the DeltaFIFO, a LIST into the indexer) cannot build
+ * the long probe runs it would when both maps placed keys by the same bits.
+ *
  * Not thread-safe: every user guards its maps with its own lock. */
 #ifndef KIN_HMAP_H
 #define KIN_HMAP_H
@@ -25,6 +31,8 @@ typedef struct {
   size_t cap;   /* power of two, or 0 before the first insert */
   size_t len;
   int borrowed; /* keys are the caller's: not copied, not freed */
+  uint32_t seed; /* mixed into home slots; set when slots are first allocated */
+  uint64_t probes; /* occupied slots stepped over by inserts, grows included */
 } kin__hmap;
 
 uint64_t kin__hash(const char *s, size_t n);
@@ -64,6 +72,12 @@ int kin__hmap_del_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void **
 /* Iteration: start with *pos = 0; returns the next entry or NULL. The map
  * must not be modified during iteration. */
 kin__hmap_entry *kin__hmap_next(const kin__hmap *m, size_t *pos);
+
+/* The occupied slots every insert so far stepped over before it found a
+ * free one (rehashing on growth included): the work inserts did beyond one
+ * slot each. For tests that hold a map's cost linear in its size without
+ * timing anything. */
+static inline uint64_t kin__hmap_probes(const kin__hmap *m) { return m->probes; }
 
 static inline size_t kin__hmap_len(const kin__hmap *m) { return m->len; }
 

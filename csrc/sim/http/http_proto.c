@@ -124,7 +124,7 @@ int kin__sim_proto_negotiate(kin__sim_req *req, const kin__sim_resource *r, int 
 
 json_t *kin__sim_proto_body(kin__sim_req *req, const char *api_version, const char *kind,
                             kin__sim_result *out) {
-  int fallback = kin__sim_pb_root_msg(api_version, kind);
+  int fallback = kin__pb_root_msg(api_version, kind);
   kin__sim_pb_type tm;
   char err[512];
   json_t *obj = kin__sim_pb_unwrap((const uint8_t *)req->body.p, req->body.len, fallback, &tm,

@@ -15,42 +15,6 @@
 
 #define MAX_DEPTH 64
 
-int kin__sim_pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  uint64_t x = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (*p >= end) return -1;
-    uint8_t c = *(*p)++;
-    x |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) {
-      *v = x;
-      return 0;
-    }
-  }
-  return -1;
-}
-
-int kin__sim_pb_skip(const uint8_t **p, const uint8_t *end, int wt) {
-  uint64_t v;
-  switch (wt) {
-    case 0: return kin__sim_pb_varint(p, end, &v);
-    case 1: if (end - *p < 8) return -1; *p += 8; return 0;
-    case 5: if (end - *p < 4) return -1; *p += 4; return 0;
-    case 2:
-      if (kin__sim_pb_varint(p, end, &v) || v > (uint64_t)(end - *p)) return -1;
-      *p += v;
-      return 0;
-    default: return -1; /* groups (3, 4) are not used by Kubernetes */
-  }
-}
-
-int kin__sim_pb_root_msg(const char *av, const char *kind) {
-  if (!av || !kind) return -1;
-  for (int i = 0; kin__sim_pb_roots[i].kind; i++)
-    if (!strcmp(kin__sim_pb_roots[i].api_version, av) && !strcmp(kin__sim_pb_roots[i].kind, kind))
-      return kin__sim_pb_roots[i].msg;
-  return -1;
-}
-
 typedef struct {
   char *err;
   size_t cap;
@@ -72,7 +36,7 @@ static json_t *fail(dctx *c, const char *fmt, ...) {
 static json_t *decode_msg(dctx *c, int msg, const uint8_t *p, size_t n);
 
 /* The Go type name of m (the last part of its proto name). */
-static const char *short_name(const kin__sim_pb_msg *m) {
+static const char *short_name(const kin__pb_msg *m) {
   const char *dot = strrchr(m->name, '.');
   return dot ? dot + 1 : m->name;
 }
@@ -97,7 +61,7 @@ static json_t *number(double d) {
 
 /* One scalar value of kind at *p (wire type already checked): a new JSON
  * value, or NULL at truncated data or a string that is not UTF-8. */
-static json_t *scalar(dctx *c, const kin__sim_pb_field *f, const uint8_t **p, const uint8_t *end) {
+static json_t *scalar(dctx *c, const kin__pb_field *f, const uint8_t **p, const uint8_t *end) {
   uint64_t v;
   switch (f->kind) {
     case KIN__PB_DOUBLE: {
@@ -122,7 +86,7 @@ static json_t *scalar(dctx *c, const kin__sim_pb_field *f, const uint8_t **p, co
     }
     case KIN__PB_STRING:
     case KIN__PB_BYTES: {
-      if (kin__sim_pb_varint(p, end, &v) || v > (uint64_t)(end - *p)) return NULL;
+      if (kin__pb_varint(p, end, &v) || v > (uint64_t)(end - *p)) return NULL;
       const char *s = (const char *)*p;
       *p += v;
       if (f->kind == KIN__PB_STRING) {
@@ -138,7 +102,7 @@ static json_t *scalar(dctx *c, const kin__sim_pb_field *f, const uint8_t **p, co
       return js;
     }
     default:
-      if (kin__sim_pb_varint(p, end, &v)) return NULL;
+      if (kin__pb_varint(p, end, &v)) return NULL;
       switch (f->kind) {
         case KIN__PB_BOOL: return json_boolean(v != 0);
         case KIN__PB_INT32: return json_integer((int32_t)v);
@@ -167,11 +131,11 @@ static int is_zero(const json_t *v) {
 
 /* The value of a field read from the wire: a message (decoded), a map
  * entry as [key, value] or a scalar; appended for repeated fields. */
-static json_t *field_value(dctx *c, const kin__sim_pb_field *f, int wt, const uint8_t **p,
+static json_t *field_value(dctx *c, const kin__pb_field *f, int wt, const uint8_t **p,
                            const uint8_t *end) {
   if (f->kind != KIN__PB_MESSAGE) return scalar(c, f, p, end);
   uint64_t len;
-  if (wt != 2 || kin__sim_pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return NULL;
+  if (wt != 2 || kin__pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return NULL;
   const uint8_t *q = *p;
   *p += len;
   return decode_msg(c, f->msg, q, len);
@@ -203,7 +167,7 @@ static json_t *time_json(dctx *c, int64_t secs, int32_t nanos, int micro) {
 
 /* The JSON of a special message from its decoded fields (vals by field
  * index, borrowed; NULL when absent). */
-static json_t *special_json(dctx *c, const kin__sim_pb_msg *m, json_t **vals, size_t n) {
+static json_t *special_json(dctx *c, const kin__pb_msg *m, json_t **vals, size_t n) {
   switch (m->special) {
     case KIN__PB_S_TIME:
     case KIN__PB_S_MICROTIME:
@@ -266,7 +230,7 @@ static json_t *special_json(dctx *c, const kin__sim_pb_msg *m, json_t **vals, si
 
 /* The JSON of field f given its wire value v (borrowed, NULL if absent),
  * merged into obj under Go's rules; -1 on ENOMEM or an error below. */
-static int put_field(dctx *c, json_t *obj, const kin__sim_pb_field *f, json_t *v) {
+static int put_field(dctx *c, json_t *obj, const kin__pb_field *f, json_t *v) {
   int omit = f->flags & KIN__PB_F_OMITEMPTY;
   json_t *out;
   if (f->flags & KIN__PB_F_REPEATED) {
@@ -313,8 +277,8 @@ static int put_field(dctx *c, json_t *obj, const kin__sim_pb_field *f, json_t *v
 
 /* Sets acc[key] = value from a decoded map entry (an object of the entry
  * message's two fields; a later duplicate key wins, as in Go); 0 or -1. */
-static int map_put(dctx *c, json_t *acc, const kin__sim_pb_field *f, json_t *entry) {
-  const kin__sim_pb_msg *em = &kin__sim_pb_msgs[f->msg];
+static int map_put(dctx *c, json_t *acc, const kin__pb_field *f, json_t *entry) {
+  const kin__pb_msg *em = &kin__pb_msgs[f->msg];
   json_t *k = json_object_get(entry, em->fields[0].json);
   json_t *v = em->nfields > 1 ? json_object_get(entry, em->fields[1].json) : NULL;
   const char *ks = json_is_string(k) ? json_string_value(k) : "";
@@ -326,12 +290,12 @@ static int map_put(dctx *c, json_t *acc, const kin__sim_pb_field *f, json_t *ent
  * (truncated data, a wrong wire type, nesting past MAX_DEPTH, ENOMEM).
  * Unknown fields are skipped; a repeated scalar may come packed. */
 static json_t *decode_msg(dctx *c, int msg, const uint8_t *p, size_t n) {
-  if (msg < 0 || msg >= kin__sim_pb_nmsgs) return fail(c, "proto: no message %d", msg);
+  if (msg < 0 || msg >= kin__pb_nmsgs) return fail(c, "proto: no message %d", msg);
   if (++c->depth > MAX_DEPTH) {
     c->depth--;
     return fail(c, "proto: nesting deeper than %d", MAX_DEPTH);
   }
-  const kin__sim_pb_msg *m = &kin__sim_pb_msgs[msg];
+  const kin__pb_msg *m = &kin__pb_msgs[msg];
   json_t *stack_vals[16];
   json_t **vals = m->nfields <= 16 ? stack_vals : calloc((size_t)m->nfields, sizeof(json_t *));
   json_t *res = NULL;
@@ -342,7 +306,7 @@ static json_t *decode_msg(dctx *c, int msg, const uint8_t *p, size_t n) {
   const uint8_t *end = p + n;
   while (p < end) {
     uint64_t key;
-    if (kin__sim_pb_varint(&p, end, &key)) {
+    if (kin__pb_varint(&p, end, &key)) {
       fail(c, "unexpected EOF");
       goto out;
     }
@@ -356,13 +320,13 @@ static json_t *decode_msg(dctx *c, int msg, const uint8_t *p, size_t n) {
     for (int i = 0; i < m->nfields; i++)
       if (m->fields[i].num == num) fi = i;
     if (fi < 0) { /* unknown fields are skipped, as gogo's skipGenerated */
-      if (kin__sim_pb_skip(&p, end, wt)) {
+      if (kin__pb_skip(&p, end, wt)) {
         fail(c, "unexpected EOF");
         goto out;
       }
       continue;
     }
-    const kin__sim_pb_field *f = &m->fields[fi];
+    const kin__pb_field *f = &m->fields[fi];
     int want = wire_type_of(f->kind);
     int packed = (f->flags & KIN__PB_F_REPEATED) && want != 2 && wt == 2;
     if (wt != want && !packed) {
@@ -372,7 +336,7 @@ static json_t *decode_msg(dctx *c, int msg, const uint8_t *p, size_t n) {
     const uint8_t *pend = end;
     if (packed) {
       uint64_t len;
-      if (kin__sim_pb_varint(&p, end, &len) || len > (uint64_t)(end - p)) {
+      if (kin__pb_varint(&p, end, &len) || len > (uint64_t)(end - p)) {
         fail(c, "unexpected EOF");
         goto out;
       }
@@ -452,7 +416,7 @@ static const char magic[4] = {'k', '8', 's', 0};
 /* Reads the length-delimited field at *p into (*s, *n); -1 when truncated. */
 static int read_len(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n) {
   uint64_t len;
-  if (kin__sim_pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return -1;
+  if (kin__pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return -1;
   *s = *p;
   *n = (size_t)len;
   *p += len;
@@ -491,13 +455,13 @@ json_t *kin__sim_pb_unwrap(const uint8_t *p, size_t n, int fallback_msg, kin__si
     uint64_t key;
     const uint8_t *s;
     size_t len;
-    if (kin__sim_pb_varint(&q, end, &key)) goto eof;
+    if (kin__pb_varint(&q, end, &key)) goto eof;
     if ((key & 7) != 2) {
       if (!(key >> 3)) {
         snprintf(err, cap, "proto: Unknown: illegal tag 0 (wire type %d)", (int)(key & 7));
         return NULL;
       }
-      if (kin__sim_pb_skip(&q, end, (int)(key & 7))) goto eof;
+      if (kin__pb_skip(&q, end, (int)(key & 7))) goto eof;
       continue;
     }
     if (read_len(&q, end, &s, &len)) goto eof;
@@ -508,9 +472,9 @@ json_t *kin__sim_pb_unwrap(const uint8_t *p, size_t n, int fallback_msg, kin__si
           uint64_t tk;
           const uint8_t *ts;
           size_t tl;
-          if (kin__sim_pb_varint(&t, tend, &tk)) goto eof;
+          if (kin__pb_varint(&t, tend, &tk)) goto eof;
           if ((tk & 7) != 2) {
-            if (kin__sim_pb_skip(&t, tend, (int)(tk & 7))) goto eof;
+            if (kin__pb_skip(&t, tend, (int)(tk & 7))) goto eof;
             continue;
           }
           if (read_len(&t, tend, &ts, &tl)) goto eof;
@@ -530,7 +494,7 @@ json_t *kin__sim_pb_unwrap(const uint8_t *p, size_t n, int fallback_msg, kin__si
     snprintf(err, cap, "unsupported content encoding \"%s\"", enc);
     return NULL;
   }
-  int msg = kin__sim_pb_root_msg(av, kind);
+  int msg = kin__pb_root_msg(av, kind);
   if (msg < 0) msg = fallback_msg;
   if (msg < 0) {
     snprintf(err, cap, "no kind \"%s\" is registered for version \"%s\"", kind, av);

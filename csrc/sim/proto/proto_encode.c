@@ -56,7 +56,7 @@ static int encode_msg(ectx *c, int msg, const json_t *v, kin__buf *out);
 
 /* Appends the message of field f (value v, NULL for the zero struct) with
  * its tag and length. */
-static int put_msg_field(ectx *c, const kin__sim_pb_field *f, const json_t *v, kin__buf *out) {
+static int put_msg_field(ectx *c, const kin__pb_field *f, const json_t *v, kin__buf *out) {
   kin__buf sub = {0};
   int rc = encode_msg(c, f->msg, v, &sub);
   if (!rc) rc = kin__sim_pb_put_bytes(out, f->num, sub.p, sub.len);
@@ -65,7 +65,7 @@ static int put_msg_field(ectx *c, const kin__sim_pb_field *f, const json_t *v, k
 }
 
 /* Appends one scalar of f from v (NULL: the zero value). */
-static int put_scalar(ectx *c, const kin__sim_pb_field *f, const json_t *v, kin__buf *out) {
+static int put_scalar(ectx *c, const kin__pb_field *f, const json_t *v, kin__buf *out) {
   switch (f->kind) {
     case KIN__PB_STRING: {
       if (v && !json_is_string(v))
@@ -127,7 +127,7 @@ static int put_scalar(ectx *c, const kin__sim_pb_field *f, const json_t *v, kin_
 }
 
 /* One value of f (an element when repeated). */
-static int put_value(ectx *c, const kin__sim_pb_field *f, const json_t *v, kin__buf *out) {
+static int put_value(ectx *c, const kin__pb_field *f, const json_t *v, kin__buf *out) {
   if (f->kind == KIN__PB_MESSAGE) return put_msg_field(c, f, v, out);
   return put_scalar(c, f, v, out);
 }
@@ -138,7 +138,7 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 /* A map field: one entry message {key, value} per key, sorted. */
-static int put_map(ectx *c, const kin__sim_pb_field *f, const json_t *v, kin__buf *out) {
+static int put_map(ectx *c, const kin__pb_field *f, const json_t *v, kin__buf *out) {
   if (!json_is_object(v)) return fail(c, "field %s: expected an object", f->json);
   size_t n = json_object_size(v), i = 0;
   if (!n) return 0;
@@ -148,7 +148,7 @@ static int put_map(ectx *c, const kin__sim_pb_field *f, const json_t *v, kin__bu
   json_t *x;
   json_object_foreach((json_t *)v, k, x) keys[i++] = k;
   qsort(keys, n, sizeof(*keys), cmp_str);
-  const kin__sim_pb_msg *em = &kin__sim_pb_msgs[f->msg];
+  const kin__pb_msg *em = &kin__pb_msgs[f->msg];
   int rc = 0;
   for (i = 0; !rc && i < n; i++) {
     kin__buf e = {0};
@@ -203,8 +203,8 @@ static int parse_time(const char *s, int64_t *secs, int32_t *nanos) {
 }
 
 /* The special messages, from their JSON shapes. */
-static int encode_special(ectx *c, const kin__sim_pb_msg *m, const json_t *v, kin__buf *out) {
-  const kin__sim_pb_field *f = m->fields;
+static int encode_special(ectx *c, const kin__pb_msg *m, const json_t *v, kin__buf *out) {
+  const kin__pb_field *f = m->fields;
   switch (m->special) {
     case KIN__PB_S_TIME:
     case KIN__PB_S_MICROTIME: {
@@ -304,9 +304,9 @@ static int encode_special(ectx *c, const kin__sim_pb_msg *m, const json_t *v, ki
 
 /* The fields of message m from the JSON object v (NULL: the zero struct;
  * an inlined field reads the same object). */
-static int encode_fields(ectx *c, const kin__sim_pb_msg *m, const json_t *v, kin__buf *out) {
+static int encode_fields(ectx *c, const kin__pb_msg *m, const json_t *v, kin__buf *out) {
   for (int i = 0; i < m->nfields; i++) {
-    const kin__sim_pb_field *f = &m->fields[i];
+    const kin__pb_field *f = &m->fields[i];
     int rc = 0;
     if (f->flags & KIN__PB_F_INLINE) {
       rc = put_msg_field(c, f, v, out);
@@ -336,12 +336,12 @@ static int encode_fields(ectx *c, const kin__sim_pb_msg *m, const json_t *v, kin
  * 0, KIN_ENOMEM, or KIN_EINVAL with c->err (a value of the wrong type,
  * nesting past MAX_DEPTH). */
 static int encode_msg(ectx *c, int msg, const json_t *v, kin__buf *out) {
-  if (msg < 0 || msg >= kin__sim_pb_nmsgs) return fail(c, "proto: no message %d", msg);
+  if (msg < 0 || msg >= kin__pb_nmsgs) return fail(c, "proto: no message %d", msg);
   if (++c->depth > MAX_DEPTH) {
     c->depth--;
     return fail(c, "proto: nesting deeper than %d", MAX_DEPTH);
   }
-  const kin__sim_pb_msg *m = &kin__sim_pb_msgs[msg];
+  const kin__pb_msg *m = &kin__pb_msgs[msg];
   int rc;
   if (m->special != KIN__PB_S_NONE && m->special != KIN__PB_S_MAP_ENTRY)
     rc = encode_special(c, m, v, out);

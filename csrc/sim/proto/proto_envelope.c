@@ -26,7 +26,7 @@ int kin__sim_pb_wrap(const json_t *obj, const char *api_version, const char *kin
     const json_t *v = json_object_get(obj, "kind");
     kind = json_is_string(v) ? json_string_value(v) : "";
   }
-  int msg = kin__sim_pb_root_msg(api_version, kind);
+  int msg = kin__pb_root_msg(api_version, kind);
   if (msg < 0) {
     snprintf(err, cap, "object %s %s does not implement the protobuf marshalling interface",
              api_version, kind);

@@ -15,7 +15,8 @@
 --                            [--webhook-bind-address ADDR]
 --                            [--webhook-cert-path DIR [--webhook-cert-name F]
 --                            [--webhook-cert-key F]]
---                            [--admin-bind-address ADDR] [-v] [-- ARGS...]
+--                            [--admin-bind-address ADDR]
+--                            [--content-type auto|json|protobuf] [-v] [-- ARGS...]
 --   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
 --                     [--controller NAME]]   (kinformer.cmd.inspect)
 --   kinformer manifests script.lua [--namespace N] [--image I] [--name N]
@@ -90,6 +91,9 @@ options:
                       configurations)
   --webhook-cert-name F  its certificate file (default tls.crt)
   --webhook-cert-key F   its key file (default tls.key)
+  --content-type auto|json|protobuf  the encoding informers ask for (default
+                      auto: protobuf for built-in types, JSON for custom
+                      resources, as client-go; json: JSON only)
   --admin-bind-address ADDR  serve the admin endpoint `kinformer inspect`
                       reads (caches, queues, in-flight reconciles, why) at
                       ADDR (default 0: off); ":PORT" binds 127.0.0.1 and
@@ -182,7 +186,7 @@ local VALUE_FLAGS = {
   ["--webhook-bind-address"] = "webhook_bind_address", ["--webhook-cert-path"] = "webhook_cert_path",
   ["--webhook-cert-name"] = "webhook_cert_name", ["--webhook-cert-key"] = "webhook_cert_key",
   ["--admin-bind-address"] = "admin_bind", ["--leader-election-id"] = "leader_election_id",
-  ["--leader-election-namespace"] = "leader_election_namespace",
+  ["--leader-election-namespace"] = "leader_election_namespace", ["--content-type"] = "content_type",
 }
 
 -- The options that take no value, and the field each sets to true.
@@ -312,6 +316,9 @@ function M.parse(argv)
     if not good then return nil, (tostring(why):gsub("^[^:]*:%d+: ", "")) end
   end
   if o.keys and o.command ~= "plan" then return nil, "--key is an option of plan" end
+  if o.content_type and not ({ auto = 1, json = 1, protobuf = 1 })[o.content_type] then
+    return nil, "--content-type wants auto, json or protobuf, not '" .. o.content_type .. "'"
+  end
   if o.webhook_bind_address or o.webhook_cert_path or o.webhook_cert_name or o.webhook_cert_key then
     if o.command ~= "run" then return nil, "--webhook-* options are options of run" end
     if (o.webhook_cert_name or o.webhook_cert_key) and not o.webhook_cert_path then

@@ -121,7 +121,7 @@ function M.run(o)
     namespace = o.namespace, args = o.args, verbose = o.verbose,
     manager = {
       name = o.name, sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
-      max_response_bytes = o.max_response_bytes,
+      max_response_bytes = o.max_response_bytes, content_type = o.content_type,
       log_reconciles = o.verbose or nil,
       metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,
       metrics_secure = o.metrics_secure, metrics_cert_path = o.metrics_cert_path,
