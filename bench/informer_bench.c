@@ -6,10 +6,12 @@
  *   bench-informer -kubeconfig K -resource v1/configmaps [-namespace NS]
  *                  [-min-events N] [-watch D] [-timeout D] [-ready-file F]
  *                  [-keep-managed-fields] [-watch-list] [-client X]
+ *                  [-content-type auto|json|protobuf]
  *
  * Flags are Go's: -flag value, -flag=value or --flag; durations as Go's
  * ("60s", "1m30s", "250ms"). -client is accepted and ignored (kinformer
- * has one, dynamic, informer). The fields:
+ * has one, dynamic, informer). -content-type sets kin_informer_opts'
+ * (default auto: protobuf for built-in types). The fields:
  *   synced_ms          factory start -> the handler has had every object of
  *                      the initial list (kin_listener_has_synced)
  *   process_synced_ms  start of main -> the same moment
@@ -205,6 +207,7 @@ typedef struct {
   long long events_at_sync, events, adds, updates, deletes, objects, watch_events;
   long long rss_kib, hwm_kib, rss_end_kib;
   const char *protocol;
+  const char *encoding; /* what the server sent: "protobuf" or "json" */
   double cpu_sync_s, relist_ms;
   long long base_rss_kib, rss_gc_kib, heap_live_kib, relist_hwm_kib, relist_rss_kib, relist_events;
   char error[512];
@@ -227,6 +230,7 @@ static void emit(const result *r) {
          "\"relist_events\":%lld,\"relist_ms\":%.3f,\"watch_end_unix_ms\":%.3f",
          r->protocol, r->cpu_sync_s, r->base_rss_kib, r->rss_gc_kib, r->heap_live_kib,
          r->relist_hwm_kib, r->relist_rss_kib, r->relist_events, r->relist_ms, r->watch_end_unix_ms);
+  printf(",\"encoding\":\"%s\"", r->encoding ? r->encoding : "");
   if (r->error[0]) {
     printf(",\"error\":");
     json_str(stdout, r->error);
@@ -239,7 +243,7 @@ static void usage(FILE *f) {
   fprintf(f, "usage: bench-informer -kubeconfig K -resource [group/]version/resource\n"
              "       [-namespace NS] [-min-events N] [-watch D] [-timeout D]\n"
              "       [-ready-file F] [-keep-managed-fields] [-watch-list]\n"
-             "       [-relist-ready-file F]\n");
+             "       [-relist-ready-file F] [-content-type auto|json|protobuf]\n");
 }
 
 typedef struct {
@@ -247,6 +251,7 @@ typedef struct {
   long long min_events;
   long long watch_ns, timeout_ns;
   int keep_managed, watch_list;
+  int content_type; /* kin_content_type */
 } flags;
 
 /* Go's flag syntax: -name value, -name=value, --name; booleans take no
@@ -290,6 +295,15 @@ static int parse_flags(int argc, char **argv, flags *fl) {
       fl->relist_ready_file = val;
     else if (!strcmp(name, "client"))
       ; /* one informer kind here */
+    else if (!strcmp(name, "content-type")) {
+      if (!strcmp(val, "json")) fl->content_type = KIN_CONTENT_JSON;
+      else if (!strcmp(val, "protobuf")) fl->content_type = KIN_CONTENT_PROTOBUF;
+      else if (!strcmp(val, "auto")) fl->content_type = KIN_CONTENT_AUTO;
+      else {
+        fprintf(stderr, "bench-informer: -content-type wants auto, json or protobuf, not %s\n", val);
+        return -1;
+      }
+    }
     else if (!strcmp(name, "min-events"))
       fl->min_events = atoll(val);
     else if (!strcmp(name, "watch") || !strcmp(name, "timeout")) {
@@ -386,7 +400,8 @@ int main(int argc, char **argv) {
   kin_informer_opts io = {.resource = fl.resource,
                           .namespace = fl.namespace,
                           .keep_managed_fields = fl.keep_managed,
-                          .watch_list = fl.watch_list};
+                          .watch_list = fl.watch_list,
+                          .content_type = fl.content_type};
   if ((rc = kin_informer_factory_informer(factory, &io, &inf, err, sizeof(err)))) {
     snprintf(res.error, sizeof(res.error), "informer %s: %s", fl.resource,
              err[0] ? err : kin_strerror(rc));
@@ -431,6 +446,14 @@ int main(int argc, char **argv) {
   res.rss_kib = proc_status("VmRSS");
   res.hwm_kib = proc_status("VmHWM");
   res.heap_live_kib = heap_live_kib();
+  {
+    kin_reflector_stats rs = {0};
+    kin_reflector *refl = kin_informer_factory_reflector(factory, inf);
+    if (refl) kin_reflector_get_stats(refl, &rs);
+    res.encoding = rs.content_type_used == KIN_CONTENT_PROTOBUF ? "protobuf"
+                   : rs.content_type_used == KIN_CONTENT_JSON   ? "json"
+                                                                : "";
+  }
   malloc_trim(0);
   res.rss_gc_kib = proc_status("VmRSS");
   if (fl.ready_file) {
