@@ -500,6 +500,13 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
                 "controller spec: reconcile_timeout must be a number of seconds >= 0");
   p->timeout_ns = (uint64_t)(rt * 1e9);
   lua_Number bw = lkin_opt_number(L, 2, "busy_warning_after", 60);
+  /* priority_queue = false: client-go's FIFO (default: controller-runtime's
+   * priority queue) */
+  lua_getfield(L, 2, "priority_queue");
+  luaL_argcheck(L, lua_isnil(L, -1) || lua_isboolean(L, -1), 2,
+                "controller spec: priority_queue must be a boolean");
+  int fifo = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
+  lua_pop(L, 1);
   luaL_argcheck(L, bw >= 0 && bw < 1e9, 2,
                 "controller spec: busy_warning_after must be a number of seconds >= 0");
   /* the leadership fence (NULL without leader election): each reconcile
@@ -529,7 +536,8 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
                                .rate_limiter = lctl_make_rate_limiter(L, 2, env->clock),
                                .reconcile_timeout_ns = p->timeout_ns,
                                .busy_warning_after_ns = (uint64_t)(bw * 1e9),
-                               .fence = fence};
+                               .fence = fence,
+                               .fifo = fifo};
   sigset_t old_mask; /* the queue's waiting thread starts here */
   lkin_signals_block_all(&old_mask);
   int rc = kin_controller_new(&cfg, &p->c);

@@ -59,6 +59,22 @@ int lkin_result_of_return(lua_State *L, int r, kin_result_action *out) {
     lkin_push_error_text(L, err);
     return lua_gettop(L);
   case LUA_TTABLE: {
+    /* priority = n: the requeue's priority (workqueue.h; default: the one
+     * the request had) */
+    lua_getfield(L, res, "priority");
+    if (!lua_isnil(L, -1)) {
+      int isint;
+      lua_Integer p = lua_tointegerx(L, -1, &isint);
+      if (!isint || p < -1000000000 || p > 1000000000) {
+        lua_pop(L, 1);
+        out->kind = KIN_RESULT_ERROR;
+        lua_pushliteral(L, "reconcile returned a bad priority (want an integer; higher goes first)");
+        return lua_gettop(L);
+      }
+      out->has_priority = 1;
+      out->priority = (int)p;
+    }
+    lua_pop(L, 1);
     lua_getfield(L, res, "requeue_after");
     int isnum;
     lua_Number after = lua_tonumberx(L, -1, &isnum);
@@ -85,7 +101,7 @@ int lkin_result_of_return(lua_State *L, int r, kin_result_action *out) {
     out->kind = KIN_RESULT_ERROR;
     lua_pushfstring(L,
                     "reconcile returned a %s; return nothing, {requeue_after = seconds}, "
-                    "{requeue = true}, or nil and an error",
+                    "{requeue = true} (either with priority = n), or nil and an error",
                     luaL_typename(L, res));
     return lua_gettop(L);
   }

@@ -96,6 +96,11 @@ typedef struct {
    * child process the reconcile waits for. It must not call into the
    * controller. ud is the config's. */
   void (*on_interrupt)(void *ud, int worker_index, int why);
+  /* 1: client-go's FIFO queue. 0 (the default): controller-runtime's
+   * priority queue (workqueue.h's priorities): the initial list's adds and
+   * resyncs at KIN_PRIORITY_LOW, fresh events at NORMAL, requeues at the
+   * result's priority or the one the request had. */
+  int fifo;
 } kin_controller_config;
 
 /* Returns a new, not yet started controller in *out (its queue exists at

@@ -51,6 +51,10 @@ typedef struct {
    * recognised without them. */
   int interrupted;
   char where[160];
+  /* has_priority: the requeue (REQUEUE, REQUEUE_AFTER, ERROR) is queued at
+   * priority (workqueue.h); else at the priority the request had. */
+  int has_priority;
+  int priority;
 } kin_result_action;
 
 /* Why a reconcile is interrupted (kin_controller_interrupted): its
@@ -75,5 +79,7 @@ typedef int (*kin_reconcile_fn)(void *ud, int worker_index, const kin_request *r
  * cluster-scoped key. Returns 0, or KIN_ENOMEM or KIN_EINVAL (nothing
  * added). */
 int kin_request_add(kin_workqueue *q, const char *ns, const char *name);
+/* The same at priority (kin_workqueue_add_priority). */
+int kin_request_add_priority(kin_workqueue *q, const char *ns, const char *name, int priority);
 
 #endif

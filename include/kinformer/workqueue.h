@@ -23,8 +23,21 @@
 
 typedef struct kin_workqueue kin_workqueue;
 
+/* Priorities (controller-runtime's priorityqueue): a higher one is handed
+ * out first, FIFO within one. Events fresh from the server are NORMAL; the
+ * initial list's adds and resyncs (updates whose object did not change)
+ * are LOW (handler.LowPriorityWhenUnchanged), so that after a restart a
+ * user's change does not wait behind every object. KEEP (for a requeue)
+ * keeps the priority the item had. */
+#define KIN_PRIORITY_NORMAL 0
+#define KIN_PRIORITY_LOW (-100)
+#define KIN_PRIORITY_KEEP INT32_MIN
+
 typedef struct {
   const char *name;          /* metrics label; may be NULL */
+  /* Hand items out by priority (the *_priority adds); 0: every item at
+   * NORMAL, client-go's FIFO, whatever priority an add gives. */
+  int priority;
   kin_clock *clock;          /* NULL: real clock */
   int delaying;              /* enable AddAfter (starts the waiting thread) */
   kin_rate_limiter *rate_limiter; /* enable AddRateLimited (implies
@@ -41,6 +54,14 @@ void kin_workqueue_free(kin_workqueue *q);
 
 /* Marks item as needing processing. Ignored after shutdown. */
 void kin_workqueue_add(kin_workqueue *q, const char *item);
+
+/* kin_workqueue_add at priority (NORMAL for add). An item already queued
+ * at a lower priority is raised to this one (moved behind the items of
+ * its new priority); one queued at a higher priority stays where it is;
+ * one being processed is queued again at the higher of the two at its
+ * done. KEEP: the item's current priority, NORMAL for a new one. On a
+ * queue made without priority every item is NORMAL. */
+void kin_workqueue_add_priority(kin_workqueue *q, const char *item, int priority);
 
 /* Number of items queued (dirty and not processing). */
 int kin_workqueue_len(kin_workqueue *q);
@@ -81,17 +102,27 @@ int kin_workqueue_shutting_down(kin_workqueue *q);
  * (at once when delay_ns is 0). If item is already waiting, the earlier
  * ready time wins. Returns KIN_EINVAL on a queue without delaying. */
 int kin_workqueue_add_after(kin_workqueue *q, const char *item, uint64_t delay_ns);
+/* The same, the item added at priority when its time comes (KEEP: the
+ * priority it had when add_after was called; an item waiting already
+ * keeps the higher of the two). */
+int kin_workqueue_add_after_priority(kin_workqueue *q, const char *item, uint64_t delay_ns,
+                                     int priority);
 
 /* Rate-limiting queue: add_after(item, limiter.when(item)); forget and
  * num_requeues forward to the limiter. Return KIN_EINVAL on a queue
  * without a limiter (num_requeues returns 0). */
 int kin_workqueue_add_rate_limited(kin_workqueue *q, const char *item);
+int kin_workqueue_add_rate_limited_priority(kin_workqueue *q, const char *item, int priority);
 int kin_workqueue_forget(kin_workqueue *q, const char *item);
 int kin_workqueue_num_requeues(kin_workqueue *q, const char *item);
 
 /* Prometheus-style histogram with client-go/controller-runtime's buckets
  * for workqueue durations: 1e-8 s * 10^i, i = 0..11 (upper bounds). */
 #define KIN_WQ_HIST_BUCKETS 12
+/* Distinct priorities a queue keeps apart; an item of one more shares the
+ * band of the nearest priority below it (the lowest band's, when it is
+ * below all). */
+#define KIN_WQ_PRIO_MAX 8
 typedef struct {
   uint64_t count;
   double sum_seconds;
@@ -112,6 +143,14 @@ typedef struct {
   kin_histogram work_duration;                 /* workqueue_work_duration_seconds */
   double unfinished_work_seconds;              /* workqueue_unfinished_work_seconds */
   double longest_running_processor_seconds;    /* workqueue_longest_running_processor_seconds */
+  /* workqueue_depth by priority (controller-runtime's priority queue
+   * labels depth with it): the ready items of each priority, highest
+   * first; nprio 0 on a queue without priority. */
+  int nprio;
+  struct {
+    int priority;
+    int64_t depth;
+  } prio[KIN_WQ_PRIO_MAX];
 } kin_workqueue_metrics;
 
 void kin_workqueue_get_metrics(kin_workqueue *q, kin_workqueue_metrics *m);

@@ -127,7 +127,7 @@ local function lower_first(kind) return (kind:lower()) end
 M.OPTIONS = { -- mgr:controller{...}'s keys: add new options here
   "name", "for", "owns", "watches", "predicates", "workers", "rate_limiter", "reconciler",
   "memory_limit", "reconcile_timeout", "busy_warning_after", "informer_opts", "replace",
-  "children", "prune", "finalizer", "finalize", "selector", "rbac",
+  "children", "prune", "finalizer", "finalize", "selector", "rbac", "priority_queue",
 }
 
 -- A reconciler given as a module name must name a module that exists and
@@ -336,6 +336,7 @@ function M.new(mgr, cfg, opts)
     memory_limit = cfg.memory_limit,
     rate_limiter = cfg.rate_limiter, watches = watches,
     reconcile_timeout = rtimeout, busy_warning_after = busy_after,
+    priority_queue = cfg.priority_queue,
   }
   if opts and opts.claim then opts.claim(name) end
   local ok, ud = pcall(env.controller, env, spec)

@@ -13,6 +13,7 @@
 ---or raising retries with backoff.
 ---@class kinformer.ReconcileResult
 ---@field requeue_after? number run again after this many seconds
+---@field priority? integer the requeue's priority in the priority queue (higher first; default the request's: 0 for fresh events, -100 for the initial list and resyncs)
 ---@field requeue? boolean run again (rate-limited)
 
 ---@alias kinformer.ReconcileReturn kinformer.ReconcileResult|kinformer.TerminalError|true
@@ -81,6 +82,7 @@
 ---@field memory_limit? integer bytes per worker state
 ---@field reconcile_timeout? number seconds; default the manager's (none)
 ---@field busy_warning_after? number seconds; default the manager's (60; 0: never)
+---@field priority_queue? boolean default true: controller-runtime's priority queue (the initial list and resyncs behind fresh events); false: client-go's FIFO
 ---@field informer_opts? kinformer.InformerOptions for every watch without its own
 ---@field replace? boolean stop a registered controller of that name first
 ---@field children? kinformer.Resource[] the resources of the objects the reconciler makes with ctx:ensure (watched as owned)

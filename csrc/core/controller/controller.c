@@ -297,9 +297,10 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
   kin_result_kind kind = act.kind;
   if (rc != 0 || kind > KIN_RESULT_TERMINAL_ERROR) kind = KIN_RESULT_ERROR;
   if (kind == KIN_RESULT_REQUEUE_AFTER && act.requeue_after_ns == 0) kind = KIN_RESULT_DONE;
+  int prio = act.has_priority ? act.priority : KIN_PRIORITY_KEEP;
   switch (kind) {
   case KIN_RESULT_ERROR:
-    kin_workqueue_add_rate_limited(c->queue, item);
+    kin_workqueue_add_rate_limited_priority(c->queue, item, prio);
     if (act.logged)
       ;
     else if (rc != 0 && !act.message[0])
@@ -317,10 +318,10 @@ static void reconcile_handler(kin_controller *c, int index, const char *item) {
     break;
   case KIN_RESULT_REQUEUE_AFTER:
     kin_workqueue_forget(c->queue, item);
-    kin_workqueue_add_after(c->queue, item, act.requeue_after_ns);
+    kin_workqueue_add_after_priority(c->queue, item, act.requeue_after_ns, prio);
     break;
   case KIN_RESULT_REQUEUE:
-    kin_workqueue_add_rate_limited(c->queue, item);
+    kin_workqueue_add_rate_limited_priority(c->queue, item, prio);
     break;
   default:
     kin_workqueue_forget(c->queue, item);
@@ -367,7 +368,7 @@ static void *worker_main(void *arg) {
     if (atomic_load(&c->stopping))
       ;
     else if (c->fence && !kin_fence_holds(c->fence, kin_fence_epoch(c->fence)))
-      kin_workqueue_add_after(c->queue, item, 200 * 1000000ull);
+      kin_workqueue_add_after_priority(c->queue, item, 200 * 1000000ull, KIN_PRIORITY_KEEP);
     else
       reconcile_handler(c, a->index, item);
     prev = item;
@@ -417,7 +418,8 @@ int kin_controller_new(const kin_controller_config *cfg, kin_controller **out) {
     kin_rate_limiter_free(rl);
     return KIN_ENOMEM;
   }
-  kin_workqueue_config qc = {.name = cfg->name, .clock = clock, .rate_limiter = rl};
+  kin_workqueue_config qc = {.name = cfg->name, .clock = clock, .rate_limiter = rl,
+                             .priority = !cfg->fifo};
   int rc = kin_workqueue_new(&qc, &c->queue); /* frees rl on failure */
   if (rc == 0) {
     rc = kin_mutex_init_hot(&c->mu);

@@ -47,6 +47,7 @@ typedef struct {
   const kin_obj *old_obj, *obj;
   int pred;             /* kin_hist_pred */
   const char *pred_name;
+  int prio;             /* the requests' priority (workqueue.h) */
 } ev_info;
 
 /* Records the event under (ns, name): "what enqueued it". Never fails
@@ -86,7 +87,7 @@ static void note(const ev_info *ev, const char *ns, const char *name) {
 static int add(const ev_info *ev, const char *ns, const char *name) {
   kin_enqueue_handler *h = ev->h;
   note(ev, ns, name); /* first: a worker may reconcile the key at once */
-  int rc = kin_request_add(h->q, ns, name);
+  int rc = kin_request_add_priority(h->q, ns, name, ev->prio);
   if (rc == 0) atomic_fetch_add_explicit(&h->requests, 1, memory_order_relaxed);
   return rc;
 }
@@ -201,7 +202,10 @@ static int judge(ev_info *ev, kin_predicate_event pe, char *name, size_t cap) {
 static int on_add(void *ud, kin_obj *obj, int is_in_initial_list) {
   kin_enqueue_handler *h = ud;
   char pname[48];
-  ev_info ev = {h, KIN_CAUSE_ADD, NULL, obj, KIN_PRED_NONE, ""};
+  /* controller-runtime's LowPriorityWhenUnchanged: the initial list waits
+   * behind fresh events */
+  ev_info ev = {h, KIN_CAUSE_ADD, NULL, obj, KIN_PRED_NONE, "",
+                is_in_initial_list ? KIN_PRIORITY_LOW : KIN_PRIORITY_NORMAL};
   count_event(h);
   if (!judge(&ev, KIN_PREDICATE_EV_CREATE, pname, sizeof(pname))) {
     if (h->history) enqueue_for(&ev, obj);
@@ -216,7 +220,7 @@ static int on_update(void *ud, kin_obj *old_obj, kin_obj *new_obj) {
   int resync = old_obj == new_obj || (old_obj && strcmp(kin_obj_resource_version(old_obj),
                                                         kin_obj_resource_version(new_obj)) == 0);
   ev_info ev = {h, resync ? KIN_CAUSE_RESYNC : KIN_CAUSE_UPDATE, old_obj, new_obj, KIN_PRED_NONE,
-                ""};
+                "", resync ? KIN_PRIORITY_LOW : KIN_PRIORITY_NORMAL};
   count_event(h);
   if (!judge(&ev, KIN_PREDICATE_EV_UPDATE, pname, sizeof(pname))) {
     if (h->history) enqueue_for(&ev, new_obj);
@@ -243,7 +247,7 @@ static int on_delete(void *ud, kin_obj *obj) {
     }
     obj = last;
   }
-  ev_info ev = {h, KIN_CAUSE_DELETE, NULL, obj, KIN_PRED_NONE, ""};
+  ev_info ev = {h, KIN_CAUSE_DELETE, NULL, obj, KIN_PRED_NONE, "", KIN_PRIORITY_NORMAL};
   if (!judge(&ev, KIN_PREDICATE_EV_DELETE, pname, sizeof(pname))) {
     if (h->history) enqueue_for(&ev, obj);
     return filtered(h);

@@ -16,6 +16,7 @@
 typedef struct {
   uint64_t ready_ns;
   uint64_t seq;  /* insertion order, so equal ready times come out FIFO */
+  int prio;      /* added at this priority */
   size_t index;  /* position in the heap, for the in-place update on dedup */
   char item[];
 } wait_for;
@@ -83,10 +84,11 @@ static wait_for *heap_pop(kin__delaying *d) {
 /* Schedules item at ready_ns, or moves an already waiting item earlier.
  * Caller holds d->mu. Returns 1 when the earliest ready time changed (the
  * thread must recompute its deadline), 0 otherwise, KIN_ENOMEM. */
-static int schedule(kin__delaying *d, const char *item, uint64_t ready_ns) {
+static int schedule(kin__delaying *d, const char *item, uint64_t ready_ns, int prio) {
   void **slot = kin__hmap_get(&d->waiting, item);
   if (slot) {
     wait_for *w = *slot;
+    if (prio > w->prio) w->prio = prio;
     if (ready_ns >= w->ready_ns) return 0;
     w->ready_ns = ready_ns;
     sift_up(d, w->index);
@@ -104,6 +106,7 @@ static int schedule(kin__delaying *d, const char *item, uint64_t ready_ns) {
   if (!w) return KIN_ENOMEM;
   memcpy(w->item, item, n + 1);
   w->ready_ns = ready_ns;
+  w->prio = prio;
   w->seq = d->seq++;
   if (kin__hmap_put(&d->waiting, w->item, w, NULL) < 0) {
     free(w);
@@ -124,7 +127,7 @@ static void *waiting_loop(void *arg) {
      * add_after calls (lock order: d->mu, then the queue's mutex). */
     while (d->len > 0 && d->heap[0]->ready_ns <= now) {
       wait_for *w = heap_pop(d);
-      kin_workqueue_add(d->q, w->item);
+      kin_workqueue_add_priority(d->q, w->item, w->prio);
       free(w);
     }
     uint64_t deadline = sat_add(now, HEARTBEAT_NS);
@@ -183,22 +186,33 @@ void kin__delaying_free(kin__delaying *d) {
 }
 
 int kin_workqueue_add_after(kin_workqueue *q, const char *item, uint64_t delay_ns) {
+  return kin_workqueue_add_after_priority(q, item, delay_ns, KIN_PRIORITY_NORMAL);
+}
+
+int kin_workqueue_add_after_priority(kin_workqueue *q, const char *item, uint64_t delay_ns,
+                                     int prio) {
   if (!q->delaying) return KIN_EINVAL;
   pthread_mutex_lock(&q->mu);
   int down = q->shutting_down;
+  if (prio == KIN_PRIORITY_KEEP) {
+    /* the priority the item has now (it is usually being processed) */
+    void **v = kin__hmap_get(&q->items, item);
+    prio = v ? ((kin__wq_node *)*v)->prio : KIN_PRIORITY_NORMAL;
+  }
+  if (!q->priority) prio = KIN_PRIORITY_NORMAL;
   /* client-go counts every AddAfter as a retry, so requeue-after counts
    * as well as AddRateLimited. */
   if (!down) q->retries_total++;
   pthread_mutex_unlock(&q->mu);
   if (down) return 0;
   if (delay_ns == 0) {
-    kin_workqueue_add(q, item);
+    kin_workqueue_add_priority(q, item, prio);
     return 0;
   }
   kin__delaying *d = q->delaying;
   uint64_t ready = sat_add(kin_clock_now(q->clock), delay_ns);
   pthread_mutex_lock(&d->mu);
-  int rc = d->stop ? 0 : schedule(d, item, ready);
+  int rc = d->stop ? 0 : schedule(d, item, ready, prio);
   if (rc > 0) pthread_cond_signal(&d->cond);
   pthread_mutex_unlock(&d->mu);
   if (rc < 0)

@@ -56,27 +56,76 @@ static void node_put(kin_workqueue *q, kin__wq_node *nd) {
   q->nfree++;
 }
 
-/* Appends nd to the ready ring. Caller holds q->mu. 0 or KIN_ENOMEM. */
+/* The band of priority prio, made (in order, highest first) when there is
+ * none; past KIN_WQ_PRIO_MAX bands, the band of the nearest priority below
+ * (the lowest band when prio is below all). Caller holds q->mu. */
+static kin__wq_band *band_for(kin_workqueue *q, int prio) {
+  int i = 0;
+  while (i < q->nbands && q->bands[i].prio > prio) i++;
+  if (i < q->nbands && q->bands[i].prio == prio) return &q->bands[i];
+  if (q->nbands == KIN_WQ_PRIO_MAX) return &q->bands[i < q->nbands ? i : q->nbands - 1];
+  memmove(&q->bands[i + 1], &q->bands[i], (size_t)(q->nbands - i) * sizeof(q->bands[0]));
+  memset(&q->bands[i], 0, sizeof(q->bands[0]));
+  q->bands[i].prio = prio;
+  q->nbands++;
+  return &q->bands[i];
+}
+
+static kin__wq_node *band_at(const kin__wq_band *b, size_t i) {
+  return b->ring[(b->head + i) & (b->cap - 1)];
+}
+
+/* Appends nd to the band of its priority. Caller holds q->mu. 0 or
+ * KIN_ENOMEM. */
 static int ready_push(kin_workqueue *q, kin__wq_node *nd) {
-  if (q->ready_len == q->ready_cap) {
-    size_t cap = q->ready_cap ? q->ready_cap * 2 : 64;
+  kin__wq_band *b = band_for(q, q->priority ? nd->prio : KIN_PRIORITY_NORMAL);
+  if (b->len == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 64;
     kin__wq_node **v = malloc(cap * sizeof(*v));
     if (!v) return KIN_ENOMEM;
-    for (size_t i = 0; i < q->ready_len; i++) v[i] = kin__wq_ready_at(q, i);
-    free(q->ready);
-    q->ready = v;
-    q->ready_cap = cap;
-    q->ready_head = 0;
+    for (size_t i = 0; i < b->len; i++) v[i] = band_at(b, i);
+    free(b->ring);
+    b->ring = v;
+    b->cap = cap;
+    b->head = 0;
   }
-  q->ready[(q->ready_head + q->ready_len++) & (q->ready_cap - 1)] = nd;
+  b->ring[(b->head + b->len++) & (b->cap - 1)] = nd;
+  q->ready_len++;
   return 0;
 }
 
+/* Takes the front of the highest band that has items; q->ready_len > 0. */
 static kin__wq_node *ready_pop(kin_workqueue *q) {
-  kin__wq_node *nd = q->ready[q->ready_head];
-  q->ready_head = (q->ready_head + 1) & (q->ready_cap - 1);
+  kin__wq_band *b = q->bands;
+  while (!b->len) b++;
+  kin__wq_node *nd = b->ring[b->head];
+  b->head = (b->head + 1) & (b->cap - 1);
+  b->len--;
   q->ready_len--;
   return nd;
+}
+
+/* Takes nd out of its band (a raise): the items behind it move up. */
+static void ready_remove(kin_workqueue *q, kin__wq_node *nd) {
+  for (int k = 0; k < q->nbands; k++) {
+    kin__wq_band *b = &q->bands[k];
+    for (size_t i = 0; i < b->len; i++) {
+      if (band_at(b, i) != nd) continue;
+      for (size_t j = i; j + 1 < b->len; j++)
+        b->ring[(b->head + j) & (b->cap - 1)] = band_at(b, j + 1);
+      b->len--;
+      q->ready_len--;
+      return;
+    }
+  }
+}
+
+kin__wq_node *kin__wq_ready_at(const kin_workqueue *q, size_t i) {
+  for (int k = 0; k < q->nbands; k++) {
+    if (i < q->bands[k].len) return band_at(&q->bands[k], i);
+    i -= q->bands[k].len;
+  }
+  return NULL;
 }
 
 /* An item became ready: wakes one blocked getter, if any. A drainer waits
@@ -100,6 +149,7 @@ int kin_workqueue_new(const kin_workqueue_config *cfg, kin_workqueue **out) {
   }
   q->clock = cfg->clock ? cfg->clock : kin_clock_real();
   q->rate_limiter = cfg->rate_limiter;
+  q->priority = cfg->priority;
   kin__hmap_init_borrowed(&q->items);
   int rc = kin_mutex_init_hot(&q->mu);
   if (rc < 0) {
@@ -151,7 +201,7 @@ void kin_workqueue_free(kin_workqueue *q) {
     nx = nd->next_free;
     free(nd);
   }
-  free(q->ready);
+  for (int k = 0; k < q->nbands; k++) free(q->bands[k].ring);
   pthread_cond_destroy(&q->cond);
   pthread_mutex_destroy(&q->mu);
   kin_rate_limiter_free(q->rate_limiter);
@@ -159,20 +209,36 @@ void kin_workqueue_free(kin_workqueue *q) {
   free(q);
 }
 
-/* Marks item dirty and, unless it is being processed, queues it. The hash
- * is computed before the lock. On allocation failure the add is dropped
- * (and logged): the caller has no way to retry sooner than its next event
- * would. Thread-safe. */
-void kin_workqueue_add(kin_workqueue *q, const char *item) {
+/* Marks item dirty at priority and, unless it is being processed, queues
+ * it; raises an item queued lower. The hash is computed before the lock. On
+ * allocation failure the add is dropped (and logged): the caller has no
+ * way to retry sooner than its next event would. Thread-safe. */
+void kin_workqueue_add_priority(kin_workqueue *q, const char *item, int prio) {
   size_t n = strlen(item);
   uint64_t h = kin__hash(item, n);
+  if (!q->priority) prio = KIN_PRIORITY_NORMAL;
   pthread_mutex_lock(&q->mu);
   if (q->shutting_down) goto out;
   void **v = kin__hmap_get_h(&q->items, item, n, h);
   kin__wq_node *nd = v ? *v : NULL;
-  if (nd && nd->dirty) goto out;
+  if (prio == KIN_PRIORITY_KEEP) prio = nd ? nd->prio : KIN_PRIORITY_NORMAL;
+  if (nd && nd->dirty) {
+    if (prio > nd->prio) {
+      int was = nd->prio;
+      if (!nd->processing) ready_remove(q, nd);
+      nd->prio = prio;
+      if (!nd->processing && ready_push(q, nd) < 0) {
+        /* cannot fail: the node's old slot was freed in a band of its own
+         * or the new band has room; keep it at its old priority if not */
+        nd->prio = was;
+        ready_push(q, nd);
+      }
+    }
+    goto out;
+  }
   if (!nd) {
     if (!(nd = node_get(q, item, n, h))) goto oom;
+    nd->prio = prio;
     if (kin__hmap_put_h(&q->items, nd->item, n, h, nd, NULL) < 0) {
       node_put(q, nd);
       goto oom;
@@ -183,8 +249,10 @@ void kin_workqueue_add(kin_workqueue *q, const char *item) {
       goto oom;
     }
     wake_getter(q);
+  } else {
+    /* being processed: its done queues it again, at this priority */
+    nd->prio = prio;
   }
-  /* else being processed: its done queues it again */
   nd->dirty = 1;
   nd->added_ns = kin_clock_now(q->clock);
   q->ndirty++;
@@ -195,6 +263,10 @@ oom:
           q->name ? q->name : "", item);
 out:
   pthread_mutex_unlock(&q->mu);
+}
+
+void kin_workqueue_add(kin_workqueue *q, const char *item) {
+  kin_workqueue_add_priority(q, item, KIN_PRIORITY_NORMAL);
 }
 
 int kin_workqueue_len(kin_workqueue *q) {

@@ -7,8 +7,13 @@
 #include "kin.h"
 
 int kin_workqueue_add_rate_limited(kin_workqueue *q, const char *item) {
+  return kin_workqueue_add_rate_limited_priority(q, item, KIN_PRIORITY_NORMAL);
+}
+
+int kin_workqueue_add_rate_limited_priority(kin_workqueue *q, const char *item, int priority) {
   if (!q->rate_limiter) return KIN_EINVAL;
-  return kin_workqueue_add_after(q, item, kin_rate_limiter_when(q->rate_limiter, item));
+  return kin_workqueue_add_after_priority(q, item, kin_rate_limiter_when(q->rate_limiter, item),
+                                          priority);
 }
 
 int kin_workqueue_forget(kin_workqueue *q, const char *item) {

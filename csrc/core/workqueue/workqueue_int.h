@@ -26,11 +26,19 @@ struct kin__wq_node {
   uint64_t added_ns;       /* while dirty: the add that made it dirty */
   uint64_t start_ns;       /* while processing: when get handed it out */
   uint32_t len, cap;       /* strlen(item); bytes item has room for */
+  int32_t prio;            /* while dirty: its priority (its band when ready) */
   uint8_t dirty, processing;
   char item[];
 };
 
 typedef struct kin__delaying kin__delaying;
+
+/* The ready items of one priority, in order: a ring of nodes. */
+typedef struct {
+  int prio;
+  kin__wq_node **ring;
+  size_t head, len, cap; /* cap: a power of two, or 0 */
+} kin__wq_band;
 
 struct kin_workqueue {
   /* Immutable after kin_workqueue_new. */
@@ -41,9 +49,13 @@ struct kin_workqueue {
 
   pthread_mutex_t mu;   /* guards everything below */
   pthread_cond_t cond;  /* getters and the drainer wait here */
-  /* the ready items in order (a ring of nodes, each dirty, not processing) */
-  kin__wq_node **ready;
-  size_t ready_head, ready_len, ready_cap;
+  /* the ready items (each dirty, not processing): one band per priority,
+   * highest first (one band at NORMAL without priority); ready_len counts
+   * them all */
+  int priority; /* immutable: bands by priority */
+  kin__wq_band bands[KIN_WQ_PRIO_MAX];
+  int nbands;
+  size_t ready_len;
   kin__hmap items;      /* item -> kin__wq_node * (keys borrowed: node->item) */
   size_t ndirty, nprocessing;
   kin__wq_node *free_nodes; /* released nodes for reuse, at most FREE_MAX */
@@ -60,10 +72,9 @@ struct kin_workqueue {
 /* workqueue_metrics.c: records seconds into h. Caller holds the lock that
  * guards h. */
 void kin__histogram_observe(kin_histogram *h, double seconds);
-/* The i-th ready item from the front. Caller holds q->mu. */
-static inline kin__wq_node *kin__wq_ready_at(const kin_workqueue *q, size_t i) {
-  return q->ready[(q->ready_head + i) & (q->ready_cap - 1)];
-}
+/* queue.c: the i-th ready item in the order get hands them out. Caller
+ * holds q->mu; i < q->ready_len. */
+kin__wq_node *kin__wq_ready_at(const kin_workqueue *q, size_t i);
 
 static inline double kin__wq_seconds(uint64_t from_ns, uint64_t to_ns) {
   return to_ns > from_ns ? (double)(to_ns - from_ns) / 1e9 : 0.0;

@@ -38,5 +38,10 @@ void kin_workqueue_get_metrics(kin_workqueue *q, kin_workqueue_metrics *m) {
   }
   m->unfinished_work_seconds = total;
   m->longest_running_processor_seconds = oldest;
+  m->nprio = 0;
+  for (int k = 0; q->priority && k < q->nbands; k++) {
+    m->prio[m->nprio].priority = q->bands[k].prio;
+    m->prio[m->nprio++].depth = (int64_t)q->bands[k].len;
+  }
   pthread_mutex_unlock(&q->mu);
 }
