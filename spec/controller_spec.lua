@@ -217,6 +217,21 @@ describe("kinformer controller", function()
     eventually(mgr, function() return count(log, "R " .. key) == 2 end, 10, "spec change passes")
   end)
 
+  it("enqueue_many adds every name of the array in one call", function()
+    local mod, log = module [[
+return function(req, ctx) rec("R " .. req.key) end]]
+    local ctl = mgr:controller { name = "many", ["for"] = "v1/configmaps", reconciler = mod,
+                                 informer_opts = { namespace = ns } }
+    start()
+    assert.is_true(ctl:enqueue_many(ns, { "m1", "m2", "m3" }))
+    eventually(mgr, function()
+      return count(log, "R " .. ns .. "/m1") == 1 and count(log, "R " .. ns .. "/m2") == 1
+        and count(log, "R " .. ns .. "/m3") == 1
+    end, 10, "three reconciles")
+    assert.has_error(function() ctl:enqueue_many(ns, "m1") end)
+    assert.has_error(function() ctl:enqueue_many(ns, { "ok", "" }) end)
+  end)
+
   it("with workers = 2 never reconciles one key concurrently", function()
     local mod, log = module [[
 return function(req, ctx)

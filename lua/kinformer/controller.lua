@@ -535,6 +535,16 @@ function Controller:enqueue(ns, name)
   return options.call(self._ud.enqueue, self._ud, ns, name)
 end
 
+--- Adds ns/name for every name of the array names in one call (a batch
+-- enqueued from C: no Lua call per name). ns nil or "" when cluster-scoped.
+function Controller:enqueue_many(ns, names)
+  if (ns ~= nil and type(ns) ~= "string") or type(names) ~= "table" then
+    raise(("ctl:enqueue_many(ns, names): ns must be a string or nil and names an array, got %s, %s")
+      :format(type(ns), type(names)))
+  end
+  return options.call(self._ud.enqueue_many, self._ud, ns, names)
+end
+
 --- Why did this run: the key's bounded history (what enqueued it, the
 -- predicates' verdicts, each reconcile with its result and writes), oldest
 -- first, as a list of tables whose tostring is one readable line per

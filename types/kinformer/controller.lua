@@ -239,6 +239,14 @@ function Controller:stats() end
 ---@return kinformer.ErrorCode? code
 function Controller:enqueue(ns, name) end
 
+---Adds (ns, name) for every name of names in one call (a C loop).
+---@param ns string?
+---@param names string[]
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Controller:enqueue_many(ns, names) end
+
 ---The key's bounded history, oldest first (tostring: one line per entry).
 ---@param key string|kinformer.Request|kinformer.KObject "ns/name", "name", a request or an object
 ---@param opts? { print?: boolean }

@@ -56,6 +56,14 @@ function CController:busy() end
 ---@return kinformer.ErrorCode? code
 function CController:enqueue(ns, name) end
 
+---Adds (ns, name) for every name of names in one call (a C loop).
+---@param ns string?
+---@param names string[]
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function CController:enqueue_many(ns, names) end
+
 ---@param key string
 ---@return kinformer.WhyEntry[]? history
 ---@return string? msg
