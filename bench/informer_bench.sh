@@ -63,6 +63,9 @@ else
   BURST=${BENCH_BURST:-10000}
   TIMEOUT=300s
   WORKLOADS=("cm-10k configmaps 10000" "cm-100k configmaps 100000" "pods-10k pods 10000")
+  # WatchList's CPU at sizes either side of 0.5-0.75 of a power of two
+  # (issue 26: linear at every size), kinformer's WatchList only
+  [ "${BENCH_LINEAR:-1}" = 1 ] && WORKLOADS+=("cm-120k configmaps 120000" "cm-150k configmaps 150000" "cm-300k configmaps 300000")
   # A million ConfigMaps (about 1 GB of JSON) only when asked: the sim
   # holds about 1.25 KB per object (some 1.2 GB beside the clients), and
   # seeding takes some 40 s.
@@ -108,6 +111,8 @@ client_cmd() {
   case $1 in
     kin-list) CMD=("$KIN" "${KIN_EXTRA[@]}") ;;
     kin-watchlist) CMD=("$KIN" "${KIN_EXTRA[@]}" -watch-list) ;;
+    kin-list-json) CMD=("$KIN" "${KIN_EXTRA[@]}" -content-type json) ;;
+    cg-list-dyn) CMD=("$REF" -client dynamic); CENV=(KUBE_FEATURE_WatchListClient=false) ;;
     cg-list*) CMD=("$REF"); CENV=(KUBE_FEATURE_WatchListClient=false) ;;
     cg-watchlist*) CMD=("$REF"); CENV=(KUBE_FEATURE_WatchListClient=true) ;;
     *) echo "bench-informer: unknown client $1" >&2; exit 2 ;;
@@ -197,8 +202,9 @@ for w in "${WORKLOADS[@]}"; do
   SIM_RSS=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SIM_PID/status")
   echo "  sim RSS after seeding: $SIM_RSS KiB"
   SIZES=$(obj_sizes "v1/$kind")
-  labels=(kin-list kin-watchlist cg-list cg-watchlist)
+  labels=(kin-list kin-watchlist cg-list cg-watchlist kin-list-json cg-list-dyn)
   [ "$kind" = pods ] && labels=(kin-list kin-watchlist cg-list-dropmf cg-watchlist-dropmf cg-watchlist)
+  case $wl in cm-120k | cm-150k | cm-300k) labels=(kin-watchlist) ;; esac
   for ((r = 1; r <= REPEAT; r++)); do
     for l in $(alternate "$r" "${labels[@]}"); do
       run_client "$wl" "$l" "v1/$kind" "$count"
@@ -218,10 +224,10 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" "$BENCH_JQ"'
   def stats($rs): {
     synced: ($rs | map(.synced_ms) | median),
     cpu: ($rs | map(.cpu_sync_s) | median),
-    rss: ($rs | map(.rss_gc_kib / 1024) | median),
+    rss: ($rs | map(if .client == "kinformer" then .rss_kib else .rss_gc_kib end / 1024) | median),
     rss_raw: ($rs | map(.rss_kib / 1024) | median),
     heap: ($rs | map(.heap_live_kib / 1024) | median),
-    per_obj: ($rs | map((.rss_gc_kib - .base_rss_kib) * 1024 / .objects) | median),
+    per_obj: ($rs | map((if .client == "kinformer" then .rss_kib else .rss_gc_kib end - .base_rss_kib) * 1024 / .objects) | median),
     peak: ($rs | map(select(.relist_hwm_kib > 0) | .relist_hwm_kib / .rss_kib) | median),
     eps: ($rs | map(select(.watch_end_unix_ms > .burst_end_unix_ms and .burst_end_unix_ms > 0)
                   | .watch_events / (.watch_end_unix_ms - .burst_end_unix_ms) * 1000) | median),
@@ -236,7 +242,7 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" "$BENCH_JQ"'
   def rows($name; $kin; $cg):
     row([$name, "synced, ms", fmt($kin.synced; 1), fmt($cg.synced; 1), ratio($cg.synced; $kin.synced)]),
     row([$name, "client CPU to synced, s", fmt($kin.cpu; 2), fmt($cg.cpu; 2), ratio($kin.cpu; $cg.cpu)]),
-    row([$name, "RSS after sync, MiB (Go: GC)", fmt($kin.rss; 1), fmt($cg.rss; 1), ratio($kin.rss; $cg.rss)]),
+    row([$name, "RSS after sync, MiB (Go: GC; C untrimmed)", fmt($kin.rss; 1), fmt($cg.rss; 1), ratio($kin.rss; $cg.rss)]),
     row([$name, "RSS after sync, MiB (no GC)", fmt($kin.rss_raw; 1), fmt($cg.rss_raw; 1), ratio($kin.rss_raw; $cg.rss_raw)]),
     row([$name, "live heap, MiB", fmt($kin.heap; 1), fmt($cg.heap; 1), ratio($kin.heap; $cg.heap)]),
     row([$name, "RSS per cached object, B", fmt($kin.per_obj; 0), fmt($cg.per_obj; 0), ratio($kin.per_obj; $cg.per_obj)]),
@@ -247,12 +253,14 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" "$BENCH_JQ"'
   | (group_by(.workload) | map({w: .[0].workload, n: .[0].expected_objects, kind: .[0].resource,
        size: .[0].obj_bytes, mf: .[0].mf_bytes,
        by: (group_by(.label) | map({key: .[0].label, value: stats(map(select(.error == null)))}) | from_entries)})) as $ws
-  | (($ws | map(select(.kind == "v1/configmaps" and .n < 1000000)) | max_by(.n))
+  | (($ws | map(select(.kind == "v1/configmaps" and .n < 1000000 and (.by["cg-list"] != null))) | max_by(.n))
      // ($ws | map(select(.kind == "v1/configmaps")) | max_by(.n))) as $big
   | ($ws | map(select(.kind == "v1/configmaps" and .n >= 1000000)) | .[0]) as $m1
   | ["",
      "informer benchmark: median of \($repeat) run(s) per client; watch = a burst of \($burst) updates; client-go \(map(select(.client == "client-go"))[0].client_go_version // "?")",
-     "Like against like: each group of rows has both clients fetching the initial state by the same protocol,",
+     "Like against like: each group of rows has both clients fetching the initial state by the same protocol and",
+     "encoding (protobuf: kinformer'"'"'s default for built-in types and client-go'"'"'s typed informer; JSON: kinformer",
+     "with -content-type json and client-go'"'"'s dynamic informer); kinformer'"'"'s RSS is as the library leaves it (no trim),",
      "LIST (kinformer'"'"'s default) or WatchList (client-go'"'"'s default since v0.35); the defaults row sets the two defaults",
      "side by side. ratio: synced = client-go/kinformer time and watch = kinformer/client-go events/s (above 1:",
      "kinformer faster); CPU, RSS and peak = kinformer/client-go (below 1: kinformer leaner). client-go'"'"'s RSS is",
@@ -274,9 +282,10 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" "$BENCH_JQ"'
             {kin: "kin-watchlist", cg: "cg-watchlist-dropmf", note: "\($sz), WatchList, client-go drops mF"},
             {kin: "kin-list", cg: "cg-watchlist", note: "\($sz), defaults (LIST vs WatchList, keeps mF)"}]
          else
-           [{kin: "kin-list", cg: "cg-list", note: "\($sz), LIST"},
-            {kin: "kin-watchlist", cg: "cg-watchlist", note: "\($sz), WatchList"},
-            {kin: "kin-list", cg: "cg-watchlist", note: "\($sz), defaults (LIST vs WatchList)"}] end)[] as $v
+           [{kin: "kin-list", cg: "cg-list", note: "\($sz), LIST, protobuf"},
+            {kin: "kin-watchlist", cg: "cg-watchlist", note: "\($sz), WatchList, protobuf"},
+            {kin: "kin-list", cg: "cg-watchlist", note: "\($sz), defaults (LIST vs WatchList)"},
+            {kin: "kin-list-json", cg: "cg-list-dyn", note: "\($sz), LIST, JSON (client-go dynamic)"}] end)[] as $v
       | rows("\($k) \($count)\($v.note)"; ($w.by[$v.kin] // {}); ($w.by[$v.cg] // {}))),
      ($ws | sort_by(.kind, .n)[] | "sim RSS after seeding \(.n) \(.kind | sub("v1/"; "")): " +
         fmt((.by | to_entries | map(.value.sim) | map(select(. != null)) | median) / 1024; 1) + " MiB"),
@@ -285,20 +294,29 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" "$BENCH_JQ"'
       ($big.by["kin-list"] // {}) as $kl | ($big.by["kin-watchlist"] // {}) as $kw
       | ($big.by["cg-list"] // {}) as $cl | ($big.by["cg-watchlist"] // {}) as $cw
       | def q($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b end;
-        "targets from ConfigMaps \($big.n) (goals: issue 16, 100k 1 KB ConfigMaps):",
+        "targets from ConfigMaps \($big.n) (goals: issues 16 and 26, 100k 1 KB ConfigMaps):",
         target("cpu_to_synced_list_vs_client_go"; q($kl.cpu; $cl.cpu); 0.25; "<="; "x"),
         target("cpu_to_synced_watchlist_vs_client_go"; q($kw.cpu; $cw.cpu); 0.15; "<="; "x"),
-        target("rss_per_object_vs_json"; q($kl.per_obj; $big.size); 1.2; "<="; "x"),
+        target("rss_per_object_vs_json_untrimmed"; q($kl.per_obj; $big.size); 1.2; "<="; "x"),
+        target("cpu_per_object_protobuf_vs_client_go"; q($kl.cpu; $cl.cpu); 0.3; "<="; "x"),
+        target("cpu_per_object_json_vs_client_go_json"; q(($big.by["kin-list-json"] // {}).cpu; ($big.by["cg-list-dyn"] // {}).cpu); 0.1; "<="; "x"),
+        (def wl($n): ($ws | map(select(.kind == "v1/configmaps" and .n == $n)) | .[0].by["kin-watchlist"].cpu // null);
+         if wl(150000) == null or wl(120000) == null then
+           "target: watchlist_cpu_150k_vs_120k now=not-run goal=<=1.4x met=no (the full run has the 120k and 150k workloads)"
+         else target("watchlist_cpu_150k_vs_120k"; q(wl(150000); wl(120000)); 1.4; "<="; "x") end,
+         if wl(300000) == null or wl(100000) == null then
+           "target: watchlist_cpu_300k_vs_100k now=not-run goal=<=3.3x met=no (the full run has the 100k and 300k workloads)"
+         else target("watchlist_cpu_300k_vs_100k"; q(wl(300000); wl(100000)); 3.3; "<="; "x") end),
         target("rss_vs_client_go_after_gc_list"; q($kl.rss; $cl.rss); 0.25; "<="; "x"),
         target("rss_vs_client_go_after_gc_watchlist"; q($kw.rss; $cw.rss); 0.25; "<="; "x"),
         target("relist_peak_vs_steady"; $kl.peak; 1.3; "<="; "x"),
         target("watch_events_vs_client_go"; q([$kl.eps_h, $kw.eps_h] | map(select(. != null)) | median;
                                              [$cl.eps_h, $cw.eps_h] | map(select(. != null)) | median); 8; ">="; "x"),
         (if $m1 == null then
-           "target: sync_1m_kinformer_rss now=not-run goal=<=1.3GB met=no (BENCH_1M=1 adds the 1M workload)",
+           "target: sync_1m_kinformer_rss now=not-run goal=<=1.2GB met=no (BENCH_1M=1 adds the 1M workload)",
            "target: sync_1m_sim_rss now=not-run goal=<=2.5GB met=no (BENCH_1M=1 adds the 1M workload)"
          else
-           target("sync_1m_kinformer_rss"; ($m1.by["kin-list"].rss // null | if . == null then null else . / 1024 end); 1.3; "<="; "GB"),
+           target("sync_1m_kinformer_rss"; ($m1.by["kin-list"].rss // null | if . == null then null else . / 1024 end); 1.2; "<="; "GB"),
            target("sync_1m_sim_rss"; ($m1.by["kin-list"].sim // null | if . == null then null else . / 1048576 end); 2.5; "<="; "GB")
          end)
       end)

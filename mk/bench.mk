@@ -1,5 +1,7 @@
 # The informer benchmark: kinformer against client-go, both against the
-# same kinformer-sim (bench/informer_bench.sh; README in its header).
+# same kinformer-sim (bench/informer_bench.sh; README in its header), then
+# both against a real kube-apiserver v1.36.3 of the e2e tier
+# (bench/informer_apiserver.sh; BENCH_APISERVER=0 skips it).
 #
 #   make bench-informer                      full run (table at the end)
 #   make bench-informer BENCH_ARGS=--quick   short form for CI (< 2 min)
@@ -23,3 +25,4 @@ bench-informer: deps e2e-reference
 	$(MAKE) --no-print-directory MODE=release build/release/bench-informer \
 	  build/release/bench-informer-seed build/release/kinformer-sim
 	bench/informer_bench.sh $(BENCH_ARGS)
+	@if [ "$${BENCH_APISERVER:-1}" = 1 ]; then $(MAKE) --no-print-directory e2e-deps && bench/informer_apiserver.sh $(BENCH_ARGS); fi
