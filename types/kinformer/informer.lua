@@ -11,6 +11,7 @@
 ---@field metadata_only? boolean cache PartialObjectMetadata only
 ---@field watch_list? boolean sync with a streaming watch instead of LIST
 ---@field keep_managed_fields? boolean keep metadata.managedFields (dropped by default)
+---@field fields? string[] projection: cache only these dotted paths ("spec.replicas", "status") plus apiVersion, kind and metadata; the rest is dropped before caching (part of the identity)
 ---@field resync? number resync period in seconds (math.huge: never)
 ---@field watch_idle_timeout? number re-establish the watch after this long without a byte
 ---@field read_idle_timeout? number the watch connection's health check (seconds)
