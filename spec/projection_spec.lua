@@ -74,6 +74,24 @@ describe("informer fields (projection)", function()
     assert.are.equal("v", a:get("default/z").data.k)
   end)
 
+  it("measures the cache's bytes per object now and with a projection", function()
+    for i = 1, 5 do create_cm(sim, "m" .. i, { small = "s", big = string.rep("x", 2000) }) end
+    local inf = assert(mgr:informer("v1/configmaps"))
+    assert(mgr:start{ timeout = 10 })
+    local sz = inf:projected_size { "data.small" }
+    assert.are.equal(5, sz.objects)
+    assert.is_true(sz.bytes_per_object > 2000)
+    assert.is_true(sz.projected_bytes_per_object < 500)
+    -- the cache is unchanged
+    assert.are.equal(2000, #inf:get("default/m1").data.big)
+    -- the figure equals what a projected informer holds
+    local proj = assert(mgr:informer("v1/configmaps", { fields = { "data.small" } }))
+    assert.is_true(eventually(function() return proj:len() == 5 end))
+    local same = proj:projected_size { "data.small" }
+    assert.are.equal(sz.projected_bytes_per_object, same.bytes_per_object)
+    assert.has_error(function() inf:projected_size { "a..b" } end)
+  end)
+
   it("raises on bad paths with the path named", function()
     for _, bad in ipairs { {}, { "" }, { "spec..x" }, { ".spec" }, { "spec." }, { 3 }, "spec" } do
       local ok, err = pcall(mgr.informer, mgr, "v1/configmaps", { fields = bad })

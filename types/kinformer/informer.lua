@@ -81,6 +81,12 @@ function Informer:keys() end
 ---@return integer
 function Informer:len() end
 
+---The cache's JSON bytes per object now and if each object were projected
+---onto fields (the `fields` option's list), from the cached objects.
+---@param fields string[]
+---@return { objects: integer, bytes_per_object: number, projected_bytes_per_object: number }
+function Informer:projected_size(fields) end
+
 ---The objects whose index name has value (an unknown index raises).
 ---@param name string
 ---@param value string
