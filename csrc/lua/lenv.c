@@ -247,6 +247,35 @@ static void name_param(luaL_Buffer *b, int *first, const char *k, const char *v)
   luaL_addstring(b, v);
 }
 
+/* Reads opts.fields (the table at index 3) into v (n slots, NULL-
+ * terminated; the strings stay owned by the table, which opts keeps).
+ * Returns the count, 0 without fields. Raises when it is not a non-empty
+ * list of strings or holds more than n - 1. Leaves the stack as it was. */
+static int informer_fields(lua_State *L, const char **v, int n) {
+  lua_getfield(L, 3, "fields");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  luaL_argcheck(L, lua_istable(L, -1), 3, "option 'fields' must be a list of dotted paths");
+  int len = (int)luaL_len(L, -1);
+  luaL_argcheck(L, len > 0 && len < n, 3, "option 'fields' must list 1 to 64 dotted paths");
+  for (int i = 1; i <= len; i++) {
+    if (lua_geti(L, -1, i) != LUA_TSTRING)
+      luaL_error(L, "bad argument #3 to mgr:informer (fields[%d] must be a string such as "
+                    "\"spec.replicas\")", i);
+    v[i - 1] = lua_tostring(L, -1);
+    const char *p = v[i - 1];
+    if (!*p || *p == '.' || p[strlen(p) - 1] == '.' || strstr(p, ".."))
+      luaL_error(L, "bad argument #3 to mgr:informer (fields[%d] = \"%s\" is not a dotted "
+                    "path such as \"spec.replicas\")", i, p);
+    lua_pop(L, 1);
+  }
+  v[len] = NULL;
+  lua_pop(L, 1);
+  return len;
+}
+
 /* env:informer(resource [, opts]) -> informer | nil, msg, code
  * opts: namespace, label_selector, field_selector, resync (s),
  * watch_idle_timeout (s), read_idle_timeout (s), ping_timeout (s), metadata_only,
@@ -270,7 +299,7 @@ static int m_informer(lua_State *L) {
       "namespace", "label_selector", "field_selector", "metadata_only", "watch_list",
       "keep_managed_fields", "resync", "watch_idle_timeout", "transform",
       "transform_memory_limit", "read_idle_timeout", "ping_timeout", "transform_timeout",
-      "transform_on_timeout", "content_type", NULL};
+      "transform_on_timeout", "content_type", "fields", NULL};
   lkin_opt_check_keys(L, 3, known, "mgr:informer");
   {
     /* A misspelt or singular resource raises here (its lister would be
@@ -298,6 +327,11 @@ static int m_informer(lua_State *L) {
   o.read_idle_ms = ns_to_ms(lkin_opt_ns(L, 3, "read_idle_timeout", 0));
   o.ping_timeout_ms = ns_to_ms(lkin_opt_ns(L, 3, "ping_timeout", 0));
   if (o.ping_timeout_ms < 0) o.ping_timeout_ms = LONG_MAX / 2;
+  /* fields = { "spec.replicas", ... }: the projection (kin_informer_opts);
+   * the strings stay in opts (index 3) until the factory has copied them. */
+  const char *fields_buf[65];
+  int nfields = informer_fields(L, fields_buf, 65);
+  if (nfields) o.fields = fields_buf;
 
   /* The transform code goes to index 4 before the name is built: a
    * luaL_Buffer owns the top of the stack while in use. */
@@ -315,6 +349,11 @@ static int m_informer(lua_State *L) {
   name_param(&b, &first, "content_type", o.content_type == KIN_CONTENT_JSON       ? "json"
                                          : o.content_type == KIN_CONTENT_PROTOBUF ? "protobuf"
                                                                                   : NULL);
+  name_param(&b, &first, "fields", nfields ? fields_buf[0] : NULL);
+  for (int i = 1; i < nfields; i++) {
+    luaL_addchar(&b, ',');
+    luaL_addstring(&b, fields_buf[i]);
+  }
   lkin_transform *t = NULL;
   if (has_transform) {
     static atomic_uint seq;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "indexer.h"
+#include "informer_factory.h"
 #include "kin.h"
 #include "kobj.h"
 #include "laux.h"
@@ -150,6 +151,38 @@ static int m_len(lua_State *L) {
   return 1;
 }
 
+/* inf:projected_size(fields) -> { objects =, bytes_per_object =,
+ * projected_bytes_per_object = }: the cache's JSON bytes per object now
+ * and if each object were projected onto fields (a list of dotted paths,
+ * the informer option's), computed from the cached objects without
+ * changing them. Raises on a bad list. */
+static int m_projected_size(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  const char *f[65];
+  int n = (int)luaL_len(L, 2);
+  luaL_argcheck(L, n > 0 && n < 65, 2, "1 to 64 dotted paths expected");
+  for (int i = 1; i <= n; i++) {
+    if (lua_geti(L, 2, i) != LUA_TSTRING) luaL_argerror(L, 2, "dotted paths (strings) expected");
+    f[i - 1] = lua_tostring(L, -1); /* held by the table at 2 */
+    lua_pop(L, 1);
+  }
+  f[n] = NULL;
+  kin_projection_size ps;
+  char err[256] = "";
+  int rc = kin_informer_projection_size(u->inf, f, &ps, err, sizeof(err));
+  if (rc == KIN_EINVAL) return luaL_error(L, "inf:projected_size: %s", err);
+  if (rc) return luaL_error(L, "inf:projected_size: %s", kin_strerror(rc));
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, (lua_Integer)ps.objects);
+  lua_setfield(L, -2, "objects");
+  lua_pushnumber(L, ps.objects ? (double)ps.bytes / (double)ps.objects : 0);
+  lua_setfield(L, -2, "bytes_per_object");
+  lua_pushnumber(L, ps.objects ? (double)ps.projected_bytes / (double)ps.objects : 0);
+  lua_setfield(L, -2, "projected_bytes_per_object");
+  return 1;
+}
+
 /* inf:by_index(name, value) -> array of fresh tables; raises for an
  * unknown index (a programming error). */
 static int m_by_index(lua_State *L) {
@@ -265,6 +298,7 @@ static const luaL_Reg methods[] = {
     {"list", m_list},
     {"keys", m_keys},
     {"len", m_len},
+    {"projected_size", m_projected_size},
     {"by_index", m_by_index},
     {"add_index", m_add_index},
     {"has_synced", m_has_synced},

@@ -103,4 +103,20 @@ kin_reflector *kin_informer_factory_reflector(kin_informer_factory *f, kin_infor
  * in *out, or a reference to in when it has none. Returns 0 or KIN_ENOMEM. */
 int kin_transform_drop_managed_fields(void *ud, kin_obj *in, kin_obj **out);
 
+/* The cache's size now and as it would be with a projection (for
+ * `kinformer inspect advise`): objects counted, total JSON bytes of the
+ * cached objects, and the total after projecting each onto fields. */
+typedef struct {
+  size_t objects;
+  size_t bytes;
+  size_t projected_bytes;
+} kin_projection_size;
+
+/* Projects every object cached by inf onto fields (NULL-terminated dotted
+ * paths, as kin_informer_opts.fields) without changing the cache, and
+ * fills *out. Returns 0, KIN_EINVAL (a bad path; err says which) or
+ * KIN_ENOMEM. Takes the indexer's read lock while it lists. */
+int kin_informer_projection_size(kin_informer *inf, const char *const *fields,
+                                 kin_projection_size *out, char *err, size_t errlen);
+
 #endif

@@ -257,7 +257,7 @@ end
 --- Returns the shared informer (the kinformer.informer userdata) for
 -- resource ("v1/pods", "apps/v1/deployments") and opts (namespace, label_selector, field_selector, resync, metadata_only,
 -- transform, transform_memory_limit, transform_timeout, transform_on_timeout
--- ("keep" | "drop"), keep_managed_fields, watch_list,
+-- ("keep" | "drop"), keep_managed_fields, watch_list, fields (dotted paths kept),
 -- watch_idle_timeout, read_idle_timeout, ping_timeout; the list is lenv.c's
 -- m_informer's); or nil,
 -- message, code on a runtime failure (discovery failed, the server has no

@@ -12,6 +12,7 @@
 ---@field watch_list? boolean sync with a streaming watch instead of LIST
 ---@field content_type? "auto"|"json"|"protobuf" the encoding asked for (default the manager's: protobuf for built-in types, JSON for custom resources); the cache holds JSON either way
 ---@field keep_managed_fields? boolean keep metadata.managedFields (dropped by default)
+---@field fields? string[] projection: cache only these dotted paths ("spec.replicas", "status") plus apiVersion, kind and metadata; the rest is dropped before caching (part of the identity)
 ---@field resync? number resync period in seconds (math.huge: never)
 ---@field watch_idle_timeout? number re-establish the watch after this long without a byte
 ---@field read_idle_timeout? number the watch connection's health check (seconds)
@@ -80,6 +81,12 @@ function Informer:keys() end
 ---How many objects are cached.
 ---@return integer
 function Informer:len() end
+
+---The cache's JSON bytes per object now and if each object were projected
+---onto fields (the `fields` option's list), from the cached objects.
+---@param fields string[]
+---@return { objects: integer, bytes_per_object: number, projected_bytes_per_object: number }
+function Informer:projected_size(fields) end
 
 ---The objects whose index name has value (an unknown index raises).
 ---@param name string

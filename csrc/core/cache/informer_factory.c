@@ -10,12 +10,14 @@
 
 #include "kin.h"
 #include "log.h"
+#include "projection.h"
 #include "util.h"
 
 /* The transform chain of one informer: managedFields first, then the
- * user's. Immutable after creation. */
+ * projection (fields), then the user's. Immutable after creation. */
 typedef struct {
   int drop_managed_fields;
+  kin__projection *proj; /* owned; NULL: keep every field */
   kin_transform_fn user;
   void *user_ud;
 } chain;
@@ -48,6 +50,13 @@ static int chain_transform(void *ud, kin_obj *in, kin_obj **out) {
   } else {
     mid = kin_obj_ref(in);
   }
+  if (c->proj) {
+    kin_obj *pr = NULL;
+    rc = kin__projection_apply(c->proj, mid, &pr);
+    kin_obj_unref(mid);
+    if (rc) return rc;
+    mid = pr;
+  }
   if (!c->user) {
     *out = mid;
     return 0;
@@ -77,6 +86,7 @@ static void entry_free(entry *e) {
   if (!e) return;
   kin_reflector_free(e->refl); /* first: it feeds the informer's FIFO */
   kin_informer_free(e->inf);
+  kin__projection_free(e->chain.proj);
   free(e->id);
   free(e->name);
   free(e->ns);
@@ -87,14 +97,16 @@ static void entry_free(entry *e) {
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
-/* The identity of opts as a new string (the caller frees it), or NULL. */
-static char *identity(const kin_informer_opts *o) {
+/* The identity of opts as a new string (the caller frees it), or NULL.
+ * fields_key: the projection's sorted paths, "" for none. */
+static char *identity(const kin_informer_opts *o, const char *fields_key) {
   char *id = NULL;
   /* \x1f cannot appear in a resource name, namespace or selector. */
-  if (asprintf(&id, "%s\x1f%s\x1f%s\x1f%s\x1f%d%d%d%d\x1f%llu\x1f%p\x1f%p", nz(o->resource),
+  if (asprintf(&id, "%s\x1f%s\x1f%s\x1f%s\x1f%d%d%d%d\x1f%llu\x1f%p\x1f%p\x1f%s", nz(o->resource),
                nz(o->namespace), nz(o->label_selector), nz(o->field_selector),
                !!o->metadata_only, !!o->watch_list, !!o->keep_managed_fields, o->content_type,
-               (unsigned long long)o->resync_ns, (void *)o->transform, o->transform_ud) < 0)
+               (unsigned long long)o->resync_ns, (void *)o->transform, o->transform_ud,
+               fields_key) < 0)
     return NULL;
   return id;
 }
@@ -126,15 +138,17 @@ static int start_entry(entry *e) {
 }
 
 /* Builds the informer and reflector of opts into a new entry. */
-static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *id, entry **out,
-                     char *err, size_t errlen) {
+static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *id,
+                     kin__projection *proj, entry **out, char *err, size_t errlen) {
   *out = NULL;
   entry *e = calloc(1, sizeof(*e));
   if (!e) {
     free(id);
+    kin__projection_free(proj);
     return KIN_ENOMEM;
   }
   e->id = id;
+  e->chain.proj = proj;
   e->name = display_name(o);
   e->ns = dup_or_null(o->namespace);
   e->label_selector = dup_or_null(o->label_selector);
@@ -169,7 +183,7 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
   e->chain.drop_managed_fields = !o->keep_managed_fields;
   e->chain.user = o->transform;
   e->chain.user_ud = o->transform_ud;
-  int need_chain = e->chain.drop_managed_fields || e->chain.user;
+  int need_chain = e->chain.drop_managed_fields || e->chain.user || e->chain.proj;
   kin_informer_config ic = {
       .clock = f->cfg.clock,
       .default_resync_ns = o->resync_ns ? o->resync_ns : f->cfg.default_resync_ns,
@@ -215,8 +229,22 @@ int kin_informer_factory_informer(kin_informer_factory *f, const kin_informer_op
     kin__errf(err, errlen, "an informer needs a resource such as \"v1/pods\"");
     return KIN_EINVAL;
   }
-  char *id = identity(opts);
-  if (!id) return KIN_ENOMEM;
+  kin__projection *proj = NULL;
+  char fk[4096] = "";
+  if (opts->fields) {
+    int prc = kin__projection_new(opts->fields, &proj, err, errlen);
+    if (prc) return prc;
+    if (kin__projection_key(proj, fk, sizeof(fk)) >= sizeof(fk)) {
+      kin__errf(err, errlen, "fields: the paths are longer than %zu bytes together", sizeof(fk));
+      kin__projection_free(proj);
+      return KIN_EINVAL;
+    }
+  }
+  char *id = identity(opts, fk);
+  if (!id) {
+    kin__projection_free(proj);
+    return KIN_ENOMEM;
+  }
   pthread_mutex_lock(&f->mu);
   int rc = 0;
   if (f->shut_down) {
@@ -232,8 +260,9 @@ int kin_informer_factory_informer(kin_informer_factory *f, const kin_informer_op
   /* Discovery runs with mu held: creating informers is rare and this keeps
    * two callers from building the same informer twice. */
   entry *e = NULL;
-  rc = entry_new(f, opts, id, &e, err, errlen);
-  id = NULL; /* owned by the entry (or freed) now */
+  rc = entry_new(f, opts, id, proj, &e, err, errlen);
+  id = NULL; /* owned by the entry (or freed) now, as is proj */
+  proj = NULL;
   if (rc) goto out;
   if (f->started && (rc = start_entry(e))) {
     kin__errf(err, errlen, "cannot start informer %s: %s", e->name, kin_strerror(rc));
@@ -246,6 +275,7 @@ int kin_informer_factory_informer(kin_informer_factory *f, const kin_informer_op
 out:
   pthread_mutex_unlock(&f->mu);
   free(id);
+  kin__projection_free(proj);
   return rc;
 }
 

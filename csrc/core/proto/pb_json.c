@@ -45,9 +45,20 @@ static int fail(jctx *c, const char *fmt, ...) {
   return KIN_EINVAL;
 }
 
-static int put(jctx *c, const char *s, size_t n) {
-  return kin__buf_add(c->out, s, n) ? KIN_ENOMEM : 0;
+/* Appends n bytes; the common case (room) without a call. The buffer is
+ * NUL-ended at the end of each public call (end_text). */
+static inline int put(jctx *c, const char *s, size_t n) {
+  kin__buf *b = c->out;
+  if (b->len + n + 1 > b->cap) return kin__buf_add(b, s, n) ? KIN_ENOMEM : 0;
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  return 0;
 }
+
+/* 1 for the bytes a JSON string cannot hold as they are (controls, '"',
+ * '\\') or that start a UTF-8 sequence to check (>= 0x80). */
+static const unsigned char str_special[256] = {
+    [0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1};
 #define PUTS(c, lit) put((c), (lit), sizeof(lit) - 1)
 
 static int emit_msg(jctx *c, int msg, const uint8_t *p, size_t n);
@@ -71,6 +82,11 @@ static int put_str(jctx *c, const uint8_t *s, size_t n) {
   size_t run = 0, i = 0;
   while (i < n) {
     uint8_t b = s[i];
+    if (!str_special[b]) { /* the common byte: part of the run */
+      run++;
+      i++;
+      continue;
+    }
     const char *esc = NULL;
     char u[6];
     size_t adv = 1, bad = 0;
@@ -402,16 +418,35 @@ static int put_time(jctx *c, int64_t secs, int64_t nanos, int micro) {
   }
   if (secs < -62167219200LL || secs > 253402300799LL)
     return fail(c, "Time.MarshalJSON: year outside of range [0,9999]");
-  time_t t = (time_t)secs;
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char buf[64];
-  size_t n = strftime(buf, sizeof(buf), "\"%Y-%m-%dT%H:%M:%S", &tm);
-  if (micro)
-    snprintf(buf + n, sizeof(buf) - n, ".%06dZ\"", (int)(nanos / 1000));
-  else
-    snprintf(buf + n, sizeof(buf) - n, "Z\"");
-  return put(c, buf, strlen(buf));
+  /* days to a civil date (Howard Hinnant's days_from_civil inverse) */
+  int64_t days = secs / 86400, sod = secs % 86400;
+  if (sod < 0) sod += 86400, days--;
+  days += 719468;
+  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  int64_t doe = days - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int d = (int)(doy - (153 * mp + 2) / 5 + 1), m = (int)(mp < 10 ? mp + 3 : mp - 9);
+  int y = (int)(yoe + era * 400 + (m <= 2));
+  char buf[40], *o = buf;
+  int hh = (int)(sod / 3600), mi = (int)(sod / 60 % 60), ss = (int)(sod % 60);
+  *o++ = '"';
+  *o++ = (char)('0' + y / 1000), *o++ = (char)('0' + y / 100 % 10), *o++ = (char)('0' + y / 10 % 10),
+  *o++ = (char)('0' + y % 10), *o++ = '-';
+  *o++ = (char)('0' + m / 10), *o++ = (char)('0' + m % 10), *o++ = '-';
+  *o++ = (char)('0' + d / 10), *o++ = (char)('0' + d % 10), *o++ = 'T';
+  *o++ = (char)('0' + hh / 10), *o++ = (char)('0' + hh % 10), *o++ = ':';
+  *o++ = (char)('0' + mi / 10), *o++ = (char)('0' + mi % 10), *o++ = ':';
+  *o++ = (char)('0' + ss / 10), *o++ = (char)('0' + ss % 10);
+  if (micro) {
+    int us = (int)(nanos / 1000);
+    *o++ = '.';
+    for (int k = 100000; k; k /= 10) *o++ = (char)('0' + us / k % 10);
+  }
+  *o++ = 'Z';
+  *o++ = '"';
+  return put(c, buf, (size_t)(o - buf));
 }
 
 /* The bytes of field i's last value (after its tag), or NULL. */
@@ -533,9 +568,12 @@ static int emit_field(jctx *c, const kin__pb_field *f, const occ *oc, const uint
   }
   size_t mark = c->out->len;
   int rc = 0;
+  /* the schema's JSON names are plain ASCII: written as they are */
+  size_t kl = strlen(f->json);
   if (!*first) rc = PUTS(c, ",");
-  if (!rc) rc = put_str(c, (const uint8_t *)f->json, strlen(f->json));
-  if (!rc) rc = PUTS(c, ":");
+  if (!rc) rc = PUTS(c, "\"");
+  if (!rc) rc = put(c, f->json, kl);
+  if (!rc) rc = PUTS(c, "\":");
   if (rc) return rc;
   size_t vstart = c->out->len;
   int drop = 0;
@@ -621,7 +659,7 @@ int kin__pb_json(int msg, const uint8_t *p, size_t n, kin__buf *out, char *err, 
   jctx c = {out, err, cap, 0};
   err[0] = 0;
   int rc = emit_msg(&c, msg, p, n);
-  if (!rc && out->oom) rc = KIN_ENOMEM;
+  if (!rc && kin__buf_add(out, "", 0)) rc = KIN_ENOMEM; /* NUL-ended */
   if (rc == KIN_ENOMEM && !err[0]) snprintf(err, cap, "out of memory");
   return rc;
 }
@@ -724,7 +762,7 @@ int kin__pb_object_json(const uint8_t *p, size_t n, kin__buf *out, char *err, si
   jctx c = {out, err, cap, 0};
   err[0] = 0;
   int rc = object_json(&c, p, n);
-  if (!rc && out->oom) rc = KIN_ENOMEM;
+  if (!rc && kin__buf_add(out, "", 0)) rc = KIN_ENOMEM; /* NUL-ended */
   if (rc == KIN_ENOMEM && !err[0]) snprintf(err, cap, "out of memory");
   return rc;
 }

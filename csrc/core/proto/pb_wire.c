@@ -5,6 +5,10 @@
 #include "pb_schema.h"
 
 int kin__pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  if (*p < end && !(**p & 0x80)) { /* one byte: tags, lengths, small numbers */
+    *v = *(*p)++;
+    return 0;
+  }
   uint64_t x = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (*p >= end) return -1;
