@@ -99,7 +99,7 @@ for w in "${WORKLOADS[@]}"; do
   seedf=$DIR/seeds/$kind-$count.jsonl
   [ -s "$seedf" ] && [ "$seedf" -nt "$SEEDGEN" ] || "$SEEDGEN" "$kind" "$count" >"$seedf"
   # the server's own objects of the kind (kube-system's ConfigMaps) are listed too
-  base=$("$KINFORMER_E2E_KUBECTL" --kubeconfig "$KC" get "$kind" -A --no-headers 2>/dev/null | grep -vc ' bench-' || true)
+  base=$("$KINFORMER_E2E_KUBECTL" --kubeconfig "$KC" get "$kind" -A --no-headers 2>/dev/null | grep -vc '^bench-' || true)
   echo "workload $wl: $count $kind ($(python3 "$ROOT/bench/apiserver_seed.py" "$seedf" "$kind"), $base of the server's own)"
   count=$((count + base))
   labels=(kin kin-wl kin-json cg cg-wl cg-dyn)
