@@ -678,9 +678,17 @@ static void copy_str(char *buf, size_t cap, const uint8_t *s, size_t n) {
 int kin__pb_envelope(const uint8_t *p, size_t n, kin__pb_unknown *u, char *err, size_t cap) {
   memset(u, 0, sizeof(*u));
   err[0] = 0;
+  if (!n) {
+    snprintf(err, cap, "empty data");
+    return KIN_EINVAL;
+  }
   if (!kin__pb_is_enveloped(p, n)) {
     snprintf(err, cap, "provided data does not appear to be a protobuf message, expected "
                        "prefix [107 56 115 0]");
+    return KIN_EINVAL;
+  }
+  if (n == 4) {
+    snprintf(err, cap, "empty body");
     return KIN_EINVAL;
   }
   const uint8_t *q = p + 4, *end = p + n, *s;
@@ -720,13 +728,15 @@ int kin__pb_envelope(const uint8_t *p, size_t n, kin__pb_unknown *u, char *err, 
       default: break;
     }
   }
+  u->read = 1;
   if (enc[0]) {
+    /* the Go server rejects any content encoding as well */
     snprintf(err, cap, "unsupported content encoding \"%s\"", enc);
     return KIN_EINVAL;
   }
   return 0;
 eof:
-  snprintf(err, cap, "unexpected EOF in the protobuf envelope");
+  snprintf(err, cap, "unexpected EOF");
   return KIN_EINVAL;
 }
 

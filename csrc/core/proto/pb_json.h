@@ -25,13 +25,15 @@ int kin__pb_json(int msg, const uint8_t *p, size_t n, kin__buf *out, char *err, 
 
 /* The `k8s\0` + runtime.Unknown envelope of a protobuf body. */
 typedef struct {
-  char api_version[128], kind[128];
+  int read;           /* its fields were read (a failure after is the content encoding's) */
+  char api_version[256], kind[256];
   const uint8_t *raw; /* the object's bytes, inside the body */
   size_t raw_len;
 } kin__pb_unknown;
 
 /* Reads the envelope of the n bytes at p into *u. 0, or KIN_EINVAL with the
- * Go serializer's words in err (no magic, truncated, a content encoding). */
+ * Go serializer's words in err (empty, no magic, truncated, a content
+ * encoding). */
 int kin__pb_envelope(const uint8_t *p, size_t n, kin__pb_unknown *u, char *err, size_t cap);
 
 /* 1 when the n bytes at p start with the envelope's magic `k8s\0`. */
@@ -58,7 +60,7 @@ typedef int (*kin__pb_item_fn)(void *ud, const char *json, size_t len, size_t in
 
 /* What a list says besides its items. */
 typedef struct {
-  char kind[128], api_version[128]; /* the list's ("ConfigMapList", "v1") */
+  char kind[256], api_version[256]; /* the list's ("ConfigMapList", "v1") */
   char *resource_version;           /* malloc'd ("" when absent); the caller frees */
   char *cont;                       /* malloc'd continue token ("" when absent) */
   long long remaining;              /* remainingItemCount, -1 when absent */

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base64.h"
+#include "pb_json.h"
 #include "proto_int.h"
 
 #define MAX_DEPTH 64
@@ -411,89 +412,20 @@ json_t *kin__sim_pb_decode(int msg, const uint8_t *p, size_t n, char *err, size_
 
 /* ---- the envelope: `k8s\0` + runtime.Unknown (written by proto_envelope.c) ---- */
 
-static const char magic[4] = {'k', '8', 's', 0};
-
-/* Reads the length-delimited field at *p into (*s, *n); -1 when truncated. */
-static int read_len(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n) {
-  uint64_t len;
-  if (kin__pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return -1;
-  *s = *p;
-  *n = (size_t)len;
-  *p += len;
-  return 0;
-}
-
-/* Copies the n bytes at s into a NUL-terminated buf of cap bytes (cut). */
-static void copy_str(char *buf, size_t cap, const uint8_t *s, size_t n) {
-  if (n >= cap) n = cap - 1;
-  memcpy(buf, s, n);
-  buf[n] = 0;
-}
-
 json_t *kin__sim_pb_unwrap(const uint8_t *p, size_t n, int fallback_msg, kin__sim_pb_type *tm,
                            char *err, size_t cap) {
   err[0] = 0;
   memset(tm, 0, sizeof(*tm));
   char *av = tm->api_version, *kind = tm->kind;
-  if (!n) {
-    snprintf(err, cap, "empty data");
-    return NULL;
-  }
-  if (n < 4 || memcmp(p, magic, 4)) {
-    snprintf(err, cap, "provided data does not appear to be a protobuf message, expected "
-                       "prefix [107 56 115 0]");
-    return NULL;
-  }
-  if (n == 4) {
-    snprintf(err, cap, "empty body");
-    return NULL;
-  }
-  const uint8_t *q = p + 4, *end = p + n, *raw = NULL;
-  size_t rawlen = 0;
-  char enc[64] = "";
-  while (q < end) {
-    uint64_t key;
-    const uint8_t *s;
-    size_t len;
-    if (kin__pb_varint(&q, end, &key)) goto eof;
-    if ((key & 7) != 2) {
-      if (!(key >> 3)) {
-        snprintf(err, cap, "proto: Unknown: illegal tag 0 (wire type %d)", (int)(key & 7));
-        return NULL;
-      }
-      if (kin__pb_skip(&q, end, (int)(key & 7))) goto eof;
-      continue;
-    }
-    if (read_len(&q, end, &s, &len)) goto eof;
-    switch (key >> 3) {
-      case 1: { /* TypeMeta */
-        const uint8_t *t = s, *tend = s + len;
-        while (t < tend) {
-          uint64_t tk;
-          const uint8_t *ts;
-          size_t tl;
-          if (kin__pb_varint(&t, tend, &tk)) goto eof;
-          if ((tk & 7) != 2) {
-            if (kin__pb_skip(&t, tend, (int)(tk & 7))) goto eof;
-            continue;
-          }
-          if (read_len(&t, tend, &ts, &tl)) goto eof;
-          if ((tk >> 3) == 1) copy_str(av, sizeof(tm->api_version), ts, tl);
-          if ((tk >> 3) == 2) copy_str(kind, sizeof(tm->kind), ts, tl);
-        }
-        break;
-      }
-      case 2: raw = s; rawlen = len; break;
-      case 3: copy_str(enc, sizeof(enc), s, len); break;
-      default: break;
-    }
-  }
-  tm->read = 1;
-  if (enc[0]) {
-    /* the Go server rejects any content encoding as well */
-    snprintf(err, cap, "unsupported content encoding \"%s\"", enc);
-    return NULL;
-  }
+  /* the envelope as the core reads it (csrc/core/proto/pb_json.h) */
+  kin__pb_unknown u;
+  int erc = kin__pb_envelope(p, n, &u, err, cap);
+  tm->read = u.read;
+  snprintf(av, sizeof(tm->api_version), "%s", u.api_version);
+  snprintf(kind, sizeof(tm->kind), "%s", u.kind);
+  if (erc) return NULL;
+  const uint8_t *raw = u.raw;
+  size_t rawlen = u.raw_len;
   int msg = kin__pb_root_msg(av, kind);
   if (msg < 0) msg = fallback_msg;
   if (msg < 0) {
@@ -519,7 +451,4 @@ json_t *kin__sim_pb_unwrap(const uint8_t *p, size_t n, int fallback_msg, kin__si
   }
   json_decref(obj);
   return res;
-eof:
-  snprintf(err, cap, "unexpected EOF");
-  return NULL;
 }
