@@ -12,7 +12,7 @@ local T = kinformer.terminal
 local BAD_AFTER = "reconcile returned a bad requeue_after (want seconds >= 0)"
 local function bad_type(t)
   return ("reconcile returned a %s; return nothing, {requeue_after = seconds}, "
-    .. "{requeue = true}, or nil and an error"):format(t)
+    .. "{requeue = true} (either with priority = n), or nil and an error"):format(t)
 end
 local shown = setmetatable({}, { __tostring = function() return "shown by __tostring" end })
 
