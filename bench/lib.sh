@@ -61,8 +61,13 @@ start_sim() {
   # kube-apiserver's watch cache (the sim pages it by default).
   # --controllers=none: an API server alone, as the clients are measured
   # against (no scheduler or kubelet writing the seeded pods meanwhile).
+  # --pre-encode: each object's protobuf bytes made once at its commit, so a
+  # protobuf client is not timing the sim's encoder (BENCH_PRE_ENCODE=0:
+  # encoded per request, as before issue 26).
+  local pre=()
+  [ "${BENCH_PRE_ENCODE:-1}" = 1 ] && pre=(--pre-encode)
   "$SIM" --port 0 --seed "$seedf" --kubeconfig "$KC" --history "$((BURST > 10000 ? BURST : 10000))" \
-    --watch-cache-lists --controllers=none \
+    --watch-cache-lists --controllers=none "${pre[@]}" \
     >"$out" 2>"$DIR/logs/sim.err" &
   SIM_PID=$!
   until [ -s "$out" ]; do

@@ -38,7 +38,7 @@ static lsim *check(lua_State *L, int i) {
 }
 
 /* start{port=, bind=, token=, tls_cert=, tls_key=, client_ca=, seed=,
- *           watch_history=, bookmark_interval_ms=, legacy_events=,
+ *           watch_history=, bookmark_interval_ms=, legacy_events=, pre_encode=,
  *           users=, request_log_limit=, authorization=}
  *   -> sim | nil, msg, code
  * authorization: "rbac" (kin_sim_config.authorization_mode "RBAC") or
@@ -105,7 +105,8 @@ static int l_start(lua_State *L) {
     static const char *const known[] = {
         "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
         "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", "controllers",
-        "clock", "authorization", "nodes", "pod_ready_delay_ms", "job_run_ms", NULL};
+        "clock", "authorization", "nodes", "pod_ready_delay_ms", "job_run_ms", "pre_encode",
+        NULL};
     lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
     lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
@@ -128,6 +129,7 @@ static int l_start(lua_State *L) {
     luaL_argcheck(L, bi >= 0 && bi <= UINT32_MAX, 1, "bookmark_interval_ms out of range");
     cfg.bookmark_interval_ms = (uint32_t)bi;
     cfg.legacy_events_only = lkin_opt_bool(L, 1, "legacy_events");
+    cfg.pre_encode = lkin_opt_bool(L, 1, "pre_encode");
     lua_Integer rl = lkin_opt_integer(L, 1, "request_log_limit", 0);
     luaL_argcheck(L, rl >= 0, 1, "request_log_limit must be >= 0");
     cfg.request_log_limit = (size_t)rl;

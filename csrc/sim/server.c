@@ -15,6 +15,7 @@
 #include "ctl_registry.h"
 #include "http_int.h"
 #include "kin.h"
+#include "proto_int.h"
 
 enum MHD_Result kin__sim_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,
@@ -99,6 +100,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   sim->stopped = 1; /* nothing to stop until the daemon runs */
   sim->watch_cache_lists = cfg.watch_cache_lists;
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
+  if (cfg.pre_encode) sim->store.pre_encode = kin__sim_pb_pre_encode;
   if (!rc) rc = kin__sim_registry_init_builtins(&sim->store);
   if (!rc) rc = kin__sim_admission_init(sim);
   /* Events' conversion and validation hooks (convert/, which depends on

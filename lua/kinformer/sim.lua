@@ -70,7 +70,10 @@ end
 -- objects to create: a JSON array, a List, or one object per line),
 -- watch_history (events kept for watch resumption), bookmark_interval_ms
 -- (period of BOOKMARK events), legacy_events (true: no events.k8s.io/v1,
--- Events in core v1 only), users ({ [name] = token }: more bearer tokens,
+-- Events in core v1 only), pre_encode (true: each built-in object's
+-- protobuf bytes are made once at its commit and served as they are in
+-- lists and watches, so a benchmark's client is not waiting on the sim's
+-- encoder), users ({ [name] = token }: more bearer tokens,
 -- each authenticating as its user; see sim:token), request_log_limit
 -- (entries the request log keeps between two takes, default 1000000),
 -- controllers (the control-plane controllers that run in the sim, as

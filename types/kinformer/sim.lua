@@ -14,6 +14,7 @@
 ---@field watch_history? integer events kept for watch resumption
 ---@field bookmark_interval_ms? integer period of BOOKMARK events
 ---@field legacy_events? boolean no events.k8s.io/v1: Events in core v1 only
+---@field pre_encode? boolean keep each built-in object's protobuf bytes from its commit and serve them in lists and watches (benchmarks)
 ---@field users? table<string, string> named users' bearer tokens: { operator = "token-1" }
 ---@field request_log_limit? integer entries the request log keeps between two takes (default 1,000,000)
 ---@field controllers? string|string[] the controllers that run, in kube-controller-manager's --controllers syntax: "*" (default), "none", {"garbagecollector", "-kubelet"}

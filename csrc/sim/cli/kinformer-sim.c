@@ -4,14 +4,16 @@
  *   kinformer-sim [--bind ADDR] [--port N] [--tls-cert FILE --tls-key FILE]
  *                 [--client-ca-file FILE] [--token T] [--seed FILE] [--kubeconfig PATH]
  *                 [--history N] [--bookmark-interval MS] [--watch-cache-lists]
- *                 [--controllers=LIST] [--fake-clock]
+ *                 [--controllers=LIST] [--fake-clock] [--pre-encode]
  *                 [--authorization-mode AlwaysAllow|RBAC]
  *                 [--nodes N] [--pod-ready-delay-ms MS] [--job-run-ms MS]
  *
  * --nodes, --pod-ready-delay-ms and --job-run-ms time the simulated
  * workloads (kin_sim_config.nodes, .pod_ready_delay_ms, .job_run_ms).
  * --controllers takes kube-controller-manager's syntax ("*", "name",
- * "-name", comma-separated; "none": a bare API server). A flag's value may
+ * "-name", comma-separated; "none": a bare API server). --pre-encode keeps
+ * each built-in object's protobuf bytes from its commit and serves them in
+ * lists and watches (benchmarks: the sim out of the clients' way). A flag's value may
  * follow it as the next word or after "=".
  *
  * Prints the URL on stdout (one line) once serving. */
@@ -30,7 +32,7 @@ static void usage(FILE *f) {
           "                     [--client-ca-file FILE] [--token T] [--seed FILE]\n"
           "                     [--kubeconfig PATH]\n"
           "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n"
-          "                     [--controllers=LIST] [--fake-clock]\n"
+          "                     [--controllers=LIST] [--fake-clock] [--pre-encode]\n"
           "                     [--authorization-mode AlwaysAllow|RBAC]\n"
           "                     [--nodes N] [--pod-ready-delay-ms MS] [--job-run-ms MS]\n"
           "controllers (default \"*\"; \"none\" for a bare API server):");
@@ -53,6 +55,10 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(a, "--watch-cache-lists")) {
       cfg.watch_cache_lists = 1;
+      continue;
+    }
+    if (!strcmp(a, "--pre-encode")) {
+      cfg.pre_encode = 1;
       continue;
     }
     if (!strcmp(a, "--fake-clock")) {

@@ -278,6 +278,19 @@ json_t *kin__sim_proto_body(kin__sim_req *req, const char *api_version, const ch
                             kin__sim_result *out);
 enum MHD_Result kin__sim_proto_respond(kin__sim_req *req, int code, kin__buf *json);
 int kin__sim_proto_watch_frames(kin__buf *buf, size_t from);
+/* Pre-encoded answers (http_proto_pre.c, kin_sim_config.pre_encode).
+ * kin__sim_proto_list_item: appends o as a list's item field to items, its
+ * kept message when as_stored (o is stored at r's version) and kept, else
+ * encoded now; 0, KIN_ENOMEM or KIN_EINVAL. Caller holds the store lock.
+ * kin__sim_proto_respond_list: answers the list whose JSON without items is
+ * head, with items' fields, in protobuf (both buffers taken; a 500 Status
+ * when it cannot be encoded). kin__sim_proto_watch_event: appends a
+ * WatchEvent frame of type for o, whose kept body must exist; 0 or
+ * KIN_ENOMEM. */
+int kin__sim_proto_list_item(kin__buf *items, const kin__sim_resource *r, const kin__sim_obj *o,
+                             int as_stored);
+enum MHD_Result kin__sim_proto_respond_list(kin__sim_req *req, kin__buf *head, kin__buf *items);
+int kin__sim_proto_watch_event(kin__buf *buf, const char *type, const kin__sim_obj *o);
 enum MHD_Result kin__sim_handle_resource(kin__sim_req *req, kin__sim_request_info *ri);
 
 /* ---- http_discovery_aggregated.c ---- */

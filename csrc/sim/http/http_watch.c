@@ -39,6 +39,10 @@ typedef struct {
   uint64_t deadline, next_bookmark; /* CLOCK_MONOTONIC ns */
   const char *table;   /* "v1"/"v1beta1": events carry Tables (http_table.c) */
   int proto;           /* events are protobuf frames (http_proto.c) */
+  int pre;             /* proto from the objects' kept bytes (--pre-encode,
+                        * http_proto_pre.c): each line is framed as written */
+  char prefix[400];    /* an object stored at the served version starts so */
+  size_t prefixlen;
   char include[16];    /* includeObject of a Table watch */
   int headers_sent;    /* the first Table event carried the columns */
   kin__sim_obj **init; /* the initial state still to send as ADDED (a
@@ -54,10 +58,22 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * KIN_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+/* With pre: turns the JSON lines written from start into frames. */
+static void pre_frames(watcher *w, size_t start) {
+  if (w->pre) kin__sim_proto_watch_frames(&w->buf, start);
+}
+
 static void add_event(watcher *w, int type, const kin__sim_obj *o) {
+  if (w->pre && o->pb && o->rawlen > w->prefixlen &&
+      !memcmp(o->raw, w->prefix, w->prefixlen)) {
+    kin__sim_proto_watch_event(&w->buf, kin__sim_event_type_name(type), o);
+    return;
+  }
+  size_t start = w->buf.len;
   kin__buf_printf(&w->buf, "{\"type\":\"%s\",\"object\":", kin__sim_event_type_name(type));
   kin__sim_append_obj(&w->buf, w->r, o);
   kin__buf_add(&w->buf, "}\n", 2);
+  pre_frames(w, start);
 }
 
 static int in_namespace(const watcher *w, const kin__sim_obj *o) {
@@ -68,19 +84,23 @@ static int in_namespace(const watcher *w, const kin__sim_obj *o) {
 
 static void add_bookmark(watcher *w, uint64_t rv, int initial_end) {
   char av[320];
+  size_t start = w->buf.len;
   kin__sim_api_version(w->r, av, sizeof(av));
   kin__buf_printf(&w->buf,
                       "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
                       "\"metadata\":{\"resourceVersion\":\"%llu\"%s}}}\n",
                       w->r->kind, av, (unsigned long long)rv, initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
                                   : "");
+  pre_frames(w, start);
 }
 
 static void add_error(watcher *w, json_t *status) {
   char *s = json_dumps(status, JSON_COMPACT);
   json_decref(status);
+  size_t start = w->buf.len;
   if (s) kin__buf_printf(&w->buf, "{\"type\":\"ERROR\",\"object\":%s}\n", s);
   free(s);
+  pre_frames(w, start);
   w->done = 1;
 }
 
@@ -113,8 +133,10 @@ static void add_left_selection(watcher *w, const kin__sim_event *e) {
   json_object_set_new(old, "apiVersion", json_string(av));
   char *s = json_dumps(old, JSON_COMPACT);
   json_decref(old);
+  size_t start = w->buf.len;
   if (s) kin__buf_printf(&w->buf, "{\"type\":\"DELETED\",\"object\":%s}\n", s);
   free(s);
+  pre_frames(w, start);
 }
 
 /* Copies the next batch of the initial state into w->buf, dropping the
@@ -159,6 +181,10 @@ static void fill(watcher *w, kin__sim_store *s) {
     kin__sim_event *e = &s->hist[(s->hstart + i) % s->hcap];
     w->pos = e->rv;
     if (e->st != st || !in_namespace(w, e->obj)) continue;
+    if (!w->filtered && w->pre) {
+      add_event(w, e->type, e->obj);
+      continue;
+    }
     if (!w->filtered) {
       /* The stored bytes as they are, in the event line. */
       static const char *const head[] = {NULL, "{\"type\":\"ADDED\",\"object\":",
@@ -215,7 +241,9 @@ static int apply_faults(watcher *w, kin__sim_store *s) {
   }
   if (w->malformed_gen != f->malformed_gen) {
     w->malformed_gen = f->malformed_gen;
+    size_t start = w->buf.len;
     kin__buf_add(&w->buf, "{\"type\":\"ADDED\",\"object\":{\"kind\":\n", 34);
+    pre_frames(w, start);
   }
   return 0;
 }
@@ -248,7 +276,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *out, size_t max) {
     }
     if (w->table)
       kin__sim_table_watch_lines(w->r, w->table, w->include, &w->headers_sent, &w->buf, 0);
-    if (w->proto) kin__sim_proto_watch_frames(&w->buf, 0);
+    if (w->proto && !w->pre) kin__sim_proto_watch_frames(&w->buf, 0);
     if (w->buf.len && w->cut_gen != s->faults.cut_gen) {
       /* Cut inside the first event of this batch. */
       w->cut_gen = s->faults.cut_gen;
@@ -360,6 +388,13 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
   w->filtered = !kin__sim_selector_empty(&w->sel) || strcmp(av, r->storage->storage_version);
   w->bookmarks = bookmarks;
   w->convert = kin__sim_conversion_applies(req->sim, r);
+  /* Tables and conversions are written as JSON lines first; the rest of a
+   * protobuf watch can come from the kept bytes. */
+  w->pre = w->proto && s->pre_encode && !w->table && !w->convert && !r->crd_name &&
+           !r->convert_out;
+  w->prefixlen = (size_t)snprintf(w->prefix, sizeof(w->prefix),
+                                  "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", r->kind, av);
+  if (w->prefixlen >= sizeof(w->prefix)) w->pre = 0;
   long long timeout = tq ? strtoll(tq, NULL, 10) : 0;
   if (timeout <= 0) timeout = 1800;
   uint64_t now = now_ns();
@@ -404,7 +439,7 @@ enum MHD_Result kin__sim_handle_watch(kin__sim_req *req, kin__sim_resource *r,
   }
   if (w->table)
     kin__sim_table_watch_lines(r, w->table, w->include, &w->headers_sent, &w->buf, 0);
-  if (w->proto) kin__sim_proto_watch_frames(&w->buf, 0);
+  if (w->proto && !w->pre) kin__sim_proto_watch_frames(&w->buf, 0);
   pthread_mutex_unlock(&s->mu);
   struct MHD_Response *resp =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, watch_read, w, watcher_free);

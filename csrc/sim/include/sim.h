@@ -37,6 +37,11 @@ typedef struct {
   int watch_cache_lists;     /* serve resourceVersion=0 lists whole, ignoring
                                 limit, as kube-apiserver's watch cache does;
                                 0 (default): limit pages them as any list */
+  int pre_encode;            /* encode each committed built-in object to
+                                protobuf once and serve those bytes in
+                                lists and watches (kube-apiserver encodes per
+                                request, caching only per watch event): the
+                                sim out of the way of a client's benchmark */
   int legacy_events_only;    /* serve Events in core v1 only, without
                                 events.k8s.io/v1 (as servers before 1.19) */
   size_t request_log_limit;  /* entries the request log keeps between two

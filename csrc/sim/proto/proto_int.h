@@ -52,5 +52,15 @@ json_t *kin__sim_pb_unwrap(const uint8_t *p, size_t n, int fallback_msg, kin__si
  * api_version/kind override the object's own when not NULL. */
 int kin__sim_pb_wrap(const json_t *obj, const char *api_version, const char *kind,
                      kin__buf *out, char *err, size_t cap);
+/* Appends the envelope of a message already encoded (raw, rawlen bytes)
+ * of api_version and kind to out; 0 or KIN_ENOMEM. */
+int kin__sim_pb_wrap_raw(const char *api_version, const char *kind, const void *raw,
+                         size_t rawlen, kin__buf *out);
+/* kinformer-sim --pre-encode: obj's protobuf body as a GET answers it, in
+ * *pb (malloc'd, the caller frees; *len bytes), with where the message
+ * lies in it (a list item's bytes: *msg_off, *msg_len). 0, KIN_ENOMEM, or
+ * KIN_EINVAL when the kind has no protobuf form or does not encode. */
+int kin__sim_pb_pre_encode(const json_t *obj, unsigned char **pb, size_t *len, size_t *msg_off,
+                           size_t *msg_len);
 
 #endif

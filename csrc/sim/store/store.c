@@ -32,6 +32,7 @@ int kin__sim_store_init(kin__sim_store *s, size_t history, uint32_t bookmark_ms)
 /* Drops one reference; frees the object with the last. */
 void kin__sim_obj_unref(kin__sim_obj *o) {
   if (!o || --o->refs > 0) return;
+  free(o->pb);
   free(o);
 }
 
@@ -68,6 +69,8 @@ kin__sim_obj *kin__sim_obj_new(json_t *obj, uint64_t rv, const char *key) {
   o->rv = rv;
   o->refs = 1;
   o->rawlen = rawlen;
+  o->pb = NULL;
+  o->pblen = o->pb_msg_off = o->pb_msg_len = 0;
   o->key = o->data;
   o->raw = o->data + keylen + 1;
   return o;

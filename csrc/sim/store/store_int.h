@@ -37,6 +37,12 @@ typedef struct kin__sim_obj {
   size_t rawlen;
   const char *key;  /* "ns/name" or "name", inside data */
   const char *raw;  /* compact JSON, NUL-terminated, inside data */
+  /* With kin__sim_store.pre_encode: the object's protobuf body (`k8s\0` +
+   * runtime.Unknown, as a GET answers it) made once at commit, and where
+   * its message lies inside it (a list item's bytes); NULL when off or
+   * when the kind has no protobuf form. Owned by the object. */
+  unsigned char *pb;
+  size_t pblen, pb_msg_off, pb_msg_len;
   char data[];
 } kin__sim_obj;
 
@@ -162,6 +168,13 @@ typedef struct kin__sim_store {
   void (*commit_hook)(void *ud, int type, kin__sim_storage *st, kin__sim_obj *obj,
                       kin__sim_obj *prev);
   void *commit_hook_ud;
+  /* kin_sim_config.pre_encode: encodes a committed object (a built-in's,
+   * borrowed) to its protobuf body in *pb (malloc'd) and sets where the
+   * message lies; 0, or nonzero to keep none (the object is then encoded
+   * per request). Set once at start (server.c, which may use proto/);
+   * NULL: off. Called under mu. */
+  int (*pre_encode)(const json_t *obj, unsigned char **pb, size_t *len, size_t *msg_off,
+                    size_t *msg_len);
   /* The admission chain (admission/): admit_active says whether a write
    * of r by op must run it (0: the write takes the plain path, with no
    * webhook call); admit runs one stage on *obj (mutating stages may

@@ -71,8 +71,19 @@ kin__sim_obj *kin__sim_commit(kin__sim_store *s, kin__sim_storage *st, int type,
   uint64_t rv = s->rv + 1;
   obj = canonical_order(obj);
   set_rv(obj, rv);
+  unsigned char *pb = NULL;
+  size_t pblen = 0, msg_off = 0, msg_len = 0;
+  if (s->pre_encode && !st->crd && s->pre_encode(obj, &pb, &pblen, &msg_off, &msg_len))
+    pb = NULL;
   kin__sim_obj *o = kin__sim_obj_new(obj, rv, key);
-  if (!o) return NULL;
+  if (!o) {
+    free(pb);
+    return NULL;
+  }
+  o->pb = pb;
+  o->pblen = pblen;
+  o->pb_msg_off = msg_off;
+  o->pb_msg_len = msg_len;
   if (type == KIN__SIM_DELETED) {
     void *old = NULL;
     kin__hmap_del(&st->objects, key, &old);
