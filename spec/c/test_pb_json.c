@@ -196,7 +196,68 @@ static void test_pb_json_TruncatedBodiesRefused(void **state) {
   }
 }
 
+/* Appends a protobuf length-delimited field (tag, varint length, bytes). */
+static void pb_field(kin__buf *b, int num, const void *p, size_t n) {
+  unsigned char t = (unsigned char)(num << 3 | 2);
+  kin__buf_add(b, (const char *)&t, 1);
+  for (size_t v = n; ; v >>= 7) {
+    unsigned char c = (unsigned char)(v & 0x7f);
+    if (v >= 0x80) c |= 0x80;
+    kin__buf_add(b, (const char *)&c, 1);
+    if (v < 0x80) break;
+  }
+  kin__buf_add(b, p, n);
+}
+
+/* Strings are copied eight plain bytes at a time: every byte to escape or
+ * check (quote, backslash, newline, a control, UTF-8, invalid UTF-8) at
+ * every offset of a long run comes out as Go writes it. */
+static void test_pb_json_StringsEscapedAtEveryOffset(void **state) {
+  (void)state;
+  static const struct {
+    const char *in, *want, *text; /* text: how the JSON spells it */
+  } cases[] = {{"\"", "\"", "\\\""},          {"\\", "\\", "\\\\"},
+               {"\n", "\n", "\\n"},            {"\x01", "\x01", "\\u0001"},
+               {"\xc3\xa9", "\xc3\xa9", "\xc3\xa9"}, {"\xff", "\xef\xbf\xbd", "\xef\xbf\xbd"},
+               {"<&>", "<&>", "<&>"}};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+    for (size_t off = 0; off <= 17; off++) {
+      char in[64], want[64];
+      memset(in, 'a', 24);
+      memcpy(in + off, cases[c].in, strlen(cases[c].in));
+      size_t n = 24 + strlen(cases[c].in);
+      memset(in + off + strlen(cases[c].in), 'b', 24 - off);
+      in[n] = 0;
+      snprintf(want, sizeof want, "%.*s%s%.*s", (int)off, in, cases[c].want, (int)(24 - off),
+               in + off + strlen(cases[c].in));
+      kin__buf tm = {0}, entry = {0}, cm = {0}, body = {0};
+      pb_field(&tm, 1, "v1", 2);
+      pb_field(&tm, 2, "ConfigMap", 9);
+      pb_field(&entry, 1, "k", 1);
+      pb_field(&entry, 2, in, n);
+      pb_field(&cm, 2, entry.p, entry.len); /* data: a map entry */
+      kin__buf_add(&body, "k8s", 4);        /* with its NUL */
+      pb_field(&body, 1, tm.p, tm.len);
+      pb_field(&body, 2, cm.p, cm.len);
+      kin__buf out = {0};
+      char err[256];
+      if (kin__pb_object_json((const uint8_t *)body.p, body.len, &out, err, sizeof err))
+        fail_msg("case %zu offset %zu: %s", c, off, err);
+      json_t *v = load(out.p, out.len, "configmap");
+      const char *got = json_string_value(json_object_get(json_object_get(v, "data"), "k"));
+      if (!got || strcmp(got, want)) fail_msg("case %zu offset %zu: %.*s", c, off, (int)out.len, out.p);
+      assert_non_null(memmem(out.p, out.len, cases[c].text, strlen(cases[c].text)));
+      json_decref(v);
+      kin__buf_free(&out);
+      kin__buf_free(&tm);
+      kin__buf_free(&entry);
+      kin__buf_free(&cm);
+      kin__buf_free(&body);
+    }
+}
+
 KIN_SUITE(pb_json, cmocka_unit_test(test_pb_json_ObjectsReadAsTheServersJSON),
+          cmocka_unit_test(test_pb_json_StringsEscapedAtEveryOffset),
           cmocka_unit_test(test_pb_json_ListItemByItem),
           cmocka_unit_test(test_pb_json_WatchFrameIsAJSONLine),
           cmocka_unit_test(test_pb_json_TruncatedBodiesRefused))

@@ -81,6 +81,19 @@ static int put_str(jctx *c, const uint8_t *s, size_t n) {
   if (PUTS(c, "\"")) return KIN_ENOMEM;
   size_t run = 0, i = 0;
   while (i < n) {
+    /* Eight plain bytes at a time (no control, '"', '\\' or byte >= 0x80
+     * among them); a false alarm only sends one byte the slow way. */
+    while (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+      uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+      uint64_t hit = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs;
+      if (hit) break;
+      run += 8;
+      i += 8;
+    }
+    if (i >= n) break;
     uint8_t b = s[i];
     if (!str_special[b]) { /* the common byte: part of the run */
       run++;
