@@ -197,3 +197,15 @@ void kin_test_log_expect_only(const char *s) {
     fail_msg("%d of %d log line(s) do not contain \"%s\"", all - match, all, s);
   }
 }
+
+void kin_test_pb_field(kin__buf *b, int num, const void *p, size_t n) {
+  unsigned char t = (unsigned char)(num << 3 | 2);
+  kin__buf_add(b, (const char *)&t, 1);
+  for (size_t v = n;; v >>= 7) {
+    unsigned char c = (unsigned char)(v & 0x7f);
+    if (v >= 0x80) c |= 0x80;
+    kin__buf_add(b, (const char *)&c, 1);
+    if (v < 0x80) break;
+  }
+  kin__buf_add(b, p, n);
+}

@@ -196,19 +196,6 @@ static void test_pb_json_TruncatedBodiesRefused(void **state) {
   }
 }
 
-/* Appends a protobuf length-delimited field (tag, varint length, bytes). */
-static void pb_field(kin__buf *b, int num, const void *p, size_t n) {
-  unsigned char t = (unsigned char)(num << 3 | 2);
-  kin__buf_add(b, (const char *)&t, 1);
-  for (size_t v = n; ; v >>= 7) {
-    unsigned char c = (unsigned char)(v & 0x7f);
-    if (v >= 0x80) c |= 0x80;
-    kin__buf_add(b, (const char *)&c, 1);
-    if (v < 0x80) break;
-  }
-  kin__buf_add(b, p, n);
-}
-
 /* Strings are copied eight plain bytes at a time: every byte to escape or
  * check (quote, backslash, newline, a control, UTF-8, invalid UTF-8) at
  * every offset of a long run comes out as Go writes it. */
@@ -231,14 +218,14 @@ static void test_pb_json_StringsEscapedAtEveryOffset(void **state) {
       snprintf(want, sizeof want, "%.*s%s%.*s", (int)off, in, cases[c].want, (int)(24 - off),
                in + off + strlen(cases[c].in));
       kin__buf tm = {0}, entry = {0}, cm = {0}, body = {0};
-      pb_field(&tm, 1, "v1", 2);
-      pb_field(&tm, 2, "ConfigMap", 9);
-      pb_field(&entry, 1, "k", 1);
-      pb_field(&entry, 2, in, n);
-      pb_field(&cm, 2, entry.p, entry.len); /* data: a map entry */
+      kin_test_pb_field(&tm, 1, "v1", 2);
+      kin_test_pb_field(&tm, 2, "ConfigMap", 9);
+      kin_test_pb_field(&entry, 1, "k", 1);
+      kin_test_pb_field(&entry, 2, in, n);
+      kin_test_pb_field(&cm, 2, entry.p, entry.len); /* data: a map entry */
       kin__buf_add(&body, "k8s", 4);        /* with its NUL */
-      pb_field(&body, 1, tm.p, tm.len);
-      pb_field(&body, 2, cm.p, cm.len);
+      kin_test_pb_field(&body, 1, tm.p, tm.len);
+      kin_test_pb_field(&body, 2, cm.p, cm.len);
       kin__buf out = {0};
       char err[256];
       if (kin__pb_object_json((const uint8_t *)body.p, body.len, &out, err, sizeof err))

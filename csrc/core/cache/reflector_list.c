@@ -15,9 +15,10 @@
  * UnstructuredList does, so every cached object says what it is.
  *
  * A protobuf page (asked for first for built-in types, as client-go's
- * typed clients do; the body's `k8s\0` magic tells) is held whole up to the
- * response cap, then read item by item into the same objects
- * (pb_json.h: each item's JSON, then kin_obj), its ListMeta giving the
+ * typed clients do; the body's `k8s\0` magic tells) is read as it arrives
+ * by kin__pb_list_stream, item by item into the same objects (pb_json.h:
+ * each item's JSON, then kin_obj), holding only the bytes of the item not
+ * yet whole (counted against the response cap); its ListMeta gives the
  * resourceVersion, continue token and remainingItemCount. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,9 +191,10 @@ typedef struct {
   uint64_t charged;
   char breach[512];   /* set when a cap was passed (KIN_ETOOBIG); as st->message */
   /* Protobuf: -1 not known yet (the first bytes are held in pb), 0 JSON,
-   * 1 protobuf (the whole body is held in pb). */
+   * 1 protobuf (read as it comes by pbs). */
   int pb_mode;
   kin__buf pb;
+  kin__pb_list_stream pbs;
   const kin__pb_list_meta *pb_meta; /* while the protobuf items are read */
   char pb_err[320];                 /* why a protobuf page could not be read */
 } page_sink;
@@ -257,9 +259,43 @@ static int sink_item(void *ud, const char *p, size_t len, size_t index) {
   return s->o->len - s->from >= PREPARE_BATCH ? prepare(s) : 0;
 }
 
+/* kin__pb_list_stream's callback: one item, as sink_item takes it. */
+static int pb_item(void *ud, const char *json, size_t len, size_t index) {
+  return sink_item(ud, json, len, index);
+}
+
+/* sink_body of a protobuf page: the n bytes at p go to the streaming
+ * reader, whose items are read as they complete. The bytes it holds (an
+ * item not yet whole, or a body held whole) count against the cap. */
+static int pb_body(page_sink *s, const char *p, size_t n) {
+  kin__pb_list_stream *ps = &s->pbs;
+  if (!s->pb_meta) {
+    kin__pb_list_stream_init(ps, pb_item, s);
+    s->pb_meta = &ps->meta;
+  }
+  int rc = kin__pb_list_stream_feed(ps, p, n);
+  if (rc) {
+    if (rc == KIN_EINVAL && !s->failed)
+      snprintf(s->pb_err, sizeof(s->pb_err), "a protobuf list that cannot be read: %s", ps->err);
+    s->failed = 1;
+    return rc;
+  }
+  size_t held = ps->held.len - ps->off;
+  if (s->cap && held > s->cap) {
+    snprintf(s->breach, sizeof(s->breach),
+             "GET %s%s: list page larger than its cap of %llu bytes (max_response_bytes; "
+             "%zu bytes of protobuf held unread)",
+             kin_client_host(s->r->client), s->path, (unsigned long long)s->cap, held);
+    s->failed = 1;
+    return KIN_ETOOBIG;
+  }
+  return 0;
+}
+
 /* kin_client_request.on_body: the next piece of a 2xx list body. */
 static int sink_body(void *ud, const char *p, size_t n) {
   page_sink *s = ud;
+  if (s->pb_mode == 1) return pb_body(s, p, n);
   if (s->pb_mode != 0) {
     /* held until the magic is known, then (protobuf) to its end */
     if (kin__buf_add(&s->pb, p, n)) {
@@ -268,15 +304,9 @@ static int sink_body(void *ud, const char *p, size_t n) {
     }
     if (s->pb_mode < 0 && s->pb.len >= 4) s->pb_mode = kin__pb_is_enveloped(s->pb.p, s->pb.len);
     if (s->pb_mode == 1) {
-      if (s->cap && s->pb.len > s->cap) {
-        snprintf(s->breach, sizeof(s->breach),
-                 "GET %s%s: list page larger than its cap of %llu bytes (max_response_bytes; "
-                 "%zu bytes of protobuf came)",
-                 kin_client_host(s->r->client), s->path, (unsigned long long)s->cap, s->pb.len);
-        s->failed = 1;
-        return KIN_ETOOBIG;
-      }
-      return 0;
+      int rc = pb_body(s, s->pb.p, s->pb.len);
+      kin__buf_free(&s->pb);
+      return rc;
     }
     if (s->pb_mode < 0) return 0;
     p = s->pb.p; /* JSON after all: what was held goes to the splitter */
@@ -293,28 +323,21 @@ static int sink_body(void *ud, const char *p, size_t n) {
   return rc;
 }
 
-/* kin__pb_list's callback: one item, as sink_item takes it. */
-static int pb_item(void *ud, const char *json, size_t len, size_t index) {
-  return sink_item(ud, json, len, index);
-}
 
 /* finish_page of a protobuf page: its items into the page's objects, its
  * ListMeta into *pm. Fills s->breach-free errors into s->pb_err. */
 static int finish_pb_page(page_sink *s, page_meta *pm) {
   kin_reflector *r = s->r;
-  kin__pb_list_meta meta;
-  char err[256];
-  s->pb_meta = &meta;
-  int rc = kin__pb_list((const uint8_t *)s->pb.p, s->pb.len, pb_item, s, &meta, err, sizeof err);
-  s->pb_meta = NULL;
+  kin__pb_list_stream *ps = &s->pbs;
+  int rc = kin__pb_list_stream_finish(ps);
   if (rc == 0) rc = prepare(s);
   if (rc) {
     if (rc == KIN_EINVAL && !s->failed)
-      snprintf(s->pb_err, sizeof(s->pb_err), "a protobuf list that cannot be read: %s", err);
-    free(meta.resource_version);
-    free(meta.cont);
+      snprintf(s->pb_err, sizeof(s->pb_err), "a protobuf list that cannot be read: %s", ps->err);
     return rc;
   }
+  kin__pb_list_meta meta = ps->meta;
+  ps->meta.resource_version = ps->meta.cont = NULL; /* taken */
   pm->rv = meta.resource_version;
   pm->cont = meta.cont;
   pthread_mutex_lock(&r->mu);
@@ -405,7 +428,7 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   if (sink.breach[0]) {
     rc = st->err = KIN_ETOOBIG;
     snprintf(st->message, sizeof(st->message), "%s", sink.breach);
-  } else if (rc == 0 || sink.ls.err) {
+  } else if (rc == 0 || sink.ls.err || sink.pb_err[0]) {
     if (rc == 0) rc = finish_page(&sink, pm);
     if (rc) {
       /* what came instead of a list: its type and first words (an HTML
@@ -433,6 +456,7 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   kin_result_free(&res);
   kin__list_stream_free(&sink.ls);
   kin__buf_free(&sink.pb);
+  if (sink.pb_meta) kin__pb_list_stream_free(&sink.pbs);
   return rc;
 }
 

@@ -73,6 +73,36 @@ typedef struct {
 int kin__pb_list(const uint8_t *p, size_t n, kin__pb_item_fn fn, void *ud, kin__pb_list_meta *meta,
                  char *err, size_t cap);
 
+/* A list body read as it arrives (the reflector's LIST pages), so the
+ * items are read while the rest comes and only the bytes of the item being
+ * read are held: kin__pb_list's reading, fed piece by piece. A body not in
+ * gogo-protobuf's field order (TypeMeta, then raw) is held whole and read
+ * at the end. Not thread-safe: one reader per body. */
+typedef struct {
+  int phase;              /* 0 the head, 1 the list's fields, 2 after them, 3 held whole */
+  kin__buf held;          /* the bytes not yet read, from off */
+  size_t off;
+  size_t raw_left;        /* phase 1: bytes of the list message still to read */
+  int msg, fmeta, fitems; /* the list's message and its two fields */
+  kin__pb_list_meta meta; /* kind and api_version from phase 1 on; all at the end */
+  kin__pb_item_fn fn;
+  void *ud;
+  kin__buf item;          /* the item's JSON, reused */
+  size_t index;
+  char err[256];          /* why it failed */
+} kin__pb_list_stream;
+
+/* Sets s up to give each item to fn. */
+void kin__pb_list_stream_init(kin__pb_list_stream *s, kin__pb_item_fn fn, void *ud);
+/* Reads n more bytes of the body: the items now complete go to fn. 0, fn's
+ * error, KIN_EINVAL (s->err), KIN_ENOMEM. */
+int kin__pb_list_stream_feed(kin__pb_list_stream *s, const void *p, size_t n);
+/* The body has ended: reads what is left and completes s->meta. 0, fn's
+ * error, KIN_EINVAL (s->err: truncated, malformed, not a list), KIN_ENOMEM. */
+int kin__pb_list_stream_finish(kin__pb_list_stream *s);
+/* Frees what s holds, s->meta's strings included (take them first). */
+void kin__pb_list_stream_free(kin__pb_list_stream *s);
+
 /* Appends the JSON watch line {"type":T,"object":O}\n of one frame of a
  * protobuf watch stream (a metav1.WatchEvent, its object enveloped), so
  * the JSON watch decoder (watch_decoder.h) reads it like any other line.
