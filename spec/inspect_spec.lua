@@ -38,6 +38,10 @@ mgr:controller { name = "inspected", ["for"] = "v1/configmaps", workers = 2,
       return { requeue_after = 300 }
     end
   end }
+-- a handler reading one member of the cached ConfigMaps: what advise advises
+mgr:informer("v1/configmaps", { namespace = "default" }):add_handler { on_add = function(cm)
+  local _ = cm.data
+end }
 return { on_start = function()
   for _, n in ipairs { "web", "slow" } do
     assert(mgr.client:create("v1/configmaps", { apiVersion = "v1", kind = "ConfigMap",
@@ -103,6 +107,21 @@ end }
     assert.truthy(out:find("no history for default/none"), out)
     rc, out = run(addr() .. " why default/web --controller other")
     assert.equal(1, rc, out)
+  end)
+
+  it("advises the projection keeping what the handlers read", function()
+    local out = h.eventually(function()
+      local rc, o = run(addr() .. " advise")
+      return rc == 0 and o:find("with fields = ") and o
+    end, "advice")
+    assert.truthy(out:find('^ADVISE'), out)
+    assert.truthy(out:find('\n  v1/configmaps[^\n]*%(v1 ConfigMap%): %d+ objects, %d+ bytes each\n'
+      .. '    with fields = { "data" }: %d+ bytes each %([%d.]+x%)'), out)
+    local rc, q = run(addr() .. " advise --json")
+    assert.equal(0, rc, q)
+    local v = core.json_decode(q)
+    assert.same({ "data" }, v.advise[1].fields)
+    assert.equal("ConfigMap", v.advise[1].kind)
   end)
 
   it("shows the held reconcile leave the in-flight list", function()

@@ -346,6 +346,7 @@ describe("types/ (LuaCATS definitions)", function()
       "kinformer.metrics", "kinformer.log", "kinformer.errors", "kinformer.leader_election",
       "kinformer.util.finalizer", "kinformer.util.owner", "kinformer.util.condition",
       "kinformer.replay", "kinformer.replay_compare", "kinformer.testing.replay", "kinformer.core",
+      "kinformer.advise",
     }
     -- the command part of kinformer.replay (`kinformer replay`), not API
     local skip = { ["kinformer.replay"] = { main = true, usage = true } }

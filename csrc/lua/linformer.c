@@ -183,6 +183,50 @@ static int m_projected_size(lua_State *L) {
   return 1;
 }
 
+/* inf:advise() -> { api_version =, kind =, objects =, bytes_per_object =,
+ * advised_bytes_per_object =, fields = {paths...} | nil, reads_all = bool }:
+ * the projection that keeps what handlers and reconcilers have read of
+ * this informer's objects so far (read_paths.h; fields nil when nothing
+ * was read, or, with reads_all, when whole objects were), and the cache's
+ * JSON bytes per object now and with it. nil, msg, code when out of
+ * memory. */
+static int m_advise(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  kin_informer_advice a;
+  int rc = kin_informer_advise(u->inf, &a);
+  if (rc) {
+    kin_informer_advice_free(&a);
+    lua_pushnil(L);
+    lua_pushstring(L, kin_strerror(rc));
+    lua_pushstring(L, lkin_errname(rc));
+    return 3;
+  }
+  lua_createtable(L, 0, 7);
+  lua_pushstring(L, a.api_version);
+  lua_setfield(L, -2, "api_version");
+  lua_pushstring(L, a.kind);
+  lua_setfield(L, -2, "kind");
+  size_t n = a.size.objects;
+  lua_pushinteger(L, (lua_Integer)n);
+  lua_setfield(L, -2, "objects");
+  lua_pushnumber(L, n ? (double)a.size.bytes / (double)n : 0);
+  lua_setfield(L, -2, "bytes_per_object");
+  lua_pushnumber(L, n ? (double)a.size.projected_bytes / (double)n : 0);
+  lua_setfield(L, -2, "advised_bytes_per_object");
+  lua_pushboolean(L, a.reads_all);
+  lua_setfield(L, -2, "reads_all");
+  if (a.fields) {
+    lua_newtable(L);
+    for (int i = 0; a.fields[i]; i++) {
+      lua_pushstring(L, a.fields[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "fields");
+  }
+  kin_informer_advice_free(&a);
+  return 1;
+}
+
 /* inf:by_index(name, value) -> array of fresh tables; raises for an
  * unknown index (a programming error). */
 static int m_by_index(lua_State *L) {
@@ -299,6 +343,7 @@ static const luaL_Reg methods[] = {
     {"keys", m_keys},
     {"len", m_len},
     {"projected_size", m_projected_size},
+    {"advise", m_advise},
     {"by_index", m_by_index},
     {"add_index", m_add_index},
     {"has_synced", m_has_synced},

@@ -17,6 +17,7 @@
 #include "kin.h"
 #include "kobj.h"
 #include "ljson.h"
+#include "read_paths.h"
 
 /* registry keys (addresses): the side table, the root state metatable,
  * the view metatable (also under LKIN_JSON_VIEW_MT, for ljson.c) */
@@ -38,6 +39,10 @@ typedef struct {
   vmem *m;  /* NULL until indexed */
   int nm;   /* members */
   int left; /* members not taken */
+  /* where reads are recorded (read_paths.h): this view's path, or NULL
+   * (not recorded: metadata, inside arrays; a root's is found on its
+   * first recorded read) */
+  kin_read_node *node;
 } vstate;
 
 /* ---- scanning (trusted JSON, bounded by the span) ------------------------ */
@@ -169,11 +174,14 @@ static void take(vstate *st, const char *k, size_t kl) {
 
 /* ---- making values --------------------------------------------------------- */
 
-static void push_value(lua_State *L, int root, const char *p, size_t n, int depth);
+static void push_value(lua_State *L, int root, const char *p, size_t n, int depth,
+                       kin_read_node *node);
 
 /* Pushes a new view of the object p[0..n). root: stack index of the root
- * state, or 0 when o is given (a new root). */
-static void push_view(lua_State *L, int root, kin_obj *o, const char *p, size_t n) {
+ * state, or 0 when o is given (a new root). node: where its reads are
+ * recorded (NULL: nowhere). */
+static void push_view(lua_State *L, int root, kin_obj *o, const char *p, size_t n,
+                      kin_read_node *node) {
   luaL_checkstack(L, 6, "view");
   lua_createtable(L, 0, 0);
   vstate *st = lua_newuserdatauv(L, sizeof(*st), 2);
@@ -182,6 +190,7 @@ static void push_view(lua_State *L, int root, kin_obj *o, const char *p, size_t 
   st->n = n;
   st->m = NULL;
   st->nm = st->left = 0;
+  st->node = node;
   if (root) {
     lua_pushvalue(L, root);
     lua_setiuservalue(L, -2, 1);
@@ -199,7 +208,8 @@ static void push_view(lua_State *L, int root, kin_obj *o, const char *p, size_t 
   lua_setmetatable(L, -2);
 }
 
-/* The array p[0..n): a fresh array whose objects are views. */
+/* The array p[0..n): a fresh array whose objects are views (their reads
+ * not recorded: an array read is recorded whole). */
 static void push_array(lua_State *L, int root, const char *p, size_t n, int depth) {
   const char *end = p + n, *q = skip_ws(p + 1, end);
   luaL_checkstack(L, 4, "view");
@@ -208,19 +218,24 @@ static void push_array(lua_State *L, int root, const char *p, size_t n, int dept
   lua_setmetatable(L, -2);
   for (lua_Integer i = 1; q < end && *q != ']'; i++) {
     const char *e = skip_value(q, end);
-    push_value(L, root, q, (size_t)(e - q), depth + 1);
+    push_value(L, root, q, (size_t)(e - q), depth + 1, NULL);
     lua_rawseti(L, -2, i);
     q = skip_ws(e, end);
     if (q < end && *q == ',') q = skip_ws(q + 1, end);
   }
 }
 
-/* Pushes the value p[0..n) as ljson would decode it, objects as views. */
-static void push_value(lua_State *L, int root, const char *p, size_t n, int depth) {
+/* Pushes the value p[0..n) as ljson would decode it, objects as views
+ * whose reads are recorded under node (an array is recorded read whole). */
+static void push_value(lua_State *L, int root, const char *p, size_t n, int depth,
+                       kin_read_node *node) {
   if (depth > LKIN_JSON_MAX_DEPTH) luaL_error(L, "decode: nesting deeper than 512");
   switch (*p) {
-  case '{': push_view(L, root, NULL, p, n); return;
-  case '[': push_array(L, root, p, n, depth); return;
+  case '{': push_view(L, root, NULL, p, n, node); return;
+  case '[':
+    kin_read_paths_mark(node, KIN_READ_WHOLE);
+    push_array(L, root, p, n, depth);
+    return;
   case '"':
     if (n >= 2 && !memchr(p + 1, '\\', n - 2)) {
       lua_pushlstring(L, p + 1, n - 2);
@@ -246,7 +261,25 @@ static void push_root(lua_State *L, int si) {
 static void push_key(lua_State *L, const vstate *st, int i) {
   const vmem *m = &st->m[i];
   if (!m->esc) lua_pushlstring(L, st->s + m->k, m->kn);
-  else push_value(L, 0, st->s + m->k - 1, m->kn + 2, 0);
+  else push_value(L, 0, st->s + m->k - 1, m->kn + 2, 0, NULL);
+}
+
+/* Where the reads of st are recorded: a root's tree (found on first use
+ * from its object's apiVersion and kind), a nested view's node, or NULL. */
+static kin_read_node *view_node(vstate *st) {
+  if (!st->node && st->o)
+    st->node = kin_read_paths_root(kin_obj_api_version(st->o), kin_obj_kind_name(st->o));
+  return st->node;
+}
+
+/* The node of member k[0..kl) of st, or NULL: a root's apiVersion, kind
+ * and metadata are kept by every projection, so not recorded. */
+static kin_read_node *member_node(vstate *st, const char *k, size_t kl) {
+  if (st->o && ((kl == 8 && !memcmp(k, "metadata", 8)) || (kl == 4 && !memcmp(k, "kind", 4)) ||
+                (kl == 10 && !memcmp(k, "apiVersion", 10))))
+    return NULL;
+  kin_read_node *n = view_node(st);
+  return n ? kin_read_paths_child(n, k, kl) : NULL;
 }
 
 /* The view at t (absolute) has become a plain table: drop the metatable
@@ -277,13 +310,14 @@ static void materialize1(lua_State *L, int t, int side) {
   }
   int si = lua_gettop(L);
   if (!st->m) index_members(L, si, st);
+  kin_read_paths_mark(view_node(st), KIN_READ_WHOLE); /* read whole: pairs, encode */
   push_root(L, si);
   int root = lua_gettop(L);
   for (int i = 0; i < st->nm && st->left > 0; i++) {
     vmem *m = &st->m[i];
     if (m->taken) continue;
     push_key(L, st, i);
-    push_value(L, root, st->s + m->v, m->vn, 1);
+    push_value(L, root, st->s + m->v, m->vn, 1, NULL);
     lua_rawset(L, t); /* in member order: of duplicates the last stays */
     m->taken = 1;
     st->left--;
@@ -303,9 +337,14 @@ static int v_index(lua_State *L) {
   size_t kl;
   const char *k = lua_tolstring(L, 2, &kl);
   int i = find(st, k, kl);
-  if (i < 0 || st->m[i].taken) return 0; /* absent, or deleted by Lua code */
+  if (i >= 0 && st->m[i].taken) return 0; /* deleted by Lua code */
+  /* the first read of a member (absent too: a projection must keep it
+   * should it come) is recorded */
+  kin_read_node *node = member_node(st, k, kl);
+  kin_read_paths_mark(node, KIN_READ_SEEN);
+  if (i < 0) return 0;
   push_root(L, 3);
-  push_value(L, 4, st->s + st->m[i].v, st->m[i].vn, 1); /* 5 */
+  push_value(L, 4, st->s + st->m[i].v, st->m[i].vn, 1, node); /* 5 */
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 5);
   lua_rawset(L, 1);
@@ -406,7 +445,7 @@ void lkin_view_push(lua_State *L, kin_obj *o) {
     return;
   }
   ensure_init(L);
-  push_view(L, 0, o, p, (size_t)(end - p));
+  push_view(L, 0, o, p, (size_t)(end - p), NULL);
 }
 
 int lkin_view_is(lua_State *L, int i) {

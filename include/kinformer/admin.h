@@ -10,6 +10,10 @@
  *                   items per queue; "truncated":true when cut)
  *   GET /inflight   {"inflight":[{"controller":,"key":,"worker": (1-based),
  *                   "seconds":}]}
+ *   GET /advise     {"advise":[{"informer":,"api_version":,"kind":,
+ *                   "objects":,"bytes_per_object":,
+ *                   "advised_bytes_per_object":,"fields":[paths...]|null}]}
+ *                   the projection that keeps what code read (read_paths.h)
  *   GET /why?key=K[&controller=NAME]
  *                   {"key":,"why":[{"controller":,"lines":[text...],
  *                   "entries":[{"type":"event"|"reconcile"|"write",...}]}]}

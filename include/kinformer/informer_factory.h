@@ -119,4 +119,21 @@ typedef struct {
 int kin_informer_projection_size(kin_informer *inf, const char *const *fields,
                                  kin_projection_size *out, char *err, size_t errlen);
 
+/* What `kinformer inspect advise` says of an informer: the projection that
+ * keeps what code read of its objects (read_paths.h) and the cache's size
+ * now and with it. */
+typedef struct {
+  char api_version[128], kind[128]; /* of its objects (one looked at) */
+  char **fields;                    /* the advised paths (NULL-terminated), or NULL
+                                       when nothing was read (or it holds nothing) */
+  int reads_all;                    /* whole objects were read: keep everything */
+  kin_projection_size size;         /* projected_bytes: with fields (= bytes without) */
+} kin_informer_advice;
+
+/* Fills *out for inf. Returns 0 or KIN_ENOMEM; free it with
+ * kin_informer_advice_free in both cases. Takes the indexer's read lock
+ * while it lists. */
+int kin_informer_advise(kin_informer *inf, kin_informer_advice *out);
+void kin_informer_advice_free(kin_informer_advice *a);
+
 #endif

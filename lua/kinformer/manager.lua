@@ -772,11 +772,11 @@ function Manager:leader_election()
   return le and le:state() or nil
 end
 
---- Read-only view of an informer of this manager by name ("v1/pods" or an
--- informer's :name()), or nil, message, code.
-function Manager:lister(name)
-  return options.call(self.env.lister, self.env, name)
-end
+--- Read-only view of an informer by name ("v1/pods", :name()), or nil, msg, code.
+function Manager:lister(name) return options.call(self.env.lister, self.env, name) end
+
+--- Per informer, the projection keeping what code read (kinformer.advise).
+function Manager:advise() return require("kinformer.advise").of(self) end
 
 --- Calls fn() until it returns a true value, pumping main-state handlers
 -- between calls, up to timeout seconds (default 10). Returns fn's value, or

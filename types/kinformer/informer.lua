@@ -88,6 +88,25 @@ function Informer:len() end
 ---@return { objects: integer, bytes_per_object: number, projected_bytes_per_object: number }
 function Informer:projected_size(fields) end
 
+---What handlers and reconcilers have read of this informer's objects, as
+---the fields projection that keeps it (kinformer.advise).
+---@class kinformer.Advice
+---@field informer? string the informer's name (mgr:advise, kinformer inspect advise)
+---@field api_version string of its objects
+---@field kind string
+---@field objects integer cached now
+---@field bytes_per_object number the cache's JSON bytes per object now
+---@field advised_bytes_per_object number with fields
+---@field fields? string[] the advised paths; nil when nothing was read yet, or when whole objects were (reads_all)
+---@field reads_all boolean whole objects were read (pairs, encoding): nothing to drop
+
+---The projection keeping what code read of this informer's objects, and
+---the bytes per object now and with it.
+---@return kinformer.Advice? advice
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Informer:advise() end
+
 ---The objects whose index name has value (an unknown index raises).
 ---@param name string
 ---@param value string

@@ -310,6 +310,12 @@ function Manager:leader_election() end
 ---@return_overload nil, string, kinformer.ErrorCode
 function Manager:lister(name) end
 
+---Per informer (sorted by name), the fields projection keeping what
+---handlers and reconcilers have read (inf:advise); `kinformer inspect
+---advise` asks a running operator the same.
+---@return kinformer.Advice[]
+function Manager:advise() end
+
 ---Calls fn until it returns a true value, pumping main-state handlers, up
 ---to timeout seconds (default 10). Returns that value, or nil, "timed out",
 ---"ETIMEDOUT".

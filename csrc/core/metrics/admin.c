@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "controller_history.h"
 #include "indexer.h"
+#include "informer_factory.h"
 #include "kin.h"
 #include "workqueue.h"
 
@@ -106,6 +107,46 @@ static void render_caches(kin__buf *b) {
                     kin_informer_has_synced(entries[i].inf) ? "true" : "false");
   }
   kin__buf_puts(b, "]}");
+}
+
+/* Under mu: per informer, the projection that keeps what code read of its
+ * objects and the cache's JSON bytes per object now and with it. */
+static int render_advise(kin__buf *b) {
+  kin__buf_puts(b, "{\"advise\":[");
+  int first = 1, rc = 0;
+  for (size_t i = 0; i < nentries && !rc; i++) {
+    if (!entries[i].inf) continue;
+    kin_informer_advice a;
+    rc = kin_informer_advise(entries[i].inf, &a);
+    if (!rc) {
+      kin__buf_puts(b, first ? "{\"informer\":" : ",{\"informer\":");
+      first = 0;
+      json_str(b, entries[i].name);
+      kin__buf_puts(b, ",\"api_version\":");
+      json_str(b, a.api_version);
+      kin__buf_puts(b, ",\"kind\":");
+      json_str(b, a.kind);
+      size_t n = a.size.objects;
+      kin__buf_printf(b, ",\"objects\":%zu,\"bytes_per_object\":%.1f,"
+                         "\"advised_bytes_per_object\":%.1f,\"fields\":",
+                      n, n ? (double)a.size.bytes / (double)n : 0.0,
+                      n ? (double)a.size.projected_bytes / (double)n : 0.0);
+      if (!a.fields) {
+        kin__buf_puts(b, a.reads_all ? "null,\"reads_all\":true" : "null");
+      } else {
+        kin__buf_puts(b, "[");
+        for (char **f = a.fields; *f; f++) {
+          if (f != a.fields) kin__buf_puts(b, ",");
+          json_str(b, *f);
+        }
+        kin__buf_puts(b, "]");
+      }
+      kin__buf_puts(b, "}");
+    }
+    kin_informer_advice_free(&a);
+  }
+  kin__buf_puts(b, "]}");
+  return rc;
 }
 
 static const char *state_name(kin_wq_state s) {
@@ -246,6 +287,8 @@ int kin_admin_render(const char *path, const char *key, const char *controller, 
     rc = render_queues(&b);
   } else if (strcmp(path, "/inflight") == 0) {
     rc = render_inflight(&b);
+  } else if (strcmp(path, "/advise") == 0) {
+    rc = render_advise(&b);
   } else if (strcmp(path, "/why") == 0) {
     if (key && *key) {
       rc = render_why(&b, key, controller);
@@ -254,7 +297,7 @@ int kin_admin_render(const char *path, const char *key, const char *controller, 
       kin__buf_puts(&b, "{\"error\":\"why needs ?key=namespace/name\"}");
     }
   } else if (strcmp(path, "/") == 0) {
-    kin__buf_puts(&b, "{\"endpoints\":[\"/caches\",\"/queues\",\"/inflight\",\"/why?key=\"]}");
+    kin__buf_puts(&b, "{\"endpoints\":[\"/caches\",\"/queues\",\"/inflight\",\"/advise\",\"/why?key=\"]}");
   } else {
     status = 404;
     kin__buf_puts(&b, "{\"error\":\"not found\"}");

@@ -162,16 +162,6 @@ static int put_double(jctx *c, double d, const char *go) {
   return put(c, b, strlen(b));
 }
 
-/* Reads one length-delimited value at *p. */
-static int read_len(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n) {
-  uint64_t len;
-  if (kin__pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return -1;
-  *s = *p;
-  *n = (size_t)len;
-  *p += len;
-  return 0;
-}
-
 /* A scalar value of f at *p (wire type checked by the caller) into *out as
  * a number (ints, bools) for the special messages that need one. */
 static int read_int(const uint8_t **p, const uint8_t *end, int64_t *out) {
@@ -190,7 +180,7 @@ static int put_value(jctx *c, const kin__pb_field *f, const uint8_t **p, const u
   if (f->kind == KIN__PB_MESSAGE) {
     const uint8_t *s;
     size_t n;
-    if (read_len(p, end, &s, &n)) return fail(c, "unexpected EOF");
+    if (kin__pb_read_len(p, end, &s, &n)) return fail(c, "unexpected EOF");
     return emit_msg(c, f->msg, s, n);
   }
   char b[32];
@@ -219,7 +209,7 @@ static int put_value(jctx *c, const kin__pb_field *f, const uint8_t **p, const u
     case KIN__PB_BYTES: {
       const uint8_t *s;
       size_t n;
-      if (read_len(p, end, &s, &n)) return fail(c, "unexpected EOF");
+      if (kin__pb_read_len(p, end, &s, &n)) return fail(c, "unexpected EOF");
       if (is_zero) *is_zero = n == 0;
       if (f->kind == KIN__PB_STRING) return put_str(c, s, n);
       char *b64 = kin__base64_encode(s, n);
@@ -301,7 +291,7 @@ static int put_repeated(jctx *c, const kin__pb_field *f, const uint8_t *p, size_
     if (wt == 2 && want != 2) { /* packed scalars */
       const uint8_t *s;
       size_t len;
-      if (read_len(&p, end, &s, &len)) return fail(c, "unexpected EOF");
+      if (kin__pb_read_len(&p, end, &s, &len)) return fail(c, "unexpected EOF");
       p = s;
       vend = s + len;
     }
@@ -352,7 +342,7 @@ static int put_map(jctx *c, const kin__pb_field *f, uint32_t count, const uint8_
       if (kin__pb_skip(&p, end, (int)(key & 7))) rc = fail(c, "unexpected EOF");
       continue;
     }
-    if (read_len(&p, end, &s, &len) || k >= count) {
+    if (kin__pb_read_len(&p, end, &s, &len) || k >= count) {
       rc = fail(c, "unexpected EOF");
       break;
     }
@@ -370,7 +360,7 @@ static int put_map(jctx *c, const kin__pb_field *f, uint32_t count, const uint8_
         break;
       }
       if ((ek & 7) == 2 && (ek >> 3) == 1 && em->fields[0].kind == KIN__PB_STRING) {
-        if (read_len(&q, qend, &vs, &vl)) {
+        if (kin__pb_read_len(&q, qend, &vs, &vl)) {
           rc = fail(c, "unexpected EOF");
           break;
         }
@@ -505,7 +495,7 @@ static int emit_special(jctx *c, const kin__pb_msg *m, const uint8_t *p, size_t 
       const uint8_t *s;
       size_t len;
       if (!(v = last_of(o, 0))) return PUTS(c, "\"0\"");
-      if (read_len(&v, end, &s, &len)) return fail(c, "unexpected EOF");
+      if (kin__pb_read_len(&v, end, &s, &len)) return fail(c, "unexpected EOF");
       return len ? put_str(c, s, len) : PUTS(c, "\"0\"");
     }
     case KIN__PB_S_INTORSTR: {
@@ -519,7 +509,7 @@ static int emit_special(jctx *c, const kin__pb_msg *m, const uint8_t *p, size_t 
       const uint8_t *s;
       size_t len;
       if (!(v = last_of(o, 0))) return PUTS(c, "null");
-      if (read_len(&v, end, &s, &len)) return fail(c, "unexpected EOF");
+      if (kin__pb_read_len(&v, end, &s, &len)) return fail(c, "unexpected EOF");
       return put_raw(c, s, len);
     }
     case KIN__PB_S_WRAPPED_LIST:
@@ -564,7 +554,7 @@ static int emit_field(jctx *c, const kin__pb_field *f, const occ *oc, const uint
     size_t len = 0;
     if (oc->count) {
       const uint8_t *v = oc->last;
-      if (read_len(&v, p + n, &s, &len)) return fail(c, "unexpected EOF");
+      if (kin__pb_read_len(&v, p + n, &s, &len)) return fail(c, "unexpected EOF");
     }
     if (im->special != KIN__PB_S_NONE) return 0; /* inlines only objects */
     occ st[STACK_FIELDS], *io = im->nfields <= STACK_FIELDS ? st : malloc(sizeof(occ) * (size_t)im->nfields);
@@ -675,82 +665,6 @@ int kin__pb_json(int msg, const uint8_t *p, size_t n, kin__buf *out, char *err, 
   if (!rc && kin__buf_add(out, "", 0)) rc = KIN_ENOMEM; /* NUL-ended */
   if (rc == KIN_ENOMEM && !err[0]) snprintf(err, cap, "out of memory");
   return rc;
-}
-
-/* ---- the envelope: `k8s\0` + runtime.Unknown ---- */
-
-int kin__pb_is_enveloped(const void *p, size_t n) { return n >= 4 && !memcmp(p, "k8s\0", 4); }
-
-/* Copies the n bytes at s into a NUL-terminated buf of cap bytes (cut). */
-static void copy_str(char *buf, size_t cap, const uint8_t *s, size_t n) {
-  if (n >= cap) n = cap - 1;
-  memcpy(buf, s, n);
-  buf[n] = 0;
-}
-
-int kin__pb_envelope(const uint8_t *p, size_t n, kin__pb_unknown *u, char *err, size_t cap) {
-  memset(u, 0, sizeof(*u));
-  err[0] = 0;
-  if (!n) {
-    snprintf(err, cap, "empty data");
-    return KIN_EINVAL;
-  }
-  if (!kin__pb_is_enveloped(p, n)) {
-    snprintf(err, cap, "provided data does not appear to be a protobuf message, expected "
-                       "prefix [107 56 115 0]");
-    return KIN_EINVAL;
-  }
-  if (n == 4) {
-    snprintf(err, cap, "empty body");
-    return KIN_EINVAL;
-  }
-  const uint8_t *q = p + 4, *end = p + n, *s;
-  size_t len;
-  char enc[64] = "";
-  while (q < end) {
-    uint64_t key;
-    if (kin__pb_varint(&q, end, &key)) goto eof;
-    if ((key & 7) != 2) {
-      if (!(key >> 3)) {
-        snprintf(err, cap, "proto: Unknown: illegal tag 0 (wire type %d)", (int)(key & 7));
-        return KIN_EINVAL;
-      }
-      if (kin__pb_skip(&q, end, (int)(key & 7))) goto eof;
-      continue;
-    }
-    if (read_len(&q, end, &s, &len)) goto eof;
-    switch (key >> 3) {
-      case 1: { /* TypeMeta */
-        const uint8_t *t = s, *tend = s + len, *ts;
-        size_t tl;
-        while (t < tend) {
-          uint64_t tk;
-          if (kin__pb_varint(&t, tend, &tk)) goto eof;
-          if ((tk & 7) != 2) {
-            if (kin__pb_skip(&t, tend, (int)(tk & 7))) goto eof;
-            continue;
-          }
-          if (read_len(&t, tend, &ts, &tl)) goto eof;
-          if ((tk >> 3) == 1) copy_str(u->api_version, sizeof(u->api_version), ts, tl);
-          if ((tk >> 3) == 2) copy_str(u->kind, sizeof(u->kind), ts, tl);
-        }
-        break;
-      }
-      case 2: u->raw = s; u->raw_len = len; break;
-      case 3: copy_str(enc, sizeof(enc), s, len); break;
-      default: break;
-    }
-  }
-  u->read = 1;
-  if (enc[0]) {
-    /* the Go server rejects any content encoding as well */
-    snprintf(err, cap, "unsupported content encoding \"%s\"", enc);
-    return KIN_EINVAL;
-  }
-  return 0;
-eof:
-  snprintf(err, cap, "unexpected EOF");
-  return KIN_EINVAL;
 }
 
 /* An enveloped object's JSON with kind and apiVersion first. */

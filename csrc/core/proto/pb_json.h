@@ -18,26 +18,11 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "pb_envelope.h"
 
 /* Appends to out the JSON of the n bytes at p read as message msg (an
  * index of kin__pb_msgs). 0, KIN_EINVAL (err), KIN_ENOMEM. */
 int kin__pb_json(int msg, const uint8_t *p, size_t n, kin__buf *out, char *err, size_t cap);
-
-/* The `k8s\0` + runtime.Unknown envelope of a protobuf body. */
-typedef struct {
-  int read;           /* its fields were read (a failure after is the content encoding's) */
-  char api_version[256], kind[256];
-  const uint8_t *raw; /* the object's bytes, inside the body */
-  size_t raw_len;
-} kin__pb_unknown;
-
-/* Reads the envelope of the n bytes at p into *u. 0, or KIN_EINVAL with the
- * Go serializer's words in err (empty, no magic, truncated, a content
- * encoding). */
-int kin__pb_envelope(const uint8_t *p, size_t n, kin__pb_unknown *u, char *err, size_t cap);
-
-/* 1 when the n bytes at p start with the envelope's magic `k8s\0`. */
-int kin__pb_is_enveloped(const void *p, size_t n);
 
 /* Appends the JSON of an enveloped object (a Status, an object of a watch
  * event) with "kind" and "apiVersion" first, as the server's JSON has

@@ -9,16 +9,6 @@
 #include "pb_json.h"
 #include "pb_schema.h"
 
-/* Reads the length-delimited value at *p. */
-static int read_len(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n) {
-  uint64_t len;
-  if (kin__pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return -1;
-  *s = *p;
-  *n = (size_t)len;
-  *p += len;
-  return 0;
-}
-
 /* The index of m's field with JSON name json, or -1. */
 static int field_named(const kin__pb_msg *m, const char *json) {
   for (int i = 0; i < m->nfields; i++)
@@ -48,7 +38,7 @@ static int list_meta(const kin__pb_msg *lm, const uint8_t *p, size_t n, kin__pb_
     if (wt == 2 && ((frv >= 0 && num == lm->fields[frv].num) || (fco >= 0 && num == lm->fields[fco].num))) {
       const uint8_t *s;
       size_t len;
-      if (read_len(&p, end, &s, &len)) return KIN_EINVAL;
+      if (kin__pb_read_len(&p, end, &s, &len)) return KIN_EINVAL;
       char **dst = frv >= 0 && num == lm->fields[frv].num ? &meta->resource_version : &meta->cont;
       free(*dst);
       if (!(*dst = dup_n(s, len))) return KIN_ENOMEM;
@@ -142,7 +132,7 @@ int kin__pb_list(const uint8_t *p, size_t n, kin__pb_item_fn fn, void *ud, kin__
     uint32_t num = (uint32_t)(key >> 3);
     int wt = (int)(key & 7);
     if (wt == 2 && (num == m->fields[fitems].num || num == m->fields[fmeta].num)) {
-      if (read_len(&q, end, &s, &len)) {
+      if (kin__pb_read_len(&q, end, &s, &len)) {
         rc = KIN_EINVAL;
         snprintf(err, cap, "unexpected EOF in %s", m->name);
         break;
@@ -172,7 +162,7 @@ int kin__pb_watch_event_json(const uint8_t *p, size_t n, kin__buf *out, char *er
       if (kin__pb_skip(&p, end, (int)(key & 7))) goto eof;
       continue;
     }
-    if (read_len(&p, end, &s, &len)) goto eof;
+    if (kin__pb_read_len(&p, end, &s, &len)) goto eof;
     if ((key >> 3) == 1) {
       type = s;
       type_len = len;
@@ -187,7 +177,7 @@ int kin__pb_watch_event_json(const uint8_t *p, size_t n, kin__buf *out, char *er
           if (kin__pb_skip(&r, rend, (int)(rk & 7))) goto eof;
           continue;
         }
-        if (read_len(&r, rend, &rs, &rl)) goto eof;
+        if (kin__pb_read_len(&r, rend, &rs, &rl)) goto eof;
         if ((rk >> 3) == 1) {
           obj = rs;
           obj_len = rl;

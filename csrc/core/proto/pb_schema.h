@@ -71,5 +71,7 @@ int kin__pb_serves(const char *av, size_t n);
  * overlong value. */
 int kin__pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 int kin__pb_skip(const uint8_t **p, const uint8_t *end, int wire_type);
+/* A length-delimited value at *p: its bytes in *s, *n; advances past it. */
+int kin__pb_read_len(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n);
 
 #endif

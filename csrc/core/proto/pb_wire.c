@@ -50,3 +50,12 @@ int kin__pb_serves(const char *av, size_t n) {
       return 1;
   return 0;
 }
+
+int kin__pb_read_len(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n) {
+  uint64_t len;
+  if (kin__pb_varint(p, end, &len) || len > (uint64_t)(end - *p)) return -1;
+  *s = *p;
+  *n = (size_t)len;
+  *p += len;
+  return 0;
+}

@@ -3,7 +3,7 @@
 -- 127.0.0.1:PORT`, manager option admin_bind; see include/kinformer/admin.h
 -- for the JSON it serves).
 --
---   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY
+--   kinformer inspect [--address HOST:PORT] [caches|queues|inflight|advise|why KEY
 --                     [--controller NAME]] [--json]
 --
 -- With no subcommand it prints caches, queues and in-flight reconciles.
@@ -26,7 +26,7 @@ local argv_lib = require "kinformer.cmd.argv"
 local argv_walk, positive = argv_lib.walk, argv_lib.positive
 
 M.usage = [=[
-usage: kinformer inspect [--address HOST:PORT] [caches|queues|inflight|why KEY [--controller NAME]] [--json]
+usage: kinformer inspect [--address HOST:PORT] [caches|queues|inflight|advise|why KEY [--controller NAME]] [--json]
 
 Reads a running operator's admin endpoint (kinformer run --admin-bind-address
 HOST:PORT) and prints:
@@ -34,6 +34,9 @@ HOST:PORT) and prints:
   queues              each controller's queue: keys ready, being processed or
                       waiting (due in how long), and their retries
   inflight            the reconciles running now (key, worker, seconds)
+  advise              each informer: the fields = {...} projection keeping
+                      what handlers and reconcilers have read of its
+                      objects, and the bytes per object now and with it
   why KEY             KEY's history (ns/name): what enqueued it, the
                       predicates' verdicts, each reconcile with its result
                       and writes; --controller NAME limits it to one controller
@@ -83,7 +86,7 @@ function M.parse(argv)
       o.what = "help"
     elseif a:sub(1, 1) == "-" then
       usage("unknown option " .. a)
-    elseif o.what == nil and (a == "caches" or a == "queues" or a == "inflight" or a == "why") then
+    elseif o.what == nil and (a == "caches" or a == "queues" or a == "inflight" or a == "advise" or a == "why") then
       o.what = a
     elseif o.what == "why" and o.key == nil then
       o.key = a
@@ -171,6 +174,10 @@ function M.format_inflight(v)
     out[#out + 1] = string.format("  controller %s: %s (worker %d, %s)", r.controller, r.key, r.worker, secs(r.seconds))
   end
   return table.concat(out, "\n")
+end
+
+function M.format_advise(v)
+  return require("kinformer.advise").format(v.advise)
 end
 
 function M.format_why(v)

@@ -1,0 +1,99 @@
+-- mgr:advise(), inf:advise() and `kinformer inspect advise`: the lazy
+-- views record the first read of each member (read_paths.h) per
+-- apiVersion/kind, and the advice is the fields = {...} projection that
+-- keeps exactly what was read, with the cache's bytes now and with it.
+-- The records are process-wide, so this spec reads a kind no other spec
+-- reads in the same process (v1 ResourceQuota).
+local kinformer = require "kinformer"
+local simmod = require "kinformer.sim"
+local http = require "support.sim_http"
+local advise = require "kinformer.advise"
+
+local function quota(sim, name)
+  local _, code = http(sim, "POST", "/api/v1/namespaces/default/resourcequotas", {
+    apiVersion = "v1", kind = "ResourceQuota", metadata = { name = name, labels = { team = "a" } },
+    spec = { hard = { pods = "10", ["requests.cpu"] = "4", secrets = "20" }, scopes = { "NotTerminating" },
+             scopeSelector = { matchExpressions = { { scopeName = "PriorityClass", operator = "Exists" } } } } })
+  assert(code == 201, "create " .. name .. ": " .. tostring(code))
+end
+
+local function advice_of(mgr, name)
+  for _, a in ipairs(mgr:advise()) do
+    if a.informer == name then return a end
+  end
+end
+
+describe("advise", function()
+  local sim, mgr
+  before_each(function() sim = assert(simmod.start{ controllers = "none" }) end)
+  after_each(function()
+    if mgr then mgr:stop() end
+    mgr = nil
+    sim:stop()
+  end)
+
+  it("advises the paths handlers read, and what the cache would weigh with them", function()
+    for i = 1, 3 do quota(sim, "q" .. i) end
+    mgr = assert(kinformer.manager{ sim = sim })
+    local inf = assert(mgr:informer("v1/resourcequotas"))
+    local a0 = inf:advise()
+    assert.is_nil(a0.fields) -- nothing cached, nothing read
+    local seen = 0
+    inf:add_handler({ on_add = function(q)
+      -- metadata is always kept: not advised
+      assert(q.metadata.name and q.metadata.labels.team == "a")
+      local _, _, _ = q.spec.hard.pods, q.status, q.spec.scopes[1]
+      seen = seen + 1
+    end }, { main = true })
+    assert(mgr:start{ timeout = 10 })
+    assert(mgr:wait_for(function() return seen == 3 end, 10))
+    local a = advice_of(mgr, "v1/resourcequotas")
+    assert.truthy(a)
+    assert.equal("v1", a.api_version)
+    assert.equal("ResourceQuota", a.kind)
+    assert.equal(3, a.objects)
+    -- an absent member read (status) is kept should it come; an array
+    -- (scopes) whole; nothing of what was not read (spec.scopeSelector,
+    -- the other spec.hard entries)
+    assert.same({ "spec.hard.pods", "spec.scopes", "status" }, a.fields)
+    assert.is_false(a.reads_all)
+    assert.is_true(a.advised_bytes_per_object < a.bytes_per_object)
+    -- the advice is what a projection with those fields weighs
+    local ps = inf:projected_size(a.fields)
+    assert.near(ps.projected_bytes_per_object, a.advised_bytes_per_object, 0.01)
+    -- and that projection keeps what the handler read
+    local proj = assert(mgr:informer("v1/resourcequotas", { fields = a.fields }))
+    assert(mgr:wait_for(function() return proj:has_synced() and proj:len() == 3 end, 10))
+    local q = proj:get("default/q1")
+    assert.equal("10", q.spec.hard.pods)
+    assert.equal("NotTerminating", q.spec.scopes[1])
+    assert.is_nil(q.spec.hard.secrets)
+    assert.is_nil(q.spec.scopeSelector)
+    -- printed
+    local text = advise.format(mgr:advise())
+    assert.truthy(text:find('v1/resourcequotas %(v1 ResourceQuota%): 3 objects, %d+ bytes each'), text)
+    assert.truthy(text:find('with fields = { "spec.hard.pods", "spec.scopes", "status" }: %d+ bytes each %(0%.%d%dx%)'),
+      text)
+  end)
+
+  it("says when whole objects are read", function()
+    local _, code = http(sim, "POST", "/api/v1/namespaces/default/limitranges", {
+      apiVersion = "v1", kind = "LimitRange", metadata = { name = "l" },
+      spec = { limits = { { type = "Container", max = { cpu = "1" } } } } })
+    assert.equal(201, code)
+    mgr = assert(kinformer.manager{ sim = sim })
+    local inf = assert(mgr:informer("v1/limitranges"))
+    local seen = false
+    inf:add_handler({ on_add = function(l)
+      for _ in pairs(l) do end -- every member: nothing can be dropped
+      seen = true
+    end }, { main = true })
+    assert(mgr:start{ timeout = 10 })
+    assert(mgr:wait_for(function() return seen end, 10))
+    local a = inf:advise()
+    assert.is_nil(a.fields)
+    assert.is_true(a.reads_all)
+    assert.truthy(advise.format({ (function() a.informer = "v1/limitranges"; return a end)() })
+      :find("whole objects are read"))
+  end)
+end)
