@@ -72,12 +72,14 @@ command -v "$LUA" >/dev/null || { echo "bench-lua: $LUA is missing (make deps)" 
 
 if [ $quick = 1 ]; then
   REPEAT=${BENCH_REPEAT:-3}
+  PODS=${BENCH_PODS:-10000}
   OBJECTS=2000
   BURST=${BENCH_BURST:-5000}
   KEYS=${BENCH_KEYS:-50000}
   TIMEOUT=60
 else
   REPEAT=${BENCH_REPEAT:-3}
+  PODS=${BENCH_PODS:-100000}
   OBJECTS=10000
   BURST=${BENCH_BURST:-20000}
   KEYS=${BENCH_KEYS:-200000}
@@ -194,12 +196,38 @@ for w in 1 2; do
   done
 done
 stop_sim
+
+# 3. The advised projection (issue 26): a cache of PODS Pods with a handler
+# reading spec.nodeName, status.phase, status.conditions and a label, whole,
+# then with the fields mgr:advise() gave for it. RSS after the handler saw
+# every Pod, less the process's RSS before the manager, as the library
+# leaves it.
+start_sim "$(seed pods "$PODS")"
+echo "workload advise: $PODS Pods, whole and with the advised fields (sim $URL)"
+run_advise() {
+  local label=$1 out=$DIR/client.out err=$DIR/logs/advise-$1.err
+  shift
+  timeout -k 5 "$((TIMEOUT + 30))" "$LUA" "$ROOT/bench/lua/advise_bench.lua" --kubeconfig "$KC" \
+    --objects "$PODS" --timeout "$TIMEOUT" "$@" >"$out" 2>"$err" || true
+  record advise "$label" "$out" "$err" '{}'
+  tail -n 1 "$RESULTS" | jq -r '"    \(.label): " + (if .error then "ERROR \(.error)" else
+      "\(.objects) Pods, RSS \((.rss_kib - .base_rss_kib) / 1024 | floor) MiB over the base; fields \(.fields)" end)'
+}
+run_advise full
+ADVISED=$(tail -n 1 "$RESULTS" | jq -r '.fields // ""')
+if [ -n "$ADVISED" ]; then
+  run_advise advised --fields "$ADVISED"
+else
+  echo "    advised: not run (no advice: the full run failed or read nothing)"
+fi
+stop_sim
 echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  raw results: $RESULTS"
 
 # The table: medians per (workload, client) of the runs without error.
 echo
 jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS" --argjson objects "$OBJECTS" \
+  --argjson pods "$PODS" \
   "$BENCH_JQ"'
   def fmt($v): if $v == null then "n/a" else fixed($v; 0) end;
   def row($c): "| " + ($c[0] | pad(54)) + " | " + ($c[1] | lpad(9)) + " | " + ($c[2] | lpad(9)) +
@@ -243,6 +271,10 @@ jq -rs --argjson repeat "$REPEAT" --argjson burst "$BURST" --argjson keys "$KEYS
      ([1, 2][] as $w | "reconcile-\($w)" as $wl
       | med($wl; "kinformer"; .keys / .ms * 1000) as $k | med($wl; "client-go"; .keys / .ms * 1000) as $c
       | target("reconcile_trivial_\($w)_worker\(if $w > 1 then "s" else "" end)_vs_client_go";
-               (if $k == null or $c == null or $c == 0 then null else $k / $c end); 1.5; ">="; "x"))
+               (if $k == null or $c == null or $c == 0 then null else $k / $c end); 1.5; ">="; "x")),
+     (med("advise"; "full"; .rss_kib - .base_rss_kib) as $f | med("advise"; "advised"; .rss_kib - .base_rss_kib) as $p
+      | "advise: \($pods) Pods, RSS over the base: whole \(if $f then fixed($f / 1024; 1) else "n/a" end) MiB, with the advised fields \(if $p then fixed($p / 1024; 1) else "n/a" end) MiB (\(ok("advise"; "full")[0].fields // "no advice"))",
+        target("projection_100k_pods_rss_vs_full"; (if $f == null or $p == null or $f == 0 then null else $p / $f end); 0.3; "<="; "x")
+        + (if $pods != 100000 then " (\($pods) Pods in this run)" else "" end))
     ] | .[]
 ' "$RESULTS"
