@@ -52,10 +52,8 @@
 
 #define CONTROLLER_MT "kinformer.controller"
 static const lkin_type controller_type; /* at the end, with the methods */
-#define ENV_KEY "kinformer.controller.env" /* a worker state's env userdata */
 /* Registry keys looked up on every reconcile: light userdata of these
  * addresses (lua_rawgetp), no string interning or comparison. */
-static const char ctx_new_key;  /* a worker state's ctx module's for_request */
 static const char do_call_key;  /* its do_call closure */
 
 typedef struct {
@@ -64,16 +62,6 @@ typedef struct {
 
 /* ---- inside worker states ---------------------------------------------- */
 
-/* Pushes the state's env userdata, made on first use (and again after a
- * rebuild) and kept in the registry. */
-static void push_state_env(lua_State *L, lctl *p) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, ENV_KEY) != LUA_TNIL) return;
-  lua_pop(L, 1);
-  p->push_env(L, p->env);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, ENV_KEY);
-}
-
 /* Message handler: terminal errors stay intact (the caller tells them
  * apart); anything else becomes its text with a traceback. */
 static int msgh(lua_State *L) {
@@ -81,46 +69,6 @@ static int msgh(lua_State *L) {
   const char *msg = lkin_push_error_text(L, 1);
   luaL_traceback(L, L, msg, 1);
   return 1;
-}
-
-/* do_call(fn, arg, controller, worker, req; upvalues env, ctx module, for
- * resource) -> fn(arg, ctx) with ctx = require(ctx module).for_request(env,
- * controller, worker, req, for resource), the constructor looked up once
- * per state (reconciles are the hot path; a state serves one controller);
- * two results. Runs under a pcall with msgh. */
-static int do_call(lua_State *L) {
-  lua_settop(L, 5);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_new_key) != LUA_TFUNCTION) {
-    lua_pop(L, 1);
-    lua_getglobal(L, "require");
-    lua_pushvalue(L, lua_upvalueindex(2));
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, "for_request");
-    lua_remove(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &ctx_new_key);
-  }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_pushvalue(L, 3);
-  lua_pushvalue(L, 4);
-  lua_pushvalue(L, 5);
-  lua_pushvalue(L, lua_upvalueindex(3));
-  lua_call(L, 5, 1); /* ctx */
-  lua_pushvalue(L, 1);
-  lua_pushvalue(L, 2);
-  lua_pushvalue(L, -3);
-  lua_call(L, 2, 2);
-  return 2;
-}
-
-/* Pushes the do_call closure of p in a worker state (its upvalues: the
- * state's env, the name of p's ctx module, p's For resource or nil). */
-static void push_do_call(lua_State *L, lctl *p) {
-  push_state_env(L, p);
-  lua_pushstring(L, p->ctx_module);
-  if (*p->for_resource) lua_pushstring(L, p->for_resource);
-  else lua_pushnil(L);
-  lua_pushcclosure(L, do_call, 3);
 }
 
 /* Pushes the worker's code as a function: the code itself, or its field
@@ -165,7 +113,7 @@ static int run_reconcile(lua_State *L) {
   /* the do_call closure over this state's env, made once per state */
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &do_call_key) != LUA_TFUNCTION) {
     lua_pop(L, 1);
-    push_do_call(L, p);
+    lctl_push_call(L, p, 1);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &do_call_key);
   } /* 2 */
@@ -175,16 +123,10 @@ static int run_reconcile(lua_State *L) {
     rc->msg = dup_top(L, -1);
     return 0;
   }
-  lua_createtable(L, 0, 3); /* req */
-  lua_pushstring(L, rc->req->ns);
-  lua_setfield(L, -2, "namespace");
-  lua_pushstring(L, rc->req->name);
-  lua_setfield(L, -2, "name");
-  lua_pushstring(L, rc->req->key);
-  lua_setfield(L, -2, "key");
-  lua_pushstring(L, p->name);
   lua_pushinteger(L, rc->worker + 1);
-  lua_pushvalue(L, -3);
+  lua_pushstring(L, rc->req->ns);
+  lua_pushstring(L, rc->req->name);
+  lua_pushstring(L, rc->req->key);
   lkin_set_call_ctx(L, rc->ctx);
   lkin_call_limit_set(L, rc->ctx->deadline_ns, kin_controller_abort_flag(p->c, rc->worker));
   lua_sethook(L, lctl_interrupt_hook, LUA_MASKCOUNT, HOOK_COUNT);
@@ -316,14 +258,13 @@ static int run_map(lua_State *L) {
   lua_settop(L, 0);
   luaL_checkstack(L, 12, NULL);
   lua_pushcfunction(L, msgh); /* 1 */
-  push_do_call(L, m->ctl);
+  lctl_push_call(L, m->ctl, 0);
   if (push_code(L, "map", "map function") < 0) {
     mc->msg = dup_top(L, -1);
     return 0;
   }
   lkin_ws_push_object(L, mc->obj);
-  lua_pushstring(L, m->ctl->name);
-  if (lua_pcall(L, 3, 1, 1) != LUA_OK) {
+  if (lua_pcall(L, 2, 1, 1) != LUA_OK) {
     if (!lua_isstring(L, -1)) lkin_push_error_text(L, -1);
     mc->msg = dup_top(L, -1);
     return 0;

@@ -123,6 +123,14 @@ int lctl_map_fn(void *ud, kin_obj *obj, kin_request_emit_fn emit, void *ectx);
 int lctl_map_start(void *ud);
 void lctl_map_stop(void *ud);
 
+/* ---- lcontroller_call.c: the call of the code in a worker state ------------- */
+
+/* Pushes the closure that calls p's code in this worker state (under the
+ * caller's pcall): reconcile 1: f(fn, worker, namespace, name, key) ->
+ * fn(req, ctx), two results; 0: f(fn, obj) -> fn(obj, ctx), one result
+ * (a map function). */
+void lctl_push_call(lua_State *L, lctl *p, int reconcile);
+
 /* ---- lcontroller_why.c ------------------------------------------------------ */
 
 /* ctl:why(key): pushes key's history of c as a list (see the file) and

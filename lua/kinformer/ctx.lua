@@ -339,4 +339,8 @@ function M.for_request(env, controller, worker, req, for_resource)
                         for_resource = for_resource }, Ctx)
 end
 
+--- The metatable of every ctx: lcontroller.c builds a reconcile's ctx
+-- with it in C, with the same five fields as for_request.
+M.metatable = Ctx
+
 return M
