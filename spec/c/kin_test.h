@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "buf.h"
 #include "indexer.h"
 #include "kobj.h"
 
@@ -81,10 +80,6 @@ const char *kin_test_fixture_path(const char *name);
 /* Reads the fixture file name (see kin_test_fixture_path) into a malloc'd
  * NUL-terminated buffer; fails the test when missing. */
 char *kin_test_fixture(const char *name, size_t *len);
-
-/* Appends a protobuf length-delimited field (its tag, varint length and
- * the n bytes at p) to b, a kin__buf. */
-void kin_test_pb_field(kin__buf *b, int num, const void *p, size_t n);
 
 struct kin_sim;
 /* Starts a kinformer.sim with the default config, serving HTTPS with the

@@ -4,6 +4,7 @@
  * that fails the test on error, fixture paths and contents, a sim started
  * with the default config, and a capture of kin's log. */
 #include "kin_test.h"
+#include "kin_test_pb.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
  * watch frame as a JSON watch line, and every truncation of every body
  * refused with a message rather than read wrong. */
 #include "kin_test.h"
+#include "kin_test_pb.h"
 
 #include <jansson.h>
 #include <string.h>

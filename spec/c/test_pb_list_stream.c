@@ -5,6 +5,7 @@
  * anywhere is refused with the whole reader's words; a body not in
  * gogo-protobuf's field order is read whole. */
 #include "kin_test.h"
+#include "kin_test_pb.h"
 
 #include <jansson.h>
 #include <string.h>
