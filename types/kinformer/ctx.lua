@@ -133,6 +133,7 @@ function Ctx.is_terminal(v) end
 ---The module: require "kinformer.ctx". The helpers are also its functions.
 ---@class kinformer.ctx
 ---@field ENSURE_OPTIONS string[] ctx:ensure's option names
+---@field metatable table every ctx's metatable (a controller's workers build each reconcile's ctx with it, as for_request does)
 local M = {}
 
 M.has_finalizer = Ctx.has_finalizer
