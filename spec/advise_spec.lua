@@ -8,6 +8,7 @@ local kinformer = require "kinformer"
 local simmod = require "kinformer.sim"
 local http = require "support.sim_http"
 local advise = require "kinformer.advise"
+local quiet = require "support.quiet"
 
 local function quota(sim, name)
   local _, code = http(sim, "POST", "/api/v1/namespaces/default/resourcequotas", {
@@ -32,7 +33,17 @@ describe("advise", function()
     sim:stop()
   end)
 
-  it("advises the paths handlers read, and what the cache would weigh with them", function()
+  -- the projected informer's reads of what it dropped are told, once per
+  -- path and informer (projection_warn.c)
+  quiet.it(it, "advises the paths handlers read, and what the cache would weigh with them", {
+    { "informer v1/resourcequotas %(fields spec%.hard%.pods,spec%.scopes,status%): code read spec%.hard%.secrets, "
+      .. "which its fields projection dropped %(it reads as absent%); add \"spec%.hard%.secrets\" to the informer's fields",
+      times = 1 },
+    { "informer v1/resourcequotas %(fields [^)]*%): code read spec%.scopeSelector, which", times = 1 },
+    -- a path absent in every object is told too: the projection would drop it
+    { "informer v1/resourcequotas %(fields [^)]*%): code read spec%.nothing, which", times = 1 },
+    { "%[projection%]", times = 3 },
+  }, function()
     for i = 1, 3 do quota(sim, "q" .. i) end
     mgr = assert(kinformer.manager{ sim = sim })
     local inf = assert(mgr:informer("v1/resourcequotas"))
@@ -61,19 +72,21 @@ describe("advise", function()
     -- the advice is what a projection with those fields weighs
     local ps = inf:projected_size(a.fields)
     assert.near(ps.projected_bytes_per_object, a.advised_bytes_per_object, 0.01)
+    -- printed
+    local text = advise.format(mgr:advise())
+    assert.truthy(text:find('v1/resourcequotas %(v1 ResourceQuota%): 3 objects, %d+ bytes each'), text)
+    assert.truthy(text:find('with fields = { "spec.hard.pods", "spec.scopes", "status" }: %d+ bytes each %(0%.%d%dx%)'),
+      text)
     -- and that projection keeps what the handler read
     local proj = assert(mgr:informer("v1/resourcequotas", { fields = a.fields }))
     assert(mgr:wait_for(function() return proj:has_synced() and proj:len() == 3 end, 10))
     local q = proj:get("default/q1")
     assert.equal("10", q.spec.hard.pods)
     assert.equal("NotTerminating", q.spec.scopes[1])
-    assert.is_nil(q.spec.hard.secrets)
+    assert.is_nil(q.spec.hard.secrets) -- dropped: told once
     assert.is_nil(q.spec.scopeSelector)
-    -- printed
-    local text = advise.format(mgr:advise())
-    assert.truthy(text:find('v1/resourcequotas %(v1 ResourceQuota%): 3 objects, %d+ bytes each'), text)
-    assert.truthy(text:find('with fields = { "spec.hard.pods", "spec.scopes", "status" }: %d+ bytes each %(0%.%d%dx%)'),
-      text)
+    assert.is_nil(proj:get("default/q2").spec.hard.secrets) -- not told again
+    assert.is_nil(q.spec.nothing) -- not kept: told, present or not
   end)
 
   it("says when whole objects are read", function()

@@ -282,6 +282,15 @@ static kin_read_node *member_node(vstate *st, const char *k, size_t kl) {
   return n ? kin_read_paths_child(n, k, kl) : NULL;
 }
 
+/* The object of the root of the state at si (kept alive by that state),
+ * for kin_read_paths_missing. */
+static const kin_obj *root_obj(lua_State *L, int si) {
+  push_root(L, si);
+  const vstate *r = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return r ? r->o : NULL;
+}
+
 /* The view at t (absolute) has become a plain table: drop the metatable
  * and the state (side table at si). */
 static void finish(lua_State *L, int t, int side) {
@@ -311,6 +320,8 @@ static void materialize1(lua_State *L, int t, int side) {
   int si = lua_gettop(L);
   if (!st->m) index_members(L, si, st);
   kin_read_paths_mark(view_node(st), KIN_READ_WHOLE); /* read whole: pairs, encode */
+  if (kin_read_paths_projected()) /* of a projected object: was all of it kept? */
+    kin_read_paths_missing(view_node(st), root_obj(L, si), KIN_READ_WHOLE);
   push_root(L, si);
   int root = lua_gettop(L);
   for (int i = 0; i < st->nm && st->left > 0; i++) {
@@ -342,14 +353,20 @@ static int v_index(lua_State *L) {
    * should it come) is recorded */
   kin_read_node *node = member_node(st, k, kl);
   kin_read_paths_mark(node, KIN_READ_SEEN);
-  if (i < 0) return 0;
+  if (i < 0) {
+    /* absent: dropped by a projection? (told once per path, informer) */
+    if (node && kin_read_paths_projected()) kin_read_paths_missing(node, root_obj(L, 3), KIN_READ_SEEN);
+    return 0;
+  }
   push_root(L, 3);
   push_value(L, 4, st->s + st->m[i].v, st->m[i].vn, 1, node); /* 5 */
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 5);
   lua_rawset(L, 1);
   take(st, k, kl);
-  if (st->left == 0) finish(L, 1, lua_upvalueindex(1));
+  /* all taken: a plain table from now on, unless a projection may have
+   * dropped what is read next (absent reads must still reach v_index) */
+  if (st->left == 0 && !kin_read_paths_projected()) finish(L, 1, lua_upvalueindex(1));
   lua_settop(L, 5);
   return 1;
 }

@@ -13,11 +13,14 @@
  *
  * Thread-safety: every function is thread-safe. Nodes are only added
  * (under one process-wide lock) and marked (atomically); finding a node
- * that exists takes no lock. */
+ * that exists takes no lock. The warnings of kin_read_paths_missing keep
+ * per node, atomically, the informers that need no further check. */
 #ifndef KIN_READ_PATHS_H
 #define KIN_READ_PATHS_H
 
 #include <stddef.h>
+
+#include "kobj.h"
 
 #define KIN_READ_PATHS_MAX_NODES 1024
 #define KIN_READ_PATHS_MAX_DEPTH 16
@@ -40,6 +43,22 @@ kin_read_node *kin_read_paths_child(kin_read_node *node, const char *key, size_t
 /* Records that node was read: how is KIN_READ_SEEN or KIN_READ_WHOLE.
  * node NULL: nothing. */
 void kin_read_paths_mark(kin_read_node *node, int how);
+
+/* Nonzero when some informer has a fields projection (a read may then
+ * miss what it dropped: kin_read_paths_missing). Lock-free, cheap. */
+int kin_read_paths_projected(void);
+
+/* Tells a projected informer's user that code read what its projection
+ * left out: node (a path kin_read_paths_child gave) was read in the view
+ * of root, the object as cached, and how is KIN_READ_SEEN (the member was
+ * absent) or KIN_READ_WHOLE (iterated or encoded; a root node: the whole
+ * object). When root is what a projected informer caches and its
+ * projection dropped that path (or keeps only part of what was read
+ * whole), a warning is logged, once per path and informer. Cheap when
+ * nothing is projected or the path was already decided; otherwise takes
+ * projection_warn.c's lock and the informer's indexer read lock. node or
+ * root NULL: nothing. */
+void kin_read_paths_missing(kin_read_node *node, const kin_obj *root, int how);
 
 /* The advised projection of api_version/kind: in *out a new
  * NULL-terminated array of dotted paths (each path read whole, or read and

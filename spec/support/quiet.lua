@@ -10,8 +10,9 @@
 --
 -- (it: busted's, which a spec file sees but a module it requires does not)
 --
--- want: Lua patterns, each must match a line of the child's log. In the
--- child (KIN_SPEC_CHILD set) the test runs in place.
+-- want: Lua patterns, each must match a line of the child's log, or
+-- { pattern, times = n }: exactly n lines match. In the child
+-- (KIN_SPEC_CHILD set) the test runs in place.
 local assert = require "luassert"
 local proc = require "support.proc"
 
@@ -36,7 +37,15 @@ function M.it(it, name, want, fn)
     for _ in ("\n" .. out):gmatch("\nok %d+ ") do ran = ran + 1 end
     assert.equal(1, ran, "expected the child to run exactly this test:\n" .. out)
     for _, pat in ipairs(want) do
-      assert.is_truthy(log:find(pat), string.format("no log line matches %q in:\n%s", pat, log))
+      if type(pat) == "table" then
+        local n = 0
+        for line in log:gmatch("[^\n]+") do
+          if line:find(pat[1]) then n = n + 1 end
+        end
+        assert.equal(pat.times, n, string.format("lines matching %q in:\n%s", pat[1], log))
+      else
+        assert.is_truthy(log:find(pat), string.format("no log line matches %q in:\n%s", pat, log))
+      end
     end
   end)
 end

@@ -11,6 +11,7 @@
 #include "kin.h"
 #include "log.h"
 #include "projection.h"
+#include "projection_warn.h"
 #include "util.h"
 
 /* The transform chain of one informer: managedFields first, then the
@@ -85,6 +86,7 @@ int kin_informer_factory_new(const kin_informer_factory_config *cfg,
 static void entry_free(entry *e) {
   if (!e) return;
   kin_reflector_free(e->refl); /* first: it feeds the informer's FIFO */
+  if (e->chain.proj && e->inf) kin__projection_warn_remove(e->inf);
   kin_informer_free(e->inf);
   kin__projection_free(e->chain.proj);
   free(e->id);
@@ -195,6 +197,11 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
     entry_free(e);
     return rc;
   }
+  /* reads of what the projection dropped are reported (best effort: past
+   * KIN__PROJ_WARN_SLOTS projected informers, not) */
+  if (e->chain.proj && kin__projection_warn_add(e->inf, e->chain.proj, e->name))
+    kin_log(KIN_LOG_DEBUG, "informer_factory",
+            "informer %s: reads of paths its fields dropped will not be reported", e->name);
   kin_reflector_config rc_cfg = {
       .client = f->cfg.client,
       .resource = e->res,

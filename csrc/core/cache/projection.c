@@ -115,6 +115,19 @@ int kin__projection_new(const char *const *fields, kin__projection **out, char *
   return 0;
 }
 
+int kin__projection_relation(const kin__projection *p, const char *path) {
+  size_t pl = strlen(path);
+  int partly = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    const char *q = p->paths[i];
+    size_t ql = strlen(q);
+    /* q is path or above it: kept; path above q (or the object): partly */
+    if (ql <= pl && !memcmp(q, path, ql) && (ql == pl || path[ql] == '.')) return KIN__PROJ_KEPT;
+    if (!pl || (pl < ql && !memcmp(q, path, pl) && q[pl] == '.')) partly = 1;
+  }
+  return partly ? KIN__PROJ_PARTLY : KIN__PROJ_DROPPED;
+}
+
 size_t kin__projection_key(const kin__projection *p, char *dst, size_t n) {
   size_t need = 0;
   for (size_t i = 0; i < p->n; i++) {

@@ -26,6 +26,14 @@ void kin__projection_free(kin__projection *p);
  * size n (always NUL-terminated). Returns the length it needed. */
 size_t kin__projection_key(const kin__projection *p, char *dst, size_t n);
 
+/* How p treats the dotted path (a member below the object's top; "" the
+ * object itself): KIN__PROJ_KEPT (p keeps it or a path above it),
+ * KIN__PROJ_PARTLY (p keeps paths below it only), KIN__PROJ_DROPPED. */
+#define KIN__PROJ_KEPT 0
+#define KIN__PROJ_PARTLY 1
+#define KIN__PROJ_DROPPED 2
+int kin__projection_relation(const kin__projection *p, const char *path);
+
 /* Returns in *out a new object holding only p's paths of in (plus
  * apiVersion, kind, metadata); tombstones and non-objects are passed as a
  * new reference. Returns 0, KIN_EINVAL when in's JSON is malformed,

@@ -10,12 +10,15 @@
 #include <string.h>
 
 #include "kin.h"
+#include "projection_warn.h"
 
 struct kin_read_node {
   char *key; /* this member's name (roots: "apiVersion/kind"); immutable */
   size_t keylen;
   int depth;                            /* roots 0 */
   struct kin_read_node *root;           /* its tree's root (a root: itself) */
+  struct kin_read_node *parent;         /* NULL for a root; immutable */
+  atomic_uint quiet; /* projection_warn.c's slots with nothing more to say here */
   _Atomic(struct kin_read_node *) kids; /* the first child */
   _Atomic(struct kin_read_node *) next; /* the next sibling (roots: the next root) */
   atomic_int flags;                     /* KIN_READ_* */
@@ -33,7 +36,8 @@ static kin_read_node *find_in(kin_read_node *first, const char *key, size_t n) {
   return NULL;
 }
 
-static kin_read_node *node_new(const char *key, size_t n, int depth, kin_read_node *root) {
+static kin_read_node *node_new(const char *key, size_t n, int depth, kin_read_node *root,
+                               kin_read_node *parent) {
   kin_read_node *c = calloc(1, sizeof(*c));
   if (!c || !(c->key = malloc(n + 1))) {
     free(c);
@@ -44,6 +48,7 @@ static kin_read_node *node_new(const char *key, size_t n, int depth, kin_read_no
   c->keylen = n;
   c->depth = depth;
   c->root = root ? root : c;
+  c->parent = parent;
   return c;
 }
 
@@ -59,7 +64,7 @@ kin_read_node *kin_read_paths_root(const char *api_version, const char *kind) {
   if (r) return r;
   pthread_mutex_lock(&mu);
   kin_read_node *first = atomic_load_explicit(&roots, memory_order_acquire);
-  if (!(r = find_in(first, id, n)) && (r = node_new(id, n, 0, NULL))) {
+  if (!(r = find_in(first, id, n)) && (r = node_new(id, n, 0, NULL, NULL))) {
     atomic_store_explicit(&r->next, first, memory_order_relaxed);
     atomic_store_explicit(&roots, r, memory_order_release);
   }
@@ -80,7 +85,7 @@ kin_read_node *kin_read_paths_child(kin_read_node *node, const char *key, size_t
   }
   pthread_mutex_lock(&mu);
   kin_read_node *first = atomic_load_explicit(&node->kids, memory_order_acquire);
-  if (!(c = find_in(first, key, n)) && (c = node_new(key, n, node->depth + 1, node->root))) {
+  if (!(c = find_in(first, key, n)) && (c = node_new(key, n, node->depth + 1, node->root, node))) {
     atomic_store_explicit(&c->next, first, memory_order_relaxed);
     atomic_store_explicit(&node->kids, c, memory_order_release);
     atomic_fetch_add_explicit(&node->root->nodes, 1, memory_order_relaxed);
@@ -92,6 +97,40 @@ kin_read_node *kin_read_paths_child(kin_read_node *node, const char *key, size_t
 void kin_read_paths_mark(kin_read_node *node, int how) {
   if (!node || (atomic_load_explicit(&node->flags, memory_order_relaxed) & how) == how) return;
   atomic_fetch_or_explicit(&node->flags, how, memory_order_relaxed);
+}
+
+int kin_read_paths_projected(void) { return kin__projection_warn_slots() > 0; }
+
+void kin_read_paths_missing(kin_read_node *node, const kin_obj *root, int how) {
+  int n = kin__projection_warn_slots();
+  if (!node || !root || !n) return;
+  unsigned all = n >= 32 ? ~0u : (1u << n) - 1;
+  unsigned quiet = atomic_load_explicit(&node->quiet, memory_order_relaxed);
+  if ((quiet & all) == all) return;
+  /* the dotted path, from the node up (depth is capped: it fits) */
+  char path[KIN_READ_PATHS_MAX_DEPTH * 256];
+  size_t len = 0;
+  for (kin_read_node *c = node; c->parent; c = c->parent) len += c->keylen + (len ? 1 : 0);
+  if (len >= sizeof(path)) return;
+  path[len] = 0;
+  size_t at = len;
+  for (kin_read_node *c = node; c->parent; c = c->parent) {
+    if (at < len) path[--at] = '.';
+    at -= c->keylen;
+    memcpy(path + at, c->key, c->keylen);
+  }
+  kin__projection_warn_check(path, root, how, &node->quiet);
+}
+
+static void forget_below(kin_read_node *c, unsigned bit) {
+  for (; c; c = atomic_load_explicit(&c->next, memory_order_acquire)) {
+    atomic_fetch_and_explicit(&c->quiet, ~bit, memory_order_relaxed);
+    forget_below(atomic_load_explicit(&c->kids, memory_order_acquire), bit);
+  }
+}
+
+void kin__read_paths_forget(unsigned bit) {
+  forget_below(atomic_load_explicit(&roots, memory_order_acquire), bit);
 }
 
 typedef struct {

@@ -1,0 +1,47 @@
+/* projection_warn.h -- internal: the projected informers (kin_informer_opts
+ * .fields) whose objects the lazy views check, so that code reading a path
+ * the projection dropped is told so, once per path and informer (see
+ * read_paths.h, kin_read_paths_missing). */
+#ifndef KIN_PROJECTION_WARN_H
+#define KIN_PROJECTION_WARN_H
+
+#include <stdatomic.h>
+
+#include "kobj.h"
+#include "projection.h"
+#include "shared_informer.h"
+
+/* At most this many projected informers at a time are checked (a removed
+ * informer's slot is reused once every path node forgot its bit). */
+#define KIN__PROJ_WARN_SLOTS 32
+
+/* Registers inf (named name, e.g. "v1/pods") with its projection p; both
+ * must outlive the registration (kin__projection_warn_remove). Copies
+ * name. Returns 0, or KIN_ENOMEM / KIN_EBUSY (no slot left: no warnings
+ * for it, nothing else changes). Takes the registry's lock. */
+int kin__projection_warn_add(kin_informer *inf, const kin__projection *p, const char *name);
+
+/* Unregisters inf (before it or its projection is freed). Not registered:
+ * a no-op. */
+void kin__projection_warn_remove(kin_informer *inf);
+
+/* Slots used so far (0: nothing to check). Lock-free. */
+int kin__projection_warn_slots(void);
+
+/* Checks the read of path in root (an object a view shows) against the
+ * projected informers not in quiet (bit i: slot i): how KIN_READ_SEEN for
+ * a member found absent, KIN_READ_WHOLE for a member (or the object,
+ * path "") iterated or encoded. Logs a warning when root is the object
+ * that informer caches and its projection dropped path (absent) or keeps
+ * only part of it (whole). Adds the slots that need no further check
+ * for this path (warned, path kept, or gone) into *quiet. Takes the registry's lock
+ * and, to find the cached object, the informer's indexer read lock; the
+ * slots answered are added to *quiet under the registry's lock. */
+void kin__projection_warn_check(const char *path, const kin_obj *root, int how,
+                                atomic_uint *quiet);
+
+/* Clears bit in every path node's quiet set (read_paths.c; the registry
+ * calls it, its lock held, when a slot is reused). */
+void kin__read_paths_forget(unsigned bit);
+
+#endif
