@@ -109,4 +109,47 @@ describe("advise", function()
     assert.truthy(advise.format({ (function() a.informer = "v1/limitranges"; return a end)() })
       :find("whole objects are read"))
   end)
+  it("advises what a reconciler reads in its worker threads", function()
+    -- a module the worker states load (v1 PodTemplate: no other spec reads one)
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    local saved = package.path
+    package.path = dir .. "/?.lua;" .. package.path
+    local f = assert(io.open(dir .. "/kin_advise_spec_rec.lua", "w"))
+    f:write([[
+return function(req, ctx)
+  local o = ctx:object()
+  if not o then return end
+  local _ = o.metadata.labels, o.template.metadata.labels.tier, o.template.spec.containers
+end
+]])
+    f:close()
+    for i = 1, 4 do
+      local _, code = http(sim, "POST", "/api/v1/namespaces/default/podtemplates", {
+        apiVersion = "v1", kind = "PodTemplate", metadata = { name = "t" .. i },
+        template = { metadata = { labels = { tier = "web", extra = "x" } },
+                     spec = { restartPolicy = "Always", dnsPolicy = "ClusterFirst",
+                              containers = { { name = "c", image = "nginx" } } } } })
+      assert.equal(201, code)
+    end
+    mgr = assert(kinformer.manager{ sim = sim })
+    local ctl = assert(mgr:controller { name = "advise-rec", ["for"] = "v1/podtemplates",
+                                        reconciler = "kin_advise_spec_rec", workers = 2 })
+    assert(mgr:start{ timeout = 10 })
+    local a
+    local ok = mgr:wait_for(function()
+      a = advice_of(mgr, "v1/podtemplates")
+      return a and a.fields and #a.fields == 2
+    end, 10)
+    package.path = saved
+    os.execute("rm -rf " .. dir)
+    assert.is_true(ok, "advice: " .. require("kinformer.yamlish").render(a or {}))
+    assert.equal("advise-rec", ctl:name())
+    assert.equal("PodTemplate", a.kind)
+    -- exactly what was read: a label by name, an array whole; not the
+    -- other label, restartPolicy, dnsPolicy; metadata never listed
+    assert.same({ "template.metadata.labels.tier", "template.spec.containers" }, a.fields)
+    assert.is_true(a.advised_bytes_per_object < a.bytes_per_object)
+  end)
 end)

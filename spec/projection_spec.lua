@@ -40,7 +40,8 @@ describe("informer fields (projection)", function()
   -- reading what the projection dropped is told, once per path
   -- (projection_warn.c); the unprojected informer's reads are not
   quiet.it(it, "keeps only the listed paths, metadata, apiVersion and kind", {
-    { "informer v1/configmaps %(fields data%.keep,immutable%): code read data%.drop, which its fields projection dropped", times = 1 },
+    { "informer v1/configmaps %(fields data%.keep,immutable%): code read data%.drop, "
+      .. "which its fields projection dropped", times = 1 },
     { "informer v1/configmaps %(fields data%.keep,immutable%): code read binaryData, which", times = 1 },
     { 'add "data%.drop" to the informer\'s fields', times = 1 },
     { "projection.*code read", times = 2 },

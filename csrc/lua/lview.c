@@ -355,7 +355,8 @@ static int v_index(lua_State *L) {
   kin_read_paths_mark(node, KIN_READ_SEEN);
   if (i < 0) {
     /* absent: dropped by a projection? (told once per path, informer) */
-    if (node && kin_read_paths_projected()) kin_read_paths_missing(node, root_obj(L, 3), KIN_READ_SEEN);
+    if (node && kin_read_paths_projected())
+      kin_read_paths_missing(node, root_obj(L, 3), KIN_READ_SEEN);
     return 0;
   }
   push_root(L, 3);

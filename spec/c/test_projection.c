@@ -128,7 +128,33 @@ static void test_projection_objects(void **st) {
   kin__projection_free(p);
 }
 
+/* kin__projection_relation: what a projection did to a path code reads
+ * (projection_warn.c's question) */
+static void test_projection_relation(void **st) {
+  (void)st;
+  kin__projection *p = NULL;
+  char err[256] = "";
+  const char *const f[] = {"spec.replicas", "status", "data.a.b", NULL};
+  assert_int_equal(kin__projection_new(f, &p, err, sizeof(err)), 0);
+  struct {
+    const char *path;
+    int want;
+  } cases[] = {{"spec.replicas", KIN__PROJ_KEPT},     {"status", KIN__PROJ_KEPT},
+               {"status.phase", KIN__PROJ_KEPT},      {"data.a.b.c", KIN__PROJ_KEPT},
+               {"spec", KIN__PROJ_PARTLY},            {"data", KIN__PROJ_PARTLY},
+               {"data.a", KIN__PROJ_PARTLY},          {"", KIN__PROJ_PARTLY},
+               {"spec.replicasX", KIN__PROJ_DROPPED}, {"spec.selector", KIN__PROJ_DROPPED},
+               {"statusX", KIN__PROJ_DROPPED},        {"data.ab", KIN__PROJ_DROPPED},
+               {"data.a.c", KIN__PROJ_DROPPED},       {"stat", KIN__PROJ_DROPPED}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    if (kin__projection_relation(p, cases[i].path) != cases[i].want)
+      fail_msg("%s: %d, want %d", cases[i].path, kin__projection_relation(p, cases[i].path),
+               cases[i].want);
+  kin__projection_free(p);
+}
+
 KIN_SUITE(projection,
+          cmocka_unit_test(test_projection_relation),
           cmocka_unit_test(test_projection_paths),
           cmocka_unit_test(test_projection_absent_and_scalar),
           cmocka_unit_test(test_projection_bad_paths),

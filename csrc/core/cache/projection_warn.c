@@ -13,7 +13,6 @@
 #include "indexer.h"
 #include "kin.h"
 #include "log.h"
-#include "read_paths.h"
 
 typedef struct {
   kin_informer *inf;          /* NULL: removed */
@@ -102,11 +101,12 @@ void kin__projection_warn_check(const char *path, const kin_obj *root, int how,
     }
     /* absent under a path kept in part, or iterating a dropped path (not
      * in this informer's objects): nothing to say, maybe later */
-    if ((how == KIN_READ_SEEN) != (rel == KIN__PROJ_DROPPED) || !cached_by(s->inf, root)) continue;
-    if (how == KIN_READ_SEEN)
+    if ((how == KIN__PROJ_WARN_ABSENT) != (rel == KIN__PROJ_DROPPED)) continue;
+    if (!cached_by(s->inf, root)) continue;
+    if (how == KIN__PROJ_WARN_ABSENT)
       kin_log(KIN_LOG_WARN, "projection",
-              "informer %s: code read %s, which its fields projection dropped (it reads as absent); "
-              "add \"%s\" to the informer's fields, or see `kinformer inspect advise`",
+              "informer %s: code read %s, which its fields projection dropped (it reads as "
+              "absent); add \"%s\" to the informer's fields, or see `kinformer inspect advise`",
               s->name, path, path);
     else if (*path)
       kin_log(KIN_LOG_WARN, "projection",

@@ -28,15 +28,18 @@ void kin__projection_warn_remove(kin_informer *inf);
 /* Slots used so far (0: nothing to check). Lock-free. */
 int kin__projection_warn_slots(void);
 
+/* How a path was read, for kin__projection_warn_check. */
+#define KIN__PROJ_WARN_ABSENT 1 /* a member found absent */
+#define KIN__PROJ_WARN_WHOLE 2  /* a member (or the object) iterated or encoded */
+
 /* Checks the read of path in root (an object a view shows) against the
- * projected informers not in quiet (bit i: slot i): how KIN_READ_SEEN for
- * a member found absent, KIN_READ_WHOLE for a member (or the object,
- * path "") iterated or encoded. Logs a warning when root is the object
- * that informer caches and its projection dropped path (absent) or keeps
- * only part of it (whole). Adds the slots that need no further check
- * for this path (warned, path kept, or gone) into *quiet. Takes the registry's lock
- * and, to find the cached object, the informer's indexer read lock; the
- * slots answered are added to *quiet under the registry's lock. */
+ * projected informers not in *quiet (bit i: slot i): how is
+ * KIN__PROJ_WARN_ABSENT or KIN__PROJ_WARN_WHOLE (path "": the object).
+ * Logs a warning when root is the object that informer caches and its
+ * projection dropped path (absent) or keeps only part of it (whole). Adds
+ * the slots that need no further check for this path (warned, path kept,
+ * or gone) into *quiet, under the registry's lock. Takes that lock and,
+ * to find the cached object, the informer's indexer read lock. */
 void kin__projection_warn_check(const char *path, const kin_obj *root, int how,
                                 atomic_uint *quiet);
 

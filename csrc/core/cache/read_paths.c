@@ -119,7 +119,9 @@ void kin_read_paths_missing(kin_read_node *node, const kin_obj *root, int how) {
     at -= c->keylen;
     memcpy(path + at, c->key, c->keylen);
   }
-  kin__projection_warn_check(path, root, how, &node->quiet);
+  kin__projection_warn_check(path, root,
+                             how == KIN_READ_WHOLE ? KIN__PROJ_WARN_WHOLE : KIN__PROJ_WARN_ABSENT,
+                             &node->quiet);
 }
 
 static void forget_below(kin_read_node *c, unsigned bit) {
