@@ -44,7 +44,11 @@ describe("informer fields (projection)", function()
       .. "which its fields projection dropped", times = 1 },
     { "informer v1/configmaps %(fields data%.keep,immutable%): code read binaryData, which", times = 1 },
     { 'add "data%.drop" to the informer\'s fields', times = 1 },
-    { "projection.*code read", times = 2 },
+    -- walking a member kept in part, or the whole object
+    { "informer v1/configmaps %(fields [^)]*%): code read all of data %(pairs, encoding%), of which its fields "
+      .. "projection keeps only part; add \"data\" to the informer's fields", times = 1 },
+    { "informer v1/configmaps %(fields [^)]*%): code read whole objects", times = 1 },
+    { "projection.*code read", times = 4 },
   }, function()
     create_cm(sim, "a", { keep = "1", drop = "2" }, { binaryData = { b = "eA==" }, immutable = false })
     local full = assert(mgr:informer("v1/configmaps"))
@@ -60,6 +64,9 @@ describe("informer fields (projection)", function()
     assert.is_nil(o.data.drop)
     assert.is_false(o.immutable)
     assert.is_nil(o.binaryData)
+    for _ in pairs(o.data) do end -- told: data is kept in part
+    for _ in pairs(proj:get("default/a").data) do end -- not told again
+    kinformer.plain(proj:get("default/a")) -- the whole object: told
     local f = full:get("default/a")
     assert.are.equal("2", f.data.drop)
     assert.are.equal("eA==", f.binaryData.b)

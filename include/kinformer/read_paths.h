@@ -44,7 +44,7 @@ kin_read_node *kin_read_paths_child(kin_read_node *node, const char *key, size_t
  * node NULL: nothing. */
 void kin_read_paths_mark(kin_read_node *node, int how);
 
-/* Nonzero when some informer has a fields projection (a read may then
+/* Nonzero when some informer (alive now) has a fields projection (a read may then
  * miss what it dropped: kin_read_paths_missing). Lock-free, cheap. */
 int kin_read_paths_projected(void);
 

@@ -26,6 +26,7 @@ typedef struct {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static slot slots[KIN__PROJ_WARN_SLOTS];
 static atomic_int nslots;
+static atomic_int live; /* slots with an informer: 0, nothing to check */
 
 int kin__projection_warn_add(kin_informer *inf, const kin__projection *p, const char *name) {
   /* "v1/pods (fields a,b)": the name alone is also the unprojected one's */
@@ -50,6 +51,7 @@ int kin__projection_warn_add(kin_informer *inf, const kin__projection *p, const 
     free(slots[i].name);
   }
   slots[i] = (slot){inf, p, nm};
+  atomic_fetch_add_explicit(&live, 1, memory_order_release);
   if (i == n) atomic_store_explicit(&nslots, n + 1, memory_order_release);
   pthread_mutex_unlock(&mu);
   return 0;
@@ -60,6 +62,7 @@ void kin__projection_warn_remove(kin_informer *inf) {
   int n = atomic_load_explicit(&nslots, memory_order_relaxed);
   for (int i = 0; i < n; i++)
     if (slots[i].inf == inf) {
+      atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
       slots[i].inf = NULL;
       slots[i].p = NULL;
     }
@@ -69,6 +72,8 @@ void kin__projection_warn_remove(kin_informer *inf) {
 int kin__projection_warn_slots(void) {
   return atomic_load_explicit(&nslots, memory_order_acquire);
 }
+
+int kin__projection_warn_live(void) { return atomic_load_explicit(&live, memory_order_acquire); }
 
 /* Whether root is the object inf caches under its key. mu held. */
 static int cached_by(kin_informer *inf, const kin_obj *root) {

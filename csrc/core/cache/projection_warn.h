@@ -25,8 +25,11 @@ int kin__projection_warn_add(kin_informer *inf, const kin__projection *p, const 
  * a no-op. */
 void kin__projection_warn_remove(kin_informer *inf);
 
-/* Slots used so far (0: nothing to check). Lock-free. */
+/* Slots used so far (the bits a node's quiet set may hold). Lock-free. */
 int kin__projection_warn_slots(void);
+
+/* Projected informers registered now (0: nothing to check). Lock-free. */
+int kin__projection_warn_live(void);
 
 /* How a path was read, for kin__projection_warn_check. */
 #define KIN__PROJ_WARN_ABSENT 1 /* a member found absent */

@@ -99,11 +99,11 @@ void kin_read_paths_mark(kin_read_node *node, int how) {
   atomic_fetch_or_explicit(&node->flags, how, memory_order_relaxed);
 }
 
-int kin_read_paths_projected(void) { return kin__projection_warn_slots() > 0; }
+int kin_read_paths_projected(void) { return kin__projection_warn_live() > 0; }
 
 void kin_read_paths_missing(kin_read_node *node, const kin_obj *root, int how) {
   int n = kin__projection_warn_slots();
-  if (!node || !root || !n) return;
+  if (!node || !root || !kin__projection_warn_live()) return;
   unsigned all = n >= 32 ? ~0u : (1u << n) - 1;
   unsigned quiet = atomic_load_explicit(&node->quiet, memory_order_relaxed);
   if ((quiet & all) == all) return;
