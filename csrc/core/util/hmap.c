@@ -5,6 +5,7 @@
 #include "kin.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,8 +95,9 @@ static size_t place(kin__hmap_entry *slots, size_t cap, uint32_t seed, kin__hmap
   return steps;
 }
 
-static int grow(kin__hmap *m) {
-  size_t ncap = m->cap ? m->cap * 2 : 16;
+/* Moves m's entries to a table of ncap slots (a power of two holding
+ * them under the load factor). Returns 0 or KIN_ENOMEM with m unchanged. */
+static int resize(kin__hmap *m, size_t ncap) {
   kin__hmap_entry *ns = calloc(ncap, sizeof(*ns));
   if (!ns) return KIN_ENOMEM;
   if (m->cap == 0) m->seed = atomic_fetch_add_explicit(&seed_next, 0x9e3779b9U, memory_order_relaxed);
@@ -105,6 +107,17 @@ static int grow(kin__hmap *m) {
   m->slots = ns;
   m->cap = ncap;
   return 0;
+}
+
+static int grow(kin__hmap *m) { return resize(m, m->cap ? m->cap * 2 : 16); }
+
+int kin__hmap_reserve(kin__hmap *m, size_t n) {
+  size_t ncap = m->cap ? m->cap : 16;
+  while (n * 4 > ncap * 3) {
+    if (ncap > SIZE_MAX / 2 / sizeof(kin__hmap_entry)) return KIN_ENOMEM;
+    ncap *= 2;
+  }
+  return ncap == m->cap ? 0 : resize(m, ncap);
 }
 
 int kin__hmap_put_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void *val, void **old) {
