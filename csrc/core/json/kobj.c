@@ -9,6 +9,7 @@
  * pointer table, JSON copy, then the unescaped strings. */
 #include "kobj.h"
 #include "kobj_int.h"
+#include "intern.h"
 #include "json_check.h"
 #include "json_str.h"
 #include "kin.h"
@@ -26,6 +27,9 @@
  * JSON so that cutting a member out of the JSON (kin__obj_cut) leaves
  * every offset as it was. */
 #define NO_STR UINT32_MAX /* an absent string: "" */
+/* An offset with KIN__INTERN_BIT set is an intern.h id instead: the
+ * strings many objects repeat (apiVersion, kind, namespace, label keys and
+ * values, the controller reference's fields) are kept once per process. */
 
 struct kin_obj {
   atomic_int refs;
@@ -44,7 +48,7 @@ struct kin_obj {
 };
 
 static inline const char *str_at(const kin_obj *o, uint32_t off) {
-  return off == NO_STR ? "" : o->data + off;
+  return off == NO_STR ? "" : (off & KIN__INTERN_BIT) ? kin__intern_str(off) : o->data + off;
 }
 
 static inline const uint32_t *label_table(const kin_obj *o) {
@@ -62,6 +66,7 @@ static const span NO_SPAN = {-1, -1};
 /* One label whose value is a string: the key's and the value's bodies. */
 typedef struct {
   span k, v;
+  uint32_t ik, iv; /* intern ids (0: copied), set after the scan */
 } label_span;
 
 /* The labels of the object being parsed live in a per-thread array (kept
@@ -277,7 +282,7 @@ static void on_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_
         tl_labcap = cap;
         pthread_setspecific(lab_key, n);
       }
-      tl_labs[sc->nlabels++] = (label_span){sc->label_key, val};
+      tl_labs[sc->nlabels++] = (label_span){sc->label_key, val, 0, 0};
     }
     break;
   }
@@ -368,6 +373,16 @@ static uint32_t put_str(const char *js, span sp, const char *base, char **cursor
 }
 
 static size_t str_len(span sp) { return sp.s < 0 ? 0 : (size_t)(sp.e - sp.s) + 1; }
+
+/* The intern id of a string member as written (0: copy it): only strings
+ * without escapes, whose bytes are their value. */
+static uint32_t intern_span(const char *js, span sp) {
+  if (sp.s < 0 || sp.e <= sp.s) return 0;
+  size_t n = (size_t)(sp.e - sp.s);
+  return memchr(js + sp.s, '\\', n) ? 0 : kin__intern(js + sp.s, n);
+}
+/* What a string takes in the block: nothing when interned. */
+static size_t str_room(span sp, uint32_t id) { return id ? 0 : str_len(sp); }
 
 static kin_span span_of(span sp) {
   if (sp.s < 0 || sp.e < sp.s) return (kin_span){0, 0};
@@ -462,20 +477,35 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
   }
   int own_av = !inject || sc.api_version.s >= 0;
 
-  /* Size the block: the controller reference, the label table, the
-   * strings (unescaped, never longer than as written), the JSON. */
-  size_t strbytes = str_len(sc.ns) + str_len(sc.uid) + str_len(sc.rv) +
-                    (own_av ? str_len(sc.api_version) : la->av_len + 1) +
-                    (inject ? la->kind_len + 1 : str_len(sc.kind));
+  /* The strings shared with other objects (intern.h), then the size of
+   * the block: the controller reference, the label table, the strings
+   * (unescaped, never longer than as written), the JSON. */
+  uint32_t i_ns = intern_span(json, sc.ns);
+  uint32_t i_av = own_av ? intern_span(json, sc.api_version) : kin__intern(la->av, la->av_len);
+  uint32_t i_kind = inject ? kin__intern(la->kind, la->kind_len) : intern_span(json, sc.kind);
+  uint32_t i_oav = 0, i_okind = 0, i_oname = 0, i_ouid = 0;
+  size_t strbytes = str_room(sc.ns, i_ns) + str_len(sc.uid) + str_len(sc.rv) +
+                    (i_av ? 0 : own_av ? str_len(sc.api_version) : la->av_len + 1) +
+                    (i_kind ? 0 : inject ? la->kind_len + 1 : str_len(sc.kind));
   strbytes += str_len(sc.ns) + str_len(sc.name) + 1; /* the key, holding the name */
-  if (sc.has_controller)
-    strbytes += str_len(sc.own_av) + str_len(sc.own_kind) + str_len(sc.own_name) +
-                str_len(sc.own_uid);
-  for (size_t i = 0; i < sc.nlabels; i++) strbytes += str_len(tl_labs[i].k) + str_len(tl_labs[i].v);
+  if (sc.has_controller) {
+    i_oav = intern_span(json, sc.own_av);
+    i_okind = intern_span(json, sc.own_kind);
+    i_oname = intern_span(json, sc.own_name);
+    i_ouid = intern_span(json, sc.own_uid);
+    strbytes += str_room(sc.own_av, i_oav) + str_room(sc.own_kind, i_okind) +
+                str_room(sc.own_name, i_oname) + str_room(sc.own_uid, i_ouid);
+  }
+  for (size_t i = 0; i < sc.nlabels; i++) {
+    label_span *l = &tl_labs[i];
+    l->ik = intern_span(json, l->k);
+    l->iv = intern_span(json, l->v);
+    strbytes += str_room(l->k, l->ik) + str_room(l->v, l->iv);
+  }
   size_t head = sc.has_controller ? sizeof(kin_owner_ref) : 0;
   size_t table = sc.nlabels * 2 * sizeof(uint32_t);
   size_t total = sizeof(kin_obj) + head + table + strbytes + len + plen + 1;
-  kin_obj *o = total <= UINT32_MAX ? malloc(total) : NULL;
+  kin_obj *o = total <= INT32_MAX ? malloc(total) : NULL; /* offsets below the intern bit */
   if (!o) {
     lab_trim();
     return KIN_ENOMEM;
@@ -486,17 +516,23 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
   o->labels = (uint32_t)head;
   char *base = o->data, *cur = base + head + table;
 #define PUT(sp) put_str(json, (sp), base, &cur)
-  o->ns = PUT(sc.ns);
+#define PUTI(sp, id) ((id) ? (id) : PUT(sp))
+  o->ns = PUTI(sc.ns, i_ns);
   o->uid = PUT(sc.uid);
   o->rv = PUT(sc.rv);
-  o->api_version = own_av ? PUT(sc.api_version) : put_raw(la->av, la->av_len, base, &cur);
-  o->kind_name = inject ? put_raw(la->kind, la->kind_len, base, &cur) : PUT(sc.kind);
+  o->api_version = i_av    ? i_av
+                   : own_av ? PUT(sc.api_version)
+                            : put_raw(la->av, la->av_len, base, &cur);
+  o->kind_name = i_kind   ? i_kind
+                 : inject ? put_raw(la->kind, la->kind_len, base, &cur)
+                          : PUT(sc.kind);
   /* the key "ns/name" (or "name"), the name being its tail */
   {
     char *k = cur;
-    size_t a = o->ns == NO_STR ? 0 : strlen(base + o->ns);
+    const char *ns = str_at(o, o->ns);
+    size_t a = strlen(ns);
     if (a) {
-      memcpy(k, base + o->ns, a);
+      memcpy(k, ns, a);
       k[a] = '/';
       cur = k + a + 1;
     }
@@ -513,17 +549,18 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
   if (sc.has_controller) {
     o->has_controller = 1;
     kin_owner_ref *c = (kin_owner_ref *)(void *)base;
-    c->api_version = str_at(o, PUT(sc.own_av));
-    c->kind = str_at(o, PUT(sc.own_kind));
-    c->name = str_at(o, PUT(sc.own_name));
-    c->uid = str_at(o, PUT(sc.own_uid));
+    c->api_version = str_at(o, PUTI(sc.own_av, i_oav));
+    c->kind = str_at(o, PUTI(sc.own_kind, i_okind));
+    c->name = str_at(o, PUTI(sc.own_name, i_oname));
+    c->uid = str_at(o, PUTI(sc.own_uid, i_ouid));
   }
   uint32_t *lt = (uint32_t *)(void *)(base + head);
   for (size_t i = 0; i < sc.nlabels; i++) {
-    lt[2 * i] = PUT(tl_labs[i].k);
-    lt[2 * i + 1] = PUT(tl_labs[i].v);
+    lt[2 * i] = PUTI(tl_labs[i].k, tl_labs[i].ik);
+    lt[2 * i + 1] = PUTI(tl_labs[i].v, tl_labs[i].iv);
     /* an empty key or value is "" at an offset of its own, not NO_STR */
   }
+#undef PUTI
 #undef PUT
   o->nlabels = (uint32_t)sc.nlabels;
   if (plen) {
@@ -587,7 +624,9 @@ int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out) {
   if (n->has_controller) { /* its pointers point into o's block */
     kin_owner_ref *dst = (kin_owner_ref *)(void *)n->data;
     const kin_owner_ref *src = (const kin_owner_ref *)(const void *)o->data;
-#define REBASE(f) dst->f = *src->f ? n->data + (src->f - o->data) : ""
+    /* (an interned string, outside the block, stays where it is) */
+#define REBASE(f)                                                              \
+  if (src->f >= o->data && src->f < o->data + o->json_off) dst->f = n->data + (src->f - o->data)
     REBASE(api_version);
     REBASE(kind);
     REBASE(name);
