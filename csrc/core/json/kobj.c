@@ -23,7 +23,9 @@
 /* The header, then one block: the controller reference (when there is
  * one), the label table, the strings, the JSON copy. Strings and labels
  * are found by 32-bit offsets into data rather than pointers, which keeps
- * the header at 120 bytes (it was 192), and the strings sit before the
+ * the header at 104 bytes (it was 192; a tombstone keeps its last state at
+ * the start of data, and the label table follows the controller reference
+ * without an offset of its own), and the strings sit before the
  * JSON so that cutting a member out of the JSON (kin__obj_cut) leaves
  * every offset as it was. */
 #define NO_STR UINT32_MAX /* an absent string: "" */
@@ -37,11 +39,10 @@ struct kin_obj {
   uint8_t being_deleted;
   uint8_t has_controller;    /* data starts with the kin_owner_ref */
   uint8_t pad_;
-  uint32_t nlabels;          /* the table at data + labels: key, value offsets */
+  uint32_t nlabels;          /* the table after the controller reference: key, value offsets */
   uint32_t json_off, json_len;
-  uint32_t key, ns, name, uid, rv, api_version, kind_name, labels; /* offsets or NO_STR */
+  uint32_t key, ns, name, uid, rv, api_version, kind_name; /* offsets or NO_STR */
   int64_t generation;
-  kin_obj *last;             /* tombstone: last known state, may be NULL */
   kin_span labels_span, annotations_span, finalizers_span, spec_span, status_span;
   kin_span mf_cut; /* kobj_int.h: bytes to cut to drop metadata.managedFields */
   char data[];
@@ -52,7 +53,12 @@ static inline const char *str_at(const kin_obj *o, uint32_t off) {
 }
 
 static inline const uint32_t *label_table(const kin_obj *o) {
-  return (const uint32_t *)(const void *)(o->data + o->labels);
+  return (const uint32_t *)(const void *)(o->data + (o->has_controller ? sizeof(kin_owner_ref) : 0));
+}
+
+/* A tombstone's data: its last known state (may be NULL), then its key. */
+static inline kin_obj **last_slot(const kin_obj *o) {
+  return (kin_obj **)(void *)(((kin_obj *)o)->data);
 }
 
 /* ---- the visitor ------------------------------------------------------
@@ -513,7 +519,6 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
   memset(o, 0, sizeof(*o));
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_OBJECT;
-  o->labels = (uint32_t)head;
   char *base = o->data, *cur = base + head + table;
 #define PUT(sp) put_str(json, (sp), base, &cur)
 #define PUTI(sp, id) ((id) ? (id) : PUT(sp))
@@ -614,7 +619,6 @@ int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out) {
   memcpy((char *)n + offsetof(kin_obj, kind), (const char *)o + offsetof(kin_obj, kind),
          sizeof(kin_obj) - offsetof(kin_obj, kind) + o->json_off);
   atomic_init(&n->refs, 1);
-  n->last = NULL;
   char *jcopy = n->data + o->json_off;
   const char *js = o->data + o->json_off;
   memcpy(jcopy, js, c.off);
@@ -658,15 +662,15 @@ int kin__obj_parse_item(const char *json, size_t len, const kin__list_kind *la, 
 
 kin_obj *kin_obj_tombstone(const char *key, kin_obj *last) {
   size_t n = strlen(key);
-  kin_obj *o = malloc(sizeof(kin_obj) + n + 1);
+  kin_obj *o = malloc(sizeof(kin_obj) + sizeof(kin_obj *) + n + 1);
   if (!o) return NULL;
   memset(o, 0, sizeof(*o));
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_TOMBSTONE;
-  memcpy(o->data, key, n + 1);
-  o->key = 0;
+  memcpy(o->data + sizeof(kin_obj *), key, n + 1);
+  o->key = sizeof(kin_obj *);
   o->ns = o->name = o->uid = o->rv = o->api_version = o->kind_name = NO_STR;
-  o->last = last ? kin_obj_ref(last) : NULL;
+  *last_slot(o) = last ? kin_obj_ref(last) : NULL;
   return o;
 }
 
@@ -678,17 +682,19 @@ kin_obj *kin_obj_ref(kin_obj *o) {
 void kin_obj_unref(kin_obj *o) {
   if (!o) return;
   if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1) {
-    kin_obj_unref(o->last);
+    if (o->kind == KIN_OBJ_TOMBSTONE) kin_obj_unref(*last_slot(o));
     free(o);
   }
 }
 
 kin_obj_kind kin_obj_kind_of(const kin_obj *o) { return (kin_obj_kind)o->kind; }
-kin_obj *kin_obj_last_state(const kin_obj *o) { return o->last; }
+kin_obj *kin_obj_last_state(const kin_obj *o) {
+  return o->kind == KIN_OBJ_TOMBSTONE ? *last_slot(o) : NULL;
+}
 
 /* Metadata of a tombstone is its last state's. */
 static const kin_obj *meta(const kin_obj *o) {
-  return o->kind == KIN_OBJ_TOMBSTONE ? o->last : o;
+  return o->kind == KIN_OBJ_TOMBSTONE ? *last_slot(o) : o;
 }
 #define STR_ACCESSOR(fn, field)                                                \
   const char *fn(const kin_obj *o) {                                           \
