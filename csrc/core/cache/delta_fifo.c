@@ -69,8 +69,10 @@ kin_obj *kin_deltas_newest(const kin_deltas *d) {
   return d && d->len > 0 ? d->v[d->len - 1].obj : NULL;
 }
 
-/* Appends (t, o), taking over the caller's reference to o on success;
- * returns KIN_ENOMEM with d unchanged (and o still the caller's). */
+/* Appends (t, o) to an item's deltas (d is a fifo_item's d: its first
+ * delta may be the item's own slot), taking over the caller's reference to
+ * o on success; returns KIN_ENOMEM with d unchanged (and o still the
+ * caller's). */
 static int deltas_push(kin_deltas *d, kin_delta_type t, kin_obj *o) {
   if (d->len == d->cap) {
     size_t ncap = d->cap ? d->cap * 2 : 2;
