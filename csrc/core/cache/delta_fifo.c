@@ -6,6 +6,7 @@
  * was. Only an allocation failure can leave one of them half applied. */
 #include "delta_fifo.h"
 #include "delta_fifo_int.h"
+#include "arena.h"
 #include "hmap.h"
 #include "kin.h"
 #include "strq.h"
@@ -20,9 +21,11 @@ struct kin_delta_fifo {
   /* Signalled (mu held) when a key is queued; broadcast on Close. */
   pthread_cond_t cond;
   /* mu guards every field below except cfg. */
-  kin__hmap items;  /* key -> kin_deltas* (heap), never empty; borrows the
-                       queue's copy of each key */
-  kin__strq queue;  /* keys in Pop order; a key is queued iff it is in items */
+  kin__hmap items;  /* key -> fifo_item* (its deltas), never empty; borrows
+                       each item's key */
+  kin__strq queue;  /* the items' keys (borrowed) in Pop order; a key is
+                       queued iff it is in items */
+  kin__arena arena; /* where the items are carved (arena.h) */
   /* populated: the first Replace, or an Add/Update/Delete, has happened.
    * initial_population_count: keys of that first Replace not yet popped. */
   int populated;
@@ -30,6 +33,17 @@ struct kin_delta_fifo {
   int closed;
   kin_delta_fifo_config cfg; /* immutable after new */
 };
+
+/* One queued key in one block of the FIFO's arena: its deltas (first, so
+ * items maps the key to &it->d == it), room for the first delta (d.v
+ * while there is only one) and the key. An initial list queues one per
+ * object; from the arena their memory goes back to the system once they
+ * are popped instead of staying as holes among the cached objects. */
+typedef struct {
+  kin_deltas d;
+  kin_delta first;
+  char key[];
+} fifo_item;
 
 /* ---- kin_deltas ---------------------------------------------------------- */
 
@@ -55,13 +69,17 @@ kin_obj *kin_deltas_newest(const kin_deltas *d) {
   return d && d->len > 0 ? d->v[d->len - 1].obj : NULL;
 }
 
-/* Appends (t, o), taking over the caller's reference to o on success;
- * returns KIN_ENOMEM with d unchanged (and o still the caller's). */
+/* Appends (t, o) to an item's deltas (d is a fifo_item's d: its first
+ * delta may be the item's own slot), taking over the caller's reference to
+ * o on success; returns KIN_ENOMEM with d unchanged (and o still the
+ * caller's). */
 static int deltas_push(kin_deltas *d, kin_delta_type t, kin_obj *o) {
   if (d->len == d->cap) {
     size_t ncap = d->cap ? d->cap * 2 : 2;
-    kin_delta *nv = realloc(d->v, ncap * sizeof(*nv));
+    int inl = d->v == &((fifo_item *)(void *)d)->first; /* the item's own */
+    kin_delta *nv = inl ? malloc(ncap * sizeof(*nv)) : realloc(d->v, ncap * sizeof(*nv));
     if (!nv) return KIN_ENOMEM;
+    if (inl) memcpy(nv, d->v, d->len * sizeof(*nv));
     d->v = nv;
     d->cap = ncap;
   }
@@ -69,6 +87,30 @@ static int deltas_push(kin_deltas *d, kin_delta_type t, kin_obj *o) {
   d->v[d->len].obj = o;
   d->len++;
   return 0;
+}
+
+/* Returns a new item for key with one delta (t, o), taking over the
+ * caller's reference to o; NULL when out of memory (o still the
+ * caller's). f->mu held. */
+static fifo_item *item_new(kin_delta_fifo *f, const char *key, kin_delta_type t, kin_obj *o) {
+  size_t n = strlen(key);
+  fifo_item *it = kin__arena_alloc(&f->arena, sizeof(*it) + n + 1);
+  if (!it) return NULL;
+  memcpy(it->key, key, n + 1);
+  it->first.type = t;
+  it->first.obj = o;
+  it->d.v = &it->first;
+  it->d.len = it->d.cap = 1;
+  return it;
+}
+
+/* Releases an item's references, its deltas array and the item (any
+ * thread, no lock needed). */
+static void item_free(kin_deltas *d) {
+  fifo_item *it = (fifo_item *)(void *)d;
+  for (size_t i = 0; i < d->len; i++) kin_obj_unref(d->v[i].obj);
+  if (d->v != &it->first) free(d->v);
+  kin__arena_block_free(it);
 }
 
 /* Fills *out with a copy of d holding new references; KIN_ENOMEM leaves
@@ -103,14 +145,12 @@ static kin_deltas *items_get(const kin_delta_fifo *f, const char *key) {
 
 /* Once a large backlog (an initial list, a relist) is drained, gives back
  * the key table and the queue's ring, which would otherwise stay at their
- * largest size (64 bytes a key) for the FIFO's life. Nothing else is
- * returned to the system here: malloc_trim would give back the pages the
- * backlog's deltas and keys left free among live objects, but it walks the
- * heap holding each arena's lock (measured: 5 ms after a LIST of 1M
- * ConfigMaps, 588 ms after a WatchList of them), which would stall every
- * thread allocating meanwhile. A program that wants them back calls
- * malloc_trim(0) itself at a quiet moment (bench-informer does, as
- * client-go's benchmark calls debug.FreeOSMemory). */
+ * largest size (64 bytes a key) for the FIFO's life. The backlog's items
+ * came from the arena (fifo_item), whose chunks went back as they emptied,
+ * so they leave no holes among the cached objects. The library never
+ * calls malloc_trim: it walks the heap holding each arena's lock
+ * (measured: 5 ms after a LIST of 1M ConfigMaps, 588 ms after a WatchList
+ * of them), which would stall every thread allocating meanwhile. */
 #define KEEP_EMPTY_CAP 4096
 static void shrink_if_drained_locked(kin_delta_fifo *f) {
   if (kin__hmap_len(&f->items) || kin__strq_len(&f->queue)) return;
@@ -166,24 +206,20 @@ static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_typ
     return rc;
   }
 
-  d = calloc(1, sizeof(*d));
-  if (!d || deltas_push(d, type, obj) < 0) {
-    free(d);
+  fifo_item *it = item_new(f, key, type, obj);
+  if (!it) {
     kin_obj_unref(obj);
     return KIN_ENOMEM;
   }
-  /* One copy of the key, owned by the queue; items borrows it (a key is
-   * in items exactly while it is queued, and Pop takes both at once). */
-  char *k = strdup(key);
-  int rc = k ? kin__hmap_put(&f->items, k, d, NULL) : KIN_ENOMEM;
+  /* One copy of the key, the item's; items and the queue borrow it (a key
+   * is in items exactly while it is queued, and Pop takes both at once). */
+  int rc = kin__hmap_put(&f->items, it->key, &it->d, NULL);
   if (rc >= 0) {
-    rc = kin__strq_push_owned(&f->queue, k);
-    if (rc < 0) kin__hmap_del(&f->items, k, NULL);
+    rc = kin__strq_push_owned(&f->queue, it->key);
+    if (rc < 0) kin__hmap_del(&f->items, it->key, NULL);
   }
-  if (rc < 0) free(k);
   if (rc < 0) {
-    kin_deltas_free(d);
-    free(d);
+    item_free(&it->d);
     return KIN_ENOMEM;
   }
   pthread_cond_signal(&f->cond);
@@ -223,6 +259,7 @@ int kin_delta_fifo_new(const kin_delta_fifo_config *cfg, kin_delta_fifo **out) {
   }
   kin__hmap_init_borrowed(&f->items); /* the keys are the queue's */
   kin__strq_init(&f->queue);
+  kin__arena_init(&f->arena);
   *out = f;
   return 0;
 }
@@ -231,12 +268,11 @@ void kin_delta_fifo_free(kin_delta_fifo *f) {
   if (!f) return;
   size_t pos = 0;
   kin__hmap_entry *e;
-  while ((e = kin__hmap_next(&f->items, &pos))) {
-    kin_deltas_free(e->val);
-    free(e->val);
-  }
+  while ((e = kin__hmap_next(&f->items, &pos))) item_free(e->val);
   kin__hmap_free(&f->items);
+  f->queue.len = 0; /* its keys were the items' */
   kin__strq_free(&f->queue);
+  kin__arena_release(&f->arena);
   pthread_cond_destroy(&f->cond);
   pthread_mutex_destroy(&f->mu);
   free(f);
@@ -388,6 +424,10 @@ static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char
   if (!xf) return KIN_ENOMEM;
   kin__hmap listed;
   kin__hmap_init_borrowed(&listed); /* keys of objs, alive for the call */
+  if (kin__hmap_reserve(&listed, n) < 0) {
+    free(xf);
+    return KIN_ENOMEM;
+  }
 
   pthread_mutex_lock(&f->mu);
   int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf, prepared);
@@ -525,8 +565,7 @@ int kin_delta_fifo_pop(kin_delta_fifo *f, kin_delta_process_fn process, void *ud
     if (f->initial_population_count > 0) f->initial_population_count--;
     void *v = NULL;
     kin__hmap_del(&f->items, key, &v);
-    if ((d = v)) break;
-    free(key); /* queued without deltas: cannot happen, but never hand out NULL */
+    if ((d = v)) break; /* queued without deltas cannot happen: never hand out NULL */
   }
   /* Under mu, so the consumer's store changes are atomic with respect to
    * Replace and Resync, which read that store as knownObjects. */
@@ -534,9 +573,7 @@ int kin_delta_fifo_pop(kin_delta_fifo *f, kin_delta_process_fn process, void *ud
   shrink_if_drained_locked(f);
   pthread_mutex_unlock(&f->mu);
   /* Dropping the last references can free large objects: do it unlocked. */
-  kin_deltas_free(d);
-  free(d);
-  free(key);
+  item_free(d); /* key was the item's */
   return rc;
 }
 
@@ -544,7 +581,6 @@ int kin_delta_fifo_pop_batch(kin_delta_fifo *f, size_t max, kin_delta_process_fn
                              void (*batch_end)(void *ud), void *ud) {
   if (!f || !process) return KIN_EINVAL;
   if (max == 0 || max > KIN_DELTA_FIFO_BATCH_MAX) max = KIN_DELTA_FIFO_BATCH_MAX;
-  char *keys[KIN_DELTA_FIFO_BATCH_MAX];
   kin_deltas *ds[KIN_DELTA_FIFO_BATCH_MAX];
   size_t n = 0;
   int rc = 0;
@@ -565,11 +601,7 @@ int kin_delta_fifo_pop_batch(kin_delta_fifo *f, size_t max, kin_delta_process_fn
     if (f->initial_population_count > 0) f->initial_population_count--;
     void *v = NULL;
     kin__hmap_del(&f->items, key, &v);
-    if (!v) { /* queued without deltas: cannot happen */
-      free(key);
-      continue;
-    }
-    keys[n] = key;
+    if (!v) continue; /* queued without deltas: cannot happen */
     ds[n] = v;
     /* Under mu, as in kin_delta_fifo_pop. */
     int prc = process(ud, key, ds[n], initial);
@@ -579,11 +611,7 @@ int kin_delta_fifo_pop_batch(kin_delta_fifo *f, size_t max, kin_delta_process_fn
   if (batch_end && n > 0) batch_end(ud);
   shrink_if_drained_locked(f);
   pthread_mutex_unlock(&f->mu);
-  for (size_t i = 0; i < n; i++) {
-    kin_deltas_free(ds[i]);
-    free(ds[i]);
-    free(keys[i]);
-  }
+  for (size_t i = 0; i < n; i++) item_free(ds[i]); /* and its key */
   return rc;
 }
 

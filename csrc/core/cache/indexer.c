@@ -233,6 +233,7 @@ int kin_indexer_replace(kin_indexer *s, kin_obj *const *objs, size_t n) {
   pthread_mutex_lock(&s->write_mu);
   size_t ndefs = s->ndefs;
   int r = kin__data_init(&nd, ndefs);
+  if (r == 0) r = kin__hmap_reserve(&nd.items, n); /* one table, no doubling */
   for (size_t k = 0; r == 0 && k < n; k++) {
     kin_obj *dup = NULL;
     r = kin__data_put(&nd, s->defs, ndefs, objs[k], &nv, &ov, &dup);

@@ -9,6 +9,7 @@
  * pointer table, JSON copy, then the unescaped strings. */
 #include "kobj.h"
 #include "kobj_int.h"
+#include "intern.h"
 #include "json_check.h"
 #include "json_str.h"
 #include "kin.h"
@@ -22,10 +23,15 @@
 /* The header, then one block: the controller reference (when there is
  * one), the label table, the strings, the JSON copy. Strings and labels
  * are found by 32-bit offsets into data rather than pointers, which keeps
- * the header at 120 bytes (it was 192), and the strings sit before the
+ * the header at 104 bytes (it was 192; a tombstone keeps its last state at
+ * the start of data, and the label table follows the controller reference
+ * without an offset of its own), and the strings sit before the
  * JSON so that cutting a member out of the JSON (kin__obj_cut) leaves
  * every offset as it was. */
 #define NO_STR UINT32_MAX /* an absent string: "" */
+/* An offset with KIN__INTERN_BIT set is an intern.h id instead: the
+ * strings many objects repeat (apiVersion, kind, namespace, label keys and
+ * values, the controller reference's fields) are kept once per process. */
 
 struct kin_obj {
   atomic_int refs;
@@ -33,22 +39,26 @@ struct kin_obj {
   uint8_t being_deleted;
   uint8_t has_controller;    /* data starts with the kin_owner_ref */
   uint8_t pad_;
-  uint32_t nlabels;          /* the table at data + labels: key, value offsets */
+  uint32_t nlabels;          /* the table after the controller reference: key, value offsets */
   uint32_t json_off, json_len;
-  uint32_t key, ns, name, uid, rv, api_version, kind_name, labels; /* offsets or NO_STR */
+  uint32_t key, ns, name, uid, rv, api_version, kind_name; /* offsets or NO_STR */
   int64_t generation;
-  kin_obj *last;             /* tombstone: last known state, may be NULL */
   kin_span labels_span, annotations_span, finalizers_span, spec_span, status_span;
   kin_span mf_cut; /* kobj_int.h: bytes to cut to drop metadata.managedFields */
   char data[];
 };
 
 static inline const char *str_at(const kin_obj *o, uint32_t off) {
-  return off == NO_STR ? "" : o->data + off;
+  return off == NO_STR ? "" : (off & KIN__INTERN_BIT) ? kin__intern_str(off) : o->data + off;
 }
 
 static inline const uint32_t *label_table(const kin_obj *o) {
-  return (const uint32_t *)(const void *)(o->data + o->labels);
+  return (const uint32_t *)(const void *)(o->data + (o->has_controller ? sizeof(kin_owner_ref) : 0));
+}
+
+/* A tombstone's data: its last known state (may be NULL), then its key. */
+static inline kin_obj **last_slot(const kin_obj *o) {
+  return (kin_obj **)(void *)(((kin_obj *)o)->data);
 }
 
 /* ---- the visitor ------------------------------------------------------
@@ -62,6 +72,7 @@ static const span NO_SPAN = {-1, -1};
 /* One label whose value is a string: the key's and the value's bodies. */
 typedef struct {
   span k, v;
+  uint32_t ik, iv; /* intern ids (0: copied), set after the scan */
 } label_span;
 
 /* The labels of the object being parsed live in a per-thread array (kept
@@ -277,7 +288,7 @@ static void on_scalar(kin__json_visitor *v, size_t d, char type, size_t s, size_
         tl_labcap = cap;
         pthread_setspecific(lab_key, n);
       }
-      tl_labs[sc->nlabels++] = (label_span){sc->label_key, val};
+      tl_labs[sc->nlabels++] = (label_span){sc->label_key, val, 0, 0};
     }
     break;
   }
@@ -368,6 +379,16 @@ static uint32_t put_str(const char *js, span sp, const char *base, char **cursor
 }
 
 static size_t str_len(span sp) { return sp.s < 0 ? 0 : (size_t)(sp.e - sp.s) + 1; }
+
+/* The intern id of a string member as written (0: copy it): only strings
+ * without escapes, whose bytes are their value. */
+static uint32_t intern_span(const char *js, span sp) {
+  if (sp.s < 0 || sp.e <= sp.s) return 0;
+  size_t n = (size_t)(sp.e - sp.s);
+  return memchr(js + sp.s, '\\', n) ? 0 : kin__intern(js + sp.s, n);
+}
+/* What a string takes in the block: nothing when interned. */
+static size_t str_room(span sp, uint32_t id) { return id ? 0 : str_len(sp); }
 
 static kin_span span_of(span sp) {
   if (sp.s < 0 || sp.e < sp.s) return (kin_span){0, 0};
@@ -462,20 +483,35 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
   }
   int own_av = !inject || sc.api_version.s >= 0;
 
-  /* Size the block: the controller reference, the label table, the
-   * strings (unescaped, never longer than as written), the JSON. */
-  size_t strbytes = str_len(sc.ns) + str_len(sc.uid) + str_len(sc.rv) +
-                    (own_av ? str_len(sc.api_version) : la->av_len + 1) +
-                    (inject ? la->kind_len + 1 : str_len(sc.kind));
+  /* The strings shared with other objects (intern.h), then the size of
+   * the block: the controller reference, the label table, the strings
+   * (unescaped, never longer than as written), the JSON. */
+  uint32_t i_ns = intern_span(json, sc.ns);
+  uint32_t i_av = own_av ? intern_span(json, sc.api_version) : kin__intern(la->av, la->av_len);
+  uint32_t i_kind = inject ? kin__intern(la->kind, la->kind_len) : intern_span(json, sc.kind);
+  uint32_t i_oav = 0, i_okind = 0, i_oname = 0, i_ouid = 0;
+  size_t strbytes = str_room(sc.ns, i_ns) + str_len(sc.uid) + str_len(sc.rv) +
+                    (i_av ? 0 : own_av ? str_len(sc.api_version) : la->av_len + 1) +
+                    (i_kind ? 0 : inject ? la->kind_len + 1 : str_len(sc.kind));
   strbytes += str_len(sc.ns) + str_len(sc.name) + 1; /* the key, holding the name */
-  if (sc.has_controller)
-    strbytes += str_len(sc.own_av) + str_len(sc.own_kind) + str_len(sc.own_name) +
-                str_len(sc.own_uid);
-  for (size_t i = 0; i < sc.nlabels; i++) strbytes += str_len(tl_labs[i].k) + str_len(tl_labs[i].v);
+  if (sc.has_controller) {
+    i_oav = intern_span(json, sc.own_av);
+    i_okind = intern_span(json, sc.own_kind);
+    i_oname = intern_span(json, sc.own_name);
+    i_ouid = intern_span(json, sc.own_uid);
+    strbytes += str_room(sc.own_av, i_oav) + str_room(sc.own_kind, i_okind) +
+                str_room(sc.own_name, i_oname) + str_room(sc.own_uid, i_ouid);
+  }
+  for (size_t i = 0; i < sc.nlabels; i++) {
+    label_span *l = &tl_labs[i];
+    l->ik = intern_span(json, l->k);
+    l->iv = intern_span(json, l->v);
+    strbytes += str_room(l->k, l->ik) + str_room(l->v, l->iv);
+  }
   size_t head = sc.has_controller ? sizeof(kin_owner_ref) : 0;
   size_t table = sc.nlabels * 2 * sizeof(uint32_t);
   size_t total = sizeof(kin_obj) + head + table + strbytes + len + plen + 1;
-  kin_obj *o = total <= UINT32_MAX ? malloc(total) : NULL;
+  kin_obj *o = total <= INT32_MAX ? malloc(total) : NULL; /* offsets below the intern bit */
   if (!o) {
     lab_trim();
     return KIN_ENOMEM;
@@ -483,20 +519,25 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
   memset(o, 0, sizeof(*o));
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_OBJECT;
-  o->labels = (uint32_t)head;
   char *base = o->data, *cur = base + head + table;
 #define PUT(sp) put_str(json, (sp), base, &cur)
-  o->ns = PUT(sc.ns);
+#define PUTI(sp, id) ((id) ? (id) : PUT(sp))
+  o->ns = PUTI(sc.ns, i_ns);
   o->uid = PUT(sc.uid);
   o->rv = PUT(sc.rv);
-  o->api_version = own_av ? PUT(sc.api_version) : put_raw(la->av, la->av_len, base, &cur);
-  o->kind_name = inject ? put_raw(la->kind, la->kind_len, base, &cur) : PUT(sc.kind);
+  o->api_version = i_av    ? i_av
+                   : own_av ? PUT(sc.api_version)
+                            : put_raw(la->av, la->av_len, base, &cur);
+  o->kind_name = i_kind   ? i_kind
+                 : inject ? put_raw(la->kind, la->kind_len, base, &cur)
+                          : PUT(sc.kind);
   /* the key "ns/name" (or "name"), the name being its tail */
   {
     char *k = cur;
-    size_t a = o->ns == NO_STR ? 0 : strlen(base + o->ns);
+    const char *ns = str_at(o, o->ns);
+    size_t a = strlen(ns);
     if (a) {
-      memcpy(k, base + o->ns, a);
+      memcpy(k, ns, a);
       k[a] = '/';
       cur = k + a + 1;
     }
@@ -513,17 +554,18 @@ static int parse_as(const char *json, size_t len, int need_name, const kin__list
   if (sc.has_controller) {
     o->has_controller = 1;
     kin_owner_ref *c = (kin_owner_ref *)(void *)base;
-    c->api_version = str_at(o, PUT(sc.own_av));
-    c->kind = str_at(o, PUT(sc.own_kind));
-    c->name = str_at(o, PUT(sc.own_name));
-    c->uid = str_at(o, PUT(sc.own_uid));
+    c->api_version = str_at(o, PUTI(sc.own_av, i_oav));
+    c->kind = str_at(o, PUTI(sc.own_kind, i_okind));
+    c->name = str_at(o, PUTI(sc.own_name, i_oname));
+    c->uid = str_at(o, PUTI(sc.own_uid, i_ouid));
   }
   uint32_t *lt = (uint32_t *)(void *)(base + head);
   for (size_t i = 0; i < sc.nlabels; i++) {
-    lt[2 * i] = PUT(tl_labs[i].k);
-    lt[2 * i + 1] = PUT(tl_labs[i].v);
+    lt[2 * i] = PUTI(tl_labs[i].k, tl_labs[i].ik);
+    lt[2 * i + 1] = PUTI(tl_labs[i].v, tl_labs[i].iv);
     /* an empty key or value is "" at an offset of its own, not NO_STR */
   }
+#undef PUTI
 #undef PUT
   o->nlabels = (uint32_t)sc.nlabels;
   if (plen) {
@@ -577,7 +619,6 @@ int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out) {
   memcpy((char *)n + offsetof(kin_obj, kind), (const char *)o + offsetof(kin_obj, kind),
          sizeof(kin_obj) - offsetof(kin_obj, kind) + o->json_off);
   atomic_init(&n->refs, 1);
-  n->last = NULL;
   char *jcopy = n->data + o->json_off;
   const char *js = o->data + o->json_off;
   memcpy(jcopy, js, c.off);
@@ -587,7 +628,9 @@ int kin__obj_cut(const kin_obj *o, kin_span c, kin_obj **out) {
   if (n->has_controller) { /* its pointers point into o's block */
     kin_owner_ref *dst = (kin_owner_ref *)(void *)n->data;
     const kin_owner_ref *src = (const kin_owner_ref *)(const void *)o->data;
-#define REBASE(f) dst->f = *src->f ? n->data + (src->f - o->data) : ""
+    /* (an interned string, outside the block, stays where it is) */
+#define REBASE(f)                                                              \
+  if (src->f >= o->data && src->f < o->data + o->json_off) dst->f = n->data + (src->f - o->data)
     REBASE(api_version);
     REBASE(kind);
     REBASE(name);
@@ -619,15 +662,15 @@ int kin__obj_parse_item(const char *json, size_t len, const kin__list_kind *la, 
 
 kin_obj *kin_obj_tombstone(const char *key, kin_obj *last) {
   size_t n = strlen(key);
-  kin_obj *o = malloc(sizeof(kin_obj) + n + 1);
+  kin_obj *o = malloc(sizeof(kin_obj) + sizeof(kin_obj *) + n + 1);
   if (!o) return NULL;
   memset(o, 0, sizeof(*o));
   atomic_init(&o->refs, 1);
   o->kind = KIN_OBJ_TOMBSTONE;
-  memcpy(o->data, key, n + 1);
-  o->key = 0;
+  memcpy(o->data + sizeof(kin_obj *), key, n + 1);
+  o->key = sizeof(kin_obj *);
   o->ns = o->name = o->uid = o->rv = o->api_version = o->kind_name = NO_STR;
-  o->last = last ? kin_obj_ref(last) : NULL;
+  *last_slot(o) = last ? kin_obj_ref(last) : NULL;
   return o;
 }
 
@@ -639,17 +682,19 @@ kin_obj *kin_obj_ref(kin_obj *o) {
 void kin_obj_unref(kin_obj *o) {
   if (!o) return;
   if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1) {
-    kin_obj_unref(o->last);
+    if (o->kind == KIN_OBJ_TOMBSTONE) kin_obj_unref(*last_slot(o));
     free(o);
   }
 }
 
 kin_obj_kind kin_obj_kind_of(const kin_obj *o) { return (kin_obj_kind)o->kind; }
-kin_obj *kin_obj_last_state(const kin_obj *o) { return o->last; }
+kin_obj *kin_obj_last_state(const kin_obj *o) {
+  return o->kind == KIN_OBJ_TOMBSTONE ? *last_slot(o) : NULL;
+}
 
 /* Metadata of a tombstone is its last state's. */
 static const kin_obj *meta(const kin_obj *o) {
-  return o->kind == KIN_OBJ_TOMBSTONE ? o->last : o;
+  return o->kind == KIN_OBJ_TOMBSTONE ? *last_slot(o) : o;
 }
 #define STR_ACCESSOR(fn, field)                                                \
   const char *fn(const kin_obj *o) {                                           \

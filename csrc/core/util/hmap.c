@@ -5,8 +5,33 @@
 #include "kin.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* Tables of at least MAP_MIN bytes are mapped from the system on their
+ * own rather than taken from malloc: a map growing by doubling frees each
+ * smaller table, and malloc would keep those as holes among the objects
+ * allocated meanwhile (an index's per-value sets growing in step during an
+ * initial list left some 40 bytes an object); munmap gives them back. */
+#define MAP_MIN ((size_t)16 << 10)
+
+/* A zeroed table of cap slots, or NULL. */
+static kin__hmap_entry *table_alloc(size_t cap) {
+  size_t n = cap * sizeof(kin__hmap_entry);
+  if (n < MAP_MIN) return calloc(cap, sizeof(kin__hmap_entry));
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* Frees a table of table_alloc(cap) (NULL: nothing). */
+static void table_free(kin__hmap_entry *t, size_t cap) {
+  if (!t) return;
+  size_t n = cap * sizeof(kin__hmap_entry);
+  if (n < MAP_MIN) free(t);
+  else munmap(t, n);
+}
 
 /* The home slot of a key whose hash's low half is h: h and the map's seed
  * through murmur3's finaliser, so each map spreads keys its own way. */
@@ -52,7 +77,7 @@ void kin__hmap_free(kin__hmap *m) {
   int borrowed = m->borrowed;
   if (!borrowed)
     for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
-  free(m->slots);
+  table_free(m->slots, m->cap);
   memset(m, 0, sizeof(*m));
   m->borrowed = borrowed;
 }
@@ -94,17 +119,29 @@ static size_t place(kin__hmap_entry *slots, size_t cap, uint32_t seed, kin__hmap
   return steps;
 }
 
-static int grow(kin__hmap *m) {
-  size_t ncap = m->cap ? m->cap * 2 : 16;
-  kin__hmap_entry *ns = calloc(ncap, sizeof(*ns));
+/* Moves m's entries to a table of ncap slots (a power of two holding
+ * them under the load factor). Returns 0 or KIN_ENOMEM with m unchanged. */
+static int resize(kin__hmap *m, size_t ncap) {
+  kin__hmap_entry *ns = table_alloc(ncap);
   if (!ns) return KIN_ENOMEM;
   if (m->cap == 0) m->seed = atomic_fetch_add_explicit(&seed_next, 0x9e3779b9U, memory_order_relaxed);
   for (size_t i = 0; i < m->cap; i++)
     if (m->slots[i].key) m->probes += place(ns, ncap, m->seed, m->slots[i]);
-  free(m->slots);
+  table_free(m->slots, m->cap);
   m->slots = ns;
   m->cap = ncap;
   return 0;
+}
+
+static int grow(kin__hmap *m) { return resize(m, m->cap ? m->cap * 2 : 16); }
+
+int kin__hmap_reserve(kin__hmap *m, size_t n) {
+  size_t ncap = m->cap ? m->cap : 16;
+  while (n * 4 > ncap * 3) {
+    if (ncap > SIZE_MAX / 2 / sizeof(kin__hmap_entry)) return KIN_ENOMEM;
+    ncap *= 2;
+  }
+  return ncap == m->cap ? 0 : resize(m, ncap);
 }
 
 int kin__hmap_put_h(kin__hmap *m, const char *key, size_t n, uint64_t h, void *val, void **old) {

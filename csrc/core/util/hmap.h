@@ -58,6 +58,10 @@ void **kin__hmap_get(const kin__hmap *m, const char *key);
  * not NULL), KIN_ENOMEM on allocation failure, KIN_EINVAL for a key of 4 GiB
  * or more (map unchanged). */
 int kin__hmap_put(kin__hmap *m, const char *key, void *val, void **old);
+/* Sizes m so that it holds n entries without growing again (one table
+ * allocated instead of a doubling series whose freed tables stay as holes
+ * in the heap). Returns 0 or KIN_ENOMEM with m unchanged. */
+int kin__hmap_reserve(kin__hmap *m, size_t n);
 
 /* Removes key. Returns 1 and the value in *old (if not NULL) when it was
  * present, 0 otherwise. */
