@@ -24,6 +24,13 @@ typedef struct {
  * sees a freed informer) and the nodes' quiet bits' meaning (a bit is set
  * and forgotten under it). nslots (slots ever used) only grows. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static void (*forget_fn)(unsigned bit); /* guarded by mu */
+
+void kin__projection_warn_set_forget(void (*forget)(unsigned bit)) {
+  pthread_mutex_lock(&mu);
+  forget_fn = forget;
+  pthread_mutex_unlock(&mu);
+}
 static slot slots[KIN__PROJ_WARN_SLOTS];
 static atomic_int nslots;
 static atomic_int live; /* slots with an informer: 0, nothing to check */
@@ -47,7 +54,7 @@ int kin__projection_warn_add(kin_informer *inf, const kin__projection *p, const 
     return KIN_EBUSY;
   }
   if (i < n) { /* reused: what the nodes knew of the last one goes */
-    kin__read_paths_forget(1u << i);
+    if (forget_fn) forget_fn(1u << i);
     free(slots[i].name);
   }
   slots[i] = (slot){inf, p, nm};

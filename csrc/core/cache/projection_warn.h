@@ -46,8 +46,10 @@ int kin__projection_warn_live(void);
 void kin__projection_warn_check(const char *path, const kin_obj *root, int how,
                                 atomic_uint *quiet);
 
-/* Clears bit in every path node's quiet set (read_paths.c; the registry
- * calls it, its lock held, when a slot is reused). */
-void kin__read_paths_forget(unsigned bit);
+/* Sets what clears a slot's bit in every path node's quiet set when the
+ * slot is reused (read_paths.c gives it when it makes its first node, so
+ * that this file does not call it by name); called with the registry's
+ * lock held. */
+void kin__projection_warn_set_forget(void (*forget)(unsigned bit));
 
 #endif

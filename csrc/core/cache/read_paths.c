@@ -52,6 +52,8 @@ static kin_read_node *node_new(const char *key, size_t n, int depth, kin_read_no
   return c;
 }
 
+static void forget_all(unsigned bit);
+
 kin_read_node *kin_read_paths_root(const char *api_version, const char *kind) {
   char id[512];
   size_t a = strlen(api_version ? api_version : ""), k = strlen(kind ? kind : "");
@@ -64,6 +66,7 @@ kin_read_node *kin_read_paths_root(const char *api_version, const char *kind) {
   if (r) return r;
   pthread_mutex_lock(&mu);
   kin_read_node *first = atomic_load_explicit(&roots, memory_order_acquire);
+  if (!first) kin__projection_warn_set_forget(forget_all); /* before any node can be quiet */
   if (!(r = find_in(first, id, n)) && (r = node_new(id, n, 0, NULL, NULL))) {
     atomic_store_explicit(&r->next, first, memory_order_relaxed);
     atomic_store_explicit(&roots, r, memory_order_release);
@@ -131,7 +134,8 @@ static void forget_below(kin_read_node *c, unsigned bit) {
   }
 }
 
-void kin__read_paths_forget(unsigned bit) {
+/* projection_warn.c's slot bit is free again: cleared everywhere. */
+static void forget_all(unsigned bit) {
   forget_below(atomic_load_explicit(&roots, memory_order_acquire), bit);
 }
 
