@@ -6,7 +6,7 @@
  *   bench-informer -kubeconfig K -resource v1/configmaps [-namespace NS]
  *                  [-min-events N] [-watch D] [-timeout D] [-ready-file F]
  *                  [-keep-managed-fields] [-watch-list] [-client X]
- *                  [-content-type auto|json|protobuf]
+ *                  [-content-type auto|json|protobuf] [-max-response-bytes N]
  *
  * Flags are Go's: -flag value, -flag=value or --flag; durations as Go's
  * ("60s", "1m30s", "250ms"). -client is accepted and ignored (kinformer
@@ -243,11 +243,13 @@ static void usage(FILE *f) {
   fprintf(f, "usage: bench-informer -kubeconfig K -resource [group/]version/resource\n"
              "       [-namespace NS] [-min-events N] [-watch D] [-timeout D]\n"
              "       [-ready-file F] [-keep-managed-fields] [-watch-list]\n"
-             "       [-relist-ready-file F] [-content-type auto|json|protobuf]\n");
+             "       [-relist-ready-file F] [-content-type auto|json|protobuf]\n"
+             "       [-max-response-bytes N (negative: no cap)]\n");
 }
 
 typedef struct {
   const char *kubeconfig, *resource, *namespace, *ready_file, *relist_ready_file;
+  long long max_response_bytes; /* kin_client_opts' (0: the default cap) */
   long long min_events;
   long long watch_ns, timeout_ns;
   int keep_managed, watch_list;
@@ -295,6 +297,8 @@ static int parse_flags(int argc, char **argv, flags *fl) {
       fl->relist_ready_file = val;
     else if (!strcmp(name, "client"))
       ; /* one informer kind here */
+    else if (!strcmp(name, "max-response-bytes"))
+      fl->max_response_bytes = strtoll(val, NULL, 10);
     else if (!strcmp(name, "content-type")) {
       if (!strcmp(val, "json")) fl->content_type = KIN_CONTENT_JSON;
       else if (!strcmp(val, "protobuf")) fl->content_type = KIN_CONTENT_PROTOBUF;
@@ -388,7 +392,8 @@ int main(int argc, char **argv) {
     snprintf(res.error, sizeof(res.error), "kubeconfig: %s", err[0] ? err : kin_strerror(rc));
     goto out;
   }
-  if ((rc = kin_client_new(cfg, NULL, NULL, &client, err, sizeof(err)))) {
+  kin_client_opts copts = {.max_response_bytes = fl.max_response_bytes};
+  if ((rc = kin_client_new(cfg, NULL, &copts, &client, err, sizeof(err)))) {
     snprintf(res.error, sizeof(res.error), "client: %s", err[0] ? err : kin_strerror(rc));
     goto out;
   }
