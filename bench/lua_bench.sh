@@ -210,7 +210,7 @@ run_advise() {
   timeout -k 5 "$((TIMEOUT + 30))" "$LUA" "$ROOT/bench/lua/advise_bench.lua" --kubeconfig "$KC" \
     --objects "$PODS" --timeout "$TIMEOUT" "$@" >"$out" 2>"$err" || true
   record advise "$label" "$out" "$err" '{}'
-  tail -n 1 "$RESULTS" | jq -r '"    \(.label): " + (if .error then "ERROR \(.error)" else
+  tail -n 1 "$RESULTS" | jq -r '"    \(.label): " + (if .error or .rss_kib == null then "ERROR \(.error // "no result")" else
       "\(.objects) Pods, RSS \((.rss_kib - .base_rss_kib) / 1024 | floor) MiB over the base; fields \(.fields)" end)'
 }
 run_advise full
