@@ -488,6 +488,7 @@ int lkin_controller_new(lua_State *L, lkin_env *env, lkin_push_env_fn *push_env)
   p->lua_metrics_id = kin_metrics_add_collector(kin_metrics_default(), collect_lctl, p, NULL);
   p->admin_id = kin_admin_add_controller(p->c);
 
+  lctl_set_shard(L, p, 2); /* before the watches: their handlers take the gate */
   if (lua_getfield(L, 2, "watches") != LUA_TNIL) {
     luaL_argcheck(L, lua_istable(L, -1), 2, "controller spec: watches must be a list");
     int ws = lua_gettop(L);

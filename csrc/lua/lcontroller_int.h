@@ -97,6 +97,11 @@ void lctl_interrupt_hook(lua_State *L, lua_Debug *ar);
 kin_rate_limiter *lctl_make_rate_limiter(lua_State *L, int spec, kin_clock *clock);
 /* Adds watch number wi (the table at w) to p. Raises on misuse; p owns
  * whatever was built so far, so nothing leaks. */
+/* spec.sharded = true (kinformer.sharding): gives p's controller the env's
+ * shard gate and the cache of its For informer (spec.watches[1], kind
+ * "object") for the gate's key lookups. Before any watch is added; raises
+ * on misuse. */
+void lctl_set_shard(lua_State *L, lctl *p, int spec);
 void lctl_add_watch(lua_State *L, lctl *p, int w, int wi);
 
 /* ---- lcontroller_reload.c: ctl:reload ------------------------------------- */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "kin.h"
+#include "shard_gate.h"
 #include "laux.h"
 #include "lcontroller_int.h"
 #include "linformer.h"
@@ -214,4 +215,26 @@ void lctl_add_watch(lua_State *L, lctl *p, int w, int wi) {
   int rc = kin_controller_watch(p->c, inf, &cfg, (uint64_t)(resync * 1e9), NULL);
   lkin_signals_restore(&old_mask);
   if (rc < 0) luaL_error(L, "controller %s: watch #%d: %s", p->name, wi, kin_strerror(rc));
+}
+
+void lctl_set_shard(lua_State *L, lctl *p, int spec) {
+  int sharded = lua_getfield(L, spec, "sharded") != LUA_TNIL && lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!sharded) return;
+  kin_indexer *store = NULL;
+  if (lua_getfield(L, spec, "watches") == LUA_TTABLE && lua_geti(L, -1, 1) == LUA_TTABLE) {
+    const char *kind = lkin_opt_string(L, -1, "kind");
+    if (kind && !strcmp(kind, "object") && lua_getfield(L, -1, "informer") != LUA_TNIL) {
+      lkin_env *ie;
+      store = kin_informer_indexer(lkin_check_informer(L, -1, &ie));
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  luaL_argcheck(L, store != NULL, spec,
+                "controller spec: sharded needs a For informer (watches[1] of kind \"object\")");
+  kin_shard_gate *g = lkin_env_shard_gate(p->env, 1);
+  if (!g) luaL_error(L, "controller %s: not enough memory", p->name);
+  if (kin_controller_set_shard_gate(p->c, g, store) < 0)
+    luaL_error(L, "controller %s: sharded must be set before the controller has watches", p->name);
 }

@@ -3,7 +3,7 @@
  * form. Each item is a table:
  *
  *   event      {type="event", time=, cause="add"|"update"|"delete"|"resync"|
- *               "owner"|"map"|"requeue"|"requeue_after"|"retry"|"manual",
+ *               "owner"|"map"|"requeue"|"requeue_after"|"retry"|"manual"|"handover",
  *               enqueued=bool (false: a predicate dropped it), detail=,
  *               predicates="passed"|"dropped"|nil, after= (requeue_after,
  *               seconds), error= (retry), line=}

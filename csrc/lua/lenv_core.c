@@ -13,6 +13,7 @@
 #include "admin.h"
 #include "kin.h"
 #include "metrics_collectors.h"
+#include "shard_gate.h"
 
 struct lkin_env_cleanup {
   void (*fn)(void *);
@@ -63,6 +64,7 @@ void lkin_env_unref(lkin_env *e) {
   }
   if (e->clock) kin_fake_clock_free(e->clock); /* every controller on it is gone */
   kin_fence_free(e->fence); /* every state that wrote under it is gone */
+  kin_shard_gate_free(e->shard_gate); /* and every controller that read it */
   pthread_mutex_destroy(&e->mu);
   free(e);
 }
@@ -100,6 +102,14 @@ int lkin_env_set_fence(lkin_env *e, kin_fence *f) {
   if (!rc) e->fence = f;
   pthread_mutex_unlock(&e->mu);
   return rc;
+}
+
+kin_shard_gate *lkin_env_shard_gate(lkin_env *e, int make) {
+  pthread_mutex_lock(&e->mu);
+  if (!e->shard_gate && make && kin_shard_gate_new(&e->shard_gate) < 0) e->shard_gate = NULL;
+  kin_shard_gate *g = e->shard_gate;
+  pthread_mutex_unlock(&e->mu);
+  return g;
 }
 
 kin_fence *lkin_env_fence(lkin_env *e) {

@@ -52,7 +52,7 @@ struct lkin_env {
   kin_client *client;             /* owned; immutable pointer once set */
   int metrics_id;                 /* client's collector in kin_metrics_default(); 0: none */
   kin_informer_factory *factory;  /* owned; immutable pointer once set */
-  pthread_mutex_t mu;             /* guards informers, n, cap, stopped, cleanups, fence */
+  pthread_mutex_t mu;             /* guards informers, n, cap, stopped, cleanups, fence, shard_gate */
   lkin_env_informer *informers;
   size_t n, cap;
   int stopped;                    /* shutdown has begun */
@@ -77,6 +77,10 @@ struct lkin_env {
    * lkin_env_set_fence (the leader elector opens and closes it); owned,
    * freed by the last unref. */
   kin_fence *fence;
+  /* The sharding gate of the manager's controllers (shard_gate.h): NULL
+   * unless kinformer.sharding made one (core.shard_gate, before the
+   * controllers); set once under mu; owned, freed by the last unref. */
+  struct kin_shard_gate *shard_gate;
   /* The time limits of user calls (lcall_limit.h), ns, 0: none; set by
    * core.env before the env is shared (issue 24): handlers and map
    * functions (handler_timeout; main-state handlers too), transforms
@@ -136,5 +140,9 @@ int lkin_env_set_fence(lkin_env *e, kin_fence *f);
 /* Returns e's fence (borrowed, lives as long as e) or NULL when the
  * manager has no leader election. Any thread. */
 kin_fence *lkin_env_fence(lkin_env *e);
+/* Returns e's sharding gate, made (closed) on first use when make is 1;
+ * NULL without one (make 0) or when out of memory. Borrowed: lives as
+ * long as e. Any thread. */
+struct kin_shard_gate *lkin_env_shard_gate(lkin_env *e, int make);
 
 #endif

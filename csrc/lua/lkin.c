@@ -26,6 +26,7 @@
 #include "lhandler.h"
 #include "lfswatch.h"
 #include "lleader.h"
+#include "lshard.h"
 #include "linformer.h"
 #include "ljson.h"
 #include "lmetrics.h"
@@ -133,6 +134,7 @@ int luaopen_kinformer_core(lua_State *L) {
   lkin_open_event(L);
   lkin_open_controller(L);
   lkin_open_leader(L);
+  lkin_open_shard(L);
   lkin_open_fswatch(L);
   lkin_open_json(L);
   lkin_open_view(L);

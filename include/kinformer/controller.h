@@ -161,6 +161,16 @@ const atomic_int *kin_controller_abort_flag(kin_controller *c, int worker_index)
  * Returns 0, or KIN_EBUSY once started. Owner thread. */
 int kin_controller_set_fence(kin_controller *c, const kin_fence *fence);
 
+/* Shards the controller (shard_gate.h): its handlers enqueue only what
+ * gate admits, and a request dequeued after its range left (the For
+ * object in store says so) is forgotten, not reconciled, and noted in the
+ * history ("handover"). Both borrowed; they must outlive the controller.
+ * Returns 0, or KIN_EBUSY once started or once a watch was added (the
+ * handlers take the gate when they are made). Owner thread. */
+struct kin_shard_gate;
+int kin_controller_set_shard_gate(kin_controller *c, struct kin_shard_gate *gate,
+                                  kin_indexer *store);
+
 /* Interrupts every reconcile still running after_ns from now (an earlier
  * time armed before stays): its canceler is fired (its REST call ends with
  * KIN_ECANCELED, later ones fail at once) and kin_controller_interrupted

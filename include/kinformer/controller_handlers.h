@@ -74,6 +74,15 @@ typedef struct {
    * must outlive the handler), or NULL. kin_controller_watch sets it to
    * the controller's. */
   struct kin_history *history;
+
+  /* Sharding (shard_gate.h; both borrowed, outliving the handler; NULL:
+   * not sharded). A request is added only when the gate admits the object
+   * it is about: For the object's uid, Owns the owner reference's uid, a
+   * map's request the object under its key in shard_store (the For
+   * informer's cache; absent: not added). kin_controller_watch sets both
+   * to the controller's. */
+  struct kin_shard_gate *shard_gate;
+  struct kin_indexer *shard_store;
 } kin_handler_config;
 
 typedef struct kin_enqueue_handler kin_enqueue_handler;

@@ -57,7 +57,10 @@ typedef enum {
   KIN_CAUSE_REQUEUE,       /* the reconcile asked for a rate-limited requeue */
   KIN_CAUSE_REQUEUE_AFTER, /* ... for a requeue after dur_ns */
   KIN_CAUSE_RETRY,         /* the reconcile failed; text is the error */
-  KIN_CAUSE_MANUAL         /* kin_controller_enqueue (ctl:enqueue) */
+  KIN_CAUSE_MANUAL,        /* kin_controller_enqueue (ctl:enqueue) */
+  KIN_CAUSE_HANDOVER       /* sharding: the key's range moved to or from this
+                              replica (text says which); a request dequeued
+                              after its range left is not reconciled */
 } kin_hist_cause;
 
 typedef enum { KIN_PRED_NONE = 0, KIN_PRED_PASSED, KIN_PRED_DROPPED } kin_hist_pred;

@@ -264,8 +264,13 @@ function M.new(mgr, cfg, opts)
   if type(name) ~= "string" or name == "" then raise("controller: name must be a non-empty string") end
 
   local watches = {}
+  -- kinformer.sharding: the For informer holds this replica's ranges only
+  local shard = type(mgr) == "table" and rawget(mgr, "_shard") or nil
+  if shard and not for_res then raise("controller: a sharded manager's controllers need 'for'") end
   if for_res then
-    watches[#watches + 1] = { informer = get_informer(mgr, for_res, iopts), kind = "object",
+    local finf = get_informer(mgr, for_res, shard and shard:informer_opts(iopts) or iopts)
+    if shard then shard:add_informer(finf) end
+    watches[#watches + 1] = { informer = finf, kind = "object",
                               name = for_res, predicates = combine(cfg.predicates, nil) }
   end
   -- children are owned too (their changes enqueue the owner): an entry of
@@ -336,7 +341,7 @@ function M.new(mgr, cfg, opts)
     memory_limit = cfg.memory_limit,
     rate_limiter = cfg.rate_limiter, watches = watches,
     reconcile_timeout = rtimeout, busy_warning_after = busy_after,
-    priority_queue = cfg.priority_queue,
+    priority_queue = cfg.priority_queue, sharded = shard and true or nil,
   }
   if opts and opts.claim then opts.claim(name) end
   local ok, ud = pcall(env.controller, env, spec)

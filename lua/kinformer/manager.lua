@@ -59,23 +59,14 @@ end
 -- ":PORT" binds 127.0.0.1, where only a Host of localhost/127.0.0.1/[::1]
 -- is answered; an explicit other address serves HTTPS behind TokenReview
 -- and SubjectAccessReview, see docs/security.md);
--- metrics_secure (serve /metrics over HTTPS behind TokenReview +
--- SubjectAccessReview of get on /metrics, as controller-runtime's
--- SecureServing with filters.WithAuthenticationAndAuthorization; default
--- false), metrics_cert_path (a folder holding the key pair, reloaded when
--- it rotates; default: a self-signed certificate made at start),
--- metrics_cert_name (default "tls.crt"), metrics_cert_key (default
--- "tls.key"); events = {instance= (reportingInstance, default the
--- host name), queue_size= (default 1000), api= ("events.k8s.io/v1" or
--- "v1"; default: what discovery lists)}; leader_election (a table: see
--- kinformer.leader_election; controllers then run only while this replica
--- leads, and every write of the manager goes out under its leadership
--- fence: none while it does not lead); clock ("real", the default, or "fake": the controllers' delaying
--- queues and rate limiters run on one fake clock that starts at 0 and only
--- moves by mgr:clock_advance, so a requeue_after or a retry's backoff
--- fires when the clock is advanced past it; the informers, the per-key
--- history and the reconcile_timeout / busy_warning_after deadlines stay on
--- the real clock).
+-- metrics_secure, metrics_cert_path/_name/_key (/metrics over HTTPS
+-- behind TokenReview + SubjectAccessReview, docs/security.md); events =
+-- {instance=, queue_size= (1000), api= ("events.k8s.io/v1" or "v1")};
+-- leader_election (see kinformer.leader_election: controllers run only
+-- while this replica leads, every write fenced); sharding ({replicas =
+-- "auto"} or {shard = i, of = n}: see kinformer.sharding); clock ("real",
+-- or "fake": the controllers' queues and rate limiters on a fake clock
+-- from 0 moved by mgr:clock_advance; informers, history, deadlines real).
 -- log_reconciles: log one line per reconcile of every controller
 -- (kinformer.reconcile_log; `kinformer run -v`).
 -- name: the operator's name (a DNS label such as "namespace-guard"):
@@ -93,7 +84,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
-  "leader_election", "admin_bind", "clock", "rbac", "max_response_bytes", "content_type",
+  "leader_election", "sharding", "admin_bind", "clock", "rbac", "max_response_bytes", "content_type",
   "metrics_secure", "metrics_cert_path", "metrics_cert_name", "metrics_cert_key",
   "handler_timeout", "transform_timeout", "main_memory_limit", "check_timeout", "on_start_timeout",
   "webhook_bind_address", "webhook_cert_path", "webhook_cert_name", "webhook_cert_key", "webhook_host",
@@ -220,6 +211,9 @@ function M.new(opts)
   for _, r in ipairs(opts.rbac or {}) do mgr._rbac[#mgr._rbac + 1] = r end
   if opts.leader_election ~= nil then
     mgr._le = options.call(require("kinformer.leader_election").new, mgr, opts.leader_election)
+  end
+  if opts.sharding ~= nil then -- kinformer.sharding (its auto mode elects a member Lease)
+    mgr._shard = options.call(require("kinformer.sharding").new, mgr, opts.sharding)
   end
   return mgr
 end
@@ -473,6 +467,7 @@ function Manager:start(opts)
   local ok, msg, code = self.env:start()
   if ok then ok, msg, code = require("kinformer.webhook").start(self) end -- before syncing, as controller-runtime
   if not ok then return nil, msg, code end
+  if self._shard then self._shard:start() end
   if self._le then
     ok, msg, code = self._le:start()
     if not ok and code ~= "EBUSY" then return nil, msg, code end
@@ -541,6 +536,8 @@ end
 
 --- Runs the checks when due (or at once with force). Called by the loop.
 function Manager:_run_checks(force)
+  local shard = rawget(self, "_shard")
+  if shard then shard:tick() end -- kinformer.sharding: a look at the Leases
   local server = rawget(self, "_server")
   if not server or not next(self._checks) then return end
   local now = core.monotime()
@@ -777,6 +774,8 @@ function Manager:lister(name) return options.call(self.env.lister, self.env, nam
 
 --- Per informer, the projection keeping what code read (kinformer.advise).
 function Manager:advise() return require("kinformer.advise").of(self) end
+--- Sharding's state (kinformer.sharding's status), or nil without it.
+function Manager:shards() local s = rawget(self, "_shard") return s and s:status() end
 
 --- Calls fn() until it returns a true value, pumping main-state handlers
 -- between calls, up to timeout seconds (default 10). Returns fn's value, or

@@ -15,6 +15,7 @@
 #include "kin.h"
 #include "log.h"
 #include "rest_client.h"
+#include "shard_gate.h"
 #include "worker_slot.h"
 
 typedef struct {
@@ -85,6 +86,10 @@ struct kin_controller {
   atomic_int stopping;
   atomic_uint seq;      /* reconciles started, for their numbers in the history */
   kin_history *history; /* thread-safe itself; NULL when disabled */
+  /* Sharding (kin_controller_set_shard_gate before start; then read
+   * only): the gate is thread-safe itself, store is the For cache. */
+  kin_shard_gate *gate;
+  kin_indexer *gate_store;
 };
 
 /* ---- reconcileHandler --------------------------------------------------- */
@@ -262,7 +267,27 @@ static int interruption(kin_controller *c, worker_arg *wa, const char *item, int
   return 0;
 }
 
+/* 1 when item's range moved to another replica since it was enqueued:
+ * the request is forgotten here (and noted in the history) instead of
+ * reconciled. A key whose object the For cache no longer holds was
+ * admitted by its uid when it was enqueued and is reconciled. */
+static int moved_away(kin_controller *c, const char *item) {
+  if (!c->gate || kin_shard_gate_admits_key(c->gate, c->gate_store, item) != 0) return 0;
+  kin_shard_gate_count(c->gate, 1);
+  kin_workqueue_forget(c->queue, item);
+  if (c->history) {
+    kin_hist_entry e;
+    memset(&e, 0, sizeof(e));
+    e.type = KIN_HIST_EVENT;
+    e.cause = KIN_CAUSE_HANDOVER;
+    snprintf(e.text, sizeof(e.text), "not reconciled: its shard moved to another replica");
+    kin_history_record(c->history, item, &e);
+  }
+  return 1;
+}
+
 static void reconcile_handler(kin_controller *c, int index, const char *item) {
+  if (moved_away(c, item)) return;
   char nsbuf[256], *heap;
   kin_request req;
   kin_result_action act = {.kind = KIN_RESULT_DONE};
@@ -505,6 +530,8 @@ int kin_controller_watch(kin_controller *c, kin_informer *inf, const kin_handler
   kin_enqueue_handler *h;
   kin_handler_config hc = *cfg;
   hc.history = c->history;
+  hc.shard_gate = c->gate;
+  hc.shard_store = c->gate_store;
   int rc = kin_enqueue_handler_new(c->queue, &hc, &h);
   if (rc < 0) return rc;
   kin_event_handler eh = kin_enqueue_handler_callbacks(h);
@@ -641,6 +668,17 @@ int kin_controller_set_fence(kin_controller *c, const kin_fence *fence) {
   pthread_mutex_lock(&c->mu);
   int rc = c->state == ST_NEW ? 0 : KIN_EBUSY;
   if (rc == 0) c->fence = c->wd.fence = fence; /* the threads start later: they see it */
+  pthread_mutex_unlock(&c->mu);
+  return rc;
+}
+
+int kin_controller_set_shard_gate(kin_controller *c, kin_shard_gate *gate, kin_indexer *store) {
+  pthread_mutex_lock(&c->mu);
+  int rc = c->state != ST_NEW || c->nwatches ? KIN_EBUSY : 0;
+  if (rc == 0) {
+    c->gate = gate;
+    c->gate_store = store;
+  }
   pthread_mutex_unlock(&c->mu);
   return rc;
 }

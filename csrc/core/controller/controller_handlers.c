@@ -13,6 +13,7 @@
 #include "kin.h"
 #include "log.h"
 #include "reconcile.h"
+#include "shard_gate.h"
 
 struct kin_enqueue_handler {
   /* Immutable after kin_enqueue_handler_new. */
@@ -26,6 +27,8 @@ struct kin_enqueue_handler {
   void *ud;
   kin_predicate *predicate;
   kin_history *history; /* borrowed; NULL: none */
+  kin_shard_gate *gate;  /* borrowed; NULL: not sharded */
+  kin_indexer *store;    /* the For cache, for the gate's key lookups */
 
   atomic_uint_least64_t events, filtered, requests;
 };
@@ -97,7 +100,7 @@ static int add(const ev_info *ev, const char *ns, const char *name) {
  * Returns 0, KIN_EINVAL for an apiVersion that does not parse (the caller
  * stops looking, as controller-runtime does), KIN_ENOMEM. */
 static int add_if_owner(const ev_info *ev, const kin_obj *o, const char *api_version,
-                        const char *kind, const char *name) {
+                        const char *kind, const char *name, const char *uid) {
   kin_enqueue_handler *h = ev->h;
   char group[256];
   if (kin_api_version_group(api_version, group, sizeof(group)) < 0) {
@@ -109,6 +112,11 @@ static int add_if_owner(const ev_info *ev, const kin_obj *o, const char *api_ver
   const char *ns = h->owner_cluster_scoped ? NULL : kin_obj_namespace(o);
   if (ev->pred == KIN_PRED_DROPPED) {
     note(ev, ns, name);
+    return 0;
+  }
+  /* the owner's shard: its uid hashed, or its namespace (the object's) */
+  if (h->gate && !kin_shard_gate_admits(h->gate, uid, ns)) {
+    kin_shard_gate_count(h->gate, 0);
     return 0;
   }
   return add(ev, ns, name);
@@ -130,11 +138,13 @@ static int add_all_owners(const ev_info *ev, const kin_obj *o) {
     char *av = kin__json_strdup(&j, kin__json_get(&j, i, "apiVersion"));
     char *kd = kin__json_strdup(&j, kin__json_get(&j, i, "kind"));
     char *nm = kin__json_strdup(&j, kin__json_get(&j, i, "name"));
+    char *uid = kin__json_strdup(&j, kin__json_get(&j, i, "uid"));
     /* controller-runtime reads a missing field as "" */
-    rc = add_if_owner(ev, o, av ? av : "", kd ? kd : "", nm ? nm : "");
+    rc = add_if_owner(ev, o, av ? av : "", kd ? kd : "", nm ? nm : "", uid ? uid : "");
     free(av);
     free(kd);
     free(nm);
+    free(uid);
   }
   kin__json_free(&j);
   return rc == KIN_EINVAL ? 0 : rc;
@@ -144,12 +154,25 @@ static int add_owners(const ev_info *ev, const kin_obj *o) {
   if (ev->h->all_owners) return add_all_owners(ev, o);
   const kin_owner_ref *ref = kin_obj_controller_ref(o);
   if (!ref) return 0;
-  int rc = add_if_owner(ev, o, ref->api_version, ref->kind, ref->name);
+  int rc = add_if_owner(ev, o, ref->api_version, ref->kind, ref->name, ref->uid);
   return rc == KIN_EINVAL ? 0 : rc;
 }
 
 static int emit(void *ctx, const char *ns, const char *name) {
-  return name ? add(ctx, ns, name) : KIN_EINVAL;
+  if (!name) return KIN_EINVAL;
+  const ev_info *ev = ctx;
+  kin_enqueue_handler *h = ev->h;
+  if (h->gate) {
+    /* a map names keys only: the object in the For cache says whose */
+    char key[384];
+    if (ns && *ns) snprintf(key, sizeof(key), "%s/%s", ns, name);
+    else snprintf(key, sizeof(key), "%s", name);
+    if (kin_shard_gate_admits_key(h->gate, h->store, key) != 1) {
+      kin_shard_gate_count(h->gate, 0);
+      return 0;
+    }
+  }
+  return add(ctx, ns, name);
 }
 
 /* Enqueues for o; with the predicates' drop (ev->pred DROPPED) only
@@ -161,6 +184,10 @@ static int enqueue_for(const ev_info *ev, kin_obj *o) {
   case KIN_ENQUEUE_REQUEST_FOR_OBJECT:
     if (ev->pred == KIN_PRED_DROPPED) {
       note(ev, kin_obj_namespace(o), kin_obj_name(o));
+      return 0;
+    }
+    if (h->gate && !kin_shard_gate_admits(h->gate, kin_obj_uid(o), kin_obj_namespace(o))) {
+      kin_shard_gate_count(h->gate, 0);
       return 0;
     }
     return add(ev, kin_obj_namespace(o), kin_obj_name(o));
@@ -299,6 +326,8 @@ int kin_enqueue_handler_new(kin_workqueue *q, const kin_handler_config *cfg,
   h->ud = cfg->ud;
   h->predicate = cfg->predicate;
   h->history = cfg->history;
+  h->gate = cfg->shard_gate;
+  h->store = cfg->shard_store;
   atomic_init(&h->events, 0);
   atomic_init(&h->filtered, 0);
   atomic_init(&h->requests, 0);

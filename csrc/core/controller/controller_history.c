@@ -309,8 +309,8 @@ void kin_history_get_stats(kin_history *h, kin_history_stats *st) {
 const char *kin_hist_cause_name(int cause) {
   static const char *const names[] = {"add",     "update",        "delete", "resync", "owner",
                                       "map",     "requeue",       "requeue_after", "retry",
-                                      "manual"};
-  return cause >= 0 && cause <= KIN_CAUSE_MANUAL ? names[cause] : "?";
+                                      "manual",  "handover"};
+  return cause >= 0 && cause <= KIN_CAUSE_HANDOVER ? names[cause] : "?";
 }
 
 const char *kin_hist_result_name(int kind) {

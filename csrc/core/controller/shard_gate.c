@@ -1,0 +1,95 @@
+/* shard_gate.c -- the controller's view of the ranges this replica owns
+ * (shard_gate.h). */
+#include "shard_gate.h"
+#include "kin.h"
+#include "kobj.h"
+#include "shard_selector.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct kin_shard_gate {
+  pthread_mutex_t mu;      /* guards sel, all, gen, changed_ns */
+  kin_shard_selector *sel; /* NULL with all == 0: closed */
+  int all;                 /* "*": everything */
+  uint64_t gen, changed_ns;
+  atomic_ullong dropped, skipped;
+};
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int kin_shard_gate_new(kin_shard_gate **out) {
+  kin_shard_gate *g = calloc(1, sizeof *g);
+  if (!g) return KIN_ENOMEM;
+  pthread_mutex_init(&g->mu, NULL);
+  g->changed_ns = mono_ns();
+  *out = g;
+  return 0;
+}
+
+void kin_shard_gate_free(kin_shard_gate *g) {
+  if (!g) return;
+  kin_shard_selector_free(g->sel);
+  pthread_mutex_destroy(&g->mu);
+  free(g);
+}
+
+int kin_shard_gate_set(kin_shard_gate *g, const char *selector, char *err, size_t errlen) {
+  kin_shard_selector *sel = NULL;
+  int all = selector && selector[0] == '*' && !selector[1];
+  if (selector && !all) {
+    int rc = kin_shard_selector_parse(selector, &sel, err, errlen);
+    if (rc < 0) return rc;
+  }
+  pthread_mutex_lock(&g->mu);
+  kin_shard_selector *old = g->sel;
+  g->sel = sel;
+  g->all = all;
+  g->gen++;
+  g->changed_ns = mono_ns();
+  pthread_mutex_unlock(&g->mu);
+  kin_shard_selector_free(old);
+  return 0;
+}
+
+uint64_t kin_shard_gate_generation(kin_shard_gate *g, uint64_t *changed_mono_ns) {
+  pthread_mutex_lock(&g->mu);
+  uint64_t gen = g->gen;
+  if (changed_mono_ns) *changed_mono_ns = g->changed_ns;
+  pthread_mutex_unlock(&g->mu);
+  return gen;
+}
+
+int kin_shard_gate_admits(kin_shard_gate *g, const char *uid, const char *namespace_) {
+  pthread_mutex_lock(&g->mu);
+  int ok = g->all || (g->sel && kin_shard_selector_matches(g->sel, uid, namespace_));
+  pthread_mutex_unlock(&g->mu);
+  return ok;
+}
+
+int kin_shard_gate_admits_key(kin_shard_gate *g, kin_indexer *store, const char *key) {
+  kin_obj *o = store ? kin_indexer_get(store, key) : NULL;
+  if (!o) return -1;
+  int ok = kin_shard_gate_admits(g, kin_obj_uid(o), kin_obj_namespace(o));
+  kin_obj_unref(o);
+  return ok;
+}
+
+void kin_shard_gate_count(kin_shard_gate *g, int at_reconcile) {
+  atomic_fetch_add_explicit(at_reconcile ? &g->skipped : &g->dropped, 1, memory_order_relaxed);
+}
+
+void kin_shard_gate_get_stats(kin_shard_gate *g, kin_shard_gate_stats *st) {
+  pthread_mutex_lock(&g->mu);
+  st->generation = g->gen;
+  st->open = g->all || g->sel != NULL;
+  pthread_mutex_unlock(&g->mu);
+  st->dropped_enqueues = atomic_load(&g->dropped);
+  st->skipped_reconciles = atomic_load(&g->skipped);
+}

@@ -1,0 +1,57 @@
+/* shard_gate.h -- which reconcile requests this replica may take when an
+ * operator is sharded (kinformer.sharding): a shard selector over the
+ * For object's metadata.uid (or namespace) that the sharding coordinator
+ * swaps as ranges move between replicas, checked by the controller's
+ * event handlers when they enqueue (the object's, or its owner's, uid)
+ * and by its workers before each reconcile (the For object in the cache).
+ *
+ * A gate starts closed (admits nothing) until kin_shard_gate_set gives it
+ * ranges. Thread-safe: one mutex guards the selector; the counters are
+ * atomic. */
+#ifndef KIN_SHARD_GATE_H
+#define KIN_SHARD_GATE_H
+
+#include <stdint.h>
+
+#include "indexer.h"
+
+typedef struct kin_shard_gate kin_shard_gate;
+
+/* Returns a new closed gate in *out, or KIN_ENOMEM. */
+int kin_shard_gate_new(kin_shard_gate **out);
+void kin_shard_gate_free(kin_shard_gate *g);
+
+/* Sets the ranges this replica owns: a shard selector string
+ * (shard_selector.h), "*" for everything (static sharding off), or NULL
+ * for nothing. Returns 0 and bumps the gate's generation, KIN_EINVAL with
+ * the parser's message in err (the gate unchanged), or KIN_ENOMEM. Any
+ * thread. */
+int kin_shard_gate_set(kin_shard_gate *g, const char *selector, char *err, size_t errlen);
+
+/* The generation (sets so far) and the CLOCK_MONOTONIC time of the last
+ * set, in *changed_mono_ns when not NULL. Any thread. */
+uint64_t kin_shard_gate_generation(kin_shard_gate *g, uint64_t *changed_mono_ns);
+
+/* 1 when an object with this uid and namespace (either may be NULL) is
+ * this replica's, else 0. Any thread. */
+int kin_shard_gate_admits(kin_shard_gate *g, const char *uid, const char *namespace_);
+
+/* For a request key ("ns/name" or "name"): 1 when the object under key in
+ * store is this replica's, 0 when it is another's, -1 when store has no
+ * such object (a deleted object, or one this replica's cache does not
+ * hold). Any thread. */
+int kin_shard_gate_admits_key(kin_shard_gate *g, kin_indexer *store, const char *key);
+
+/* Counts a request the gate turned away: at enqueue (an event for
+ * another replica's object) or before a reconcile (its range moved). */
+void kin_shard_gate_count(kin_shard_gate *g, int at_reconcile);
+
+typedef struct {
+  uint64_t generation;
+  uint64_t dropped_enqueues;  /* events whose object is another replica's */
+  uint64_t skipped_reconciles; /* requests dequeued after their range moved */
+  int open;                   /* 1 when the gate admits anything */
+} kin_shard_gate_stats;
+void kin_shard_gate_get_stats(kin_shard_gate *g, kin_shard_gate_stats *st);
+
+#endif

@@ -1,0 +1,344 @@
+--- kinformer.sharding: one operator on N replicas, the reconciles and the
+-- caches of its controllers' For resources split N ways (issue 27).
+--
+--   kinformer.manager{ name = "web", sharding = { replicas = "auto" } }
+--   kinformer.manager{ name = "web", sharding = { shard = 0, of = 3 } }
+--
+-- Keys are placed by the API server's shard hash (KEP-5866: FNV-1a 64 of
+-- the For object's metadata.uid, or of its namespace with key =
+-- "namespace"). A controller's For informer lists and watches only this
+-- replica's ranges (?shardSelector=, re-listed when they change; a server
+-- without the ShardedListAndWatch gate sends everything and the reflector
+-- filters on the client: the log and kinformer_shard_server_filtered say
+-- so), and its handlers enqueue only requests for this replica's objects
+-- (an owned object's events map to its owner's shard through the owner
+-- reference's uid).
+--
+-- Static ({shard = i, of = n}, 0 <= i < n): fixed contiguous ranges, no
+-- Leases, as kube-state-metrics' --shard/--total-shards on a StatefulSet.
+--
+-- Auto ({replicas = "auto"}, `kinformer run --shards auto`): on Leases in
+-- the manager's namespace (or sharding.namespace), nothing home-made:
+--   * each replica holds a member Lease "<name>-member-<id>" with the
+--     leader elector (renewed, fenced and released like the leader's: its
+--     controllers run, and its writes go out, only while it holds it);
+--   * the Lease "<name>-shards" carries the table of bucket owners
+--     (annotation kinformer.io/shard-owners), changed only by
+--     compare-and-swap updates (its resourceVersion), so two replicas
+--     never both take a bucket;
+--   * every replica computes the same wanted assignment from the live
+--     members (kinformer.shard_assign); a replica gives a bucket away only
+--     after its controllers stopped taking its keys and every reconcile
+--     started before that finished (the hand-over), and takes a bucket
+--     only from the table: when its owner gave it to it, when it has no
+--     owner, or when the owner's member Lease expired (a dead or paused
+--     replica: its fence ended at its renew deadline, before the lease
+--     duration others wait);
+--   * a replica that lost its member Lease owns nothing until it holds it
+--     again and has written its new term into the table (a paused replica
+--     resumed never reconciles what was taken from it).
+local core = require "kinformer.core"
+local options = require "kinformer.util.options"
+local assign = require "kinformer.shard_assign"
+
+local M = {}
+
+M.OPTIONS = { "replicas", "shard", "of", "key", "namespace", "identity", "lease_duration",
+              "renew_deadline", "retry_period" }
+
+local OWNERS_ANNOTATION = "kinformer.io/shard-owners"
+local TICK = 0.2 -- seconds between two looks at the Leases
+
+local S = {}
+S.__index = S
+
+local function raise(msg) options.raise("sharding: " .. msg) end
+
+local function check(opts)
+  if type(opts) ~= "table" then raise("options table expected") end
+  options.check(opts, M.OPTIONS, "sharding")
+  if opts.key ~= nil and opts.key ~= "uid" and opts.key ~= "namespace" then
+    raise("key must be \"uid\" (the default) or \"namespace\"")
+  end
+  if opts.replicas ~= nil then
+    if opts.replicas ~= "auto" then raise("replicas must be \"auto\" (or give shard = i, of = n)") end
+    if opts.shard ~= nil or opts.of ~= nil then raise("give replicas = \"auto\" or shard and of, not both") end
+    return "auto"
+  end
+  local i, n = opts.shard, opts.of
+  if math.type(n) ~= "integer" or n < 1 or n > 4096 then
+    raise("of must be the number of shards (an integer 1..4096), or use replicas = \"auto\"")
+  end
+  if math.type(i) ~= "integer" or i < 0 or i >= n then
+    raise(("shard must be an integer 0..%d (this replica's ordinal)"):format(n - 1))
+  end
+  for _, k in ipairs { "namespace", "identity", "lease_duration", "renew_deadline", "retry_period" } do
+    if opts[k] ~= nil then raise(k .. " is for replicas = \"auto\" (static shards use no Lease)") end
+  end
+  return "static"
+end
+
+--- Sets up sharding for mgr (kinformer.manager{sharding = opts}); raises on
+-- a bad option. Auto mode makes the member Lease's election (mgr._le).
+function M.new(mgr, opts)
+  local mode = check(opts)
+  local self = setmetatable({ _mgr = mgr, mode = mode, key = opts.key or "uid", _user = opts,
+    _informers = {}, _owned = {}, _releasing = {}, _handovers = 0, _next = 0,
+    _seen = {}, _members = {}, _table_rv = nil }, S)
+  if mode == "static" then
+    self.selector = assign.static_selector(opts.shard, opts.of, self.key)
+    return self
+  end
+  if rawget(mgr, "_le") then raise("replicas = \"auto\" elects through Leases itself: drop leader_election") end
+  self.namespace = opts.namespace or mgr.namespace
+  self.identity = opts.identity
+  -- the member Lease: named at start (mgr:name() is known then)
+  mgr._le = options.call(require("kinformer.leader_election").new, mgr, {
+    name = "pending", namespace = self.namespace, identity = opts.identity,
+    lease_duration = opts.lease_duration, renew_deadline = opts.renew_deadline,
+    retry_period = opts.retry_period, exit_on_loss = false, release_on_cancel = true })
+  self._le = mgr._le
+  self.lease_duration = opts.lease_duration or 15
+  -- the Leases of the group, watched: members and the table
+  local inf, msg = mgr:informer("coordination.k8s.io/v1/leases", { namespace = self.namespace })
+  if not inf then raise("cannot watch Leases in " .. self.namespace .. ": " .. tostring(msg)) end
+  self._leases = inf
+  return self
+end
+
+--- The For informer options of a sharded controller: its shard selector
+-- (static: the range; auto: none until buckets are taken).
+function S:informer_opts(opts)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  -- auto: a range no uid falls in until the first assignment
+  o.shard_selector = self.selector or assign.selector({}, self.key)
+    or ("shardRange(%s, '0x0000000000000000', '0x0000000000000001')"):format(
+      self.key == "uid" and "object.metadata.uid" or "object.metadata.namespace")
+  return o
+end
+
+--- Registers a controller's For informer (it follows this replica's ranges).
+function S:add_informer(inf)
+  for _, i in ipairs(self._informers) do if rawequal(i, inf) then return end end
+  self._informers[#self._informers + 1] = inf
+end
+
+-- Gives the gate and the For informers the ranges (sel nil: nothing).
+function S:_apply(sel)
+  if sel == self._applied and self._applied_once then return end
+  self._applied, self._applied_once = sel, true
+  local ok, msg = core.shard_gate(self._mgr.env, sel)
+  if not ok then core.log("error", "sharding", "shard gate: " .. tostring(msg)) end
+  local isel = sel or self:informer_opts().shard_selector
+  for _, inf in ipairs(self._informers) do
+    local iok, imsg = inf:set_shard_selector(isel)
+    if not iok then core.log("error", "sharding", ("informer %s: %s"):format(inf:name(), tostring(imsg))) end
+  end
+end
+
+--- mgr:start, before the election: names the member Lease, opens the
+-- static gate.
+function S:start()
+  local mgr = self._mgr
+  if self.mode == "static" then
+    self:_apply(self.selector)
+    return
+  end
+  self.group = mgr:name()
+  local id = self.identity or (self.group .. "/" .. core.leader_identity())
+  self._le._user.identity = id
+  self.member = ("%s-member-%08x"):format(self.group, core.shard_hash(id) & 0xffffffff)
+  self._le._user.name = self.member
+  self.table_name = self.group .. "-shards"
+  core.shard_gate(mgr.env, nil)
+end
+
+-- The live members: member Leases of this group with a holder whose
+-- renewal this replica saw change within their lease duration.
+function S:_live(now)
+  local prefix = self.group .. "-member-"
+  local live, seen = {}, self._seen
+  for _, l in ipairs(self._leases:list()) do
+    local name = l.metadata.name
+    if name:sub(1, #prefix) == prefix then
+      local spec = l.spec or {}
+      local mark = tostring(spec.renewTime) .. "|" .. tostring(spec.holderIdentity)
+      local s = seen[name]
+      if not s or s.mark ~= mark then
+        s = { mark = mark, at = now }
+        seen[name] = s
+      end
+      local dur = tonumber(spec.leaseDurationSeconds) or self.lease_duration
+      if spec.holderIdentity and spec.holderIdentity ~= "" and now - s.at < dur then
+        live[#live + 1] = name
+      end
+    end
+  end
+  return live
+end
+
+-- The table as the cache has it: owners (list bucket -> member or ""),
+-- terms (member -> term), the Lease object (nil when absent).
+function S:_table()
+  local lease = self._leases:get(self.namespace .. "/" .. self.table_name)
+  local t = self._written
+  -- our own write is newer than the cache until the cache has moved on
+  if t and (not lease or lease.metadata.resourceVersion == self._written_from) then
+    return t.owners, t.terms, t.lease
+  end
+  self._written = nil
+  local owners, terms = {}, {}
+  local raw = lease and lease.metadata.annotations and lease.metadata.annotations[OWNERS_ANNOTATION]
+  if raw then
+    local ok, v = pcall(core.json_decode, raw)
+    if ok and type(v) == "table" then
+      for b = 1, assign.BUCKETS do owners[b] = type(v.owners) == "table" and v.owners[b] or "" end
+      if type(v.terms) == "table" then terms = v.terms end
+    end
+  end
+  for b = 1, assign.BUCKETS do owners[b] = owners[b] or "" end
+  return owners, terms, lease
+end
+
+-- Writes the table (create or compare-and-swap update). Returns true or
+-- nil, msg, code (a conflict: someone wrote first; the next tick re-reads).
+function S:_write(owners, terms, lease)
+  local client = self._mgr.client
+  local body = core.json_encode({ owners = owners, terms = terms })
+  local obj
+  if lease then
+    obj = core.json_decode(core.json_encode(lease))
+    obj.metadata.annotations = obj.metadata.annotations or {}
+    obj.metadata.annotations[OWNERS_ANNOTATION] = body
+  else
+    obj = { apiVersion = "coordination.k8s.io/v1", kind = "Lease",
+            metadata = { name = self.table_name, namespace = self.namespace,
+                         annotations = { [OWNERS_ANNOTATION] = body } }, spec = {} }
+  end
+  local res, msg, code
+  if lease then
+    res, msg, code = client:update("coordination.k8s.io/v1/leases", obj)
+  else
+    res, msg, code = client:create("coordination.k8s.io/v1/leases", obj)
+  end
+  if not res then return nil, msg, code end
+  self._written = { owners = owners, terms = terms, lease = res }
+  self._written_from = lease and lease.metadata.resourceVersion or false
+  return true
+end
+
+-- One look at the Leases: hand over, take, apply (auto mode).
+function S:tick()
+  if self.mode ~= "auto" or not self.member then return end
+  local now = core.monotime()
+  if now < self._next then return end
+  self._next = now + TICK
+  local st = self._le:state()
+  local term = st.is_leader and st.fence_holds and (st.identity .. "@" .. tostring(st.fence_epoch)) or nil
+  if not term or not self._leases:has_synced() then
+    -- not holding the member Lease (yet, or any more): nothing is ours
+    self._owned, self._releasing, self._releasing_at = {}, {}, nil
+    self:_apply(nil)
+    return
+  end
+  local live = self:_live(now)
+  local is_live = {}
+  for _, m in ipairs(live) do is_live[m] = true end
+  if not is_live[self.member] then
+    live[#live + 1] = self.member -- we hold it: the cache of our own Lease may lag
+    is_live[self.member] = true
+  end
+  self._members = live
+  local want = assign.assign(live)
+  local owners, terms, lease = self:_table()
+  local me = self.member
+  local new, change, grew = {}, false, false
+  for b = 1, assign.BUCKETS do new[b] = owners[b] end
+  local confirmed = terms[me] == term
+  if not confirmed then
+    -- a new term: nothing is ours until the table carries it
+    local t = {}
+    for k, v in pairs(terms) do if is_live[k] then t[k] = v end end
+    t[me] = term
+    terms, change = t, true
+  end
+  local drained = self:_drained()
+  for b = 1, assign.BUCKETS do
+    local o, w = owners[b], want[b]
+    if o == me and w ~= me and confirmed then
+      -- hand over: the gate stops taking its keys; given once drained
+      if not self._releasing[b] then
+        self._releasing[b], grew = true, true
+      elseif drained then
+        new[b], change = w, true
+      end
+    elseif o ~= me and w == me and (o == "" or not is_live[o]) then
+      new[b], change = me, true
+    end
+    if o ~= me or w == me then self._releasing[b] = nil end
+  end
+  -- the gate: our buckets but those being handed over
+  local owned = {}
+  if confirmed then
+    for b = 1, assign.BUCKETS do
+      if owners[b] == me and not self._releasing[b] then owned[b] = true end
+    end
+  end
+  self._owned = owned
+  self:_apply(assign.selector(owned, self.key))
+  if grew then self._releasing_at = core.monotime() end
+  if not change then return end
+  local ok, msg, code = self:_write(new, terms, lease)
+  if ok then
+    for b = 1, assign.BUCKETS do
+      if owners[b] == me and new[b] ~= me then
+        self._handovers = self._handovers + 1
+        self._releasing[b] = nil
+        core.log("info", "sharding", ("handed bucket %d over to %s"):format(b - 1, new[b]))
+      elseif owners[b] ~= me and new[b] == me then
+        core.log("info", "sharding", ("took bucket %d (from %s)"):format(b - 1,
+          owners[b] == "" and "no owner" or owners[b]))
+      end
+    end
+    self._next = 0 -- look again at once: what we wrote may make more ours
+  elseif code ~= "Conflict" and code ~= "AlreadyExists" and code ~= "EFENCED" then
+    core.log("warn", "sharding", ("writing Lease %s/%s: %s"):format(self.namespace, self.table_name, tostring(msg)))
+  end
+end
+
+-- True when every reconcile that started before the gate stopped taking
+-- the released buckets' keys has finished.
+function S:_drained()
+  local since = self._releasing_at
+  if not since then return false end
+  local running = core.monotime() - since
+  for _, ctl in ipairs(self._mgr:controllers()) do
+    for _, b in ipairs(ctl:busy()) do
+      if b.seconds >= running then return false end
+    end
+  end
+  return true
+end
+
+--- What `kinformer inspect shards` and mgr:shards() show: {mode=, key=,
+-- member=, members = {...}, buckets = n (owned), releasing = n,
+-- selector=, handovers=, gate = core.shard_gate_stats, informers =
+-- {{name=, shard_status...}}}.
+function S:status()
+  local owned = self._owned or {}
+  local st = { mode = self.mode, key = self.key, member = self.member, members = self._members,
+    buckets = self.mode == "static" and nil or assign.count(owned), of_buckets = assign.BUCKETS,
+    releasing = assign.count(self._releasing), selector = self._applied, handovers = self._handovers,
+    gate = core.shard_gate_stats(self._mgr.env), informers = {} }
+  if self.mode == "static" then st.shard, st.of = self._user.shard, self._user.of end
+  for _, inf in ipairs(self._informers) do
+    local s = inf.shard_status and inf:shard_status() or {}
+    s.name = inf:name()
+    s.objects = inf:len()
+    st.informers[#st.informers + 1] = s
+  end
+  return st
+end
+
+return M

@@ -1,0 +1,212 @@
+/* test_shard_gate.c -- the sharding gate (shard_gate.h) and the controller
+ * handlers behind it: For by the object's uid, Owns by the owner
+ * reference's uid, a map's keys by the For cache; a closed gate admits
+ * nothing, "*" everything, a bad selector leaves the gate as it was. */
+#include "kin_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller_handlers.h"
+#include "indexer.h"
+#include "kin.h"
+#include "shard_gate.h"
+#include "shard_selector.h"
+#include "workqueue.h"
+
+#define LOWER "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
+#define UPPER "shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')"
+
+/* snprintf into a static buffer (one use at a time). */
+static const char *fmt(const char *f, const char *a) {
+  static char buf[128];
+  snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+static const char *fmti(const char *f, int a) {
+  static char buf[128];
+  snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+static int lower(const char *uid) { return kin_shard_hash(uid, strlen(uid)) < 0x8000000000000000ULL; }
+
+static kin_obj *obj_uid(const char *name, const char *uid, const char *extra) {
+  char meta[1024];
+  snprintf(meta, sizeof meta, "\"uid\":\"%s\"%s%s", uid, extra ? "," : "", extra ? extra : "");
+  return kin_test_obj_ext("ns", name, "1", NULL, meta);
+}
+
+/* Takes every queued item, sorted, joined with ','. */
+static const char *drain(kin_workqueue *q, char *buf, size_t cap) {
+  char *items[64];
+  size_t n = 0;
+  while (kin_workqueue_len(q) > 0 && n < 64) {
+    const char *item;
+    assert_int_equal(kin_workqueue_get(q, &item), 0);
+    items[n++] = strdup(item);
+    kin_workqueue_done(q, item);
+  }
+  kin_test_join(items, n, buf, cap);
+  for (size_t i = 0; i < n; i++) free(items[i]);
+  return buf;
+}
+
+static void test_shard_gate_SetAndAdmit(void **state) {
+  (void)state;
+  kin_shard_gate *g;
+  assert_int_equal(kin_shard_gate_new(&g), 0);
+  kin_shard_gate_stats st;
+  kin_shard_gate_get_stats(g, &st);
+  assert_int_equal(st.open, 0);
+  assert_false(kin_shard_gate_admits(g, "a", "ns")); /* closed until set */
+  assert_int_equal(kin_shard_gate_set(g, "*", NULL, 0), 0);
+  assert_true(kin_shard_gate_admits(g, "a", "ns"));
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  int seen_lower = 0, seen_upper = 0;
+  for (int i = 0; i < 200; i++) {
+    char uid[32];
+    snprintf(uid, sizeof uid, "%08x-uid-%d", i * 2654435761u, i);
+    assert_int_equal(kin_shard_gate_admits(g, uid, "ns"), lower(uid));
+    lower(uid) ? seen_lower++ : seen_upper++;
+  }
+  assert_true(seen_lower > 0 && seen_upper > 0);
+  uint64_t gen = kin_shard_gate_generation(g, NULL);
+  char err[256];
+  assert_int_equal(kin_shard_gate_set(g, "shardRange(object.metadata.uid, '0x0', '0x1')", err, sizeof err),
+                   KIN_EINVAL);
+  assert_non_null(strstr(err, "16-digit hex"));
+  assert_int_equal(kin_shard_gate_generation(g, NULL), gen); /* unchanged */
+  assert_int_equal(kin_shard_gate_set(g, NULL, NULL, 0), 0);
+  assert_false(kin_shard_gate_admits(g, "a", "ns"));
+  assert_int_equal(kin_shard_gate_generation(g, NULL), gen + 1);
+  kin_shard_gate_free(g);
+}
+
+/* For and Owns: only this replica's objects (owners) are enqueued. */
+static void test_shard_gate_Handlers(void **state) {
+  (void)state;
+  kin_shard_gate *g;
+  assert_int_equal(kin_shard_gate_new(&g), 0);
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  kin_workqueue_config qc = {.name = "shard-gate-test"};
+  kin_workqueue *q;
+  assert_int_equal(kin_workqueue_new(&qc, &q), 0);
+
+  kin_handler_config fc = {.kind = KIN_ENQUEUE_REQUEST_FOR_OBJECT, .shard_gate = g};
+  kin_enqueue_handler *fh;
+  assert_int_equal(kin_enqueue_handler_new(q, &fc, &fh), 0);
+  kin_event_handler feh = kin_enqueue_handler_callbacks(fh);
+  char want[512] = "", *wl[16];
+  size_t nw = 0;
+  for (int i = 0; i < 12; i++) {
+    char name[16], uid[40];
+    snprintf(name, sizeof name, "o%02d", i);
+    snprintf(uid, sizeof uid, "%08x-%d", i * 2654435761u, i);
+    kin_obj *o = obj_uid(name, uid, NULL);
+    assert_int_equal(feh.on_add(feh.ud, o, 0), 0);
+    kin_obj_unref(o);
+    if (lower(uid)) wl[nw++] = strdup(fmt("ns/%s", name));
+  }
+  kin_test_join(wl, nw, want, sizeof want);
+  for (size_t i = 0; i < nw; i++) free(wl[i]);
+  char got[512];
+  assert_string_equal(drain(q, got, sizeof got), want);
+  kin_shard_gate_stats st;
+  kin_shard_gate_get_stats(g, &st);
+  assert_int_equal(st.dropped_enqueues, 12 - nw);
+
+  /* Owns: the owner reference's uid decides, not the child's */
+  kin_handler_config oc = {.kind = KIN_ENQUEUE_REQUEST_FOR_OWNER, .owner_group = "apps",
+                           .owner_kind = "ReplicaSet", .shard_gate = g};
+  kin_enqueue_handler *oh;
+  assert_int_equal(kin_enqueue_handler_new(q, &oc, &oh), 0);
+  kin_event_handler oeh = kin_enqueue_handler_callbacks(oh);
+  const char *in = NULL, *out = NULL;
+  static char c1[40], c2[40];
+  for (int i = 0; !in || !out; i++) {
+    char *u = lower(fmti("owner-%d", i)) ? c1 : c2;
+    snprintf(u, 40, "owner-%d", i);
+    if (u == c1) in = c1;
+    else out = c2;
+  }
+  char refs[512];
+  snprintf(refs, sizeof refs,
+           "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs-in\","
+           "\"uid\":\"%s\",\"controller\":true}]", in);
+  kin_obj *child = obj_uid("child-a", out /* the child's own uid is not ours */, refs);
+  assert_int_equal(oeh.on_add(oeh.ud, child, 0), 0);
+  kin_obj_unref(child);
+  snprintf(refs, sizeof refs,
+           "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs-out\","
+           "\"uid\":\"%s\",\"controller\":true}]", out);
+  child = obj_uid("child-b", in, refs);
+  assert_int_equal(oeh.on_add(oeh.ud, child, 0), 0);
+  kin_obj_unref(child);
+  assert_string_equal(drain(q, got, sizeof got), "ns/rs-in");
+
+  kin_enqueue_handler_free(oh);
+  kin_enqueue_handler_free(fh);
+  kin_workqueue_free(q);
+  kin_shard_gate_free(g);
+}
+
+static int map_to_parent(void *ud, kin_obj *obj, kin_request_emit_fn emit, void *ctx) {
+  (void)ud;
+  (void)obj;
+  int rc = emit(ctx, "ns", "parent-in");
+  if (rc == 0) rc = emit(ctx, "ns", "parent-out");
+  if (rc == 0) rc = emit(ctx, "ns", "parent-gone");
+  return rc;
+}
+
+/* A map's keys are looked up in the For cache: absent ones are dropped. */
+static void test_shard_gate_MapAndKeys(void **state) {
+  (void)state;
+  kin_shard_gate *g;
+  assert_int_equal(kin_shard_gate_new(&g), 0);
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  kin_indexer *store = kin_test_indexer_new();
+  char uin[40] = "", uout[40] = "";
+  for (int i = 0; !uin[0] || !uout[0]; i++) {
+    char u[40];
+    snprintf(u, sizeof u, "parent-uid-%d", i);
+    strcpy(lower(u) ? uin : uout, u);
+  }
+  kin_obj *pin = obj_uid("parent-in", uin, NULL), *pout = obj_uid("parent-out", uout, NULL);
+  assert_int_equal(kin_indexer_add(store, pin), 0);
+  assert_int_equal(kin_indexer_add(store, pout), 0);
+  kin_obj_unref(pin);
+  kin_obj_unref(pout);
+  assert_int_equal(kin_shard_gate_admits_key(g, store, "ns/parent-in"), 1);
+  assert_int_equal(kin_shard_gate_admits_key(g, store, "ns/parent-out"), 0);
+  assert_int_equal(kin_shard_gate_admits_key(g, store, "ns/parent-gone"), -1);
+
+  kin_workqueue_config qc = {.name = "shard-gate-map"};
+  kin_workqueue *q;
+  assert_int_equal(kin_workqueue_new(&qc, &q), 0);
+  kin_handler_config mc = {.kind = KIN_ENQUEUE_REQUESTS_FROM_MAP_FUNC, .map = map_to_parent,
+                           .shard_gate = g, .shard_store = store};
+  kin_enqueue_handler *mh;
+  assert_int_equal(kin_enqueue_handler_new(q, &mc, &mh), 0);
+  kin_event_handler meh = kin_enqueue_handler_callbacks(mh);
+  kin_obj *cm = obj_uid("cm", "cm-uid", NULL);
+  assert_int_equal(meh.on_add(meh.ud, cm, 0), 0);
+  kin_obj_unref(cm);
+  char got[256];
+  assert_string_equal(drain(q, got, sizeof got), "ns/parent-in");
+  /* the ranges move: now only the other one */
+  assert_int_equal(kin_shard_gate_set(g, UPPER, NULL, 0), 0);
+  cm = obj_uid("cm", "cm-uid", NULL);
+  assert_int_equal(meh.on_add(meh.ud, cm, 0), 0);
+  kin_obj_unref(cm);
+  assert_string_equal(drain(q, got, sizeof got), "ns/parent-out");
+  kin_enqueue_handler_free(mh);
+  kin_workqueue_free(q);
+  kin_indexer_free(store);
+  kin_shard_gate_free(g);
+}
+
+KIN_SUITE(shard_gate, cmocka_unit_test(test_shard_gate_SetAndAdmit),
+          cmocka_unit_test(test_shard_gate_Handlers), cmocka_unit_test(test_shard_gate_MapAndKeys))
