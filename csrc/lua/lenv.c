@@ -277,7 +277,8 @@ static int informer_fields(lua_State *L, const char **v, int n) {
 }
 
 /* env:informer(resource [, opts]) -> informer | nil, msg, code
- * opts: namespace, label_selector, field_selector, resync (s),
+ * opts: namespace, label_selector, field_selector, shard_selector
+ * (KEP-5866; inf:set_shard_selector changes it), resync (s),
  * watch_idle_timeout (s), read_idle_timeout (s), ping_timeout (s), metadata_only,
  * watch_list, content_type ("auto", "json", "protobuf"), keep_managed_fields, transform (a function, sent with
  * copies of its upvalues, or a module name: table in, table out),
@@ -299,7 +300,7 @@ static int m_informer(lua_State *L) {
       "namespace", "label_selector", "field_selector", "metadata_only", "watch_list",
       "keep_managed_fields", "resync", "watch_idle_timeout", "transform",
       "transform_memory_limit", "read_idle_timeout", "ping_timeout", "transform_timeout",
-      "transform_on_timeout", "content_type", "fields", NULL};
+      "transform_on_timeout", "content_type", "fields", "shard_selector", NULL};
   lkin_opt_check_keys(L, 3, known, "mgr:informer");
   {
     /* A misspelt or singular resource raises here (its lister would be
@@ -313,6 +314,7 @@ static int m_informer(lua_State *L) {
   o.namespace = lkin_opt_string(L, 3, "namespace");
   o.label_selector = lkin_opt_string(L, 3, "label_selector");
   o.field_selector = lkin_opt_string(L, 3, "field_selector");
+  o.shard_selector = lkin_opt_string(L, 3, "shard_selector");
   o.metadata_only = lkin_opt_bool(L, 3, "metadata_only");
   o.watch_list = lkin_opt_bool(L, 3, "watch_list");
   o.content_type = content_type_opt(L, 3, "mgr:informer");
@@ -345,6 +347,8 @@ static int m_informer(lua_State *L) {
   name_param(&b, &first, "namespace", o.namespace);
   name_param(&b, &first, "label_selector", o.label_selector);
   name_param(&b, &first, "field_selector", o.field_selector);
+  /* not shard_selector: a sharded informer keeps its resource's lister
+   * name (its ranges change; ctx.listers["v1/pods"] is still it) */
   name_param(&b, &first, "metadata_only", o.metadata_only ? "true" : NULL);
   name_param(&b, &first, "content_type", o.content_type == KIN_CONTENT_JSON       ? "json"
                                          : o.content_type == KIN_CONTENT_PROTOBUF ? "protobuf"

@@ -105,6 +105,56 @@ static int m_get(lua_State *L) {
   return 1;
 }
 
+/* inf:set_shard_selector(sel) -> true | nil, msg, code: the informer's
+ * ranges (KEP-5866; nil or "": none) from now on; a running informer
+ * lists again at once (objects that left are deleted, handlers see it). */
+static int m_set_shard_selector(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  const char *sel = luaL_optstring(L, 2, NULL);
+  kin_reflector *r = kin_informer_factory_reflector(u->e->factory, u->inf);
+  if (!r) return lkin_fail(L, KIN_ENOENT, "set_shard_selector");
+  char err[256] = "";
+  int rc = kin_reflector_set_shard_selector(r, sel, err, sizeof(err));
+  if (rc < 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "shard_selector: %s", err[0] ? err : kin_strerror(rc));
+    lua_pushstring(L, kin_errname(rc));
+    return 3;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* inf:shard_status() -> {selector = string|nil, server_sharded =
+ * true|false|nil (nil: no selector, or no list with it yet),
+ * client_dropped =, relists =} */
+static int m_shard_status(lua_State *L) {
+  linformer *u = check_ud(L, 1);
+  kin_reflector *r = kin_informer_factory_reflector(u->e->factory, u->inf);
+  if (!r) return lkin_fail(L, KIN_ENOENT, "shard_status");
+  kin_reflector_stats st;
+  kin_reflector_get_stats(r, &st);
+  char buf[64];
+  size_t n = kin_reflector_shard_selector(r, buf, sizeof(buf));
+  lua_createtable(L, 0, 4);
+  if (n) {
+    luaL_Buffer b;
+    char *p = luaL_buffinitsize(L, &b, n + 1);
+    kin_reflector_shard_selector(r, p, n + 1);
+    luaL_pushresultsize(&b, n);
+    lua_setfield(L, -2, "selector");
+  }
+  if (st.shard_server_filtered >= 0) {
+    lua_pushboolean(L, st.shard_server_filtered);
+    lua_setfield(L, -2, "server_sharded");
+  }
+  lua_pushinteger(L, (lua_Integer)st.shard_client_dropped);
+  lua_setfield(L, -2, "client_dropped");
+  lua_pushinteger(L, (lua_Integer)st.shard_relists);
+  lua_setfield(L, -2, "relists");
+  return 1;
+}
+
 /* inf:list() -> array of fresh tables (unspecified order) */
 static int m_list(lua_State *L) {
   linformer *u = check_ud(L, 1);
@@ -347,6 +397,8 @@ static const luaL_Reg methods[] = {
     {"by_index", m_by_index},
     {"add_index", m_add_index},
     {"has_synced", m_has_synced},
+    {"set_shard_selector", m_set_shard_selector},
+    {"shard_status", m_shard_status},
     {"name", m_name},
     {"resource", m_resource},
     {"add_handler", m_add_handler},

@@ -98,6 +98,18 @@ static int l_block_signals(lua_State *L) {
 /* core.exit_now(code): flushes stdout and stderr and ends the process at
  * once (_exit), without closing Lua states or joining threads: what a
  * second SIGINT/SIGTERM does while reconciles are still running. */
+/* core.sleep(seconds): blocks the calling thread (0 .. 60 s), e.g. a
+ * reconciler standing in for a call to a slow external system. Not cut by
+ * reconcile_timeout while it sleeps (it is C); the hook runs after. */
+static int l_sleep(lua_State *L) {
+  lua_Number s = luaL_checknumber(L, 1);
+  luaL_argcheck(L, s >= 0 && s <= 60, 1, "seconds must be 0..60");
+  struct timespec ts = {(time_t)s, (long)((s - (lua_Number)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  return 0;
+}
+
 static int l_exit_now(lua_State *L) {
   int code = (int)luaL_optinteger(L, 1, 1);
   fflush(NULL);
@@ -114,6 +126,7 @@ static const luaL_Reg module_funcs[] = {
     {"monotime", l_monotime},
     {"block_signals", l_block_signals},
     {"exit_now", l_exit_now},
+    {"sleep", l_sleep},
     {NULL, NULL},
 };
 

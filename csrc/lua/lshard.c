@@ -28,6 +28,8 @@ static int l_shard_gate(lua_State *L) {
   const char *sel = luaL_optstring(L, 2, NULL);
   kin_shard_gate *g = lkin_env_shard_gate(e, 1);
   if (!g) return luaL_error(L, "shard_gate: out of memory");
+  /* with leader election (the member Lease), ranges hold for one term */
+  kin_shard_gate_bind_fence(g, lkin_env_fence(e));
   char err[256];
   int rc = kin_shard_gate_set(g, sel, err, sizeof err);
   if (rc < 0) {

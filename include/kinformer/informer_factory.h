@@ -38,6 +38,10 @@ typedef struct {
   const char *namespace;       /* NULL or "": all namespaces */
   const char *label_selector;
   const char *field_selector;
+  /* A shard selector (reflector.h's shard_selector; KEP-5866), part of the
+   * identity; kin_reflector_set_shard_selector on the informer's reflector
+   * (kin_informer_factory_reflector) changes it later. */
+  const char *shard_selector;
   int metadata_only;           /* PartialObjectMetadata */
   int watch_list;              /* WatchList streaming, falling back to LIST */
   int content_type;            /* kin_content_type (reflector.h); 0: the factory's */

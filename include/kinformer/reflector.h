@@ -83,6 +83,12 @@ typedef struct {
   const char *namespace;     /* NULL or "": every namespace */
   const char *label_selector;
   const char *field_selector;
+  /* A shard selector (shard_selector.h; NULL or "": none): sent as
+   * ?shardSelector= on every LIST and WATCH, and applied on the client
+   * too (objects outside it never reach the FIFO), so the cache is right
+   * whether or not the server honours it (gate ShardedListAndWatch).
+   * kin_reflector_new fails with KIN_EINVAL on a malformed one. */
+  const char *shard_selector;
   int metadata_only;         /* ask for PartialObjectMetadata(List) */
   int watch_list;            /* try WatchList (sendInitialEvents) before LIST */
   int content_type;          /* kin_content_type; 0: AUTO */
@@ -157,7 +163,27 @@ typedef struct {
   int watch_list_used;      /* the initial state came from a WatchList */
   int content_type_used;    /* KIN_CONTENT_JSON or _PROTOBUF: what the last
                                LIST or watch response was (0: none yet) */
+  /* Sharding: -1 no selector or no list with one yet; 1 the last list
+   * came back with metadata.shardInfo (the server filtered); 0 without
+   * (the server ignored ?shardSelector=: the client filters, memory is not
+   * split) */
+  int shard_server_filtered;
+  uint64_t shard_client_dropped; /* objects the client-side filter dropped */
+  uint64_t shard_relists;        /* re-lists after kin_reflector_set_shard_selector */
 } kin_reflector_stats;
+
+/* Changes the shard selector (NULL or "": none) of a reflector, new or
+ * running: a running one ends its watch (or the LIST in flight) and lists
+ * again with it, a Replace that deletes from the FIFO what left the
+ * ranges and adds what entered. Returns 0, or KIN_EINVAL with the
+ * parser's message in err (the selector unchanged), KIN_ENOMEM. Any
+ * thread. */
+int kin_reflector_set_shard_selector(kin_reflector *r, const char *selector, char *err,
+                                     size_t errlen);
+
+/* The current shard selector into buf like snprintf ("" when none);
+ * returns its length. Any thread. */
+size_t kin_reflector_shard_selector(kin_reflector *r, char *buf, size_t cap);
 
 void kin_reflector_get_stats(kin_reflector *r, kin_reflector_stats *st);
 

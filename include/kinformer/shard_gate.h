@@ -28,6 +28,14 @@ void kin_shard_gate_free(kin_shard_gate *g);
  * thread. */
 int kin_shard_gate_set(kin_shard_gate *g, const char *selector, char *err, size_t errlen);
 
+/* Ties g to a leadership fence (call_ctx.h; borrowed, outliving g; NULL:
+ * none): a set records the epoch open at that moment, and the gate admits
+ * nothing while the fence's open epoch is another (a replica that lost its
+ * member Lease and got it back owns nothing until its ranges are set in
+ * the new term). Any thread. */
+struct kin_fence;
+void kin_shard_gate_bind_fence(kin_shard_gate *g, const struct kin_fence *fence);
+
 /* The generation (sets so far) and the CLOCK_MONOTONIC time of the last
  * set, in *changed_mono_ns when not NULL. Any thread. */
 uint64_t kin_shard_gate_generation(kin_shard_gate *g, uint64_t *changed_mono_ns);

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "projection.h"
 #include "projection_warn.h"
+#include "shard_selector.h"
 #include "util.h"
 
 /* The transform chain of one informer: managedFields first, then the
@@ -26,7 +27,7 @@ typedef struct {
 typedef struct entry {
   char *id;   /* identity: every field of kin_informer_opts that selects data */
   char *name; /* for logs and errors: "v1/pods in namespace x" */
-  char *ns, *label_selector, *field_selector;
+  char *ns, *label_selector, *field_selector, *shard_selector;
   kin_resource res; /* strings owned by the client's discovery cache */
   chain chain;
   kin_informer *inf;
@@ -94,6 +95,7 @@ static void entry_free(entry *e) {
   free(e->ns);
   free(e->label_selector);
   free(e->field_selector);
+  free(e->shard_selector);
   free(e);
 }
 
@@ -104,8 +106,9 @@ static const char *nz(const char *s) { return s ? s : ""; }
 static char *identity(const kin_informer_opts *o, const char *fields_key) {
   char *id = NULL;
   /* \x1f cannot appear in a resource name, namespace or selector. */
-  if (asprintf(&id, "%s\x1f%s\x1f%s\x1f%s\x1f%d%d%d%d\x1f%llu\x1f%p\x1f%p\x1f%s", nz(o->resource),
-               nz(o->namespace), nz(o->label_selector), nz(o->field_selector),
+  if (asprintf(&id, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%d%d%d%d\x1f%llu\x1f%p\x1f%p\x1f%s",
+               nz(o->resource), nz(o->namespace), nz(o->label_selector), nz(o->field_selector),
+               nz(o->shard_selector),
                !!o->metadata_only, !!o->watch_list, !!o->keep_managed_fields, o->content_type,
                (unsigned long long)o->resync_ns, (void *)o->transform, o->transform_ud,
                fields_key) < 0)
@@ -143,6 +146,18 @@ static int start_entry(entry *e) {
 static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *id,
                      kin__projection *proj, entry **out, char *err, size_t errlen) {
   *out = NULL;
+  if (o->shard_selector && *o->shard_selector) {
+    kin_shard_selector *sel;
+    char perr[256];
+    int prc = kin_shard_selector_parse(o->shard_selector, &sel, perr, sizeof(perr));
+    if (prc < 0) {
+      kin__errf(err, errlen, "shard_selector: %s", prc == KIN_EINVAL ? perr : kin_strerror(prc));
+      free(id);
+      kin__projection_free(proj);
+      return prc;
+    }
+    kin_shard_selector_free(sel);
+  }
   entry *e = calloc(1, sizeof(*e));
   if (!e) {
     free(id);
@@ -155,7 +170,9 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
   e->ns = dup_or_null(o->namespace);
   e->label_selector = dup_or_null(o->label_selector);
   e->field_selector = dup_or_null(o->field_selector);
+  e->shard_selector = dup_or_null(o->shard_selector);
   if (!e->name || (o->namespace && *o->namespace && !e->ns) ||
+      (o->shard_selector && *o->shard_selector && !e->shard_selector) ||
       (o->label_selector && *o->label_selector && !e->label_selector) ||
       (o->field_selector && *o->field_selector && !e->field_selector)) {
     entry_free(e);
@@ -208,6 +225,7 @@ static int entry_new(kin_informer_factory *f, const kin_informer_opts *o, char *
       .namespace = e->ns,
       .label_selector = e->label_selector,
       .field_selector = e->field_selector,
+      .shard_selector = e->shard_selector,
       .metadata_only = o->metadata_only,
       .watch_list = o->watch_list,
       .content_type = o->content_type ? o->content_type : f->cfg.content_type,

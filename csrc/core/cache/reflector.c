@@ -17,6 +17,7 @@
 #include "pb_json.h"
 #include "pb_schema.h"
 #include "reflector_int.h"
+#include "shard_selector.h"
 
 #define LOG "reflector"
 
@@ -64,6 +65,7 @@ void kin__rfl_url(kin_reflector *r, kin__buf *b) {
   kin__buf_puts(b, r->path);
   if (r->label_selector) kin__rfl_param(b, "labelSelector", r->label_selector);
   if (r->field_selector) kin__rfl_param(b, "fieldSelector", r->field_selector);
+  if (r->shard_cur_str) kin__rfl_param(b, "shardSelector", r->shard_cur_str);
 }
 
 static void copy_span(char *dst, size_t cap, const char *js, const jsmntok_t *t) {
@@ -202,6 +204,7 @@ static int watch_list(kin_reflector *r, kin__rfl_watch **out) {
     kin__rfl_watch_free(r, w);
     switch (o) {
     case KIN__RFL_STOPPED:
+    case KIN__RFL_RESHARD:
       return KIN_ECANCELED;
     case KIN__RFL_RETRY:
       kin_log(KIN_LOG_INFO, LOG, "%s: watch-list got %ld - backing off", r->name, st.code);
@@ -238,7 +241,7 @@ static void watch_loop(kin_reflector *r, kin__rfl_watch *w) {
   int auth_retried = 0;
   for (;;) {
     if (!w) {
-      if (kin__rfl_stopping(r)) break;
+      if (kin__rfl_stopping(r) || kin__rfl_reshard_pending(r)) break;
       char *rv = kin__rfl_last_rv(r);
       int rc = rv ? kin__rfl_watch_start(r, rv, 0, &w) : KIN_ENOMEM;
       free(rv);
@@ -251,6 +254,7 @@ static void watch_loop(kin_reflector *r, kin__rfl_watch *w) {
     kin__rfl_outcome o = kin__rfl_watch_wait(r, w, 0, &st);
     kin__rfl_watch_free(r, w);
     w = NULL;
+    if (o == KIN__RFL_RESHARD) break; /* the round ends: list the new ranges */
     if (o == KIN__RFL_ENDED) continue;
     if (o == KIN__RFL_LOST) {
       /* Resume right after the last event delivered; when that is where
@@ -301,6 +305,12 @@ static void watch_loop(kin_reflector *r, kin__rfl_watch *w) {
 /* One ListAndWatch round. */
 static void list_and_watch(kin_reflector *r) {
   kin__rfl_watch *w = NULL;
+  /* the ranges this round asks for and keeps (a change ends the round) */
+  pthread_mutex_lock(&r->mu);
+  if (r->reshard) r->st.shard_relists++;
+  r->reshard = 0;
+  pthread_mutex_unlock(&r->mu);
+  kin__rfl_shard_refresh(r);
   int need_list = !r->watch_list;
   if (r->watch_list) {
     int rc = watch_list(r, &w);
@@ -316,7 +326,9 @@ static void *reflector_main(void *arg) {
   kin_log(KIN_LOG_DEBUG, LOG, "%s: starting", r->name);
   while (!kin__rfl_stopping(r)) {
     list_and_watch(r);
-    if (kin__rfl_stopping(r) || backoff(r, 0)) break;
+    if (kin__rfl_stopping(r)) break;
+    if (kin__rfl_reshard_pending(r)) continue; /* new ranges: list them at once */
+    if (backoff(r, 0)) break;
   }
   kin_log(KIN_LOG_DEBUG, LOG, "%s: stopped", r->name);
   return NULL;
@@ -338,6 +350,9 @@ static void free_fields(kin_reflector *r) {
   free(r->path);
   free(r->label_selector);
   free(r->field_selector);
+  free(r->shard);
+  free(r->shard_cur_str);
+  kin_shard_selector_free(r->shard_cur);
   free(r->name);
   free(r);
 }
@@ -365,6 +380,19 @@ int kin_reflector_new(const kin_reflector_config *cfg, kin_reflector **out) {
   r->path = dup_opt(path, &oom);
   r->label_selector = dup_opt(cfg->label_selector, &oom);
   r->field_selector = dup_opt(cfg->field_selector, &oom);
+  r->st.shard_server_filtered = -1;
+  if (cfg->shard_selector && *cfg->shard_selector) {
+    kin_shard_selector *sel;
+    char err[256];
+    if (kin_shard_selector_parse(cfg->shard_selector, &sel, err, sizeof(err)) < 0) {
+      kin_log(KIN_LOG_ERROR, LOG, "%s: shard selector: %s", cfg->name ? cfg->name : "reflector", err);
+      free_fields(r);
+      return KIN_EINVAL;
+    }
+    kin_shard_selector_free(sel);
+    r->shard = dup_opt(cfg->shard_selector, &oom);
+    r->shard_gen = 1;
+  }
   if (cfg->name && *cfg->name) {
     r->name = dup_opt(cfg->name, &oom);
   } else {

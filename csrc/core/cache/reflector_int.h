@@ -66,6 +66,19 @@ struct kin_reflector {
   int started, joined;
   kin__rfl_watch *watch; /* the watch in flight or NULL */
   kin_reflector_stats st;
+  /* Sharding: the selector as last set (NULL: none), bumped shard_gen;
+   * reshard asks the loop to list again at once (set with the selector). */
+  char *shard;
+  uint64_t shard_gen;
+  int reshard;
+  int shard_warned;      /* the "server ignored shardSelector" warning logged */
+
+  /* The reflector thread's copy of the selector, taken at the start of each
+   * LIST and WATCH (kin__rfl_shard_refresh): what it sends and filters by. */
+  struct kin_shard_selector *shard_cur;
+  char *shard_cur_str;
+  uint64_t shard_cur_gen;
+  int shard_info_seen;   /* a page of the LIST in progress had metadata.shardInfo */
 };
 
 /* ---- reflector.c ---- */
@@ -89,6 +102,20 @@ int kin__rfl_is_expired(const kin__rfl_status *st);
  * backoff. Returns 0, or KIN_ECANCELED when stopping. */
 int kin__rfl_sleep(kin_reflector *r, uint64_t d);
 int kin__rfl_stopping(kin_reflector *r);
+
+/* Takes the current shard selector for the next request (reflector
+ * thread). */
+void kin__rfl_shard_refresh(kin_reflector *r);
+/* 1 when o is inside the reflector thread's selector (or there is none);
+ * 0 counts a dropped object. Reflector thread (or a LIST's body callback,
+ * while the reflector thread waits for it). */
+int kin__rfl_shard_keep(kin_reflector *r, const kin_obj *o);
+/* 1 once kin_reflector_set_shard_selector asked for a re-list. */
+int kin__rfl_reshard_pending(kin_reflector *r);
+/* A LIST under a selector completed: shard_info says whether the server
+ * filtered (metadata.shardInfo); logs once when it did not. url: the
+ * request's path and query, for the log. Reflector thread. */
+void kin__rfl_shard_listed(kin_reflector *r, int shard_info, const char *url);
 
 /* ---- reflector_list.c ---- */
 
@@ -117,7 +144,8 @@ typedef enum {
   KIN__RFL_RETRY,       /* 429, or no answer at all: back off, watch again */
   KIN__RFL_EXPIRED,     /* 410 / Expired: relist */
   KIN__RFL_UNAUTHORIZED,/* 401: refresh the credential */
-  KIN__RFL_FAILED       /* anything else: relist after a backoff */
+  KIN__RFL_FAILED,      /* anything else: relist after a backoff */
+  KIN__RFL_RESHARD      /* the shard selector changed: relist at once */
 } kin__rfl_outcome;
 
 /* Applies w's events to the FIFO as the IO thread queues them (so

@@ -86,9 +86,10 @@ typedef struct {
   int md_done, items_done; /* the first seen */
   pspan rv, cont, rem;
   int rv_str, cont_str, rem_num;
+  int shard_info;        /* metadata.shardInfo is an object (KEP-5866) */
 } page_scan;
 
-enum { P_OTHER, P_METADATA, P_ITEMS, P_RV, P_CONTINUE, P_REMAINING };
+enum { P_OTHER, P_METADATA, P_ITEMS, P_RV, P_CONTINUE, P_REMAINING, P_SHARDINFO };
 
 #define PKEY(js, s, e, lit) ((e) - (s) == sizeof(lit) - 1 && !memcmp((js) + (s), lit, sizeof(lit) - 1))
 
@@ -100,7 +101,8 @@ static void pg_key(kin__json_visitor *v, size_t d, size_t s, size_t e) {
              : P_OTHER;
   } else if (d == 2 && ps->in_md) {
     ps->key2 = PKEY(js, s, e, "resourceVersion") ? P_RV : PKEY(js, s, e, "continue") ? P_CONTINUE
-             : PKEY(js, s, e, "remainingItemCount") ? P_REMAINING : P_OTHER;
+             : PKEY(js, s, e, "remainingItemCount") ? P_REMAINING
+             : PKEY(js, s, e, "shardInfo") ? P_SHARDINFO : P_OTHER;
   }
 }
 
@@ -147,6 +149,7 @@ static void pg_open(kin__json_visitor *v, size_t d, char type, size_t s) {
     if (ps->key2 == P_RV) md_first(&ps->rv, &ps->rv_str, 0, s, s);
     else if (ps->key2 == P_CONTINUE) md_first(&ps->cont, &ps->cont_str, 0, s, s);
     else if (ps->key2 == P_REMAINING) md_first(&ps->rem, &ps->rem_num, 0, s, s);
+    else if (ps->key2 == P_SHARDINFO && type == '{') ps->shard_info = 1;
   } else if (d == 2 && ps->in_items) {
     ps->bad = 1; /* the items were split out: the envelope holds none */
   }
@@ -249,6 +252,10 @@ static int sink_item(void *ud, const char *p, size_t len, size_t index) {
   }
   kin_obj *obj = NULL;
   int rc = kin__obj_parse_item(p, len, &la, &obj);
+  if (rc == 0 && !kin__rfl_shard_keep(s->r, obj)) {
+    kin_obj_unref(obj); /* outside this replica's ranges: the server did not filter */
+    return 0;
+  }
   if (rc == 0 && (rc = objs_push(s->o, obj))) kin_obj_unref(obj);
   if (rc) {
     kin_log(KIN_LOG_WARN, LOG, "%s: item %zu of a list page cannot be read: %s", s->r->name, index,
@@ -340,6 +347,7 @@ static int finish_pb_page(page_sink *s, page_meta *pm) {
   ps->meta.resource_version = ps->meta.cont = NULL; /* taken */
   pm->rv = meta.resource_version;
   pm->cont = meta.cont;
+  if (meta.shard_info) r->shard_info_seen = 1;
   pthread_mutex_lock(&r->mu);
   r->st.content_type_used = KIN_CONTENT_PROTOBUF;
   if (!pm->cont[0]) r->st.expected_items = r->st.listed_items;
@@ -376,6 +384,7 @@ static int finish_page(page_sink *s, page_meta *pm) {
   const char *js = s->ls.env;
   pm->rv = dup_span(js, ps.rv, ps.rv_str);
   pm->cont = dup_span(js, ps.cont, ps.cont_str);
+  if (ps.shard_info) r->shard_info_seen = 1;
   if (!pm->rv || !pm->cont) return KIN_ENOMEM;
   /* remainingItemCount is an estimate the server may omit (it does with
    * selectors); the last page makes the count exact. */
@@ -610,6 +619,7 @@ int kin__rfl_list(kin_reflector *r) {
   if (!rv) return KIN_ENOMEM;
   long limit = page_size(r, rv);
   objs o = {NULL, 0, 0};
+  r->shard_info_seen = 0;
   char *list_rv = NULL;
   int paginated = 0;
   kin__rfl_status st;
@@ -652,6 +662,7 @@ int kin__rfl_list(kin_reflector *r) {
     r->st.synced = 1;
   }
   pthread_mutex_unlock(&r->mu);
+  if (rc == 0) kin__rfl_shard_listed(r, r->shard_info_seen, r->path);
   objs_clear(&o);
   free(list_rv);
   return rc;

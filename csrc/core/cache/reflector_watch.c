@@ -87,6 +87,7 @@ struct kin__rfl_watch {
 
   /* Guarded by r->mu. */
   int done, initial_done, cancelled, idle;
+  int resharded; /* cancelled because the shard selector changed */
   int cut;           /* given up by the reflector thread: on_data aborts */
   int paused;        /* on_data returned KIN_IO_PAUSE; not yet resumed */
   rfl_ev *q, *q_tail; /* decoded events, oldest first, owned */
@@ -184,6 +185,9 @@ static int apply_event(kin__rfl_watch *w, const rfl_ev *ev) {
   case KIN_WATCH_ADDED:
   case KIN_WATCH_MODIFIED:
   case KIN_WATCH_DELETED:
+    /* outside this replica's ranges (a server that ignored shardSelector):
+     * never cached; the RV still advances below */
+    if (!kin__rfl_shard_keep(r, ev->obj)) break;
     if (w->initial) {
       if (temp_apply(w, ev)) {
         w->rfl_abort = w->rfl_lost = 1;
@@ -596,6 +600,14 @@ kin__rfl_outcome kin__rfl_watch_wait(kin_reflector *r, kin__rfl_watch *w, int un
       continue;
     }
     if (w->done || (until_initial && w->initial_done)) break;
+    if (r->reshard && !w->cancelled) {
+      /* new ranges (kin_reflector_set_shard_selector): end this stream */
+      w->cancelled = w->resharded = 1;
+      pthread_mutex_unlock(&r->mu);
+      kin_io_cancel(w->h);
+      pthread_mutex_lock(&r->mu);
+      continue;
+    }
     uint64_t deadline = w->last_byte_ns > UINT64_MAX - r->idle_ns ? UINT64_MAX - 1
                                                                   : w->last_byte_ns + r->idle_ns;
     if (!w->cancelled && (r->stopping || kin_clock_now(r->clock) >= deadline)) {
@@ -616,6 +628,8 @@ kin__rfl_outcome kin__rfl_watch_wait(kin_reflector *r, kin__rfl_watch *w, int un
   kin__rfl_outcome o;
   if (until_initial && w->initial_done) {
     o = KIN__RFL_INITIAL;
+  } else if (w->resharded && !r->stopping) {
+    o = KIN__RFL_RESHARD; /* events left unapplied: the relist replaces them */
   } else if (w->q && r->stopping) {
     o = KIN__RFL_STOPPED; /* events left unapplied on stop */
   } else {

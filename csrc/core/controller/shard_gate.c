@@ -1,6 +1,7 @@
 /* shard_gate.c -- the controller's view of the ranges this replica owns
  * (shard_gate.h). */
 #include "shard_gate.h"
+#include "call_ctx.h"
 #include "kin.h"
 #include "kobj.h"
 #include "shard_selector.h"
@@ -11,10 +12,12 @@
 #include <time.h>
 
 struct kin_shard_gate {
-  pthread_mutex_t mu;      /* guards sel, all, gen, changed_ns */
+  pthread_mutex_t mu;      /* guards sel, all, gen, changed_ns, fence, epoch */
   kin_shard_selector *sel; /* NULL with all == 0: closed */
   int all;                 /* "*": everything */
   uint64_t gen, changed_ns;
+  const kin_fence *fence; /* NULL: not tied to a term */
+  uint64_t epoch;         /* the fence's epoch at the last set */
   atomic_ullong dropped, skipped;
 };
 
@@ -53,6 +56,7 @@ int kin_shard_gate_set(kin_shard_gate *g, const char *selector, char *err, size_
   g->all = all;
   g->gen++;
   g->changed_ns = mono_ns();
+  g->epoch = g->fence ? kin_fence_epoch(g->fence) : 0;
   pthread_mutex_unlock(&g->mu);
   kin_shard_selector_free(old);
   return 0;
@@ -66,9 +70,18 @@ uint64_t kin_shard_gate_generation(kin_shard_gate *g, uint64_t *changed_mono_ns)
   return gen;
 }
 
+void kin_shard_gate_bind_fence(kin_shard_gate *g, const kin_fence *fence) {
+  pthread_mutex_lock(&g->mu);
+  g->fence = fence;
+  g->epoch = fence ? kin_fence_epoch(fence) : 0;
+  pthread_mutex_unlock(&g->mu);
+}
+
 int kin_shard_gate_admits(kin_shard_gate *g, const char *uid, const char *namespace_) {
   pthread_mutex_lock(&g->mu);
   int ok = g->all || (g->sel && kin_shard_selector_matches(g->sel, uid, namespace_));
+  /* a term ended (or a new one began) since the ranges were set */
+  if (ok && g->fence && (!g->epoch || kin_fence_epoch(g->fence) != g->epoch)) ok = 0;
   pthread_mutex_unlock(&g->mu);
   return ok;
 }

@@ -179,6 +179,15 @@ static void collect_informer(void *ud, kin_metrics_sink *s) {
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
     kin_metrics_emit(s, c[i].name, c[i].help, KIN_METRIC_COUNTER, il, iv, 1, (double)c[i].v);
+  if (st.shard_server_filtered < 0 && !st.shard_client_dropped) return; /* not sharded */
+  kin_metrics_emit(s, "kinformer_shard_server_filtered",
+                   "1 when the server filtered the informer's last LIST by its shardSelector "
+                   "(metadata.shardInfo), 0 when it ignored it and the client filters (memory "
+                   "not split)",
+                   KIN_METRIC_GAUGE, il, iv, 1, st.shard_server_filtered > 0 ? 1 : 0);
+  kin_metrics_emit(s, "kinformer_shard_client_dropped_total",
+                   "Objects outside the informer's shard ranges dropped by the client-side filter",
+                   KIN_METRIC_COUNTER, il, iv, 1, (double)st.shard_client_dropped);
 }
 
 int kin_metrics_add_informer(kin_metrics_registry *r, kin_informer_factory *f, kin_informer *inf,

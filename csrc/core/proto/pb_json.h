@@ -49,6 +49,7 @@ typedef struct {
   char *resource_version;           /* malloc'd ("" when absent); the caller frees */
   char *cont;                       /* malloc'd continue token ("" when absent) */
   long long remaining;              /* remainingItemCount, -1 when absent */
+  int shard_info;                   /* ListMeta.shardInfo (field 5) is present */
 } kin__pb_list_meta;
 
 /* Reads an enveloped list body (n bytes at p): each item to fn, then the

@@ -42,6 +42,12 @@ static int list_meta(const kin__pb_msg *lm, const uint8_t *p, size_t n, kin__pb_
       char **dst = frv >= 0 && num == lm->fields[frv].num ? &meta->resource_version : &meta->cont;
       free(*dst);
       if (!(*dst = dup_n(s, len))) return KIN_ENOMEM;
+    } else if (wt == 2 && num == 5) {
+      /* shardInfo (KEP-5866, v1.36; the schema may predate it): present */
+      const uint8_t *s;
+      size_t len;
+      if (kin__pb_read_len(&p, end, &s, &len)) return KIN_EINVAL;
+      meta->shard_info = 1;
     } else if (wt == 0 && frem >= 0 && num == lm->fields[frem].num) {
       uint64_t v;
       if (kin__pb_varint(&p, end, &v)) return KIN_EINVAL;

@@ -8,6 +8,7 @@
 --                            [--leader-elect-lease-duration S]
 --                            [--leader-elect-renew-deadline S]
 --                            [--leader-elect-retry-period S]]
+--                            [--shards auto|I/N]
 --                            [--metrics-bind-address ADDR]
 --                            [--metrics-secure [--metrics-cert-path DIR]
 --                            [--metrics-cert-name F] [--metrics-cert-key F]]
@@ -109,6 +110,11 @@ options:
   --leader-elect-lease-duration S, --leader-elect-renew-deadline S,
   --leader-elect-retry-period S  the election's timing in seconds
                       (defaults 15, 10, 2; as kube-controller-manager)
+  --shards auto|I/N   shard the controllers across replicas (run): auto
+                      on Leases (each replica a member Lease, keys moved
+                      with no overlap; see README "Running sharded"), or
+                      fixed shard I of N (0-based, e.g. a StatefulSet
+                      ordinal); manifests --shards N prints N replicas
   --watch             reload the controllers whose code changed when SCRIPT,
                       their reconciler modules or another Lua file in
                       their folders changes (a file that fails to load is
@@ -187,6 +193,7 @@ local VALUE_FLAGS = {
   ["--webhook-cert-name"] = "webhook_cert_name", ["--webhook-cert-key"] = "webhook_cert_key",
   ["--admin-bind-address"] = "admin_bind", ["--leader-election-id"] = "leader_election_id",
   ["--leader-election-namespace"] = "leader_election_namespace", ["--content-type"] = "content_type",
+  ["--shards"] = "shards",
 }
 
 -- The options that take no value, and the field each sets to true.
@@ -323,6 +330,22 @@ function M.parse(argv)
     if o.command ~= "run" then return nil, "--webhook-* options are options of run" end
     if (o.webhook_cert_name or o.webhook_cert_key) and not o.webhook_cert_path then
       return nil, "--webhook-cert-name and --webhook-cert-key need --webhook-cert-path (the folder they are in)"
+    end
+  end
+  if o.shards then
+    if o.command == "manifests" then
+      local n = tonumber(o.shards)
+      if not n or n ~= math.floor(n) or n < 1 then return nil, "manifests --shards wants a number of replicas, not '" .. o.shards .. "'" end
+    elseif o.command ~= "run" then
+      return nil, "--shards is an option of run and manifests"
+    elseif o.shards ~= "auto" then
+      local i, n = o.shards:match("^(%d+)/(%d+)$")
+      if not i or tonumber(i) >= tonumber(n) then
+        return nil, "--shards wants auto or I/N (shard I of N, 0 <= I < N), not '" .. o.shards .. "'"
+      end
+    end
+    if o.command == "run" and o.leader_elect then
+      return nil, "--shards and --leader-elect do not mix: sharded replicas elect through Leases themselves"
     end
   end
   if o.command == "plan" then

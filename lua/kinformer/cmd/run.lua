@@ -101,6 +101,20 @@ function M.leader_election(o)
   }
 end
 
+--- The sharding table of run's options (nil without --shards): auto on
+-- Leases (in --leader-election-namespace, with the --leader-elect-*
+-- timing), or shard I of N.
+function M.sharding(o)
+  if not o.shards then return nil end
+  if o.shards == "auto" then
+    return { replicas = "auto", namespace = o.leader_election_namespace,
+             lease_duration = o.lease_duration, renew_deadline = o.renew_deadline,
+             retry_period = o.retry_period }
+  end
+  local i, n = o.shards:match("^(%d+)/(%d+)$")
+  return { shard = math.tointeger(tonumber(i)), of = math.tointeger(tonumber(n)) }
+end
+
 --- Runs the command (o: kinformer.cmd.cli.parse's table). Returns the
 -- exit status.
 function M.run(o)
@@ -128,7 +142,7 @@ function M.run(o)
       metrics_cert_name = o.metrics_cert_name, metrics_cert_key = o.metrics_cert_key,
       webhook_bind_address = o.webhook_bind_address, webhook_cert_path = o.webhook_cert_path,
       webhook_cert_name = o.webhook_cert_name, webhook_cert_key = o.webhook_cert_key,
-      leader_election = M.leader_election(o),
+      leader_election = M.leader_election(o), sharding = M.sharding(o),
     },
     on_sim = function(sim) stderr("kinformer: kinformer.sim serving %s (kubeconfig %s)\n", sim.url, sim.kubeconfig) end,
   }
