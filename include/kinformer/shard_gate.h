@@ -45,10 +45,18 @@ uint64_t kin_shard_gate_generation(kin_shard_gate *g, uint64_t *changed_mono_ns)
 int kin_shard_gate_admits(kin_shard_gate *g, const char *uid, const char *namespace_);
 
 /* For a request key ("ns/name" or "name"): 1 when the object under key in
- * store is this replica's, 0 when it is another's, -1 when store has no
- * such object (a deleted object, or one this replica's cache does not
- * hold). Any thread. */
+ * store is this replica's, 0 when it is another's or it left store because
+ * its range moved away (kin_shard_gate_moved), -1 when store has no such
+ * object otherwise (a deleted object, or one this replica never held).
+ * Any thread. */
 int kin_shard_gate_admits_key(kin_shard_gate *g, kin_indexer *store, const char *key);
+
+/* Records that key's object left the cache because its range moved to
+ * another replica (its delete event's object is not admitted), so that a
+ * request for it still queued is not reconciled here; moved 0 forgets it
+ * (the object is this replica's again). The set is bounded (cleared past
+ * a million keys, with a log line). Any thread. */
+void kin_shard_gate_moved(kin_shard_gate *g, const char *key, int moved);
 
 /* Counts a request the gate turned away: at enqueue (an event for
  * another replica's object) or before a reconcile (its range moved). */

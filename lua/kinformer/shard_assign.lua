@@ -20,6 +20,18 @@ local SHIFT = 58 -- 64 - log2(BUCKETS)
 
 local FIELD = { uid = "object.metadata.uid", namespace = "object.metadata.namespace" }
 
+-- The rendezvous weight of member for bucket b: FNV-1a of "<member>#<b>"
+-- through MurmurHash3's finalizer (FNV alone barely moves its top bits
+-- for strings that differ in their last bytes).
+local function weight(member, b)
+  local x = core.shard_hash(member .. "#" .. b)
+  x = x ~ (x >> 33)
+  x = x * -49064778989728563 -- 0xff51afd7ed558ccd
+  x = x ~ (x >> 33)
+  x = x * -4265267296055464877 -- 0xc4ceb9fe1a85ec53
+  return x ~ (x >> 33)
+end
+
 --- The bucket of a 64-bit hash (a Lua integer, read unsigned).
 function M.bucket_of(hash) return (hash >> SHIFT) + 1 end
 
@@ -81,7 +93,7 @@ function M.assign(members)
     local best, bw
     for _, m in ipairs(sorted) do
       if load[m] < cap then
-        local w = core.shard_hash(m .. "#" .. b)
+        local w = weight(m, b)
         if not best or math.ult(bw, w) then best, bw = m, w end
       end
     end

@@ -124,17 +124,25 @@ function S:add_informer(inf)
   self._informers[#self._informers + 1] = inf
 end
 
--- Gives the gate and the For informers the ranges (sel nil: nothing).
-function S:_apply(sel)
-  if sel == self._applied and self._applied_once then return end
-  self._applied, self._applied_once = sel, true
-  local ok, msg = core.shard_gate(self._mgr.env, sel)
-  if not ok then core.log("error", "sharding", "shard gate: " .. tostring(msg)) end
-  local isel = sel or self:informer_opts().shard_selector
-  for _, inf in ipairs(self._informers) do
-    local iok, imsg = inf:set_shard_selector(isel)
-    if not iok then core.log("error", "sharding", ("informer %s: %s"):format(inf:name(), tostring(imsg))) end
+-- Gives the gate (the keys this replica takes) and the For informers (the
+-- objects it caches) their ranges (nil: nothing). The caches keep the
+-- buckets being handed over until they are given away, so that a request
+-- still queued for one of them finds its object and is skipped.
+function S:_apply(sel, cache_sel)
+  cache_sel = cache_sel or sel
+  if self._applied_once and sel == self._applied and cache_sel == self._applied_cache then return end
+  if not self._applied_once or sel ~= self._applied then
+    local ok, msg = core.shard_gate(self._mgr.env, sel)
+    if not ok then core.log("error", "sharding", "shard gate: " .. tostring(msg)) end
   end
+  if not self._applied_once or cache_sel ~= self._applied_cache then
+    local isel = cache_sel or self:informer_opts().shard_selector
+    for _, inf in ipairs(self._informers) do
+      local iok, imsg = inf:set_shard_selector(isel)
+      if not iok then core.log("error", "sharding", ("informer %s: %s"):format(inf:name(), tostring(imsg))) end
+    end
+  end
+  self._applied, self._applied_cache, self._applied_once = sel, cache_sel, true
 end
 
 --- mgr:start, before the election: names the member Lease, opens the
@@ -278,28 +286,40 @@ function S:tick()
     end
     if o ~= me or w == me then self._releasing[b] = nil end
   end
-  -- the gate: our buckets but those being handed over
-  local owned = {}
+  -- the gate: our buckets but those being handed over; the caches: all ours
+  local owned, held = {}, {}
   if confirmed then
     for b = 1, assign.BUCKETS do
-      if owners[b] == me and not self._releasing[b] then owned[b] = true end
+      if owners[b] == me then
+        held[b] = true
+        if not self._releasing[b] then owned[b] = true end
+      end
     end
   end
   self._owned = owned
-  self:_apply(assign.selector(owned, self.key))
+  self:_apply(assign.selector(owned, self.key), assign.selector(held, self.key))
   if grew then self._releasing_at = core.monotime() end
   if not change then return end
   local ok, msg, code = self:_write(new, terms, lease)
   if ok then
+    local gave, took = {}, {}
     for b = 1, assign.BUCKETS do
       if owners[b] == me and new[b] ~= me then
         self._handovers = self._handovers + 1
         self._releasing[b] = nil
-        core.log("info", "sharding", ("handed bucket %d over to %s"):format(b - 1, new[b]))
+        local t = gave[new[b]] or {}
+        gave[new[b]], t[#t + 1] = t, b - 1
       elseif owners[b] ~= me and new[b] == me then
-        core.log("info", "sharding", ("took bucket %d (from %s)"):format(b - 1,
-          owners[b] == "" and "no owner" or owners[b]))
+        local from = owners[b] == "" and "no owner" or owners[b]
+        local t = took[from] or {}
+        took[from], t[#t + 1] = t, b - 1
       end
+    end
+    for to, l in pairs(gave) do
+      core.log("info", "sharding", ("handed over buckets %s to %s"):format(table.concat(l, ","), to))
+    end
+    for from, l in pairs(took) do
+      core.log("info", "sharding", ("took buckets %s (from %s)"):format(table.concat(l, ","), from))
     end
     self._next = 0 -- look again at once: what we wrote may make more ours
   elseif code ~= "Conflict" and code ~= "AlreadyExists" and code ~= "EFENCED" then

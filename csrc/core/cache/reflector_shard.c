@@ -101,6 +101,7 @@ void kin__rfl_shard_listed(kin_reflector *r, int shard_info, const char *url) {
     kin_log(KIN_LOG_WARN, LOG,
             "%s: GET %s%s: the server ignored shardSelector (no metadata.shardInfo in the list: "
             "feature gate ShardedListAndWatch off, or a server older than v1.36); kinformer "
-            "filters on the client, so this replica's cache is right but memory is not split",
+            "filters on the client: the cache holds only this replica's ranges, but every "
+            "object is still sent and decoded by every replica",
             r->name, kin_client_host(r->client), url);
 }

@@ -274,6 +274,7 @@ static int interruption(kin_controller *c, worker_arg *wa, const char *item, int
 static int moved_away(kin_controller *c, const char *item) {
   if (!c->gate || kin_shard_gate_admits_key(c->gate, c->gate_store, item) != 0) return 0;
   kin_shard_gate_count(c->gate, 1);
+  kin_shard_gate_moved(c->gate, item, 0); /* its request is done with */
   kin_workqueue_forget(c->queue, item);
   if (c->history) {
     kin_hist_entry e;

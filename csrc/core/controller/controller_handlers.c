@@ -186,9 +186,16 @@ static int enqueue_for(const ev_info *ev, kin_obj *o) {
       note(ev, kin_obj_namespace(o), kin_obj_name(o));
       return 0;
     }
-    if (h->gate && !kin_shard_gate_admits(h->gate, kin_obj_uid(o), kin_obj_namespace(o))) {
-      kin_shard_gate_count(h->gate, 0);
-      return 0;
+    if (h->gate) {
+      int in = kin_shard_gate_admits(h->gate, kin_obj_uid(o), kin_obj_namespace(o));
+      /* a delete of an object this replica no longer owns: it left the
+       * cache with its range; a request still queued for it is not ours */
+      if (!in && ev->cause == KIN_CAUSE_DELETE) kin_shard_gate_moved(h->gate, kin_obj_key(o), 1);
+      else if (in) kin_shard_gate_moved(h->gate, kin_obj_key(o), 0);
+      if (!in) {
+        kin_shard_gate_count(h->gate, 0);
+        return 0;
+      }
     }
     return add(ev, kin_obj_namespace(o), kin_obj_name(o));
   case KIN_ENQUEUE_REQUEST_FOR_OWNER:

@@ -2,7 +2,9 @@
  * (shard_gate.h). */
 #include "shard_gate.h"
 #include "call_ctx.h"
+#include "hmap.h"
 #include "kin.h"
+#include "log.h"
 #include "kobj.h"
 #include "shard_selector.h"
 
@@ -12,12 +14,13 @@
 #include <time.h>
 
 struct kin_shard_gate {
-  pthread_mutex_t mu;      /* guards sel, all, gen, changed_ns, fence, epoch */
+  pthread_mutex_t mu;      /* guards sel, all, gen, changed_ns, fence, epoch, moved */
   kin_shard_selector *sel; /* NULL with all == 0: closed */
   int all;                 /* "*": everything */
   uint64_t gen, changed_ns;
   const kin_fence *fence; /* NULL: not tied to a term */
   uint64_t epoch;         /* the fence's epoch at the last set */
+  kin__hmap moved;        /* keys whose object left with its range (owned keys, no values) */
   atomic_ullong dropped, skipped;
 };
 
@@ -31,6 +34,7 @@ int kin_shard_gate_new(kin_shard_gate **out) {
   kin_shard_gate *g = calloc(1, sizeof *g);
   if (!g) return KIN_ENOMEM;
   pthread_mutex_init(&g->mu, NULL);
+  kin__hmap_init(&g->moved);
   g->changed_ns = mono_ns();
   *out = g;
   return 0;
@@ -39,6 +43,7 @@ int kin_shard_gate_new(kin_shard_gate **out) {
 void kin_shard_gate_free(kin_shard_gate *g) {
   if (!g) return;
   kin_shard_selector_free(g->sel);
+  kin__hmap_free(&g->moved);
   pthread_mutex_destroy(&g->mu);
   free(g);
 }
@@ -86,9 +91,33 @@ int kin_shard_gate_admits(kin_shard_gate *g, const char *uid, const char *namesp
   return ok;
 }
 
+#define MOVED_MAX (1u << 20)
+
+void kin_shard_gate_moved(kin_shard_gate *g, const char *key, int moved) {
+  pthread_mutex_lock(&g->mu);
+  if (!moved) {
+    kin__hmap_del(&g->moved, key, NULL);
+  } else {
+    if (kin__hmap_len(&g->moved) >= MOVED_MAX) {
+      kin__hmap_free(&g->moved);
+      kin__hmap_init(&g->moved);
+      kin_log(KIN_LOG_WARN, "sharding",
+              "shard gate: over %u keys moved away: forgetting them (a request still queued for "
+              "one whose object left the cache may be reconciled once more)", MOVED_MAX);
+    }
+    kin__hmap_put(&g->moved, key, g, NULL); /* the value is unused: present means moved */
+  }
+  pthread_mutex_unlock(&g->mu);
+}
+
 int kin_shard_gate_admits_key(kin_shard_gate *g, kin_indexer *store, const char *key) {
   kin_obj *o = store ? kin_indexer_get(store, key) : NULL;
-  if (!o) return -1;
+  if (!o) {
+    pthread_mutex_lock(&g->mu);
+    int moved = kin__hmap_get(&g->moved, key) != NULL;
+    pthread_mutex_unlock(&g->mu);
+    return moved ? 0 : -1;
+  }
   int ok = kin_shard_gate_admits(g, kin_obj_uid(o), kin_obj_namespace(o));
   kin_obj_unref(o);
   return ok;

@@ -182,8 +182,8 @@ static void collect_informer(void *ud, kin_metrics_sink *s) {
   if (st.shard_server_filtered < 0 && !st.shard_client_dropped) return; /* not sharded */
   kin_metrics_emit(s, "kinformer_shard_server_filtered",
                    "1 when the server filtered the informer's last LIST by its shardSelector "
-                   "(metadata.shardInfo), 0 when it ignored it and the client filters (memory "
-                   "not split)",
+                   "(metadata.shardInfo), 0 when it ignored it and the client filters (every "
+                   "object still sent to every replica)",
                    KIN_METRIC_GAUGE, il, iv, 1, st.shard_server_filtered > 0 ? 1 : 0);
   kin_metrics_emit(s, "kinformer_shard_client_dropped_total",
                    "Objects outside the informer's shard ranges dropped by the client-side filter",

@@ -70,13 +70,24 @@ static void create(kin__sim_store *s, kin__sim_resource *r, const char *ns, cons
   }
   char namebuf[300];
   if ((!name || !*name) && gen && *gen) {
+    /* utilrand.String(5) over its 27 letters (27^5 names), and, as
+     * kube-apiserver's RetryGenerateName (GA in v1.32), up to 8 tries when
+     * the name is taken; the last taken one answers AlreadyExists below */
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-    char uid[37];
-    kin__sim_uuid(uid);
-    char suffix[6];
-    for (int i = 0; i < 5; i++) suffix[i] = alphabet[(unsigned char)uid[i * 7] % 27];
-    suffix[5] = 0;
-    snprintf(namebuf, sizeof(namebuf), "%.250s%s", gen, suffix);
+    for (int attempt = 0; attempt < 8; attempt++) {
+      char uid[37];
+      kin__sim_uuid(uid);
+      uint64_t x = 0;
+      for (int i = 0; uid[i]; i++)
+        if (uid[i] != '-') x = x * 16 + (uint64_t)(uid[i] <= '9' ? uid[i] - '0' : uid[i] - 'a' + 10);
+      char suffix[6];
+      for (int i = 0; i < 5; i++, x /= 27) suffix[i] = alphabet[x % 27];
+      suffix[5] = 0;
+      snprintf(namebuf, sizeof(namebuf), "%.250s%s", gen, suffix);
+      char k[768];
+      kin__sim_key_of(k, sizeof(k), st->namespaced, ns, namebuf);
+      if (!kin__hmap_get(&st->objects, k)) break;
+    }
     json_object_set_new(md, "name", json_string(namebuf));
     name = kin__sim_jstr(md, "name", NULL);
   }

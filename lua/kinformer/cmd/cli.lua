@@ -110,6 +110,8 @@ options:
   --leader-elect-lease-duration S, --leader-elect-renew-deadline S,
   --leader-elect-retry-period S  the election's timing in seconds
                       (defaults 15, 10, 2; as kube-controller-manager)
+  --kube-api-qps Q, --kube-api-burst B  the client's rate limit (default
+                      50 requests per second, bursts of 100)
   --shards auto|I/N   shard the controllers across replicas (run): auto
                       on Leases (each replica a member Lease, keys moved
                       with no overlap; see README "Running sharded"), or
@@ -264,6 +266,14 @@ function M.parse(argv)
         if not o.max_response_bytes or o.max_response_bytes <= 0 then
           error({ usage = "--max-response-bytes must be a positive number of bytes, not " .. v })
         end
+      elseif a == "--kube-api-qps" or a == "--kube-api-burst" then
+        -- kube-controller-manager's names for the client's rate limit
+        local v = value(a)
+        local k = a == "--kube-api-qps" and "qps" or "burst"
+        o[k] = tonumber(v)
+        if not o[k] or o[k] <= 0 then
+          error({ usage = a .. " must be a positive number, not " .. v })
+        end
       elseif a == "--shutdown-timeout" then
         local v = value(a)
         o.shutdown_timeout = tonumber(v)
@@ -365,8 +375,10 @@ function M.parse(argv)
     if o.command == "repl" and o.leader_elect then return nil, "repl takes no --leader-elect" end
     if o.seed and not o.sim then return nil, "--seed needs --sim" end
     if (o.leader_election_id or o.leader_election_namespace or o.lease_duration
-        or o.renew_deadline or o.retry_period) and not o.leader_elect then
-      return nil, "--leader-election-* and --leader-elect-* options need --leader-elect"
+        or o.renew_deadline or o.retry_period) and not o.leader_elect
+        and not (o.shards == "auto" and not o.leader_election_id) then
+      return nil, "--leader-election-* and --leader-elect-* options need --leader-elect "
+        .. "(or --shards auto, which takes all but --leader-election-id)"
     end
     if o.sim and (o.kubeconfig or o.context) then
       return nil, "--sim cannot be combined with --kubeconfig or --context"

@@ -135,6 +135,7 @@ function M.run(o)
     namespace = o.namespace, args = o.args, verbose = o.verbose,
     manager = {
       name = o.name, sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
+      qps = o.qps, burst = o.burst,
       max_response_bytes = o.max_response_bytes, content_type = o.content_type,
       log_reconciles = o.verbose or nil,
       metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,

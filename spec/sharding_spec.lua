@@ -1,0 +1,283 @@
+-- Sharded replicas never reconcile one key in two places (issue 27):
+-- replicas of spec/fixtures/shard_operator.lua (`kinformer run --shards
+-- auto`: member Leases, the bucket table on a Lease, kinformer.sharding)
+-- against one server -- a kinformer.sim here; the real kube-apiserver when
+-- the e2e tier sets KINFORMER_E2E_KUBECONFIG (spec/examples/helper.lua) --
+-- with lease 3 s, renew deadline 2 s, retry 0.5 s, and SHARD_SPEC_OBJECTS
+-- ConfigMaps (default 10,000). Every reconcile that made its (fenced)
+-- write is logged with its start, the moment it issued its write (the end
+-- of its own work: a replica stopped after that point resumes only to
+-- send a write its fence refuses, or one the server had applied before
+-- the stop) on the machine's monotonic clock, and the write's
+-- resourceVersion; the spec then checks, per key, that no two replicas'
+-- reconciles overlap in time and that their writes reached the server in
+-- the order the reconciles started, through:
+--   1. three replicas: every key reconciled by exactly one of them, about
+--      a third each, each cache about a third of the objects;
+--   2. kill -9 of one: its keys move once its member Lease expired, and
+--      are reconciled once each by the new owners;
+--   3. SIGSTOP of another past its lease: its keys move; SIGCONT: it
+--      rejoins, and nothing it reconciles overlaps;
+--   4. a new replica: keys move to it.
+local core = require "kinformer.core"
+local h = require "examples.helper"
+
+local LEASE, RENEW, RETRY = 3, 2, 0.5
+local N = tonumber(os.getenv("SHARD_SPEC_OBJECTS") or "") or 10000
+
+local function args(ns)
+  return { "--namespace", ns, "--shards", "auto", "--name", "shard-spec",
+           "--leader-elect-lease-duration", tostring(LEASE),
+           "--leader-elect-renew-deadline", tostring(RENEW),
+           "--leader-elect-retry-period", tostring(RETRY),
+           "--metrics-bind-address", "127.0.0.1:0", "--kube-api-qps", "5000", "--kube-api-burst", "5000" }
+end
+
+-- The log: {who, key, t0, t1 (the write issued), rv} per reconcile that
+-- wrote; refused writes counted per replica.
+local function read_log(path)
+  local recs, refused = {}, {}
+  for line in h.read(path):gmatch("[^\n]+") do
+    local who, key, t0, tw, rv = line:match("^(%S+) (%S+) ([%d.]+) ([%d.]+) [%d.]+ (%d+)$")
+    if who then
+      recs[#recs + 1] = { who = who, key = key, t0 = tonumber(t0), t1 = tonumber(tw), rv = tonumber(rv) }
+    else
+      local rw = line:match("^(%S+) %S+ refused")
+      if rw then refused[rw] = (refused[rw] or 0) + 1 end
+    end
+  end
+  return recs, refused
+end
+
+-- Per key, its records sorted by start.
+local function by_key(recs)
+  local k = {}
+  for _, r in ipairs(recs) do
+    local l = k[r.key] or {}
+    k[r.key] = l
+    l[#l + 1] = r
+  end
+  for _, l in pairs(k) do table.sort(l, function(a, b) return a.t0 < b.t0 end) end
+  return k
+end
+
+-- Pairs of reconciles of one key by two replicas that overlap in time, or
+-- whose writes reached the server out of the order they started in.
+local function overlaps(recs)
+  local n, example = 0, nil
+  for key, l in pairs(by_key(recs)) do
+    local last_end = {} -- replica -> latest end so far
+    for i, r in ipairs(l) do
+      if i > 1 and l[i - 1].who ~= r.who and l[i - 1].rv > r.rv then
+        n = n + 1
+        example = example or string.format("%s: %s's write (rv %d) after %s's (rv %d)", key,
+          l[i - 1].who, l[i - 1].rv, r.who, r.rv)
+      end
+      for who, e in pairs(last_end) do
+        if who ~= r.who and e > r.t0 then
+          n = n + 1
+          example = example or string.format("%s: %s until %.3f, %s from %.3f", key, who, e, r.who, r.t0)
+        end
+      end
+      if not last_end[r.who] or r.t1 > last_end[r.who] then last_end[r.who] = r.t1 end
+    end
+  end
+  return n, example
+end
+
+-- The replica that last reconciled each key (before time `before`, if given).
+local function owners_of(recs, before)
+  local o = {}
+  for key, l in pairs(by_key(recs)) do
+    for _, r in ipairs(l) do
+      if not before or r.t0 < before then o[key] = r.who end
+    end
+  end
+  return o
+end
+
+-- The table of bucket owners on the server: member lease -> bucket count.
+local function table_counts(t, ns)
+  local l = t.client:get("coordination.k8s.io/v1/leases", ns, "shard-spec-shards")
+  local raw = l and l.metadata.annotations and l.metadata.annotations["kinformer.io/shard-owners"]
+  local counts = {}
+  if not raw then return counts end
+  for _, m in ipairs(core.json_decode(raw).owners) do
+    if m ~= "" then counts[m] = (counts[m] or 0) + 1 end
+  end
+  return counts
+end
+
+-- The objects in a replica's ConfigMap cache, from its /metrics.
+local function cached(op)
+  local port = op:wait_output("serving metrics on port (%d+)", "err")
+  local f = io.popen("curl -s http://127.0.0.1:" .. port .. "/metrics")
+  local text = f:read("a")
+  f:close()
+  return tonumber(text:match('kinformer_informer_objects{informer="v1/configmaps[^"]*"} (%d+)'))
+end
+
+describe("sharded replicas (kill -9, SIGSTOP past the lease, a new replica)", function()
+  local t, ns, logf, ops
+
+  before_each(function()
+    t = h.target()
+    ns = h.namespace(t, "shard")
+    logf = os.tmpname()
+    ops = {}
+  end)
+
+  after_each(function()
+    for _, op in pairs(ops) do
+      if not op:status() then os.execute("kill -CONT " .. op.pid .. " 2>/dev/null") end
+      op:cleanup()
+    end
+    os.remove(logf)
+    -- tens of thousands of objects: the sim goes with them; a real cluster
+    -- (with its namespace controller) deletes the namespace
+    if t.real then t.client:delete("v1/namespaces", nil, ns) end
+    t.stop()
+  end)
+
+  it("reconciles every key in exactly one place at a time", function()
+    local member = {}
+    local function start(name)
+      ops[name] = h.operator("spec/fixtures/shard_operator.lua", t, args(ns),
+        { "SHARD_SPEC_LOG=" .. logf, "SHARD_SPEC_NAME=" .. name })
+      member[name] = ops[name]:wait_output("member (%S+)", nil, 60)
+    end
+    local function owns(name) return table_counts(t, ns)[member[name]] or 0 end
+    for _, n in ipairs { "a", "b", "c" } do start(n) end
+    -- the table settles: three members, every bucket owned
+    h.eventually(function()
+      local c = table_counts(t, ns)
+      local total = (c[member.a] or 0) + (c[member.b] or 0) + (c[member.c] or 0)
+      return total == 64 and owns("a") >= 16 and owns("b") >= 16 and owns("c") >= 16
+    end, "three replicas to share the buckets", 30)
+
+    -- 1. N objects, each reconciled by exactly one replica
+    local fast = assert(core.env{ kubeconfig = t.kubeconfig, qps = 100000, burst = 100000 })
+    local fc = fast:client()
+    local t_first = core.monotime()
+    for i = 1, N do
+      assert(fc:create("v1/configmaps", { apiVersion = "v1", kind = "ConfigMap",
+        metadata = { name = "cm" .. i, namespace = ns }, data = { i = tostring(i) } }))
+    end
+    local t_created = core.monotime()
+    fast:shutdown()
+    local ok, err = pcall(h.eventually, function()
+      local n = 0
+      for _ in pairs(by_key((read_log(logf)))) do n = n + 1 end
+      return n == N, n
+    end, "every object reconciled", 60)
+    if not ok then
+      for n, op in pairs(ops) do
+        op:stop("TERM")
+        io.stderr:write("== " .. n .. " " .. member[n] .. "\n" .. op:stderr())
+      end
+      local l = t.client:get("coordination.k8s.io/v1/leases", ns, "shard-spec-shards")
+      io.stderr:write(l.metadata.annotations["kinformer.io/shard-owners"] .. "\n")
+      local seen = by_key((read_log(logf)))
+      local assign = require "kinformer.shard_assign"
+      for _, cm in ipairs(t.client:list("v1/configmaps", ns).items) do
+        local k = ns .. "/" .. cm.metadata.name
+        if not seen[k] then
+          io.stderr:write(("missing %s bucket %d\n"):format(k, assign.bucket_of(core.shard_hash(cm.metadata.uid)) - 1))
+        end
+      end
+      error(err)
+    end
+    local first_pass = core.monotime() - t_first -- from the first create
+    local create_time = t_created - t_first
+    local recs = read_log(logf)
+    local per = {}
+    for key, l in pairs(by_key(recs)) do
+      local who = {}
+      for _, r in ipairs(l) do who[r.who] = true end
+      local n = 0
+      for w in pairs(who) do
+        n = n + 1
+        per[w] = (per[w] or 0) + 1
+      end
+      assert.are.equal(1, n, key .. " reconciled by more than one replica")
+    end
+    local caches = {}
+    for _, n in ipairs { "a", "b", "c" } do
+      assert.is_true(per[n] > N * 0.2 and per[n] < N * 0.45, ("replica %s took %d of %d keys"):format(n, per[n], N))
+      caches[n] = h.eventually(function() return cached(ops[n]) end, "the cache size of " .. n)
+      assert.is_true(caches[n] > N * 0.2 and caches[n] < N * 0.45, ("replica %s caches %d of %d"):format(n, caches[n], N))
+    end
+
+    -- 2. kill -9 a: its keys move once its Lease expired, each reconciled once
+    local owned_by_a = {}
+    for key, who in pairs(owners_of(recs)) do if who == "a" then owned_by_a[key] = true end end
+    assert(os.execute("kill -KILL " .. ops.a.pid))
+    local t_kill = core.monotime()
+    local handover_a = h.eventually(function()
+      local last = 0
+      local after = {}
+      for _, r in ipairs((read_log(logf))) do
+        if owned_by_a[r.key] and r.t0 > t_kill then
+          after[r.key] = (after[r.key] or 0) + 1
+          if r.t1 > last then last = r.t1 end
+        end
+      end
+      for key in pairs(owned_by_a) do if not after[key] then return false end end
+      for key, c in pairs(after) do assert.are.equal(1, c, key .. " reconciled more than once after the kill") end
+      return last - t_kill
+    end, "the killed replica's keys to move", LEASE + 30)
+
+    -- 3. SIGSTOP b past its lease, then SIGCONT
+    recs = read_log(logf)
+    local owned_by_b = {}
+    for key, who in pairs(owners_of(recs)) do if who == "b" then owned_by_b[key] = true end end
+    assert(os.execute("kill -STOP " .. ops.b.pid))
+    local t_stop = core.monotime()
+    local handover_b = h.eventually(function()
+      local last, moved = 0, {}
+      for _, r in ipairs((read_log(logf))) do
+        if owned_by_b[r.key] and r.t0 > t_stop and r.who ~= "b" then
+          moved[r.key] = true
+          if r.t1 > last then last = r.t1 end
+        end
+      end
+      for key in pairs(owned_by_b) do if not moved[key] then return false end end
+      return last - t_stop
+    end, "the stopped replica's keys to move", LEASE + 30)
+    assert(os.execute("kill -CONT " .. ops.b.pid))
+    local t_cont = core.monotime()
+    -- b holds its member Lease again, takes buckets back and reconciles them
+    h.eventually(function() return owns("b") >= 16 end, "the resumed replica to own buckets again", 30)
+    h.eventually(function()
+      for _, r in ipairs((read_log(logf))) do if r.who == "b" and r.t0 > t_cont then return true end end
+    end, "the resumed replica to reconcile again", 30)
+
+    -- 4. a new replica d: keys move to it
+    local t_d = core.monotime()
+    start("d")
+    h.eventually(function() return owns("d") >= 16 end, "the new replica to own buckets", 30)
+    local handover_d = h.eventually(function()
+      for _, r in ipairs((read_log(logf))) do if r.who == "d" then return r.t1 - t_d end end
+    end, "the new replica to reconcile", 30)
+    h.sleep(2) -- the hand-over's reconciles finish
+
+    recs = select(1, read_log(logf))
+    local _, refused = read_log(logf)
+    local n_over, example = overlaps(recs)
+    local final = {}
+    for _, who in pairs(owners_of(recs)) do final[who] = (final[who] or 0) + 1 end
+    print(string.format("\n  %d objects (created in %.2f s), all reconciled %.2f s after the first create "
+      .. "(a %d, b %d, c %d keys; caches %d/%d/%d); "
+      .. "kill -9: keys moved in %.2f s; SIGSTOP: keys moved in %.2f s (lease %g s, retry %g s); "
+      .. "new replica reconciling after %.2f s; writes refused by the fence: %s; "
+      .. "overlapping reconciles: %d; last owners a/b/c/d: %d/%d/%d/%d",
+      N, create_time, first_pass, per.a, per.b, per.c, caches.a, caches.b, caches.c, handover_a, handover_b,
+      LEASE, RETRY, handover_d, next(refused) and core.json_encode(refused) or "0", n_over,
+      final.a or 0, final.b or 0, final.c or 0, final.d or 0))
+    assert.are.equal(0, n_over, example)
+    assert.is_true(handover_a < LEASE + RETRY + 10, "kill -9 hand-over took " .. handover_a .. " s")
+    assert.is_true(handover_b < LEASE + RETRY + 10, "SIGSTOP hand-over took " .. handover_b .. " s")
+    assert.is_true((final.d or 0) > 0)
+    for _, n in ipairs { "b", "c", "d" } do assert.equal(0, ops[n]:stop("TERM")) end
+  end)
+end)
