@@ -95,12 +95,13 @@ describe("informer shard_selector", function()
   end)
 
   quiet.it(it, "set_shard_selector re-lists: handlers see what left deleted and what came added", {
-    { "the server ignored shardSelector", times = 2 },
+    { "the server ignored shardSelector", times = 3 },
   }, function()
     local uids = create_cms(sim, 40)
     local inf = assert(mgr:informer("v1/configmaps", { shard_selector = Q[1] }))
-    local added, deleted = {}, {}
+    local added, deleted, updated = {}, {}, 0
     inf:add_handler({
+      on_update = function() updated = updated + 1 end,
       on_add = function(o) added[o.metadata.namespace .. "/" .. o.metadata.name] = true end,
       -- a relist's delete is a tombstone (DeletedFinalStateUnknown): its key
       on_delete = function(o) deleted[o.key or (o.metadata.namespace .. "/" .. o.metadata.name)] = true end,
@@ -130,12 +131,24 @@ describe("informer shard_selector", function()
     local st = inf:shard_status()
     assert.are.equal(Q[2], st.selector)
     assert.are.equal(1, st.relists)
+    -- widening: what stayed is not redelivered (no update), what came is added
+    local want3 = {}
+    for k, u in pairs(uids) do if quarter(u) == 3 then want3[k] = true end end
+    assert.is_true(inf:set_shard_selector(Q[2] .. " || " .. Q[3]))
+    assert.is_true(eventually(function()
+      mgr:step(0)
+      for k in pairs(want3) do if not added[k] then return false end end
+      return inf:shard_status().relists == 2
+    end))
+    mgr:step(0.2)
+    assert.are.equal(0, updated)
+    for k in pairs(want2) do assert.is_not_nil(inf:get(k)) end
     -- a bad one is refused and changes nothing
     local ok, msg, code = inf:set_shard_selector("shardRange(object.metadata.uid, '0x0', '0x1')")
     assert.is_nil(ok)
     assert.are.equal("EINVAL", code)
     assert.matches("16%-digit hex value", msg)
-    assert.are.equal(Q[2], inf:shard_status().selector)
+    assert.are.equal(Q[2] .. " || " .. Q[3], inf:shard_status().selector)
   end)
 
   it("a malformed shard_selector fails the informer with the parser's message", function()

@@ -213,6 +213,8 @@ describe("sharded replicas (kill -9, SIGSTOP past the lease, a new replica)", fu
     for key, who in pairs(owners_of(recs)) do if who == "a" then owned_by_a[key] = true end end
     assert(os.execute("kill -KILL " .. ops.a.pid))
     local t_kill = core.monotime()
+    h.eventually(function() return owns("a") == 0 end, "the killed replica's buckets to move", LEASE + 10)
+    local table_a = core.monotime() - t_kill
     local handover_a = h.eventually(function()
       local last = 0
       local after = {}
@@ -233,6 +235,8 @@ describe("sharded replicas (kill -9, SIGSTOP past the lease, a new replica)", fu
     for key, who in pairs(owners_of(recs)) do if who == "b" then owned_by_b[key] = true end end
     assert(os.execute("kill -STOP " .. ops.b.pid))
     local t_stop = core.monotime()
+    h.eventually(function() return owns("b") == 0 end, "the stopped replica's buckets to move", LEASE + 10)
+    local table_b = core.monotime() - t_stop
     local handover_b = h.eventually(function()
       local last, moved = 0, {}
       for _, r in ipairs((read_log(logf))) do
@@ -268,13 +272,19 @@ describe("sharded replicas (kill -9, SIGSTOP past the lease, a new replica)", fu
     for _, who in pairs(owners_of(recs)) do final[who] = (final[who] or 0) + 1 end
     print(string.format("\n  %d objects (created in %.2f s), all reconciled %.2f s after the first create "
       .. "(a %d, b %d, c %d keys; caches %d/%d/%d); "
-      .. "kill -9: keys moved in %.2f s; SIGSTOP: keys moved in %.2f s (lease %g s, retry %g s); "
+      .. "kill -9: buckets moved in %.2f s, its keys all reconciled by their new owners in %.2f s; "
+      .. "SIGSTOP: buckets moved in %.2f s, keys reconciled in %.2f s (lease %g s, retry %g s); "
       .. "new replica reconciling after %.2f s; writes refused by the fence: %s; "
       .. "overlapping reconciles: %d; last owners a/b/c/d: %d/%d/%d/%d",
-      N, create_time, first_pass, per.a, per.b, per.c, caches.a, caches.b, caches.c, handover_a, handover_b,
+      N, create_time, first_pass, per.a, per.b, per.c, caches.a, caches.b, caches.c, table_a, handover_a,
+      table_b, handover_b,
       LEASE, RETRY, handover_d, next(refused) and core.json_encode(refused) or "0", n_over,
       final.a or 0, final.b or 0, final.c or 0, final.d or 0))
     assert.are.equal(0, n_over, example)
+    -- ownership moves within the lease and a retry (the table's polling
+    -- here adds up to 50 ms); the keys then wait for the new owners' queues
+    assert.is_true(table_a < LEASE + 2 * RETRY + 0.5, "kill -9: buckets moved after " .. table_a .. " s")
+    assert.is_true(table_b < LEASE + 2 * RETRY + 0.5, "SIGSTOP: buckets moved after " .. table_b .. " s")
     assert.is_true(handover_a < LEASE + RETRY + 10, "kill -9 hand-over took " .. handover_a .. " s")
     assert.is_true(handover_b < LEASE + RETRY + 10, "SIGSTOP hand-over took " .. handover_b .. " s")
     assert.is_true((final.d or 0) > 0)

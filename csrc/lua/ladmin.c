@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin.h"
 #include "io_engine.h"
 #include "laux.h"
 
@@ -49,7 +50,17 @@ static int l_http_get(lua_State *L) {
   return 2;
 }
 
+/* core.admin_set_shards(json|nil): the document the admin endpoint serves
+ * at /shards (kinformer.sharding publishes its state there). */
+static int l_admin_set_shards(lua_State *L) {
+  const char *json = luaL_optstring(L, 1, NULL);
+  if (kin_admin_set_shards(json) < 0) return luaL_error(L, "admin_set_shards: out of memory");
+  return 0;
+}
+
 void lkin_open_admin(lua_State *L) {
   lua_pushcfunction(L, l_http_get);
   lua_setfield(L, -2, "http_get");
+  lua_pushcfunction(L, l_admin_set_shards);
+  lua_setfield(L, -2, "admin_set_shards");
 }

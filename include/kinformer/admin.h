@@ -41,6 +41,11 @@ int kin_admin_add_controller(kin_controller *c);
 /* Unregisters id (<= 0 or unknown: nothing). */
 void kin_admin_remove(int id);
 
+/* Publishes the JSON document served at /shards (kinformer.sharding's
+ * state, refreshed by its main-state loop; NULL: none). Copied. Returns 0
+ * or KIN_ENOMEM. Any thread. */
+int kin_admin_set_shards(const char *json);
+
 /* Renders the answer for path (with query string) into a new buffer *body
  * (malloc'd, the caller frees it; JSON) of *len bytes, and returns the
  * HTTP status: 200, 400 (why without key), 404 (unknown path), or 500 when

@@ -236,12 +236,51 @@ function S:_write(owners, terms, lease)
   return true
 end
 
+local metrics -- kinformer.metrics' shard gauges, made on first use
+
+-- Publishes the state (metrics, the admin endpoint's /shards) about once a
+-- second.
+function S:_publish(now)
+  if now < (self._published or 0) + 1 then return end
+  self._published = now
+  local st = self:status()
+  if not metrics then
+    local m = require "kinformer.metrics"
+    metrics = {
+      members = m.gauge{ name = "kinformer_shard_members",
+        help = "Replicas sharing the operator's keys, as this replica sees them (static: of)" },
+      keys = m.gauge{ name = "kinformer_shard_keys",
+        help = "Objects of the sharded controllers' For resources this replica holds" },
+      buckets = m.gauge{ name = "kinformer_shard_buckets",
+        help = "Buckets of the 64 of the hash space this replica owns (auto mode)" },
+      handovers = m.counter{ name = "kinformer_shard_handovers_total",
+        help = "Buckets moved between this replica and another, by direction (in: taken, out: given)",
+        labels = { "direction" } },
+    }
+  end
+  metrics.members:set(self.mode == "static" and self._user.of or #(st.members or {}))
+  local keys = 0
+  for _, i in ipairs(st.informers) do keys = keys + (i.objects or 0) end
+  metrics.keys:set(keys)
+  metrics.buckets:set(st.buckets or 0)
+  local reported = self._reported or { ["in"] = 0, out = 0 }
+  local dout, din = self._handovers - reported.out, (self._taken or 0) - reported["in"]
+  if dout > 0 then metrics.handovers:inc({ direction = "out" }, dout) end
+  if din > 0 then metrics.handovers:inc({ direction = "in" }, din) end
+  self._reported = { ["in"] = self._taken or 0, out = self._handovers }
+  core.admin_set_shards(core.json_encode(st))
+end
+
 -- One look at the Leases: hand over, take, apply (auto mode).
 function S:tick()
-  if self.mode ~= "auto" or not self.member then return end
   local now = core.monotime()
+  if self.mode == "static" or not self.member then
+    if self.mode == "static" and self._applied_once then self:_publish(now) end
+    return
+  end
   if now < self._next then return end
   self._next = now + TICK
+  self:_publish(now)
   local st = self._le:state()
   local term = st.is_leader and st.fence_holds and (st.identity .. "@" .. tostring(st.fence_epoch)) or nil
   if not term or not self._leases:has_synced() then
@@ -310,6 +349,7 @@ function S:tick()
         local t = gave[new[b]] or {}
         gave[new[b]], t[#t + 1] = t, b - 1
       elseif owners[b] ~= me and new[b] == me then
+        self._taken = (self._taken or 0) + 1
         local from = owners[b] == "" and "no owner" or owners[b]
         local t = took[from] or {}
         took[from], t[#t + 1] = t, b - 1
@@ -350,6 +390,7 @@ function S:status()
   local st = { mode = self.mode, key = self.key, member = self.member, members = self._members,
     buckets = self.mode == "static" and nil or assign.count(owned), of_buckets = assign.BUCKETS,
     releasing = assign.count(self._releasing), selector = self._applied, handovers = self._handovers,
+    taken = self._taken or 0,
     gate = core.shard_gate_stats(self._mgr.env), informers = {} }
   if self.mode == "static" then st.shard, st.of = self._user.shard, self._user.of end
   for _, inf in ipairs(self._informers) do

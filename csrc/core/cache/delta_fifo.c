@@ -362,7 +362,7 @@ static int queue_tombstone_locked(kin_delta_fifo *f, const char *key, kin_obj *l
  * tombstones. listed collects the listed keys; xf the transformed objects
  * (entries set to NULL once queued); the caller releases both. */
 static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin__hmap *listed,
-                          kin_obj **xf, int prepared) {
+                          kin_obj **xf, int prepared, int quiet) {
   int rc;
   for (size_t i = 0; i < n; i++) {
     if (prepared) xf[i] = kin_obj_ref(objs[i]);
@@ -371,6 +371,13 @@ static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin
   }
   for (size_t i = 0; i < n; i++) {
     kin_obj *o = xf[i];
+    if (quiet && prepared && has_known(f) && !items_get(f, kin_obj_key(objs[i]))) {
+      /* the very object the store holds (kin__delta_fifo_prepare kept it):
+       * nothing changed, nothing to tell */
+      kin_obj *k = f->cfg.known_objects.get(f->cfg.known_objects.ud, kin_obj_key(objs[i]));
+      kin_obj_unref(k);
+      if (k == objs[i]) continue; /* xf[i] is released by the caller */
+    }
     xf[i] = NULL;
     if ((rc = queue_action_locked(f, kin_obj_key(objs[i]), KIN_DELTA_REPLACED, o)) < 0) return rc;
   }
@@ -415,7 +422,7 @@ static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin
 
 /* objs are borrowed; prepared: they came from kin__delta_fifo_prepare. */
 static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char *resource_version,
-                   int prepared) {
+                   int prepared, int quiet) {
   (void)resource_version;
   if (!f || (n > 0 && !objs)) return KIN_EINVAL;
   for (size_t i = 0; i < n; i++)
@@ -430,7 +437,7 @@ static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char
   }
 
   pthread_mutex_lock(&f->mu);
-  int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf, prepared);
+  int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf, prepared, quiet);
   pthread_mutex_unlock(&f->mu);
 
   for (size_t i = 0; i < n; i++) kin_obj_unref(xf[i]);
@@ -441,12 +448,17 @@ static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char
 
 int kin_delta_fifo_replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
                            const char *resource_version) {
-  return replace(f, objs, n, resource_version, 0);
+  return replace(f, objs, n, resource_version, 0, 0);
 }
 
 int kin__delta_fifo_replace_prepared(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
                                      const char *resource_version) {
-  return replace(f, objs, n, resource_version, 1);
+  return replace(f, objs, n, resource_version, 1, 0);
+}
+
+int kin__delta_fifo_replace_changed(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
+                                    const char *resource_version) {
+  return replace(f, objs, n, resource_version, 1, 1);
 }
 
 /* The stored object when it is the same state as listed (same uid and

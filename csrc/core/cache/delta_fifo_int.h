@@ -31,4 +31,14 @@ int kin__delta_fifo_prepare(kin_delta_fifo *f, kin_obj **objs, size_t n);
 int kin__delta_fifo_replace_prepared(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
                                      const char *resource_version);
 
+/* kin__delta_fifo_replace_prepared that queues nothing for a listed object
+ * the store holds unchanged (prepare kept the stored one) when nothing is
+ * queued for its key: a re-list for new shard ranges (reflector_shard.c)
+ * tells handlers what entered and what left, not the objects that stayed
+ * (client-go's Replace would redeliver those as resyncs to every handler
+ * still in its syncing set, i.e. every handler without a resync period).
+ * Thread-safe. */
+int kin__delta_fifo_replace_changed(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
+                                    const char *resource_version);
+
 #endif

@@ -308,6 +308,7 @@ static void list_and_watch(kin_reflector *r) {
   /* the ranges this round asks for and keeps (a change ends the round) */
   pthread_mutex_lock(&r->mu);
   if (r->reshard) r->st.shard_relists++;
+  r->reshard_round = r->reshard;
   r->reshard = 0;
   pthread_mutex_unlock(&r->mu);
   kin__rfl_shard_refresh(r);

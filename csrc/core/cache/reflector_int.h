@@ -79,6 +79,7 @@ struct kin_reflector {
   char *shard_cur_str;
   uint64_t shard_cur_gen;
   int shard_info_seen;   /* a page of the LIST in progress had metadata.shardInfo */
+  int reshard_round;     /* this round lists new ranges: unchanged objects stay quiet */
 };
 
 /* ---- reflector.c ---- */

@@ -653,7 +653,9 @@ int kin__rfl_list(kin_reflector *r) {
   pthread_mutex_lock(&r->mu);
   r->rv_unavailable = 0;
   pthread_mutex_unlock(&r->mu);
-  rc = kin__delta_fifo_replace_prepared(r->fifo, o.v, o.len, list_rv);
+  rc = r->reshard_round ? kin__delta_fifo_replace_changed(r->fifo, o.v, o.len, list_rv)
+                        : kin__delta_fifo_replace_prepared(r->fifo, o.v, o.len, list_rv);
+  if (rc == 0) r->reshard_round = 0; /* a later relist (410, a new round) is client-go's */
   if (rc)
     kin_log(KIN_LOG_WARN, LOG, "%s: unable to sync list result: %s", r->name, kin_strerror(rc));
   pthread_mutex_lock(&r->mu);

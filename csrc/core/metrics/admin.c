@@ -30,6 +30,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static reg_entry *entries;
 static size_t nentries, capentries;
 static int next_id = 1;
+static char *shards_doc; /* /shards (kin_admin_set_shards) or NULL */
 
 static int add_entry(reg_entry e) {
   pthread_mutex_lock(&mu);
@@ -54,6 +55,16 @@ int kin_admin_add_informer(const char *name, kin_informer *inf) {
   char *n = strdup(name ? name : "");
   if (!n) return KIN_ENOMEM;
   return add_entry((reg_entry){0, n, inf, NULL});
+}
+
+int kin_admin_set_shards(const char *json) {
+  char *d = json ? strdup(json) : NULL;
+  if (json && !d) return KIN_ENOMEM;
+  pthread_mutex_lock(&mu);
+  free(shards_doc);
+  shards_doc = d;
+  pthread_mutex_unlock(&mu);
+  return 0;
 }
 
 int kin_admin_add_controller(kin_controller *c) {
@@ -289,6 +300,8 @@ int kin_admin_render(const char *path, const char *key, const char *controller, 
     rc = render_inflight(&b);
   } else if (strcmp(path, "/advise") == 0) {
     rc = render_advise(&b);
+  } else if (strcmp(path, "/shards") == 0) {
+    kin__buf_puts(&b, shards_doc ? shards_doc : "{\"sharding\":null}");
   } else if (strcmp(path, "/why") == 0) {
     if (key && *key) {
       rc = render_why(&b, key, controller);
@@ -297,7 +310,8 @@ int kin_admin_render(const char *path, const char *key, const char *controller, 
       kin__buf_puts(&b, "{\"error\":\"why needs ?key=namespace/name\"}");
     }
   } else if (strcmp(path, "/") == 0) {
-    kin__buf_puts(&b, "{\"endpoints\":[\"/caches\",\"/queues\",\"/inflight\",\"/advise\",\"/why?key=\"]}");
+    kin__buf_puts(&b, "{\"endpoints\":[\"/caches\",\"/queues\",\"/inflight\",\"/advise\",\"/shards\","
+                      "\"/why?key=\"]}");
   } else {
     status = 404;
     kin__buf_puts(&b, "{\"error\":\"not found\"}");

@@ -37,6 +37,11 @@ HOST:PORT) and prints:
   advise              each informer: the fields = {...} projection keeping
                       what handlers and reconcilers have read of its
                       objects, and the bytes per object now and with it
+  shards              sharding (--shards): this replica's member Lease,
+                      the live members, the buckets it owns and hands over,
+                      and per sharded informer its ranges, objects, and
+                      whether the server filtered (shardSelector) or the
+                      client does
   why KEY             KEY's history (ns/name): what enqueued it, the
                       predicates' verdicts, each reconcile with its result
                       and writes; --controller NAME limits it to one controller
@@ -86,7 +91,8 @@ function M.parse(argv)
       o.what = "help"
     elseif a:sub(1, 1) == "-" then
       usage("unknown option " .. a)
-    elseif o.what == nil and (a == "caches" or a == "queues" or a == "inflight" or a == "advise" or a == "why") then
+    elseif o.what == nil and (a == "caches" or a == "queues" or a == "inflight" or a == "advise" or a == "shards"
+        or a == "why") then
       o.what = a
     elseif o.what == "why" and o.key == nil then
       o.key = a
@@ -178,6 +184,31 @@ end
 
 function M.format_advise(v)
   return require("kinformer.advise").format(v.advise)
+end
+
+function M.format_shards(v)
+  if v.sharding == nil and v.mode == nil then return "SHARDS\n  (this operator is not sharded)" end
+  local out = { "SHARDS" }
+  if v.mode == "static" then
+    out[#out + 1] = string.format("  static: shard %d of %d, key %s", v.shard, v.of, v.key)
+  else
+    out[#out + 1] = string.format("  auto: member %s, key %s; %d live members", tostring(v.member), v.key,
+      #(v.members or {}))
+    for _, m in ipairs(v.members or {}) do out[#out + 1] = "    " .. m .. (m == v.member and " (this replica)" or "") end
+    out[#out + 1] = string.format("  buckets: %d of %d owned, %d being handed over; hand-overs: %d out, %d in",
+      v.buckets or 0, v.of_buckets or 64, v.releasing or 0, v.handovers or 0, v.taken or 0)
+  end
+  local g = v.gate or {}
+  out[#out + 1] = string.format("  gate: %s; events for other replicas' objects dropped: %d; "
+    .. "requests not reconciled because their range moved: %d", g.open and "open" or "closed",
+    g.dropped_enqueues or 0, g.skipped_reconciles or 0)
+  for _, i in ipairs(v.informers or {}) do
+    out[#out + 1] = string.format("  informer %s: %d objects; %s", i.name, i.objects or 0,
+      i.server_sharded == true and "the server filters (shardSelector)"
+      or i.server_sharded == false and ("the server ignores shardSelector: the client filters (%d dropped)"):format(i.client_dropped or 0)
+      or "not listed with a selector yet")
+  end
+  return table.concat(out, "\n")
 end
 
 function M.format_why(v)

@@ -635,12 +635,15 @@ function M.generate(script, opts)
       "roleRef", om("apiGroup", "rbac.authorization.k8s.io", "kind", "ClusterRole", "name", nrname),
       "subjects", subj)
   end
-  local le_name = name .. "-leader-election"
+  local shards = opts.shards -- --shards N: N replicas sharing the keys (kinformer.sharding)
+  local le_name = name .. (shards and "-sharding" or "-leader-election")
   local le = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", meta(le_name, le_ns),
     "rules", { om("apiGroups", { M.LEASE_RULE.group }, "resources", { M.LEASE_RULE.resource },
-                  "verbs", M.LEASE_RULE.verbs) })
-  le.__header = { "Leader election (--leader-elect): the Lease in namespace " .. le_ns
-    .. (le_opts.name and (" (" .. tostring(le_opts.name) .. ", the script's leader_election.name)") or "") .. "." }
+                  "verbs", shards and { "get", "list", "watch", "create", "update" } or M.LEASE_RULE.verbs) })
+  le.__header = { shards and ("Sharding (--shards auto): each replica's member Lease and the bucket table "
+    .. "(Lease " .. name .. "-shards) in namespace " .. le_ns .. ", watched by every replica.")
+    or ("Leader election (--leader-elect): the Lease in namespace " .. le_ns
+    .. (le_opts.name and (" (" .. tostring(le_opts.name) .. ", the script's leader_election.name)") or "") .. ".") }
   docs[#docs + 1] = le
   docs[#docs + 1] = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "RoleBinding",
     "metadata", meta(le_name, le_ns),
@@ -665,6 +668,7 @@ function M.generate(script, opts)
   local cmd = { "kinformer", "run", "--name", name, "--leader-elect", "--leader-election-id", lease,
                 "--metrics-bind-address", ":" .. metrics_auth.PORT, "--metrics-secure",
                 "--health-probe-bind-address", ":8081" }
+  if shards then cmd[5], cmd[6] = "--shards", "auto"; table.remove(cmd, 7) end
   if opts.namespace then cmd[#cmd + 1] = "--namespace"; cmd[#cmd + 1] = ns end
   cmd[#cmd + 1] = "/operator/" .. script_base
   local function probe(path)
@@ -683,7 +687,7 @@ function M.generate(script, opts)
                           "runAsNonRoot", true, "capabilities", om("drop", { "ALL" })),
     "volumeMounts", { om("name", "script", "mountPath", "/operator", "readOnly", true) })
   local dep = om("apiVersion", "apps/v1", "kind", "Deployment", "metadata", meta(name, ns),
-    "spec", om("replicas", 2, "selector", om("matchLabels", selector),
+    "spec", om("replicas", shards or 2, "selector", om("matchLabels", selector),
       "template", om(
         "metadata", om("labels", labels, "annotations", om(
           "kinformer.io/script-hash", fnv(table.concat(all, "\0")),
@@ -691,7 +695,9 @@ function M.generate(script, opts)
           "prometheus.io/scheme", "https")),
         "spec", om("serviceAccountName", name, "containers", { container },
           "volumes", { om("name", "script", "configMap", om("name", name .. "-script", "items", items)) }))))
-  dep.__header = { "Two replicas: one leads (a Lease in " .. ns .. "), the other keeps its caches warm.",
+  dep.__header = { shards and (shards .. " replicas share the keys and the caches of the controllers' For "
+    .. "resources (--shards auto: member Leases in " .. le_ns .. "; see README \"Running sharded\").")
+    or ("Two replicas: one leads (a Lease in " .. ns .. "), the other keeps its caches warm."),
     "Metrics on :8443/metrics (HTTPS, TokenReview + SubjectAccessReview), probes on :8081",
     "(/readyz, /healthz, plain HTTP). See docs/security.md." }
   docs[#docs + 1] = dep
@@ -745,7 +751,7 @@ function M.main(o)
   end
   f:close()
   local text, result = M.generate(o.script, { namespace = o.namespace, image = o.image, name = o.name,
-                                              args = o.args, cert_manager = o.cert_manager })
+    args = o.args, cert_manager = o.cert_manager, shards = o.shards and math.tointeger(tonumber(o.shards)) })
   if not text then
     io.stderr:write("kinformer: ", tostring(result), "\n")
     return 1
