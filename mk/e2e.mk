@@ -23,7 +23,9 @@
 #                       (spec/leader_fencing_spec.lua), the dry-run
 #                       plan spec (spec/plan_spec.lua) and the chaos spec
 #                       (spec/chaos_spec.lua: the fault proxy's faults only),
-#                       the secure metrics spec (spec/e2e/metrics_auth_e2e.lua)
+#                       the sharding spec twice (spec/sharding_spec.lua: the
+#                       ShardedListAndWatch gate off, then on), the secure
+#                       metrics spec (spec/e2e/metrics_auth_e2e.lua)
 #                       and the webhooks spec (spec/e2e/webhook_e2e.lua: the
 #                       Website example's webhooks called by kube-apiserver)
 #                       against a fresh control plane
@@ -79,6 +81,13 @@ e2e-lua: e2e-deps
 	  spec/stall_spec.lua spec/leader_election_spec.lua spec/leader_fencing_spec.lua \
 	  spec/plan_spec.lua spec/replay_spec.lua \
 	  spec/chaos_spec.lua
+	# sharding (issue 27) on kube-apiserver, its ShardedListAndWatch gate off
+	# (the replicas filter on the client) and on (the server splits)
+	SHARD_SPEC_SERVER_SHARDS=0 spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
+	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/sharding_spec.lua
+	SHARD_SPEC_SERVER_SHARDS=1 KINFORMER_E2E_APISERVER_FLAGS=--feature-gates=ShardedListAndWatch=true \
+	  spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
+	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/sharding_spec.lua
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal --pattern=_e2e \
 	  spec/e2e/metrics_auth_e2e.lua spec/e2e/webhook_e2e.lua

@@ -4,7 +4,10 @@
 -- against one server -- a kinformer.sim here; the real kube-apiserver when
 -- the e2e tier sets KINFORMER_E2E_KUBECONFIG (spec/examples/helper.lua) --
 -- with lease 3 s, renew deadline 2 s, retry 0.5 s, and SHARD_SPEC_OBJECTS
--- ConfigMaps (default 10,000). Every reconcile that made its (fenced)
+-- ConfigMaps (default 10,000). The sim runs with its ShardedListAndWatch
+-- gate on, so each replica lists and watches only its ranges; on
+-- kube-apiserver SHARD_SPEC_SERVER_SHARDS=1 or 0 says whether the tier
+-- started it with the gate (make e2e-lua runs both). Every reconcile that made its (fenced)
 -- write is logged with its start, the moment it issued its write (the end
 -- of its own work: a replica stopped after that point resumes only to
 -- send a write its fence refuses, or one the server had applied before
@@ -108,20 +111,22 @@ local function table_counts(t, ns)
   return counts
 end
 
--- The objects in a replica's ConfigMap cache, from its /metrics.
+-- The objects in a replica's ConfigMap cache, and whether the server
+-- filtered its list (kinformer_shard_server_filtered), from its /metrics.
 local function cached(op)
   local port = op:wait_output("serving metrics on port (%d+)", "err")
   local f = io.popen("curl -s http://127.0.0.1:" .. port .. "/metrics")
   local text = f:read("a")
   f:close()
-  return tonumber(text:match('kinformer_informer_objects{informer="v1/configmaps[^"]*"} (%d+)'))
+  return tonumber(text:match('kinformer_informer_objects{informer="v1/configmaps[^"]*"} (%d+)')),
+    tonumber(text:match('kinformer_shard_server_filtered{informer="v1/configmaps[^"]*"} (%d+)'))
 end
 
 describe("sharded replicas (kill -9, SIGSTOP past the lease, a new replica)", function()
   local t, ns, logf, ops
 
   before_each(function()
-    t = h.target()
+    t = h.target{ feature_gates = { ShardedListAndWatch = true } }
     ns = h.namespace(t, "shard")
     logf = os.tmpname()
     ops = {}
@@ -201,10 +206,12 @@ describe("sharded replicas (kill -9, SIGSTOP past the lease, a new replica)", fu
       end
       assert.are.equal(1, n, key .. " reconciled by more than one replica")
     end
-    local caches = {}
+    local caches, server = {}, {}
+    local want_server = t.sim and 1 or tonumber(os.getenv("SHARD_SPEC_SERVER_SHARDS") or "")
     for _, n in ipairs { "a", "b", "c" } do
       assert.is_true(per[n] > N * 0.2 and per[n] < N * 0.45, ("replica %s took %d of %d keys"):format(n, per[n], N))
-      caches[n] = h.eventually(function() return cached(ops[n]) end, "the cache size of " .. n)
+      caches[n], server[n] = h.eventually(function() return cached(ops[n]) end, "the cache size of " .. n)
+      if want_server then assert.are.equal(want_server, server[n], "kinformer_shard_server_filtered of " .. n) end
       assert.is_true(caches[n] > N * 0.2 and caches[n] < N * 0.45, ("replica %s caches %d of %d"):format(n, caches[n], N))
     end
 
@@ -270,13 +277,14 @@ describe("sharded replicas (kill -9, SIGSTOP past the lease, a new replica)", fu
     local n_over, example = overlaps(recs)
     local final = {}
     for _, who in pairs(owners_of(recs)) do final[who] = (final[who] or 0) + 1 end
-    print(string.format("\n  %d objects (created in %.2f s), all reconciled %.2f s after the first create "
-      .. "(a %d, b %d, c %d keys; caches %d/%d/%d); "
+    print(string.format("\n  %s: %d objects (created in %.2f s), all reconciled %.2f s after the first create "
+      .. "(a %d, b %d, c %d keys; caches %d/%d/%d, server filtered %s); "
       .. "kill -9: buckets moved in %.2f s, its keys all reconciled by their new owners in %.2f s; "
       .. "SIGSTOP: buckets moved in %.2f s, keys reconciled in %.2f s (lease %g s, retry %g s); "
       .. "new replica reconciling after %.2f s; writes refused by the fence: %s; "
       .. "overlapping reconciles: %d; last owners a/b/c/d: %d/%d/%d/%d",
-      N, create_time, first_pass, per.a, per.b, per.c, caches.a, caches.b, caches.c, table_a, handover_a,
+      t.sim and "kinformer.sim" or "kube-apiserver", N, create_time, first_pass, per.a, per.b, per.c,
+      caches.a, caches.b, caches.c, tostring(server.a), table_a, handover_a,
       table_b, handover_b,
       LEASE, RETRY, handover_d, next(refused) and core.json_encode(refused) or "0", n_over,
       final.a or 0, final.b or 0, final.c or 0, final.d or 0))

@@ -385,6 +385,7 @@ describe("types/ (LuaCATS definitions)", function()
         { "kinformer.OwnsEntry", controller.ENTRY_OPTIONS.owns, { "[1]" } },
         { "kinformer.WatchesEntry", controller.ENTRY_OPTIONS.watches, { "[1]" } },
         { "kinformer.LeaderElectionOptions", require("kinformer.leader_election").OPTIONS },
+        { "kinformer.ShardingOptions", require("kinformer.sharding").OPTIONS },
         { "kinformer.ConditionInput", require("kinformer.util.condition").CONDITION_OPTIONS },
         { "kinformer.ReplayOptions", replay_keys },
         { "kinformer.InformerOptions", c_known("csrc/lua/lenv.c", "mgr:informer's options") },

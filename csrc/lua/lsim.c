@@ -65,6 +65,34 @@ static int controllers_error(lua_State *L, const char *bad) {
  * wants it (a string, or a list of names joined with commas), left on the
  * stack so it lives until the start; NULL when absent. Raises on a bad
  * type or an unknown name. */
+/* feature_gates = { ShardedListAndWatch = true } (or kube-apiserver's
+ * "Name=true,..." string): the string form, left on the stack. */
+static const char *feature_gates_opt(lua_State *L) {
+  int t = lua_getfield(L, 1, "feature_gates");
+  if (t == LUA_TNIL) return NULL;
+  luaL_argcheck(L, t == LUA_TSTRING || t == LUA_TTABLE, 1,
+                "option 'feature_gates' must be a table {Name = true} or a string \"Name=true,...\"");
+  if (t == LUA_TTABLE) {
+    int tbl = lua_gettop(L);
+    char buf[1024];
+    size_t used = 0;
+    buf[0] = 0;
+    lua_pushnil(L);
+    while (lua_next(L, tbl)) {
+      luaL_argcheck(L, lua_type(L, -2) == LUA_TSTRING && lua_isboolean(L, -1), 1,
+                    "option 'feature_gates' must map gate names to booleans");
+      int n = snprintf(buf + used, sizeof(buf) - used, "%s%s=%s", used ? "," : "",
+                       lua_tostring(L, -2), lua_toboolean(L, -1) ? "true" : "false");
+      luaL_argcheck(L, n > 0 && (size_t)n < sizeof(buf) - used, 1, "option 'feature_gates' too long");
+      used += (size_t)n;
+      lua_pop(L, 1);
+    }
+    lua_pushstring(L, buf);
+    lua_replace(L, tbl);
+  }
+  return lua_tostring(L, -1);
+}
+
 static const char *controllers_opt(lua_State *L) {
   int t = lua_getfield(L, 1, "controllers");
   if (t == LUA_TNIL) {
@@ -106,7 +134,7 @@ static int l_start(lua_State *L) {
         "port", "bind", "token", "tls_cert", "tls_key", "client_ca", "seed", "watch_history",
         "bookmark_interval_ms", "legacy_events", "users", "request_log_limit", "controllers",
         "clock", "authorization", "nodes", "pod_ready_delay_ms", "job_run_ms", "pre_encode",
-        NULL};
+        "feature_gates", NULL};
     lkin_opt_check_keys(L, 1, known, "kinformer.sim.start");
     lua_Integer port = lkin_opt_integer(L, 1, "port", 0);
     luaL_argcheck(L, port >= 0 && port <= 65535, 1, "port out of range");
@@ -130,6 +158,7 @@ static int l_start(lua_State *L) {
     cfg.bookmark_interval_ms = (uint32_t)bi;
     cfg.legacy_events_only = lkin_opt_bool(L, 1, "legacy_events");
     cfg.pre_encode = lkin_opt_bool(L, 1, "pre_encode");
+    cfg.feature_gates = feature_gates_opt(L);
     lua_Integer rl = lkin_opt_integer(L, 1, "request_log_limit", 0);
     luaL_argcheck(L, rl >= 0, 1, "request_log_limit must be >= 0");
     cfg.request_log_limit = (size_t)rl;

@@ -99,6 +99,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   sim->request_log.limit = cfg.request_log_limit ? cfg.request_log_limit : 1000000;
   sim->stopped = 1; /* nothing to stop until the daemon runs */
   sim->watch_cache_lists = cfg.watch_cache_lists;
+  int gate_rc = kin__sim_feature_gates(cfg.feature_gates, &sim->gate_sharded);
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
   if (cfg.pre_encode) sim->store.pre_encode = kin__sim_pb_pre_encode;
   if (!rc) rc = kin__sim_registry_init_builtins(&sim->store);
@@ -116,6 +117,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   if (!rc && cfg.seed_file) rc = kin__sim_store_seed(&sim->store, cfg.seed_file);
   /* The bootstrap roles after the seed: a seeded (replayed) one is kept. */
   if (!rc) rc = kin__sim_rbac_bootstrap(&sim->store);
+  if (!rc && gate_rc) rc = gate_rc;
   if (!rc && cfg.authorization_mode && strcmp(cfg.authorization_mode, "AlwaysAllow"))
     rc = !strcmp(cfg.authorization_mode, "RBAC") ? (sim->authz_rbac = 1, 0) : KIN_EINVAL;
   if (!rc && cfg.token) rc = (sim->token = strdup(cfg.token)) ? 0 : KIN_ENOMEM;

@@ -41,8 +41,8 @@ function M.real_kubeconfig()
 end
 
 --- The server to run against: {kubeconfig=, client=, env=, real=bool,
--- sim=, stop=fn}. opts.seed: a seed file for the sim (ignored on a real
--- cluster).
+-- sim=, stop=fn}. opts.seed: a seed file for the sim, opts.feature_gates
+-- its feature gates (both ignored on a real cluster).
 function M.target(opts)
   opts = opts or {}
   local t = {}
@@ -50,7 +50,7 @@ function M.target(opts)
   if kc then
     t.real, t.kubeconfig = true, kc
   else
-    t.sim = assert(require("kinformer.sim").start{ seed = opts.seed })
+    t.sim = assert(require("kinformer.sim").start{ seed = opts.seed, feature_gates = opts.feature_gates })
     t.kubeconfig = t.sim.kubeconfig
   end
   t.env = assert(core.env{ kubeconfig = t.kubeconfig })

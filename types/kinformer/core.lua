@@ -354,6 +354,40 @@ function M.leader_identity() end
 ---@return boolean holds
 function M.leader_fence(env) end
 
+---Sets the ranges this replica's controllers take (kinformer.sharding;
+---internal): a shard selector, "*" (everything) or nil (nothing).
+---@param env kinformer.Env
+---@param selector? string
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.shard_gate(env, selector) end
+
+---The env's shard gate counters, nil without one (internal).
+---@param env kinformer.Env
+---@return { generation: integer, open: boolean, dropped_enqueues: integer, skipped_reconciles: integer, changed_at: number }?
+function M.shard_gate_stats(env) end
+
+---FNV-1a 64 of s, the API server's shard hash (an integer read unsigned).
+---@param s string
+---@return integer
+function M.shard_hash(s) end
+
+---A shard selector parsed with the API server's rules, or nil, message, "EINVAL".
+---@param selector string
+---@return { ranges: integer[][], key: "uid"|"namespace", string: string }? sel
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function M.shard_selector(selector) end
+
+---Blocks the calling thread for seconds (0..60): a stand-in for a slow call.
+---@param seconds number
+function M.sleep(seconds) end
+
+---The JSON the admin endpoint serves at /shards (internal; nil: none).
+---@param json? string
+function M.admin_set_shards(json) end
+
 ---A label selector parsed with the API server's rules, or nil, message, "EINVAL".
 ---@param selector? string "" and nil select everything
 ---@return kinformer.core.LabelSelector? sel

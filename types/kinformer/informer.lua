@@ -8,6 +8,7 @@
 ---@field namespace? string only this namespace (default all, or the manager's namespace option)
 ---@field label_selector? string "app=web,tier!=db"
 ---@field field_selector? string "metadata.name=x"
+---@field shard_selector? string KEP-5866 ranges ("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"), sent as ?shardSelector= and applied on the client too
 ---@field metadata_only? boolean cache PartialObjectMetadata only
 ---@field watch_list? boolean sync with a streaming watch instead of LIST
 ---@field content_type? "auto"|"json"|"protobuf" the encoding asked for (default the manager's: protobuf for built-in types, JSON for custom resources); the cache holds JSON either way
@@ -123,6 +124,24 @@ function Informer:add_index(name, spec) end
 
 ---@return boolean
 function Informer:has_synced() end
+
+---Changes the informer's shard selector (nil or "": none); a running
+---informer lists again at once: what left is deleted, what came added.
+---@param selector? string
+---@return true? ok
+---@return string? msg
+---@return kinformer.ErrorCode? code
+function Informer:set_shard_selector(selector) end
+
+---The informer's sharding state.
+---@class kinformer.ShardStatus
+---@field selector? string the ranges, nil when none
+---@field server_sharded? boolean the last list carried metadata.shardInfo (the server filtered); false: the client filters; nil: no list with a selector yet
+---@field client_dropped integer objects the client-side filter dropped
+---@field relists integer re-lists after set_shard_selector
+
+---@return kinformer.ShardStatus
+function Informer:shard_status() end
 
 ---The registry name: the resource and its options ("v1/configmaps?namespace=default").
 ---@return string

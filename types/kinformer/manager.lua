@@ -16,6 +16,37 @@
 ---@field queue_size? integer events queued before new ones are dropped (default 1000)
 ---@field api? "events.k8s.io/v1"|"v1" default: what discovery lists (events.k8s.io/v1 when served)
 
+---kinformer.manager{sharding = ...}: {replicas = "auto"} on Leases, or
+---{shard = i, of = n} fixed (README "Running sharded").
+---@class kinformer.ShardingOptions
+---@field replicas? "auto" members and buckets on Leases, keys handed over with no overlap
+---@field shard? integer static: this replica's shard, 0..of-1
+---@field of? integer static: how many shards
+---@field key? "uid"|"namespace" what the hash reads (default "uid": metadata.uid of the For object)
+---@field namespace? string the Leases' namespace (default the manager's)
+---@field identity? string this replica's identity (default "<operator>/<hostname>_<uuid>")
+---@field lease_duration? number seconds (default 15)
+---@field renew_deadline? number seconds (default 10)
+---@field retry_period? number seconds (default 2)
+
+---mgr:shards().
+---@class kinformer.ShardingState
+---@field mode "auto"|"static"
+---@field key "uid"|"namespace"
+---@field member? string this replica's member Lease (auto)
+---@field members? string[] the live members it sees (auto)
+---@field buckets? integer buckets of of_buckets it owns (auto)
+---@field of_buckets integer
+---@field releasing integer buckets being handed over
+---@field handovers integer buckets given away
+---@field taken integer buckets taken
+---@field shard? integer static
+---@field of? integer static
+---@field selector? string the ranges its controllers take
+---@field gate? table the shard gate's counters
+---@field informers table[] per sharded informer: name, objects and its kinformer.ShardStatus
+
+
 ---kinformer.manager{...}'s options, all optional. Durations are seconds
 ---(fractions allowed).
 ---@class kinformer.ManagerOptions
@@ -49,6 +80,7 @@
 ---@field metrics_cert_key? string its key file (default "tls.key")
 ---@field events? kinformer.EventsOptions
 ---@field leader_election? kinformer.LeaderElectionOptions controllers run only while this replica leads
+---@field sharding? kinformer.ShardingOptions split the controllers' keys and For caches across replicas
 ---@field clock? "real"|"fake" "fake": the controllers' queues and rate limiters run on a clock moved by mgr:clock_advance
 ---@field name? string the operator's name (a DNS label): the default Lease name of leader election; default: the script's folder and controllers' names
 ---@field log_reconciles? boolean log one line per reconcile of every controller (`kinformer run -v`)
@@ -295,6 +327,11 @@ function Manager:stop() end
 ---@param component string
 ---@return kinformer.EventRecorder
 function Manager:event_recorder(component) end
+
+---Sharding's state (kinformer.sharding), nil without the sharding option:
+---what `kinformer inspect shards` prints.
+---@return kinformer.ShardingState?
+function Manager:shards() end
 
 ---The leader election's state, nil without leader_election.
 ---@return kinformer.LeaderElectionState?

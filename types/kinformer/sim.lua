@@ -4,6 +4,7 @@
 
 ---kinformer.sim.start's options, all optional.
 ---@class kinformer.SimOptions
+---@field feature_gates? table<string, boolean>|string kube-apiserver's --feature-gates ({ShardedListAndWatch = true}: ?shardSelector= on lists and watches)
 ---@field port? integer 0: a free one
 ---@field bind? string default "127.0.0.1"
 ---@field token? string a bearer token every request must carry

@@ -5,6 +5,7 @@
  *                 [--client-ca-file FILE] [--token T] [--seed FILE] [--kubeconfig PATH]
  *                 [--history N] [--bookmark-interval MS] [--watch-cache-lists]
  *                 [--controllers=LIST] [--fake-clock] [--pre-encode]
+ *                 [--feature-gates=ShardedListAndWatch=true]
  *                 [--authorization-mode AlwaysAllow|RBAC]
  *                 [--nodes N] [--pod-ready-delay-ms MS] [--job-run-ms MS]
  *
@@ -33,6 +34,7 @@ static void usage(FILE *f) {
           "                     [--kubeconfig PATH]\n"
           "                     [--history N] [--bookmark-interval MS] [--watch-cache-lists]\n"
           "                     [--controllers=LIST] [--fake-clock] [--pre-encode]\n"
+          "                     [--feature-gates=ShardedListAndWatch=true]\n"
           "                     [--authorization-mode AlwaysAllow|RBAC]\n"
           "                     [--nodes N] [--pod-ready-delay-ms MS] [--job-run-ms MS]\n"
           "controllers (default \"*\"; \"none\" for a bare API server):");
@@ -114,6 +116,8 @@ int main(int argc, char **argv) {
         return 2;
       }
       cfg.controllers = v;
+    } else if (!strcmp(a, "--feature-gates")) {
+      cfg.feature_gates = v; /* an unknown gate fails the start, logged */
     } else if (!strcmp(a, "--authorization-mode") && (!strcmp(v, "RBAC") || !strcmp(v, "AlwaysAllow")))
       cfg.authorization_mode = v;
     else if (!strcmp(a, "--authorization-mode")) {

@@ -323,7 +323,17 @@ typedef struct {
     int neq;
   } fields[8];
   int nfields;
+  struct kin_shard_selector *shard; /* ?shardSelector= (gate ShardedListAndWatch) or NULL */
 } kin__sim_selector;
+
+/* Parses kube-apiserver's --feature-gates value gates ("A=true,B=false";
+ * NULL: the defaults) into *sharded (ShardedListAndWatch). Returns 0, or
+ * KIN_EINVAL after logging the unknown gate or bad value. */
+int kin__sim_feature_gates(const char *gates, int *sharded);
+
+/* The list's metadata.shardInfo member (',"shardInfo":{"selector":...}')
+ * appended to b when sel has a shard selector. */
+void kin__sim_selector_shard_info(const kin__sim_selector *sel, kin__buf *b);
 /* Parses labelSelector/fieldSelector of req for resource r (its
  * selectable fields); 0, or -1 with a 400 in out. */
 int kin__sim_selector_parse(kin__sim_req *req, const kin__sim_resource *r, kin__sim_selector *sel,

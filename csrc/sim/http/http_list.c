@@ -233,6 +233,7 @@ enum MHD_Result kin__sim_handle_list(kin__sim_req *req, kin__sim_resource *r,
       if (kin__sim_selector_empty(&sel))
         kin__buf_printf(&b, ",\"remainingItemCount\":%zu", remaining);
     }
+    kin__sim_selector_shard_info(&sel, &b); /* SetShardInfoOnList */
     if (pre) {
       /* the list without items; they follow as fields (http_proto_pre.c) */
       kin__buf_add(&b, "}}", 2);

@@ -34,6 +34,11 @@ typedef struct {
   uint32_t bookmark_interval_ms; /* period of BOOKMARK events; 0: 60000 */
   const char *seed_file;     /* objects created at start: a JSON array, a List
                                 ({"items": [...]}) or one JSON object per line */
+  const char *feature_gates; /* kube-apiserver's --feature-gates
+                                ("Name=true,Other=false"); known:
+                                ShardedListAndWatch (v1.36 alpha, default
+                                off: ?shardSelector= on lists and watches,
+                                KEP-5866). An unknown name fails the start. */
   int watch_cache_lists;     /* serve resourceVersion=0 lists whole, ignoring
                                 limit, as kube-apiserver's watch cache does;
                                 0 (default): limit pages them as any list */

@@ -222,6 +222,7 @@ struct kin_sim {
   uint16_t port;
   int tls;
   int watch_cache_lists;    /* kin_sim_config.watch_cache_lists */
+  int gate_sharded;         /* feature gate ShardedListAndWatch (immutable after start) */
   char *token;              /* kin_sim_config.token (user "kinformer-sim") or NULL */
   char *tls_cert, *tls_key; /* PEM contents */
   char *client_ca;          /* PEM contents of the client CA bundle or NULL */

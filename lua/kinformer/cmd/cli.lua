@@ -344,13 +344,15 @@ function M.parse(argv)
   end
   if o.shards then
     if o.command == "manifests" then
-      local n = tonumber(o.shards)
-      if not n or n ~= math.floor(n) or n < 1 then return nil, "manifests --shards wants a number of replicas, not '" .. o.shards .. "'" end
+      local count = tonumber(o.shards)
+      if not count or count ~= math.floor(count) or count < 1 then
+        return nil, "manifests --shards wants a number of replicas, not '" .. o.shards .. "'"
+      end
     elseif o.command ~= "run" then
       return nil, "--shards is an option of run and manifests"
     elseif o.shards ~= "auto" then
-      local i, n = o.shards:match("^(%d+)/(%d+)$")
-      if not i or tonumber(i) >= tonumber(n) then
+      local si, sn = o.shards:match("^(%d+)/(%d+)$")
+      if not si or tonumber(si) >= tonumber(sn) then
         return nil, "--shards wants auto or I/N (shard I of N, 0 <= I < N), not '" .. o.shards .. "'"
       end
     end

@@ -194,7 +194,9 @@ function M.format_shards(v)
   else
     out[#out + 1] = string.format("  auto: member %s, key %s; %d live members", tostring(v.member), v.key,
       #(v.members or {}))
-    for _, m in ipairs(v.members or {}) do out[#out + 1] = "    " .. m .. (m == v.member and " (this replica)" or "") end
+    for _, m in ipairs(v.members or {}) do
+      out[#out + 1] = "    " .. m .. (m == v.member and " (this replica)" or "")
+    end
     out[#out + 1] = string.format("  buckets: %d of %d owned, %d being handed over; hand-overs: %d out, %d in",
       v.buckets or 0, v.of_buckets or 64, v.releasing or 0, v.handovers or 0, v.taken or 0)
   end
@@ -205,7 +207,8 @@ function M.format_shards(v)
   for _, i in ipairs(v.informers or {}) do
     out[#out + 1] = string.format("  informer %s: %d objects; %s", i.name, i.objects or 0,
       i.server_sharded == true and "the server filters (shardSelector)"
-      or i.server_sharded == false and ("the server ignores shardSelector: the client filters (%d dropped)"):format(i.client_dropped or 0)
+      or i.server_sharded == false
+        and ("the server ignores shardSelector: the client filters (%d dropped)"):format(i.client_dropped or 0)
       or "not listed with a selector yet")
   end
   return table.concat(out, "\n")
