@@ -187,7 +187,7 @@ function M.format_advise(v)
 end
 
 function M.format_shards(v)
-  if v.sharding == nil and v.mode == nil then return "SHARDS\n  (this operator is not sharded)" end
+  if v.mode == nil then return "SHARDS\n  (this operator is not sharded)" end
   local out = { "SHARDS" }
   if v.mode == "static" then
     out[#out + 1] = string.format("  static: shard %d of %d, key %s", v.shard, v.of, v.key)
