@@ -66,8 +66,11 @@ start_sim() {
   # encoded per request, as before issue 26).
   local pre=()
   [ "${BENCH_PRE_ENCODE:-1}" = 1 ] && pre=(--pre-encode)
+  # BENCH_SIM_FLAGS: more flags (space-separated), e.g. a feature gate
+  local more=()
+  read -r -a more <<<"${BENCH_SIM_FLAGS:-}"
   "$SIM" --port 0 --seed "$seedf" --kubeconfig "$KC" --history "$((BURST > 10000 ? BURST : 10000))" \
-    --watch-cache-lists --controllers=none "${pre[@]}" \
+    --watch-cache-lists --controllers=none "${pre[@]}" "${more[@]}" \
     >"$out" 2>"$DIR/logs/sim.err" &
   SIM_PID=$!
   until [ -s "$out" ]; do

@@ -26,3 +26,13 @@ bench-informer: deps e2e-reference
 	  build/release/bench-informer-seed build/release/kinformer-sim
 	bench/informer_bench.sh $(BENCH_ARGS)
 	@if [ "$${BENCH_APISERVER:-1}" = 1 ]; then $(MAKE) --no-print-directory e2e-deps && bench/informer_apiserver.sh $(BENCH_ARGS); fi
+
+# Sharding (issue 27): reconciles per second of an I/O-bound reconciler
+# with 1, 2 and 4 replicas, memory per replica (bench/shard_bench.sh).
+#   make bench-shards                      full run (table at the end)
+#   make bench-shards BENCH_ARGS=--quick   short form for CI (< 2 min)
+.PHONY: bench-shards
+bench-shards: deps
+	$(MAKE) --no-print-directory MODE=release build/release/kinformer/core.so \
+	  build/release/bench-informer-seed build/release/kinformer-sim
+	bench/shard_bench.sh $(BENCH_ARGS)
