@@ -4,11 +4,15 @@
  * nothing, "*" everything, a bad selector leaves the gate as it was. */
 #include "kin_test.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller.h"
 #include "controller_handlers.h"
+#include "controller_history.h"
 #include "indexer.h"
 #include "kin.h"
 #include "shard_gate.h"
@@ -208,5 +212,88 @@ static void test_shard_gate_MapAndKeys(void **state) {
   kin_shard_gate_free(g);
 }
 
+/* The reconciles a controller ran: keys joined by ','. */
+typedef struct {
+  pthread_mutex_t mu; /* guards keys */
+  char keys[512];
+} seen_keys;
+
+static int record_reconcile(void *ud, int worker, const kin_request *req, const kin_call_ctx *ctx,
+                            kin_result_action *out) {
+  (void)worker;
+  (void)ctx;
+  seen_keys *s = ud;
+  pthread_mutex_lock(&s->mu);
+  size_t used = strlen(s->keys);
+  snprintf(s->keys + used, sizeof(s->keys) - used, "%s%s", used ? "," : "", req->key);
+  pthread_mutex_unlock(&s->mu);
+  out->kind = KIN_RESULT_DONE;
+  return 0;
+}
+
+/* A dequeued request whose object is another replica's, or left with its
+ * range, is forgotten, not reconciled, and its history says "handover"; a
+ * deleted object's request (admitted when it was enqueued) is reconciled. */
+static void test_shard_gate_ControllerSkipsMovedKeys(void **state) {
+  (void)state;
+  kin_shard_gate *g;
+  assert_int_equal(kin_shard_gate_new(&g), 0);
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  kin_indexer *store = kin_test_indexer_new();
+  char uin[40] = "", uout[40] = "";
+  for (int i = 0; !uin[0] || !uout[0]; i++) {
+    char u[40];
+    snprintf(u, sizeof u, "ctl-uid-%d", i);
+    strcpy(lower(u) ? uin : uout, u);
+  }
+  kin_obj *a = obj_uid("mine", uin, NULL), *b = obj_uid("theirs", uout, NULL);
+  assert_int_equal(kin_indexer_add(store, a), 0);
+  assert_int_equal(kin_indexer_add(store, b), 0);
+  kin_obj_unref(a);
+  kin_obj_unref(b);
+  kin_shard_gate_moved(g, "ns/left", 1); /* its object left with its range */
+  seen_keys seen = {.keys = ""};
+  pthread_mutex_init(&seen.mu, NULL);
+  kin_controller_config cfg = {.name = "sharded", .workers = 1, .reconcile = record_reconcile,
+                               .ud = &seen};
+  kin_controller *c;
+  assert_int_equal(kin_controller_new(&cfg, &c), 0);
+  assert_int_equal(kin_controller_set_shard_gate(c, g, store), 0);
+  assert_int_equal(kin_controller_start(c), 0);
+  assert_int_equal(kin_controller_set_shard_gate(c, g, store), KIN_EBUSY);
+  const char *names[] = {"mine", "theirs", "left", "deleted"};
+  for (int i = 0; i < 4; i++) assert_int_equal(kin_controller_enqueue(c, "ns", names[i]), 0);
+  kin_shard_gate_stats st;
+  for (int i = 0; i < 500; i++) {
+    kin_shard_gate_get_stats(g, &st);
+    pthread_mutex_lock(&seen.mu);
+    int done = st.skipped_reconciles == 2 && strchr(seen.keys, ',') != NULL;
+    pthread_mutex_unlock(&seen.mu);
+    if (done) break;
+    struct timespec ts = {0, 10 * 1000000};
+    nanosleep(&ts, NULL);
+  }
+  kin_controller_stop(c);
+  kin_shard_gate_get_stats(g, &st);
+  assert_int_equal(st.skipped_reconciles, 2);
+  assert_string_equal(seen.keys, "ns/mine,ns/deleted");
+  kin_hist_entry *v;
+  size_t n;
+  assert_int_equal(kin_history_get(kin_controller_history(c), "ns/theirs", &v, &n), 0);
+  int handover = 0;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].type == KIN_HIST_EVENT && v[i].cause == KIN_CAUSE_HANDOVER) handover++;
+  free(v);
+  assert_int_equal(handover, 1);
+  assert_string_equal(kin_hist_cause_name(KIN_CAUSE_HANDOVER), "handover");
+  /* the moved key was forgotten once its request was dropped */
+  assert_int_equal(kin_shard_gate_admits_key(g, store, "ns/left"), -1);
+  kin_controller_free(c);
+  pthread_mutex_destroy(&seen.mu);
+  kin_indexer_free(store);
+  kin_shard_gate_free(g);
+}
+
 KIN_SUITE(shard_gate, cmocka_unit_test(test_shard_gate_SetAndAdmit),
-          cmocka_unit_test(test_shard_gate_Handlers), cmocka_unit_test(test_shard_gate_MapAndKeys))
+          cmocka_unit_test(test_shard_gate_Handlers), cmocka_unit_test(test_shard_gate_MapAndKeys),
+          cmocka_unit_test(test_shard_gate_ControllerSkipsMovedKeys))
