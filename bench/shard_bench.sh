@@ -59,7 +59,9 @@ trap 'stop_replicas; bench_cleanup' EXIT
 
 # metric PORT NAME: the value of the first sample of NAME on PORT's /metrics.
 metric() {
-  curl -sf "http://127.0.0.1:$1/metrics" | awk -v n="$2" 'index($0, n) == 1 { print $NF; exit }'
+  # awk reads to the end: an early exit would fail curl's write (pipefail)
+  { curl -sf "http://127.0.0.1:$1/metrics" || true; } |
+    awk -v n="$2" 'index($0, n) == 1 && !done { print $NF; done = 1 }'
 }
 
 # run R REPEAT: one measurement with R replicas.
