@@ -165,24 +165,31 @@ static int map_to_parent(void *ud, kin_obj *obj, kin_request_emit_fn emit, void 
   return rc;
 }
 
+/* A store holding ns/<in_name> with a uid in LOWER and ns/<out_name>
+ * with one outside it. */
+static kin_indexer *store_in_out(const char *in_name, const char *out_name) {
+  kin_indexer *store = kin_test_indexer_new();
+  char uin[40] = "", uout[40] = "";
+  for (int i = 0; !uin[0] || !uout[0]; i++) {
+    char u[40];
+    snprintf(u, sizeof u, "%s-uid-%d", in_name, i);
+    strcpy(lower(u) ? uin : uout, u);
+  }
+  kin_obj *a = obj_uid(in_name, uin, NULL), *b = obj_uid(out_name, uout, NULL);
+  assert_int_equal(kin_indexer_add(store, a), 0);
+  assert_int_equal(kin_indexer_add(store, b), 0);
+  kin_obj_unref(a);
+  kin_obj_unref(b);
+  return store;
+}
+
 /* A map's keys are looked up in the For cache: absent ones are dropped. */
 static void test_shard_gate_MapAndKeys(void **state) {
   (void)state;
   kin_shard_gate *g;
   assert_int_equal(kin_shard_gate_new(&g), 0);
   assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
-  kin_indexer *store = kin_test_indexer_new();
-  char uin[40] = "", uout[40] = "";
-  for (int i = 0; !uin[0] || !uout[0]; i++) {
-    char u[40];
-    snprintf(u, sizeof u, "parent-uid-%d", i);
-    strcpy(lower(u) ? uin : uout, u);
-  }
-  kin_obj *pin = obj_uid("parent-in", uin, NULL), *pout = obj_uid("parent-out", uout, NULL);
-  assert_int_equal(kin_indexer_add(store, pin), 0);
-  assert_int_equal(kin_indexer_add(store, pout), 0);
-  kin_obj_unref(pin);
-  kin_obj_unref(pout);
+  kin_indexer *store = store_in_out("parent-in", "parent-out");
   assert_int_equal(kin_shard_gate_admits_key(g, store, "ns/parent-in"), 1);
   assert_int_equal(kin_shard_gate_admits_key(g, store, "ns/parent-out"), 0);
   assert_int_equal(kin_shard_gate_admits_key(g, store, "ns/parent-gone"), -1);
@@ -239,18 +246,7 @@ static void test_shard_gate_ControllerSkipsMovedKeys(void **state) {
   kin_shard_gate *g;
   assert_int_equal(kin_shard_gate_new(&g), 0);
   assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
-  kin_indexer *store = kin_test_indexer_new();
-  char uin[40] = "", uout[40] = "";
-  for (int i = 0; !uin[0] || !uout[0]; i++) {
-    char u[40];
-    snprintf(u, sizeof u, "ctl-uid-%d", i);
-    strcpy(lower(u) ? uin : uout, u);
-  }
-  kin_obj *a = obj_uid("mine", uin, NULL), *b = obj_uid("theirs", uout, NULL);
-  assert_int_equal(kin_indexer_add(store, a), 0);
-  assert_int_equal(kin_indexer_add(store, b), 0);
-  kin_obj_unref(a);
-  kin_obj_unref(b);
+  kin_indexer *store = store_in_out("mine", "theirs");
   kin_shard_gate_moved(g, "ns/left", 1); /* its object left with its range */
   seen_keys seen = {.keys = ""};
   pthread_mutex_init(&seen.mu, NULL);
