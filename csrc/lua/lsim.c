@@ -90,6 +90,9 @@ static const char *feature_gates_opt(lua_State *L) {
     lua_pushstring(L, buf);
     lua_replace(L, tbl);
   }
+  char why[256];
+  if (kin_sim_feature_gates_check(lua_tostring(L, -1), why, sizeof(why)))
+    luaL_argerror(L, 1, lua_pushfstring(L, "option 'feature_gates': %s", why));
   return lua_tostring(L, -1);
 }
 

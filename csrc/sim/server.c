@@ -99,7 +99,7 @@ int kin_sim_start(const kin_sim_config *cfg_in, kin_sim **out) {
   sim->request_log.limit = cfg.request_log_limit ? cfg.request_log_limit : 1000000;
   sim->stopped = 1; /* nothing to stop until the daemon runs */
   sim->watch_cache_lists = cfg.watch_cache_lists;
-  int gate_rc = kin__sim_feature_gates(cfg.feature_gates, &sim->gate_sharded);
+  int gate_rc = kin__sim_feature_gates(cfg.feature_gates, &sim->gate_sharded, NULL, 0);
   int rc = kin__sim_store_init(&sim->store, cfg.watch_history, cfg.bookmark_interval_ms);
   if (cfg.pre_encode) sim->store.pre_encode = kin__sim_pb_pre_encode;
   if (!rc) rc = kin__sim_registry_init_builtins(&sim->store);

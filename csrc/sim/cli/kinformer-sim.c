@@ -117,7 +117,12 @@ int main(int argc, char **argv) {
       }
       cfg.controllers = v;
     } else if (!strcmp(a, "--feature-gates")) {
-      cfg.feature_gates = v; /* an unknown gate fails the start, logged */
+      char why[256];
+      if (kin_sim_feature_gates_check(v, why, sizeof(why))) {
+        fprintf(stderr, "kinformer-sim: --feature-gates: %s\n", why);
+        return 2;
+      }
+      cfg.feature_gates = v;
     } else if (!strcmp(a, "--authorization-mode") && (!strcmp(v, "RBAC") || !strcmp(v, "AlwaysAllow")))
       cfg.authorization_mode = v;
     else if (!strcmp(a, "--authorization-mode")) {

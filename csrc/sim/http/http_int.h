@@ -328,8 +328,8 @@ typedef struct {
 
 /* Parses kube-apiserver's --feature-gates value gates ("A=true,B=false";
  * NULL: the defaults) into *sharded (ShardedListAndWatch). Returns 0, or
- * KIN_EINVAL after logging the unknown gate or bad value. */
-int kin__sim_feature_gates(const char *gates, int *sharded);
+ * KIN_EINVAL with why in err (an unknown gate, a value not a boolean). */
+int kin__sim_feature_gates(const char *gates, int *sharded, char *err, size_t errlen);
 
 /* The list's metadata.shardInfo member (',"shardInfo":{"selector":...}')
  * appended to b when sel has a shard selector. */

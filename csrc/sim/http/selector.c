@@ -7,7 +7,6 @@
 
 #include "http_int.h"
 #include "kin.h"
-#include "log.h"
 #include "shard_selector.h"
 
 /* The fields each built-in accepts beyond metadata.name/namespace (their
@@ -117,8 +116,14 @@ static int parse_term(kin__sim_selector *sel, const kin__sim_resource *r, const 
   return 0;
 }
 
-int kin__sim_feature_gates(const char *gates, int *sharded) {
+int kin_sim_feature_gates_check(const char *gates, char *err, size_t errlen) {
+  int sharded;
+  return kin__sim_feature_gates(gates, &sharded, err, errlen);
+}
+
+int kin__sim_feature_gates(const char *gates, int *sharded, char *err, size_t errlen) {
   *sharded = 0;
+  if (err && errlen) err[0] = 0;
   if (!gates || !*gates) return 0;
   char *copy = strdup(gates);
   if (!copy) return KIN_ENOMEM;
@@ -129,12 +134,13 @@ int kin__sim_feature_gates(const char *gates, int *sharded) {
     if (eq) *eq = 0;
     int on = !strcasecmp(v, "true") ? 1 : !strcasecmp(v, "false") ? 0 : -1;
     if (strcmp(t, "ShardedListAndWatch")) {
-      kin_log(KIN_LOG_ERROR, "sim", "--feature-gates: unrecognized feature gate: %s (the sim knows "
-              "ShardedListAndWatch)", t);
+      if (err && errlen)
+        snprintf(err, errlen, "unrecognized feature gate: %s (the sim knows ShardedListAndWatch)", t);
       rc = KIN_EINVAL;
     } else if (on < 0) {
-      kin_log(KIN_LOG_ERROR, "sim", "--feature-gates: invalid value of %s: %s, err: strconv.ParseBool",
-              t, v);
+      if (err && errlen)
+        snprintf(err, errlen, "invalid value of %s=%s, err: strconv.ParseBool: parsing \"%s\": invalid syntax",
+                 t, v, v);
       rc = KIN_EINVAL;
     } else {
       *sharded = on;

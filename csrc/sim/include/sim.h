@@ -105,6 +105,10 @@ int kin_sim_settle(kin_sim *sim, uint32_t timeout_ms);
 /* Fills cfg with the defaults above. */
 void kin_sim_config_init(kin_sim_config *cfg);
 
+/* Checks a feature_gates value (kin_sim_config.feature_gates): 0, or
+ * KIN_EINVAL with why in err. */
+int kin_sim_feature_gates_check(const char *gates, char *err, size_t errlen);
+
 /* Starts a server (cfg may be NULL for the defaults; its strings are copied).
  * Returns 0 and the server in *out (release with kin_sim_free), KIN_EINVAL
  * when the seed file or TLS files cannot be read or parsed (or a client CA
