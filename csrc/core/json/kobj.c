@@ -602,9 +602,11 @@ kin_span kin__obj_managed_fields_cut(const kin_obj *o) {
 }
 
 /* A span of the JSON after the bytes [c.off, c.off + c.len) were cut out:
- * spans lie wholly before or after a cut member. */
+ * spans lie wholly before or after a cut member. An empty span keeps the
+ * offset the parser gave it (a member that is not an object: "spec": ""),
+ * so it moves too; an absent one is {0, 0}, before any cut. */
 static kin_span shifted(kin_span s, kin_span c) {
-  if (s.len && s.off >= c.off + c.len) s.off -= c.len;
+  if (s.off >= c.off + c.len) s.off -= c.len;
   return s;
 }
 
