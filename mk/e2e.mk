@@ -24,7 +24,9 @@
 #                       plan spec (spec/plan_spec.lua) and the chaos spec
 #                       (spec/chaos_spec.lua: the fault proxy's faults only),
 #                       the sharding spec twice (spec/sharding_spec.lua: the
-#                       ShardedListAndWatch gate off, then on), the secure
+#                       ShardedListAndWatch gate off, then on, with the
+#                       sharding chaos spec, spec/sharding_chaos_spec.lua:
+#                       the replicas behind fault proxies), the secure
 #                       metrics spec (spec/e2e/metrics_auth_e2e.lua)
 #                       and the webhooks spec (spec/e2e/webhook_e2e.lua: the
 #                       Website example's webhooks called by kube-apiserver)
@@ -87,7 +89,8 @@ e2e-lua: e2e-deps
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/sharding_spec.lua
 	SHARD_SPEC_SERVER_SHARDS=1 KINFORMER_E2E_APISERVER_FLAGS=--feature-gates=ShardedListAndWatch=true \
 	  spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
-	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/sharding_spec.lua
+	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal spec/sharding_spec.lua \
+	  spec/sharding_chaos_spec.lua
 	spec/e2e/cluster.sh run env LUA_PATH='lua/?.lua;lua/?/init.lua;spec/?.lua;;' \
 	  LUA_CPATH='$(BUILD)/?.so;;' $(LUA) /usr/bin/busted --lua=$(LUA) -o utfTerminal --pattern=_e2e \
 	  spec/e2e/metrics_auth_e2e.lua spec/e2e/webhook_e2e.lua

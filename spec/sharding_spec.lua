@@ -24,6 +24,7 @@
 --   4. a new replica: keys move to it.
 local core = require "kinformer.core"
 local h = require "examples.helper"
+local slog = require "support.shard_log"
 
 local LEASE, RENEW, RETRY = 3, 2, 0.5
 local N = tonumber(os.getenv("SHARD_SPEC_OBJECTS") or "") or 10000
@@ -36,79 +37,15 @@ local function args(ns)
            "--metrics-bind-address", "127.0.0.1:0", "--kube-api-qps", "5000", "--kube-api-burst", "5000" }
 end
 
--- The log: {who, key, t0, t1 (the write issued), rv} per reconcile that
--- wrote; refused writes counted per replica.
-local function read_log(path)
-  local recs, refused = {}, {}
-  for line in h.read(path):gmatch("[^\n]+") do
-    local who, key, t0, tw, rv = line:match("^(%S+) (%S+) ([%d.]+) ([%d.]+) [%d.]+ (%d+)$")
-    if who then
-      recs[#recs + 1] = { who = who, key = key, t0 = tonumber(t0), t1 = tonumber(tw), rv = tonumber(rv) }
-    else
-      local rw = line:match("^(%S+) %S+ refused")
-      if rw then refused[rw] = (refused[rw] or 0) + 1 end
-    end
-  end
-  return recs, refused
-end
+local read_log, by_key, owners_of = slog.read, slog.by_key, slog.owners_of
+local function table_counts(t, ns) return slog.table_counts(t.client, ns) end
 
--- Per key, its records sorted by start.
-local function by_key(recs)
-  local k = {}
-  for _, r in ipairs(recs) do
-    local l = k[r.key] or {}
-    k[r.key] = l
-    l[#l + 1] = r
-  end
-  for _, l in pairs(k) do table.sort(l, function(a, b) return a.t0 < b.t0 end) end
-  return k
-end
-
--- Pairs of reconciles of one key by two replicas that overlap in time, or
--- whose writes reached the server out of the order they started in.
+-- Reconciles of one key by two replicas that overlap in time, or whose
+-- writes reached the server out of the order they started in.
 local function overlaps(recs)
-  local n, example = 0, nil
-  for key, l in pairs(by_key(recs)) do
-    local last_end = {} -- replica -> latest end so far
-    for i, r in ipairs(l) do
-      if i > 1 and l[i - 1].who ~= r.who and l[i - 1].rv > r.rv then
-        n = n + 1
-        example = example or string.format("%s: %s's write (rv %d) after %s's (rv %d)", key,
-          l[i - 1].who, l[i - 1].rv, r.who, r.rv)
-      end
-      for who, e in pairs(last_end) do
-        if who ~= r.who and e > r.t0 then
-          n = n + 1
-          example = example or string.format("%s: %s until %.3f, %s from %.3f", key, who, e, r.who, r.t0)
-        end
-      end
-      if not last_end[r.who] or r.t1 > last_end[r.who] then last_end[r.who] = r.t1 end
-    end
-  end
-  return n, example
-end
-
--- The replica that last reconciled each key (before time `before`, if given).
-local function owners_of(recs, before)
-  local o = {}
-  for key, l in pairs(by_key(recs)) do
-    for _, r in ipairs(l) do
-      if not before or r.t0 < before then o[key] = r.who end
-    end
-  end
-  return o
-end
-
--- The table of bucket owners on the server: member lease -> bucket count.
-local function table_counts(t, ns)
-  local l = t.client:get("coordination.k8s.io/v1/leases", ns, "shard-spec-shards")
-  local raw = l and l.metadata.annotations and l.metadata.annotations["kinformer.io/shard-owners"]
-  local counts = {}
-  if not raw then return counts end
-  for _, m in ipairs(core.json_decode(raw).owners) do
-    if m ~= "" then counts[m] = (counts[m] or 0) + 1 end
-  end
-  return counts
+  local n, example = slog.overlaps(recs)
+  local m, example2 = slog.inversions(recs)
+  return n + m, example or example2
 end
 
 -- The objects in a replica's ConfigMap cache, and whether the server

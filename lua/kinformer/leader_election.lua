@@ -215,9 +215,13 @@ function LE:_stopped(lost)
   self._leading = false
   if lost then
     local st = self._ud:state()
+    -- the last record read may still name this replica: its renewals did
+    -- not get through in time (a partition, a slow server), nobody took it
+    local holder = st.leader == st.identity and "no renewal got through within the renew deadline"
+      or string.format("holder now %q", tostring(st.leader))
     core.log("error", "manager", string.format(
-      "leader election lost: %s no longer holds lease %s/%s (holder now %q); stopping the controllers%s",
-      st.identity, st.namespace, st.name, st.leader,
+      "leader election lost: %s no longer holds lease %s/%s (%s); stopping the controllers%s",
+      st.identity, st.namespace, st.name, holder,
       self.exit_on_loss and " and exiting" or " until it leads again"))
     -- controller-runtime skips the graceful shutdown when the lease is lost
     local ctls = self._mgr:controllers()

@@ -49,6 +49,7 @@ struct kin_fault_proxy {
 
   pthread_mutex_t mu; /* guards everything below */
   int stop;
+  int partitioned; /* "partition on": every connection, new ones too, is paused */
   fp_conn *conns;
   unsigned next_id, accepted, open;
 };
@@ -105,6 +106,7 @@ static void do_accept(kin_fault_proxy *p) {
   c->fd[1] = ufd;
   c->id = ++p->next_id;
   c->pidx = -1;
+  c->paused = p->partitioned; /* accepted, then nothing moves: a blackhole */
   c->refill_ns = now_ns();
   c->next = p->conns;
   p->conns = c;
@@ -347,7 +349,18 @@ int kin_fault_proxy_command(kin_fault_proxy *p, const char *line, char *reply, s
       used += (size_t)w;
     }
   } else if (!strcmp(verb, "stats")) {
-    snprintf(reply, n, "accepted=%u open=%u", p->accepted, p->open);
+    snprintf(reply, n, "accepted=%u open=%u partitioned=%d", p->accepted, p->open, p->partitioned);
+  } else if (!strcmp(verb, "partition")) {
+    int on = a1 && !strcmp(a1, "on"), off = a1 && !strcmp(a1, "off");
+    if (!on && !off) {
+      rc = KIN_EINVAL;
+      snprintf(reply, n, "error: partition needs on or off");
+    } else {
+      int hit = 0;
+      p->partitioned = on;
+      for (fp_conn *c = p->conns; c; c = c->next, hit++) c->paused = on;
+      snprintf(reply, n, "ok %d", hit);
+    }
   } else if (!strcmp(verb, "pause") || !strcmp(verb, "resume") || !strcmp(verb, "cut") ||
              !strcmp(verb, "slow")) {
     long bps = 0;
@@ -386,7 +399,7 @@ int kin_fault_proxy_command(kin_fault_proxy *p, const char *line, char *reply, s
     if (!rc) snprintf(reply, n, "ok %d", hit);
   } else {
     rc = KIN_EINVAL;
-    snprintf(reply, n, "error: unknown command '%s' (pause, resume, cut, slow, conns, stats)",
+    snprintf(reply, n, "error: unknown command '%s' (pause, resume, cut, slow, partition, conns, stats)",
              verb);
   }
   pthread_mutex_unlock(&p->mu);

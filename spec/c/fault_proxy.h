@@ -12,9 +12,12 @@
  *   resume [ID|all]   move bytes again (and lift slow)
  *   cut [ID|all]      close both sockets of the connections
  *   slow BPS [ID|all] at most BPS bytes per second each way (0: unlimited)
+ *   partition on|off  on: pause every connection, and every one accepted
+ *                     until off (a network partition: connects succeed, no
+ *                     byte moves); off: move bytes again on all of them
  *   conns             one line per open connection:
  *                     "ID paused=0|1 slow=BPS up=BYTES down=BYTES"
- *   stats             "accepted=N open=M"
+ *   stats             "accepted=N open=M partitioned=0|1"
  * Without ID a command applies to every connection.
  *
  * Threads: one proxy thread runs a poll loop over every socket; commands

@@ -6,7 +6,7 @@
  * Listens on 127.0.0.1:PORT (0 or absent: any free port) and forwards to
  * the loopback upstream; prints "listening PORT" (and "control PORT") on
  * stdout, then reads commands (fault_proxy.h: pause, resume, cut, slow,
- * conns, stats) one per line from stdin and, with --control, from any
+ * partition, conns, stats) one per line from stdin and, with --control, from any
  * client of 127.0.0.1:PORT, answering each with one or more lines ending
  * with an empty line. Ends on EOF of stdin or "quit". */
 #include <arpa/inet.h>

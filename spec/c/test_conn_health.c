@@ -57,8 +57,9 @@ static void cmd(kin_fault_proxy *p, const char *line) {
 }
 
 /* The proxy: loopback only; pause holds an open connection without
- * closing it, resume/new connections flow, slow limits, cut closes, and
- * the line protocol reports misuse. */
+ * closing it, resume/new connections flow, slow limits, cut closes,
+ * partition holds new connections too, and the line protocol reports
+ * misuse. */
 static void test_conn_health_proxy_faults(void **state) {
   (void)state;
   kin_fault_proxy *p = NULL;
@@ -122,6 +123,20 @@ static void test_conn_health_proxy_faults(void **state) {
   cmd(p, "cut all");
   KIN_EVENTUALLY((kin_fault_proxy_counts(p, NULL, &open), open == 0), 2000);
   assert_int_equal(get_on(c2, url, 5000, &len), CURLE_OK); /* reconnects */
+
+  /* partition: the kept connection and a new one both carry nothing
+   * (connects succeed), until it is lifted. */
+  cmd(p, "partition on");
+  assert_int_equal(get_on(c2, url, 300, &len), CURLE_OPERATION_TIMEDOUT);
+  CURL *c3 = curl_easy_init();
+  assert_int_equal(get_on(c3, url, 300, &len), CURLE_OPERATION_TIMEDOUT);
+  assert_int_equal(kin_fault_proxy_command(p, "stats", reply, sizeof(reply)), 0);
+  assert_non_null(strstr(reply, "partitioned=1"));
+  assert_int_equal(kin_fault_proxy_command(p, "partition maybe", reply, sizeof(reply)),
+                   KIN_EINVAL);
+  cmd(p, "partition off");
+  assert_int_equal(get_on(c3, url, 5000, &len), CURLE_OK);
+  curl_easy_cleanup(c3);
   curl_easy_cleanup(c);
   curl_easy_cleanup(c2);
   kin_fault_proxy_free(p);

@@ -112,8 +112,9 @@ end
 -- build/<mode>/ of the kinformer.core that package.cpath names
 M.build_dir = require("support.proc").build_dir
 
--- The fault proxy in front of the server of kubeconfig kc: returns
--- {cmd = fn(line), stop = fn(), kubeconfig = path through it}.
+--- The fault proxy (build/<mode>/kin-fault-proxy at bin) in front of the
+-- server of the kubeconfig at kc_path: returns {cmd = fn(line), stop =
+-- fn(), kubeconfig = path of a kubeconfig through it}.
 local function start_proxy(bin, kc_path)
   local out = os.tmpname()
   local kc = slurp(kc_path)
@@ -137,6 +138,8 @@ local function start_proxy(bin, kc_path)
     stop = function() p:close(); os.remove(out); os.remove(proxied) end,
   }
 end
+
+M.start_proxy = start_proxy
 
 -- Sum of a metric's series in a Prometheus text.
 local function metric_sum(text, name)

@@ -290,6 +290,8 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *out, size_t max) {
         w->done = 1;
       } else if (w->bookmarks && now >= w->next_bookmark) {
         add_bookmark(w, w->pos, 0);
+        /* framed here: this line is served without passing the framing above */
+        if (w->proto && !w->pre) kin__sim_proto_watch_frames(&w->buf, 0);
         w->next_bookmark = now + (uint64_t)s->bookmark_interval_ms * KIN_NSEC_PER_MSEC;
       } else {
         uint64_t until = now + 200 * KIN_NSEC_PER_MSEC; /* to notice a closed client */
