@@ -82,6 +82,8 @@ describe("sharding options", function()
       { { shard = 0, of = 2, lease_duration = 3 }, "lease_duration is for replicas = \"auto\"" },
       { { replicas = "auto", key = "name" }, "key must be \"uid\"" },
       { { replicas = "auto", leases = 1 }, "leases" },
+      { { replicas = "auto", forget_members_after = 0 }, "forget_members_after must be seconds > 0" },
+      { { shard = 0, of = 2, forget_members_after = 60 }, "forget_members_after is for replicas = \"auto\"" },
     }
     for _, c in ipairs(cases) do
       local ok, err = pcall(kinformer.manager, { sim = sim, sharding = c[1] })
@@ -133,6 +135,33 @@ describe("sharding options", function()
     assert.are.equal(n, st.informers[1].objects)
     mgr:stop()
     os.remove(logf)
+  end)
+
+  it("a live member deletes the Leases of dead ones, not others' nor its own", function()
+    local function lease(name, holder)
+      return http(sim, "POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", {
+        apiVersion = "coordination.k8s.io/v1", kind = "Lease", metadata = { name = name, namespace = "default" },
+        spec = { holderIdentity = holder, leaseDurationSeconds = 1, renewTime = "2026-01-01T00:00:00.000000Z" } })
+    end
+    lease("gc-op-member-dead0001", "gc-op/gone_1")
+    lease("gc-op-member-dead0002", "")      -- released at a clean stop
+    lease("other-op-member-dead0003", "other-op/gone_3") -- another operator's
+    local mgr = assert(kinformer.manager{ sim = sim, name = "gc-op", sharding = { replicas = "auto",
+      lease_duration = 1, renew_deadline = 0.8, retry_period = 0.2, forget_members_after = 1 } })
+    assert(mgr:controller{ ["for"] = "v1/configmaps", reconciler = function() end })
+    assert(mgr:start())
+    local function exists(name)
+      local l = http(sim, "GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases/" .. name)
+      return l and l.kind == "Lease"
+    end
+    assert(mgr:wait_for(function() return mgr:shards().forgotten == 2 end, 15), "forgotten: "
+      .. tostring(mgr:shards().forgotten))
+    assert.is_false(exists("gc-op-member-dead0001"))
+    assert.is_false(exists("gc-op-member-dead0002"))
+    assert.is_true(exists("other-op-member-dead0003"))
+    assert.is_true(exists(mgr:shards().member))
+    assert.are.equal(64, mgr:shards().buckets)
+    mgr:stop()
   end)
 end)
 

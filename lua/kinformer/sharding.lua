@@ -36,7 +36,12 @@
 --     duration others wait);
 --   * a replica that lost its member Lease owns nothing until it holds it
 --     again and has written its new term into the table (a paused replica
---     resumed never reconciles what was taken from it).
+--     resumed never reconciles what was taken from it);
+--   * a member Lease nobody renewed for forget_members_after seconds
+--     (default 10 lease durations, at least 60 s) and that the table no
+--     longer names is deleted by a live member, with its resourceVersion
+--     as precondition (a restarted replica holds a new one, so the dead
+--     would pile up).
 local core = require "kinformer.core"
 local options = require "kinformer.util.options"
 local assign = require "kinformer.shard_assign"
@@ -44,7 +49,7 @@ local assign = require "kinformer.shard_assign"
 local M = {}
 
 M.OPTIONS = { "replicas", "shard", "of", "key", "namespace", "identity", "lease_duration",
-              "renew_deadline", "retry_period" }
+              "renew_deadline", "retry_period", "forget_members_after" }
 
 local OWNERS_ANNOTATION = "kinformer.io/shard-owners"
 local TICK = 0.2 -- seconds between two looks at the Leases
@@ -63,6 +68,8 @@ local function check(opts)
   if opts.replicas ~= nil then
     if opts.replicas ~= "auto" then raise("replicas must be \"auto\" (or give shard = i, of = n)") end
     if opts.shard ~= nil or opts.of ~= nil then raise("give replicas = \"auto\" or shard and of, not both") end
+    local f = opts.forget_members_after
+    if f ~= nil and (type(f) ~= "number" or f <= 0) then raise("forget_members_after must be seconds > 0") end
     return "auto"
   end
   local i, n = opts.shard, opts.of
@@ -72,7 +79,8 @@ local function check(opts)
   if math.type(i) ~= "integer" or i < 0 or i >= n then
     raise(("shard must be an integer 0..%d (this replica's ordinal)"):format(n - 1))
   end
-  for _, k in ipairs { "namespace", "identity", "lease_duration", "renew_deadline", "retry_period" } do
+  for _, k in ipairs { "namespace", "identity", "lease_duration", "renew_deadline", "retry_period",
+                       "forget_members_after" } do
     if opts[k] ~= nil then raise(k .. " is for replicas = \"auto\" (static shards use no Lease)") end
   end
   return "static"
@@ -99,6 +107,9 @@ function M.new(mgr, opts)
     retry_period = opts.retry_period, exit_on_loss = false, release_on_cancel = true })
   self._le = mgr._le
   self.lease_duration = opts.lease_duration or 15
+  -- a dead member's Lease is deleted once unchanged this long (every
+  -- restart of a replica holds a new one)
+  self.forget_after = opts.forget_members_after or math.max(60, 10 * self.lease_duration)
   -- the Leases of the group, watched: members and the table
   local inf, msg = mgr:informer("coordination.k8s.io/v1/leases", { namespace = self.namespace })
   if not inf then raise("cannot watch Leases in " .. self.namespace .. ": " .. tostring(msg)) end
@@ -177,6 +188,7 @@ function S:_live(now)
         s = { mark = mark, at = now }
         seen[name] = s
       end
+      s.rv = l.metadata.resourceVersion
       local dur = tonumber(spec.leaseDurationSeconds) or self.lease_duration
       if spec.holderIdentity and spec.holderIdentity ~= "" and now - s.at < dur then
         live[#live + 1] = name
@@ -184,6 +196,30 @@ function S:_live(now)
     end
   end
   return live
+end
+
+-- Deletes the member Leases of this group that nobody renewed for
+-- forget_after seconds (as this replica saw them) and that the table does
+-- not name, one per tick; another replica's delete first, or a renewal
+-- meanwhile, makes it fail (NotFound, Conflict), which is fine.
+function S:_forget(now, is_live, owners)
+  local named = {}
+  for _, o in ipairs(owners) do named[o] = true end
+  for name, s in pairs(self._seen) do
+    if name ~= self.member and not is_live[name] and not named[name] and s.rv and now - s.at >= self.forget_after then
+      local ok, msg, code = self._mgr.client:delete("coordination.k8s.io/v1/leases", self.namespace, name,
+        { resource_version = s.rv })
+      self._seen[name] = nil
+      if ok then
+        self._forgotten = (self._forgotten or 0) + 1
+        core.log("info", "sharding", ("deleted member Lease %s/%s: not renewed for %.0f s"):format(self.namespace,
+          name, now - s.at))
+      elseif code ~= "NotFound" and code ~= "Conflict" and code ~= "EFENCED" then
+        core.log("warn", "sharding", ("deleting member Lease %s/%s: %s"):format(self.namespace, name, tostring(msg)))
+      end
+      return
+    end
+  end
 end
 
 -- The table as the cache has it: owners (list bucket -> member or ""),
@@ -299,6 +335,7 @@ function S:tick()
   self._members = live
   local want = assign.assign(live)
   local owners, terms, lease = self:_table()
+  self:_forget(now, is_live, owners)
   local me = self.member
   local new, change, grew = {}, false, false
   for b = 1, assign.BUCKETS do new[b] = owners[b] end
@@ -390,7 +427,7 @@ function S:status()
   local st = { mode = self.mode, key = self.key, member = self.member, members = self._members,
     buckets = self.mode == "static" and nil or assign.count(owned), of_buckets = assign.BUCKETS,
     releasing = assign.count(self._releasing), selector = self._applied, handovers = self._handovers,
-    taken = self._taken or 0,
+    taken = self._taken or 0, forgotten = self._forgotten or 0,
     gate = core.shard_gate_stats(self._mgr.env), informers = {} }
   if self.mode == "static" then st.shard, st.of = self._user.shard, self._user.of end
   for _, inf in ipairs(self._informers) do

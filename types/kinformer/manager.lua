@@ -28,6 +28,7 @@
 ---@field lease_duration? number seconds (default 15)
 ---@field renew_deadline? number seconds (default 10)
 ---@field retry_period? number seconds (default 2)
+---@field forget_members_after? number seconds a dead member's Lease stays before a live member deletes it (default 10 lease durations, at least 60)
 
 ---mgr:shards().
 ---@class kinformer.ShardingState
@@ -40,6 +41,7 @@
 ---@field releasing integer buckets being handed over
 ---@field handovers integer buckets given away
 ---@field taken integer buckets taken
+---@field forgotten integer dead members' Leases this replica deleted
 ---@field shard? integer static
 ---@field of? integer static
 ---@field selector? string the ranges its controllers take
