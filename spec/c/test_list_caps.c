@@ -20,14 +20,31 @@
 
 #define LIST_PATH "/api/v1/namespaces/default/configmaps"
 
-enum { M_CONTINUE_FLOOD, M_SAME_TOKEN, M_NEW_TOKENS, M_RV0_WHOLE, M_BAD_THEN_GOOD };
+enum { M_CONTINUE_FLOOD, M_SAME_TOKEN, M_NEW_TOKENS, M_RV0_WHOLE, M_BAD_THEN_GOOD, M_WHOLE_TOO_BIG };
 
 typedef struct {
   atomic_int mode;
   atomic_int lists;     /* LIST requests served (pages) */
   atomic_int rounds;    /* of them, first pages (no continue token) */
   int bad_lists;        /* M_BAD_THEN_GOOD: this many LIST rounds fail first */
+  atomic_int paged;     /* M_WHOLE_TOO_BIG: pages served at resourceVersion "" */
 } srv_state;
+
+/* The client's max_response_bytes in fx_start (0: the default). */
+static int64_t g_cap;
+
+/* Items from..to-1 named cm<i>, as a JSON fragment (malloc'd). */
+static char *items_json(int from, int to) {
+  char *items = malloc(65536);
+  items[0] = 0;
+  for (int i = from; i < to; i++) {
+    char it[96];
+    snprintf(it, sizeof it, "%s{\"metadata\":{\"name\":\"cm%d\",\"resourceVersion\":\"3\"}}",
+             i > from ? "," : "", i);
+    strcat(items, it);
+  }
+  return items;
+}
 
 #define ITEM(n) "{\"metadata\":{\"name\":\"" n "\",\"resourceVersion\":\"3\"}}"
 
@@ -79,15 +96,18 @@ static void serve(bad_server *s, int fd, const char *method, const char *target,
     break;
   }
   case M_RV0_WHOLE: { /* 600 items on the first page at RV 0, no continue */
-    char *items = malloc(65536);
-    items[0] = 0;
-    for (int i = 0; i < 600; i++) {
-      char it[96];
-      snprintf(it, sizeof it, "%s{\"metadata\":{\"name\":\"cm%d\",\"resourceVersion\":\"3\"}}",
-               i ? "," : "", i);
-      strcat(items, it);
-    }
+    char *items = items_json(0, 600);
     page(fd, items, NULL);
+    free(items);
+    break;
+  }
+  case M_WHOLE_TOO_BIG: { /* 700 items whole at RV 0 (as the watch cache); at "" pages of the limit */
+    int consistent = !strstr(target, "resourceVersion=");
+    char *items = !consistent                   ? items_json(0, 700)
+                  : strstr(target, "continue=") ? items_json(500, 700)
+                                                : items_json(0, 500);
+    if (consistent) atomic_fetch_add(&st->paged, 1);
+    page(fd, items, consistent && !strstr(target, "continue=") ? "p2" : NULL);
     free(items);
     break;
   }
@@ -109,7 +129,7 @@ static void fx_start(fx *x, srv_state *st, long max_pages, uint64_t backoff_ns) 
   x->s = bs_start(serve, st);
   char url[64];
   kin_rest_config cfg = {.host = (char *)bs_url(x->s, url, sizeof url)};
-  kin_client_opts o = {.max_retries = -1};
+  kin_client_opts o = {.max_retries = -1, .max_response_bytes = g_cap};
   char err[256];
   assert_int_equal(kin_client_new(&cfg, NULL, &o, &x->c, err, sizeof err), 0);
   assert_int_equal(kin_delta_fifo_new(&(kin_delta_fifo_config){0}, &x->f), 0);
@@ -191,6 +211,27 @@ static void test_list_caps_ResourceVersion0PageServedWhole(void **state) {
   fx_stop(&x);
 }
 
+/* A list served whole over max_response_bytes (700 items charged about
+ * 300 kB against a 250 kB cap; kube-apiserver's watch cache serves
+ * resourceVersion "0" whole, ignoring limit) is not retried forever: the
+ * reflector lists at "" in pages of 500, each under the cap, and syncs. */
+static void test_list_caps_WholePageOverTheCapListsInPages(void **state) {
+  srv_state st = {.mode = M_WHOLE_TOO_BIG};
+  fx x;
+  g_cap = 250000;
+  fx_start(&x, &st, 0, 10 * KIN_NSEC_PER_SEC);
+  g_cap = 0;
+  KIN_EVENTUALLY(synced(x.r), 30000);
+  kin_reflector_stats rs;
+  kin_reflector_get_stats(x.r, &rs);
+  assert_int_equal(rs.lists, 1); /* one list: no failure, no backoff */
+  assert_int_equal(rs.listed_items, 700);
+  assert_int_equal(atomic_load(&st.paged), 2);
+  assert_int_equal(atomic_load(&st.rounds), 2); /* the whole page, then the paged list */
+  assert_int_equal(kin_test_log_count("failed to list"), 0);
+  fx_stop(&x);
+}
+
 /* After breaches the reflector backs off (one log line per failure, no
  * flood), lists again, and syncs once the server behaves. */
 static void test_list_caps_RetriesAndSyncs(void **state) {
@@ -215,4 +256,5 @@ KIN_SUITE(list_caps, cmocka_unit_test(test_list_caps_ItemsPastTheLimit),
           cmocka_unit_test(test_list_caps_RepeatedContinueToken),
           cmocka_unit_test(test_list_caps_TooManyPages),
           cmocka_unit_test(test_list_caps_ResourceVersion0PageServedWhole),
+          cmocka_unit_test(test_list_caps_WholePageOverTheCapListsInPages),
           cmocka_unit_test(test_list_caps_RetriesAndSyncs))

@@ -21,6 +21,7 @@ typedef struct {
   char reason[64];         /* Status.reason */
   char message[512];       /* Status.message or the transport error */
   int too_large;           /* cause ResourceVersionTooLarge / "Too large resource version" */
+  int page_cap;            /* a LIST page passed max_response_bytes (its bytes, not a count) */
   int refused;             /* connection refused (for the log) */
   uint64_t retry_after_ns; /* Retry-After header or details.retryAfterSeconds */
 } kin__rfl_status;
@@ -48,6 +49,9 @@ struct kin_reflector {
   /* The reflector thread's alone. */
   kin_backoff_manager backoff;
   int paginated_result;  /* the first list at "0" came back paged */
+  int whole_too_big;     /* a list served whole (the watch cache ignores limit at
+                          * "0" and at an exact RV) passed max_response_bytes:
+                          * list at "" in pages from then on */
   uint64_t rng;          /* for timeoutSeconds */
   pthread_t thread;
   /* Fired by kin_reflector_stop to end a LIST page in flight; it has its

@@ -193,6 +193,7 @@ typedef struct {
   uint64_t cap;       /* bytes + ITEM_CHARGE per item allowed; 0: none */
   uint64_t charged;
   char breach[512];   /* set when a cap was passed (KIN_ETOOBIG); as st->message */
+  int bytes_breach;   /* that cap was max_response_bytes (not the item count) */
   /* Protobuf: -1 not known yet (the first bytes are held in pb), 0 JSON,
    * 1 protobuf (read as it comes by pbs). */
   int pb_mode;
@@ -233,6 +234,7 @@ static int sink_item(void *ud, const char *p, size_t len, size_t index) {
     return KIN_ETOOBIG;
   }
   if (s->cap && s->charged > s->cap) {
+    s->bytes_breach = 1;
     snprintf(s->breach, sizeof(s->breach),
              "GET %s%s: list page larger than its cap of %llu bytes (max_response_bytes; "
              "%zu items, charged %d bytes each besides their bytes, came)",
@@ -289,6 +291,7 @@ static int pb_body(page_sink *s, const char *p, size_t n) {
   }
   size_t held = ps->held.len - ps->off;
   if (s->cap && held > s->cap) {
+    s->bytes_breach = 1;
     snprintf(s->breach, sizeof(s->breach),
              "GET %s%s: list page larger than its cap of %llu bytes (max_response_bytes; "
              "%zu bytes of protobuf held unread)",
@@ -436,6 +439,7 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
   int rc = kin_client_do(r->client, &req, &res);
   if (sink.breach[0]) {
     rc = st->err = KIN_ETOOBIG;
+    st->page_cap = sink.bytes_breach;
     snprintf(st->message, sizeof(st->message), "%s", sink.breach);
   } else if (rc == 0 || sink.ls.err || sink.pb_err[0]) {
     if (rc == 0) rc = finish_page(&sink, pm);
@@ -456,6 +460,7 @@ static int list_page(kin_reflector *r, const char *rv, long limit, const char *c
     }
   } else {
     st->err = rc;
+    st->page_cap = rc == KIN_ETOOBIG; /* the transport's body cap */
     st->code = res.code;
     snprintf(st->reason, sizeof(st->reason), "%s", res.reason ? res.reason : "");
     snprintf(st->message, sizeof(st->message), "%s", res.message ? res.message : "");
@@ -614,10 +619,10 @@ static long page_size(kin_reflector *r, const char *rv) {
 int kin__rfl_list(kin_reflector *r) {
   pthread_mutex_lock(&r->mu);
   r->st.lists++;
-  char *rv = strdup(r->rv_unavailable ? "" : *r->last_rv ? r->last_rv : "0");
+  char *rv = strdup(r->rv_unavailable || r->whole_too_big ? "" : *r->last_rv ? r->last_rv : "0");
   pthread_mutex_unlock(&r->mu);
   if (!rv) return KIN_ENOMEM;
-  long limit = page_size(r, rv);
+  long limit = r->whole_too_big ? KIN_REFLECTOR_PAGE_SIZE : page_size(r, rv);
   objs o = {NULL, 0, 0};
   r->shard_info_seen = 0;
   char *list_rv = NULL;
@@ -636,6 +641,20 @@ int kin__rfl_list(kin_reflector *r) {
     objs_clear(&o);
     free(list_rv);
     rc = pager_list(r, "", limit, &o, &list_rv, &paginated, &st);
+  }
+  if (rc == KIN_ETOOBIG && st.page_cap && r->page_size >= 0 && *rv &&
+      (limit == 0 || !strcmp(rv, "0"))) {
+    /* Served whole (kube-apiserver's watch cache ignores limit at "0" and
+     * at an exact RV) and over the cap: the most recent state in pages,
+     * each under the cap, as a consistent list honours limit. From now
+     * on every list of this reflector does so. */
+    kin_log(KIN_LOG_INFO, LOG, "%s: %s - listing at \"\" in pages of %d from now on", r->name,
+            st.message, KIN_REFLECTOR_PAGE_SIZE);
+    r->whole_too_big = 1;
+    objs_clear(&o);
+    free(list_rv);
+    list_rv = NULL;
+    rc = pager_list(r, "", KIN_REFLECTOR_PAGE_SIZE, &o, &list_rv, &paginated, &st);
   }
   if (rc == 0 && !strcmp(rv, "0") && paginated) r->paginated_result = 1;
   free(rv);
