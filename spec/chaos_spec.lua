@@ -24,17 +24,7 @@ local ALLOWED = {
   "^chaos: slow convergence ",
 }
 
-local function unexpected(stderr)
-  local bad = {}
-  for line in stderr:gmatch("[^\n]+") do
-    local ok = false
-    for _, p in ipairs(ALLOWED) do
-      if line:find(p) then ok = true break end
-    end
-    if not ok then bad[#bad + 1] = line end
-  end
-  return bad
-end
+local function unexpected(stderr) return proc.unexpected_lines(stderr, ALLOWED) end
 
 describe("chaos", function()
   it("the reconcile-overlap check finds a key held by two workers", function()

@@ -34,6 +34,7 @@ local core = require "kinformer.core"
 local h = require "examples.helper"
 local chaos = require "chaos.chaos"
 local slog = require "support.shard_log"
+local proc = require "support.proc"
 
 local LEASE, RENEW, RETRY = 3, 2, 0.5
 local N = tonumber(os.getenv("SHARD_CHAOS_OBJECTS") or "") or 1500
@@ -72,26 +73,7 @@ local ALLOWED_IMPAIRED = {
 }
 
 local function unexpected(stderr, impaired)
-  local bad = {}
-  for line in stderr:gmatch("[^\n]+") do
-    local ok = false
-    for _, p in ipairs(ALLOWED) do
-      if line:find(p) then ok = true break end
-    end
-    for _, p in ipairs(impaired and ALLOWED_IMPAIRED or {}) do
-      if line:find(p) then ok = true break end
-    end
-    if not ok then bad[#bad + 1] = line end
-  end
-  return bad
-end
-
-local function args(ns)
-  return { "--namespace", ns, "--shards", "auto", "--name", "shard-spec",
-           "--leader-elect-lease-duration", tostring(LEASE),
-           "--leader-elect-renew-deadline", tostring(RENEW),
-           "--leader-elect-retry-period", tostring(RETRY),
-           "--metrics-bind-address", "127.0.0.1:0", "--kube-api-qps", "5000", "--kube-api-burst", "5000" }
+  return proc.unexpected_lines(stderr, ALLOWED, impaired and ALLOWED_IMPAIRED or {})
 end
 
 -- The schedule of a seed: a list of {at, who, kind, secs, code, count},
@@ -165,7 +147,8 @@ for _, seed in ipairs(SEEDS) do
       local member = {}
       for _, n in ipairs(NAMES) do
         proxies[n] = chaos.start_proxy(proxy_bin, t.kubeconfig)
-        ops[n] = h.operator("spec/fixtures/shard_operator.lua", { kubeconfig = proxies[n].kubeconfig }, args(ns),
+        ops[n] = h.operator("spec/fixtures/shard_operator.lua", { kubeconfig = proxies[n].kubeconfig },
+          slog.replica_args(ns, LEASE, RENEW, RETRY),
           { "SHARD_SPEC_LOG=" .. logf, "SHARD_SPEC_NAME=" .. n })
       end
       for _, n in ipairs(NAMES) do member[n] = ops[n]:wait_output("member (%S+)", nil, 60) end

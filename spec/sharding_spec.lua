@@ -29,13 +29,7 @@ local slog = require "support.shard_log"
 local LEASE, RENEW, RETRY = 3, 2, 0.5
 local N = tonumber(os.getenv("SHARD_SPEC_OBJECTS") or "") or 10000
 
-local function args(ns)
-  return { "--namespace", ns, "--shards", "auto", "--name", "shard-spec",
-           "--leader-elect-lease-duration", tostring(LEASE),
-           "--leader-elect-renew-deadline", tostring(RENEW),
-           "--leader-elect-retry-period", tostring(RETRY),
-           "--metrics-bind-address", "127.0.0.1:0", "--kube-api-qps", "5000", "--kube-api-burst", "5000" }
-end
+local function args(ns) return slog.replica_args(ns, LEASE, RENEW, RETRY) end
 
 local read_log, by_key, owners_of = slog.read, slog.by_key, slog.owners_of
 local function table_counts(t, ns) return slog.table_counts(t.client, ns) end

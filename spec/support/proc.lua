@@ -17,6 +17,23 @@ end
 -- Reads and deletes path (a temporary file a child wrote).
 function M.slurp(path) return M.read(path, true) end
 
+-- The lines of text that match none of the Lua patterns in the lists
+-- given (a child's stderr against what its faults explain).
+function M.unexpected_lines(text, ...)
+  local lists, bad = { ... }, {}
+  for line in text:gmatch("[^\n]+") do
+    local ok = false
+    for _, l in ipairs(lists) do
+      for _, p in ipairs(l) do
+        if line:find(p) then ok = true break end
+      end
+      if ok then break end
+    end
+    if not ok then bad[#bad + 1] = line end
+  end
+  return bad
+end
+
 -- spec/c/fixtures/<name>, shared by the C and the Lua specs.
 function M.fixture(name) return M.read("spec/c/fixtures/" .. name) end
 

@@ -11,15 +11,26 @@
 -- data.gen as the reconcile saw it ("-" without one). A refused write is
 -- "<replica> <key> refused <code> <message>".
 local core = require "kinformer.core"
+local proc = require "support.proc"
 
 local M = {}
 
 local function slurp(path)
-  local f = io.open(path, "r")
+  local f = io.open(path, "r") -- not yet written: no records
   if not f then return "" end
-  local s = f:read("a")
   f:close()
-  return s
+  return proc.read(path)
+end
+
+--- The command-line arguments of a replica of the fixture in namespace ns
+-- (`--shards auto`, the Lease timing given, metrics on a free port, no
+-- client-side rate limit to speak of).
+function M.replica_args(ns, lease, renew, retry)
+  return { "--namespace", ns, "--shards", "auto", "--name", "shard-spec",
+           "--leader-elect-lease-duration", tostring(lease),
+           "--leader-elect-renew-deadline", tostring(renew),
+           "--leader-elect-retry-period", tostring(retry),
+           "--metrics-bind-address", "127.0.0.1:0", "--kube-api-qps", "5000", "--kube-api-burst", "5000" }
 end
 
 --- The records {who, key, t0, t1 (write issued), ta (answer), rv, gen}
