@@ -189,6 +189,9 @@ describe("the command line", function()
     assert.matches("- --shards\n%s*- auto\n", text)
     assert.is_nil(text:find("--leader-elect", 1, true))
     assert.matches("Sharding %(%-%-shards auto%)", text)
+    -- the member and table Leases: watched, written, and a dead member's deleted
+    assert.matches("name: configmap%-mirror%-sharding\n.-resources:\n%s*%- leases\n%s*verbs:\n%s*%- get\n%s*%- list\n"
+      .. "%s*%- watch\n%s*%- create\n%s*%- update\n%s*%- delete\n", text)
     local plain = assert(require("kinformer.cmd.manifests").generate("examples/configmap-mirror/operator.lua", {}))
     assert.matches("\n  replicas: 2\n", plain, 1, true)
     assert.matches("--leader-elect", plain, 1, true)

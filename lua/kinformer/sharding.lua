@@ -215,7 +215,10 @@ function S:_forget(now, is_live, owners)
         core.log("info", "sharding", ("deleted member Lease %s/%s: not renewed for %.0f s"):format(self.namespace,
           name, now - s.at))
       elseif code ~= "NotFound" and code ~= "Conflict" and code ~= "EFENCED" then
-        core.log("warn", "sharding", ("deleting member Lease %s/%s: %s"):format(self.namespace, name, tostring(msg)))
+        -- tried again only after forget_after more seconds (its mark is gone)
+        core.log("warn", "sharding", ("deleting member Lease %s/%s: %s%s"):format(self.namespace, name,
+          tostring(msg), code == "Forbidden" and " (the replicas' Role needs delete on leases, as "
+          .. "`kinformer manifests --shards N` grants)" or ""))
       end
       return
     end

@@ -639,9 +639,11 @@ function M.generate(script, opts)
   local le_name = name .. (shards and "-sharding" or "-leader-election")
   local le = om("apiVersion", "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", meta(le_name, le_ns),
     "rules", { om("apiGroups", { M.LEASE_RULE.group }, "resources", { M.LEASE_RULE.resource },
-                  "verbs", shards and { "get", "list", "watch", "create", "update" } or M.LEASE_RULE.verbs) })
+                  "verbs", shards and { "get", "list", "watch", "create", "update", "delete" }
+                    or M.LEASE_RULE.verbs) })
   le.__header = { shards and ("Sharding (--shards auto): each replica's member Lease and the bucket table "
-    .. "(Lease " .. name .. "-shards) in namespace " .. le_ns .. ", watched by every replica.")
+    .. "(Lease " .. name .. "-shards) in namespace " .. le_ns .. ", watched by every replica; a live "
+    .. "replica deletes a dead one's member Lease.")
     or ("Leader election (--leader-elect): the Lease in namespace " .. le_ns
     .. (le_opts.name and (" (" .. tostring(le_opts.name) .. ", the script's leader_election.name)") or "") .. ".") }
   docs[#docs + 1] = le
