@@ -38,7 +38,7 @@
 --     again and has written its new term into the table (a paused replica
 --     resumed never reconciles what was taken from it);
 --   * a member Lease nobody renewed for forget_members_after seconds
---     (default 10 lease durations, at least 60 s) and that the table no
+--     (default 10 lease durations) and that the table no
 --     longer names is deleted by a live member, with its resourceVersion
 --     as precondition (a restarted replica holds a new one, so the dead
 --     would pile up).
@@ -109,7 +109,7 @@ function M.new(mgr, opts)
   self.lease_duration = opts.lease_duration or 15
   -- a dead member's Lease is deleted once unchanged this long (every
   -- restart of a replica holds a new one)
-  self.forget_after = opts.forget_members_after or math.max(60, 10 * self.lease_duration)
+  self.forget_after = opts.forget_members_after or 10 * self.lease_duration
   -- the Leases of the group, watched: members and the table
   local inf, msg = mgr:informer("coordination.k8s.io/v1/leases", { namespace = self.namespace })
   if not inf then raise("cannot watch Leases in " .. self.namespace .. ": " .. tostring(msg)) end

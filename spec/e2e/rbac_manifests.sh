@@ -4,7 +4,8 @@
 # OwnerReferencesPermissionEnforcement admission plugin, so that an owner
 # reference with blockOwnerDeletion needs update on <owner>/finalizers):
 # for every example operator (hello, website, configmap-mirror,
-# pod-label-auditor, team-namespace) `kinformer manifests` must succeed
+# pod-label-auditor, team-namespace; hello also with --shards 2)
+# `kinformer manifests` must succeed
 # (exit 0: nothing undetermined), its documents are applied, a token of the
 # printed ServiceAccount is made with `kubectl create token`, and
 # bin/kinformer runs the operator with only that token while the test
@@ -121,6 +122,30 @@ stop_operator hello
 wait_for "Greeted Event" sh -c "'$KINFORMER_E2E_KUBECTL' --kubeconfig '$KINFORMER_E2E_ADMIN_KUBECONFIG' get events.events.k8s.io \
   -n default --field-selector regarding.name=greet-rbac -o jsonpath='{.items[*].reason}' | grep -q Greeted"
 echo "rbac-manifests: hello greeted its ConfigMap (update) under its printed ClusterRole, its Event written"
+
+# --- hello, sharded: the Leases of manifests --shards N -----------------------
+# its member Lease and the bucket table (get, list, watch, create, update)
+# and a dead member's Lease, which a live replica deletes (delete); lease 2
+# s, so that Lease is forgotten 20 s after it was last seen to change
+manifests hello-sharded examples/hello/operator.lua --shards 2
+kc apply -f "$TMP/hello-sharded.yaml" >/dev/null
+kc apply -f - >/dev/null <<'LEASE'
+{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+ "metadata": {"name": "hello-member-dead0001", "namespace": "default"},
+ "spec": {"holderIdentity": "hello/gone_1", "leaseDurationSeconds": 2,
+          "renewTime": "2026-01-01T00:00:00.000000Z"}}
+LEASE
+sa_kubeconfig default hello "$TMP/hello.kubeconfig"
+run_operator examples/hello/operator.lua "$TMP/hello.kubeconfig" --name hello --shards auto \
+  --leader-elect-lease-duration 2 --leader-elect-renew-deadline 1.5 --leader-elect-retry-period 0.5
+wait_log 'took buckets'
+kc create configmap greet-shard -n default --from-literal=a=1 >/dev/null
+kc label configmap greet-shard -n default hello=true >/dev/null
+wait_log 'hello default/greet-shard: done'
+wait_log 'deleted member Lease default/hello-member-dead0001'
+kc get lease hello-member-dead0001 -n default >/dev/null 2>&1 && fail "the dead member's Lease is still there"
+stop_operator hello-sharded
+echo "rbac-manifests: hello ran sharded under its printed Lease Role (member Lease, bucket table, a dead member's Lease deleted)"
 
 # --- Website: a ClusterRole --------------------------------------------------
 kc apply -f examples/website/crd.json >/dev/null

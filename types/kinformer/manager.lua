@@ -28,7 +28,7 @@
 ---@field lease_duration? number seconds (default 15)
 ---@field renew_deadline? number seconds (default 10)
 ---@field retry_period? number seconds (default 2)
----@field forget_members_after? number seconds a dead member's Lease stays before a live member deletes it (default 10 lease durations, at least 60)
+---@field forget_members_after? number seconds a dead member's Lease stays before a live member deletes it (default 10 lease durations)
 
 ---mgr:shards().
 ---@class kinformer.ShardingState
