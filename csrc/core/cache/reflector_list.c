@@ -672,6 +672,9 @@ int kin__rfl_list(kin_reflector *r) {
   pthread_mutex_lock(&r->mu);
   r->rv_unavailable = 0;
   pthread_mutex_unlock(&r->mu);
+  /* before the Replace: whoever sees the informer synced sees whether the
+   * server filtered too */
+  kin__rfl_shard_listed(r, r->shard_info_seen, r->path);
   rc = r->reshard_round ? kin__delta_fifo_replace_changed(r->fifo, o.v, o.len, list_rv)
                         : kin__delta_fifo_replace_prepared(r->fifo, o.v, o.len, list_rv);
   if (rc == 0) r->reshard_round = 0; /* a later relist (410, a new round) is client-go's */
@@ -683,7 +686,6 @@ int kin__rfl_list(kin_reflector *r) {
     r->st.synced = 1;
   }
   pthread_mutex_unlock(&r->mu);
-  if (rc == 0) kin__rfl_shard_listed(r, r->shard_info_seen, r->path);
   objs_clear(&o);
   free(list_rv);
   return rc;
