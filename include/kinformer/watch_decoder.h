@@ -114,6 +114,14 @@ void kin_watch_decoder_set_max_event_size(kin_watch_decoder *d, size_t max);
  * still decoded, and the caller should treat the watch as broken). */
 int kin_watch_decoder_feed(kin_watch_decoder *d, const char *bytes, size_t n);
 
+/* Decodes e[0..n), one whole event the caller has framed itself (the JSON
+ * line of a protobuf watch frame), as kin_watch_decoder_feed would once it
+ * found that event's end, without scanning the bytes for it: the same
+ * callbacks, counts and returns. The decoder must hold no partial event
+ * from feed. An event over the maximum event size is reported TOO_LARGE
+ * and skipped. Not thread-safe, as feed. */
+int kin_watch_decoder_event(kin_watch_decoder *d, const char *e, size_t n);
+
 /* Ends the stream: a partial event still buffered is reported as TRUNCATED
  * and KIN_EINVAL returned; pending garbage is reported. The decoder is then
  * reset and may decode a new stream. Returns 0, KIN_EINVAL, KIN_ECANCELED. */

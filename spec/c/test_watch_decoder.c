@@ -444,6 +444,62 @@ static void test_watch_decoder_LogsNoObjectBytes(void **state) {
   kin_watch_decoder_free(d);
 }
 
+/* Events the caller framed itself (a protobuf watch frame's JSON line)
+ * give what the same events give fed as a stream: the same numbers, types,
+ * objects and reports; an oversized one is reported and skipped, a partial
+ * event from feed refuses it, and a stopped decoder stays stopped. */
+static void test_watch_decoder_WholeEvents(void **state) {
+  static const char *const evs[] = {
+      EV("ADDED", "a", "1"), EV("MODIFIED", "a", "2"), EV("ADDED", "b", "3"), EV("ADDED", "c", "4"),
+      "  {\n  \"object\" : {\"metadata\":{\"name\":\"d\",\"resourceVersion\":\"5\"},"
+      "\"data\":{\"k\":\"}{]\\\"[{\\\\\",\"q\":\"\\\\\\\"}\"}} ,\n \"type\" : \"ADDED\"\n}\n",
+      "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"resourceVersion\":\"6\","
+      "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}",
+      "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"7\"}}}\n",
+      EV("DELETED", "a", "8"),
+      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+      "\"status\":\"Failure\",\"message\":\"too old resource version: 1 (5)\",\"reason\":\"Expired\","
+      "\"code\":410}}"};
+  rec r;
+  memset(&r, 0, sizeof(r));
+  kin_watch_decoder *d = NULL;
+  assert_int_equal(kin_watch_decoder_new(on_event, on_error, &r, &d), 0);
+  for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+    assert_int_equal(kin_watch_decoder_event(d, evs[i], strlen(evs[i])), 0);
+  assert_int_equal(kin_watch_decoder_finish(d), 0);
+  assert_string_equal(r.log, stream_expected);
+  assert_int_equal(kin_watch_decoder_events(d), 9);
+  rec_free(&r);
+
+  /* over the cap: reported as the event it was, the next one arrives */
+  memset(&r, 0, sizeof(r));
+  kin_watch_decoder_set_max_event_size(d, 128); /* each event of evs is 110 bytes */
+  const char *big = EV("ADDED", "a-name-long-enough-to-pass-the-cap", "2");
+  assert_int_equal(kin_watch_decoder_event(d, evs[0], strlen(evs[0])), 0);
+  assert_int_equal(kin_watch_decoder_event(d, big, strlen(big)), 0);
+  assert_int_equal(kin_watch_decoder_event(d, evs[2], strlen(evs[2])), 0);
+  assert_string_equal(r.log, "#1 ADDED ns/a rv=1 len=83\n"
+                             "!err kind=1 event=2 line=2 type=-\n"
+                             "#3 ADDED ns/b rv=3 len=83\n");
+  assert_int_equal(r.last_kind, KIN_WATCH_ERR_TOO_LARGE);
+  rec_free(&r);
+
+  /* a partial event from feed is pending: refused, nothing delivered */
+  memset(&r, 0, sizeof(r));
+  assert_int_equal(kin_watch_decoder_feed(d, "{\"type\":", 8), 0);
+  assert_int_equal(kin_watch_decoder_event(d, evs[0], strlen(evs[0])), KIN_EINVAL);
+  assert_int_equal(r.events, 0);
+  kin_watch_decoder_free(d);
+  rec_free(&r);
+
+  int calls = 0;
+  assert_int_equal(kin_watch_decoder_new(stop_first, NULL, &calls, &d), 0);
+  assert_int_equal(kin_watch_decoder_event(d, evs[0], strlen(evs[0])), KIN_ECANCELED);
+  assert_int_equal(kin_watch_decoder_event(d, evs[1], strlen(evs[1])), KIN_ECANCELED);
+  assert_int_equal(calls, 1);
+  kin_watch_decoder_free(d);
+}
+
 KIN_SUITE(watch_decoder, cmocka_unit_test(test_watch_decoder_StreamWatcher),
           cmocka_unit_test(test_watch_decoder_ChunkBoundaries),
           cmocka_unit_test(test_watch_decoder_ObjectSpan),
@@ -456,4 +512,5 @@ KIN_SUITE(watch_decoder, cmocka_unit_test(test_watch_decoder_StreamWatcher),
           cmocka_unit_test(test_watch_decoder_ErrorStatus410),
           cmocka_unit_test(test_watch_decoder_CorruptionRecovers),
           cmocka_unit_test(test_watch_decoder_CallbackStops),
-          cmocka_unit_test(test_watch_decoder_LogsNoObjectBytes))
+          cmocka_unit_test(test_watch_decoder_LogsNoObjectBytes),
+          cmocka_unit_test(test_watch_decoder_WholeEvents))

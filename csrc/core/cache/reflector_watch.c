@@ -354,7 +354,9 @@ static void feed_proto(kin__rfl_watch *w, const char *p, size_t n) {
       w->abort = w->lost = 1;
       break;
     }
-    feed(w, w->pbline.p, w->pbline.len);
+    /* the line is one whole event already: no framing scan of it */
+    if (kin_watch_decoder_event(w->dec, w->pbline.p, w->pbline.len) == KIN_ENOMEM)
+      w->abort = w->lost = 1;
     off += 4 + flen;
   }
   if (off) {

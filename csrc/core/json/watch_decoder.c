@@ -625,6 +625,24 @@ int kin_watch_decoder_feed(kin_watch_decoder *d, const char *p, size_t n) {
   return r;
 }
 
+int kin_watch_decoder_event(kin_watch_decoder *d, const char *e, size_t n) {
+  if (d->canceled) return KIN_ECANCELED;
+  if (d->in_event) return KIN_EINVAL; /* a partial event from feed is pending */
+  flush_garbage(d);
+  start_event(d, d->off);
+  int r = 0;
+  if (n > d->max_event) {
+    report(d, KIN_WATCH_ERR_TOO_LARGE, "event larger than the maximum event size", d->events_seen,
+           d->ev_line, NULL, e, n < KIN_WATCH_SNIPPET_MAX ? n : KIN_WATCH_SNIPPET_MAX);
+  } else {
+    r = deliver(d, e, n);
+  }
+  end_event(d);
+  d->off += n;
+  d->line++; /* one event, one line, as the JSON stream has it */
+  return r;
+}
+
 int kin_watch_decoder_finish(kin_watch_decoder *d) {
   if (d->canceled) return KIN_ECANCELED;
   int r = 0;
