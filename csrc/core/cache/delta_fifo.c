@@ -189,7 +189,11 @@ static int transform_locked(kin_delta_fifo *f, kin_obj *in, kin_obj **out) {
  * tombstone, since a real final state carries more than a tombstone. */
 static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_type type,
                                kin_obj *obj) {
-  kin_deltas *d = items_get(f, key);
+  /* the key's length and hash once, for the lookup and the insert */
+  size_t klen = strlen(key);
+  uint64_t h = kin__hash(key, klen);
+  void **slot = kin__hmap_get_h(&f->items, key, klen, h);
+  kin_deltas *d = slot ? *slot : NULL;
   if (d) {
     kin_delta *last = &d->v[d->len - 1];
     if (type == KIN_DELTA_DELETED && last->type == KIN_DELTA_DELETED) {
@@ -213,7 +217,7 @@ static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_typ
   }
   /* One copy of the key, the item's; items and the queue borrow it (a key
    * is in items exactly while it is queued, and Pop takes both at once). */
-  int rc = kin__hmap_put(&f->items, it->key, &it->d, NULL);
+  int rc = kin__hmap_put_h(&f->items, it->key, klen, h, &it->d, NULL);
   if (rc >= 0) {
     rc = kin__strq_push_owned(&f->queue, it->key);
     if (rc < 0) kin__hmap_del(&f->items, it->key, NULL);
@@ -364,10 +368,20 @@ static int queue_tombstone_locked(kin_delta_fifo *f, const char *key, kin_obj *l
 static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin__hmap *listed,
                           kin_obj **xf, int prepared, int quiet) {
   int rc;
+  /* Known keys first: with nothing known and nothing queued (an informer's
+   * first list) no key can need a tombstone, so the listed keys are not
+   * collected, and the queue's keys are the distinct listed ones. */
+  kin__strq known;
+  kin__strq_init(&known);
+  if (has_known(f) && (rc = known_keys_locked(f, &known)) < 0) {
+    kin__strq_free(&known);
+    return rc;
+  }
+  int fresh = !kin__strq_len(&known) && !kin__strq_len(&f->queue);
   for (size_t i = 0; i < n; i++) {
     if (prepared) xf[i] = kin_obj_ref(objs[i]);
-    else if ((rc = transform_locked(f, objs[i], &xf[i])) < 0) return rc;
-    if ((rc = kin__hmap_put(listed, kin_obj_key(objs[i]), NULL, NULL)) < 0) return rc;
+    else if ((rc = transform_locked(f, objs[i], &xf[i])) < 0) goto out;
+    if (!fresh && (rc = kin__hmap_put(listed, kin_obj_key(objs[i]), NULL, NULL)) < 0) goto out;
   }
   for (size_t i = 0; i < n; i++) {
     kin_obj *o = xf[i];
@@ -379,7 +393,15 @@ static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin
       if (k == objs[i]) continue; /* xf[i] is released by the caller */
     }
     xf[i] = NULL;
-    if ((rc = queue_action_locked(f, kin_obj_key(objs[i]), KIN_DELTA_REPLACED, o)) < 0) return rc;
+    if ((rc = queue_action_locked(f, kin_obj_key(objs[i]), KIN_DELTA_REPLACED, o)) < 0) goto out;
+  }
+  if (fresh) {
+    if (!f->populated) {
+      f->populated = 1;
+      f->initial_population_count = kin__hmap_len(&f->items);
+    }
+    rc = 0;
+    goto out;
   }
 
   /* Queued but not listed: deleted while we were not watching. The
@@ -393,31 +415,29 @@ static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin
     kin_obj *last = kin_deltas_newest(items_get(f, k));
     if (last && kin_obj_is_tombstone(last)) last = kin_obj_last_state(last);
     queued_deletions++;
-    if ((rc = queue_tombstone_locked(f, k, last)) < 0) return rc;
+    if ((rc = queue_tombstone_locked(f, k, last)) < 0) goto out;
   }
 
   /* Known but neither listed nor queued: tombstone with the known state. */
-  if (has_known(f)) {
-    kin__strq keys;
-    kin__strq_init(&keys);
-    rc = known_keys_locked(f, &keys);
-    for (size_t i = 0; rc >= 0 && i < kin__strq_len(&keys); i++) {
-      const char *k = kin__strq_at(&keys, i);
-      if (kin__hmap_get(listed, k) || items_get(f, k)) continue;
-      kin_obj *known = f->cfg.known_objects.get(f->cfg.known_objects.ud, k);
-      queued_deletions++;
-      rc = queue_tombstone_locked(f, k, known);
-      kin_obj_unref(known);
-    }
-    kin__strq_free(&keys);
-    if (rc < 0) return rc;
+  rc = 0;
+  for (size_t i = 0; rc >= 0 && i < kin__strq_len(&known); i++) {
+    const char *k = kin__strq_at(&known, i);
+    if (kin__hmap_get(listed, k) || items_get(f, k)) continue;
+    kin_obj *last = f->cfg.known_objects.get(f->cfg.known_objects.ud, k);
+    queued_deletions++;
+    rc = queue_tombstone_locked(f, k, last);
+    kin_obj_unref(last);
   }
+  if (rc < 0) goto out;
 
   if (!f->populated) {
     f->populated = 1;
     f->initial_population_count = kin__hmap_len(listed) + queued_deletions;
   }
-  return 0;
+  rc = 0;
+out:
+  kin__strq_free(&known);
+  return rc;
 }
 
 /* objs are borrowed; prepared: they came from kin__delta_fifo_prepare. */
