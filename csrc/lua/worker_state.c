@@ -72,7 +72,7 @@ static void *ws_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     w->refused_nsize = nsize;
     return NULL;
   }
-  void *p = realloc(ptr, nsize);
+  void *p = ptr ? realloc(ptr, nsize) : malloc(nsize); /* most calls make a new block */
   if (!p) {
     if (nsize > osize) return NULL;
     p = ptr; /* Lua assumes shrinking never fails: keep the larger block */
