@@ -186,6 +186,11 @@ describe("kinformer.informer", function()
     table.sort(lines)
     assert.are.same({ "add default a true nil", "add default b true nil" }, lines)
 
+    local monotime = require("kinformer.core").monotime
+    local synced_at = h:stats().last_delivered -- the initial adds' batch
+    assert.is_number(synced_at)
+    local t0 = monotime()
+    assert.is_true(synced_at <= t0)
     create_cm(sim, "default", "c", { v = "1" })
     update_cm(sim, "default", "c", { v = "2" })
     update_cm(sim, "default", "c", { v = "3" })
@@ -197,6 +202,8 @@ describe("kinformer.informer", function()
     local st = h:stats()
     assert.are.equal(6, st.delivered)
     assert.are.equal(0, st.errors)
+    -- when the last batch was handled, on core.monotime()'s scale
+    assert.is_true(st.last_delivered > t0 and st.last_delivered <= monotime())
     assert.matches("^listener v1/configmaps #%d+$", h:name())
   end)
 

@@ -478,7 +478,10 @@ static int h_has_synced(lua_State *L) {
   return 1;
 }
 
-/* h:stats() -> {delivered=, errors=, pending=} (nil once removed) */
+/* h:stats() -> {delivered=, errors=, pending=, last_delivered=} (nil once
+ * removed); last_delivered: when the handler finished its last batch of
+ * notifications, in core.monotime()'s seconds (absent before the first),
+ * so a caller polling rarely still knows when the work ended. */
 static int h_stats(lua_State *L) {
   lhandler *u = check_handler(L, 1);
   if (!u->h) {
@@ -487,13 +490,17 @@ static int h_stats(lua_State *L) {
   }
   kin_listener_stats st;
   kin_listener_get_stats(u->h->l, &st);
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)st.delivered);
   lua_setfield(L, -2, "delivered");
   lua_pushinteger(L, (lua_Integer)(st.errors + atomic_load(&u->h->errors)));
   lua_setfield(L, -2, "errors");
   lua_pushinteger(L, (lua_Integer)st.pending);
   lua_setfield(L, -2, "pending");
+  if (st.last_delivered_ns) {
+    lua_pushnumber(L, (lua_Number)st.last_delivered_ns / 1e9);
+    lua_setfield(L, -2, "last_delivered");
+  }
   return 1;
 }
 

@@ -43,6 +43,8 @@ typedef struct {
   uint64_t errors;      /* of which the handler failed */
   uint64_t pending;     /* queued or in the handler, not yet delivered */
   uint64_t buffer_cap;  /* current ring buffer capacity */
+  uint64_t last_delivered_ns; /* kin_clock_real() time the handler finished the last
+                               * batch of notifications (up to 32); 0: none yet */
 } kin_listener_stats;
 void kin_listener_get_stats(kin_listener *l, kin_listener_stats *st);
 

@@ -40,6 +40,7 @@
 ---@field delivered integer
 ---@field errors integer
 ---@field pending integer
+---@field last_delivered? number when the handler finished its last batch of notifications (core.monotime() seconds); absent before the first
 
 ---A handler set registered with inf:add_handler.
 ---@class kinformer.Handler

@@ -7,6 +7,7 @@
  * client-go, stopping drops whatever is still queued: a stopped listener's
  * handler is not called again. */
 #include "listener.h"
+#include "clock.h"
 #include "kin.h"
 #include "log.h"
 
@@ -220,9 +221,11 @@ static void *listener_main(void *arg) {
     /* stopped within the batch: the rest is dropped, as the ring's is */
     for (int i = done; i < nb; i++) kin__note_release(&batch[i]);
 
+    uint64_t now = done ? kin_clock_now(kin_clock_real()) : 0; /* once a batch, off the lock */
     pthread_mutex_lock(&l->mu);
     l->inflight = 0;
     l->delivered += (uint64_t)done;
+    if (done) l->last_delivered_ns = now;
     l->errors += (uint64_t)failed;
   }
   pthread_mutex_unlock(&l->mu);
@@ -406,5 +409,6 @@ void kin_listener_get_stats(kin_listener *l, kin_listener_stats *st) {
   st->errors = l->errors;
   st->pending = kin__ring_len(&l->ring) + (uint64_t)l->inflight;
   st->buffer_cap = kin__ring_cap(&l->ring);
+  st->last_delivered_ns = l->last_delivered_ns;
   pthread_mutex_unlock(&l->mu);
 }

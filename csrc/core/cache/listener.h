@@ -68,6 +68,7 @@ struct kin_listener {
   int inflight;        /* notes the thread took and has not handled yet */
   int waiting;         /* the thread waits on cond for a note */
   uint64_t delivered, errors;
+  uint64_t last_delivered_ns; /* kin_clock_real() time the last batch was handled; 0: none */
   uint64_t requested_resync_ns; /* after the 1 s minimum */
   uint64_t resync_ns;           /* effective period; 0: no resync */
   uint64_t next_resync_ns;      /* on the informer's clock */
