@@ -122,7 +122,7 @@ static int l_env(lua_State *L) {
       "kubeconfig", "context", "qps", "burst", "timeout", "resync", "in_cluster",
       "read_idle_timeout", "ping_timeout", "watch_idle_timeout", "url", "token", "ca",
       "insecure", "events", "user_agent", "clock", "handler_timeout", "transform_timeout",
-      "main_memory_limit", "max_response_bytes", "content_type", NULL};
+      "main_memory_limit", "max_response_bytes", "content_type", "disable_compression", NULL};
   lkin_opt_check_keys(L, 1, known, "kinformer.manager");
   int content_type = content_type_opt(L, 1, "kinformer.manager");
   const char *clock = lkin_opt_string(L, 1, "clock");
@@ -139,6 +139,7 @@ static int l_env(lua_State *L) {
   double mrb = lkin_opt_number(L, 1, "max_response_bytes", 0);
   luaL_argcheck(L, mrb >= 0, 1, "option 'max_response_bytes' must not be negative");
   co.max_response_bytes = mrb >= 9.2e18 ? -1 : (int64_t)mrb;
+  co.disable_compression = lkin_opt_bool(L, 1, "disable_compression"); /* client-go's DisableCompression */
   uint64_t resync = lkin_opt_ns(L, 1, "resync", 0);
   int in_cluster = lkin_opt_bool(L, 1, "in_cluster");
   /* Connection health (io_engine.h) and the reflectors' watch idle timeout;

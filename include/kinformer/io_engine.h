@@ -123,6 +123,9 @@ typedef struct {
                                    (a dead watch); 0: never */
   const char *proxy_url;        /* kubeconfig proxy-url (http, https, socks5);
                                    NULL: curl's environment (HTTPS_PROXY, ...) */
+  int accept_gzip;              /* send Accept-Encoding: gzip; a gzip body is
+                                   decoded before on_data, res->body and
+                                   max_body see it */
   kin_io_tls tls;
   /* Connection health while this request runs (see the header comment):
    * the connection it is on is checked with the smallest read_idle_ms and

@@ -46,6 +46,9 @@ typedef struct kin_rest_config {
   int credentials_over_http;
   char *tls_server_name;
   char *proxy_url;
+  /* disable-compression: do not ask the server for gzip (client-go's
+   * DisableCompression, kubectl's --disable-compression); 0 asks for it. */
+  int disable_compression;
   char *bearer_token;      /* secret: never log */
   char *bearer_token_file; /* re-read by kin_token_file when it rotates */
   char *cert_file;

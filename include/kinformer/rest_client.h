@@ -56,6 +56,13 @@ typedef struct {
    * message naming the URL, the cap and the bytes received. 0:
    * KIN_MAX_RESPONSE_BYTES; negative: no cap. */
   int64_t max_response_bytes;
+  /* Nonzero: do not ask for gzip. By default every request carries
+   * Accept-Encoding: gzip, as client-go's transport sends it, and
+   * kube-apiserver compresses a large answer that is not a watch (a LIST
+   * page over 128 KiB); curl decodes it, so callbacks and
+   * max_response_bytes see the decoded bytes. kin_rest_config's
+   * disable_compression (the kubeconfig's) turns it off as well. */
+  int disable_compression;
 } kin_client_opts;
 
 #define KIN_MAX_RESPONSE_BYTES ((int64_t)256 << 20) /* 256 MiB */

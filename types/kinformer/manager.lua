@@ -92,6 +92,7 @@
 ---@field check_timeout? number seconds each health check run may take; a check cut at it fails (default 5)
 ---@field on_start_timeout? number seconds the on_start of a `kinformer run` script may run (default 30)
 ---@field content_type? "auto"|"json"|"protobuf" the encoding informers ask for: "auto" (default) protobuf for built-in types and JSON for custom resources, as client-go; "json" JSON only
+---@field disable_compression? boolean do not ask for gzip (default false: every request asks for it, as client-go's transport does; kube-apiserver compresses large LIST pages); the kubeconfig's disable-compression does the same
 ---@field max_response_bytes? integer the largest body of an answer that is not a watch (GET, LIST pages, discovery; default 256 MiB; math.huge: no cap): a breach fails that request with ETOOBIG
 ---@field main_memory_limit? integer bytes one main-state call (main-state handler, health check, on_start) may add (default 512 MiB; 0: none)
 ---@field webhook_bind_address? string|integer address of the webhook server (default ":9443"; "0": none; with sim: none unless given)

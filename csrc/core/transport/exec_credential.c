@@ -133,6 +133,7 @@ static char *build_exec_info(const kin_exec_config *cfg, const kin_rest_config *
       sb_str(&b, ",\"proxy-url\":");
       sb_json_str(&b, cl->proxy_url);
     }
+    if (cl->disable_compression) sb_str(&b, ",\"disable-compression\":true");
     sb_str(&b, "},");
   }
   sb_str(&b, "\"interactive\":false}}");

@@ -78,6 +78,7 @@ kin_io_handle *kin__io_handle_new(kin_io_engine *e, const kin_io_request *req) {
   rc |= dup_str(&h->key_file, req->tls.key_file);
   rc |= dup_str(&h->server_name, req->tls.server_name);
   rc |= dup_str(&h->proxy_url, req->proxy_url);
+  h->accept_gzip = req->accept_gzip;
   rc |= dup_blob(&h->ca, req->tls.ca_data, req->tls.ca_data_len);
   rc |= dup_blob(&h->cert, req->tls.cert_data, req->tls.cert_data_len);
   rc |= dup_blob(&h->key, req->tls.key_data, req->tls.key_data_len);
@@ -417,6 +418,10 @@ void kin__io_start(kin_io_engine *e, kin_io_handle *h) {
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (h->low_speed_ms + 999) / 1000);
   }
   if (h->proxy_url) curl_easy_setopt(c, CURLOPT_PROXY, h->proxy_url);
+  /* client-go's transport asks for gzip on every request; kube-apiserver
+   * compresses a large non-watch answer, and curl decodes it before
+   * on_write (so max_body caps the decoded bytes: no gzip bomb gets past) */
+  if (h->accept_gzip) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "gzip");
   if (!strcmp(h->method, "HEAD")) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   else if (strcmp(h->method, "GET") || h->has_body)
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, h->method);

@@ -34,6 +34,7 @@ struct kin_io_handle {
   long timeout_ms, low_speed_ms;
   long read_idle_ms, ping_timeout_ms; /* as in kin_io_request */
   char *proxy_url;
+  int accept_gzip; /* kin_io_request.accept_gzip */
   char *ca_file, *cert_file, *key_file, *server_name;
   io_blob ca, cert, key;
   int insecure;

@@ -197,6 +197,10 @@ static int load_cluster(const kc_file *f, size_t idx, yaml_document_t *d, yaml_n
   OOM_IF_NULL(s, c->tls_server_name = dupstr(s));
   s = map_str(d, m, "proxy-url");
   OOM_IF_NULL(s, c->proxy_url = dupstr(s));
+  if ((s = map_str(d, m, "disable-compression")) && parse_bool(s, &c->disable_compression)) {
+    kin__errf(err, errlen, "kubeconfig %s: %s.disable-compression: not a boolean", f->path, where);
+    return KIN_EINVAL;
+  }
   return 0;
 }
 

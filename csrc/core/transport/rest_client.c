@@ -119,6 +119,7 @@ int kin_client_new(const kin_rest_config *cfg, kin_io_engine *io, const kin_clie
   c->max_body = o.max_response_bytes == 0  ? (uint64_t)KIN_MAX_RESPONSE_BYTES
                 : o.max_response_bytes < 0 ? 0
                                            : (uint64_t)o.max_response_bytes;
+  c->gzip = !o.disable_compression && !cfg->disable_compression;
   c->plain_http = !strncmp(cfg->host, "http://", 7);
   c->creds_over_http = cfg->credentials_over_http != 0;
   atomic_init(&c->http_noted, 0);
@@ -600,6 +601,7 @@ int kin_client_do(kin_client *c, const kin_client_request *req, kin_result *out)
                                           : req->timeout_ms > 0 ? req->timeout_ms
                                                                 : c->timeout_ms,
                             .proxy_url = c->proxy_url,
+                            .accept_gzip = c->gzip,
                             .tls = tls,
                             .max_body = c->max_body};
     if (fenced) { /* and once more on the IO thread, right before sending */
@@ -691,6 +693,7 @@ int kin_client_stream(kin_client *c, const char *path, const kin_client_stream_o
                             .timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 0,
                             .low_speed_ms = o->low_speed_ms > 0 ? o->low_speed_ms : 0,
                             .proxy_url = c->proxy_url,
+                            .accept_gzip = c->gzip,
                             .tls = tls,
                             .read_idle_ms = o->read_idle_ms,
                             .ping_timeout_ms = o->ping_timeout_ms,

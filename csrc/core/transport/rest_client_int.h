@@ -30,6 +30,7 @@ struct kin_client {
   int creds_over_http;         /* kin_rest_config.credentials_over_http */
   atomic_int http_noted;       /* the plain-HTTP credential line was logged */
   uint64_t max_body;           /* cap of a non-watch body; 0: none */
+  int gzip;                    /* ask for gzip (kin_client_opts.disable_compression unset) */
   kin_clock *clock;
   int max_retries;
   long timeout_ms;

@@ -110,6 +110,9 @@ options:
   --leader-elect-lease-duration S, --leader-elect-renew-deadline S,
   --leader-elect-retry-period S  the election's timing in seconds
                       (defaults 15, 10, 2; as kube-controller-manager)
+  --disable-compression  do not ask the API server for gzip (kubectl's
+                      flag; by default large LIST pages come compressed,
+                      as client-go asks)
   --kube-api-qps Q, --kube-api-burst B  the client's rate limit (default
                       50 requests per second, bursts of 100)
   --shards auto|I/N   shard the controllers across replicas (run): auto
@@ -203,7 +206,7 @@ local SWITCHES = {
   ["--sim"] = "sim", ["--observe"] = "observe", ["--allow-undetermined"] = "allow_undetermined",
   ["--cert-manager"] = "cert_manager", ["--metrics-secure"] = "metrics_secure",
   ["--leader-elect"] = "leader_elect", ["--watch"] = "watch", ["-v"] = "verbose", ["--verbose"] = "verbose",
-  ["-q"] = "quiet", ["--quiet"] = "quiet",
+  ["-q"] = "quiet", ["--quiet"] = "quiet", ["--disable-compression"] = "disable_compression",
 }
 
 --- Parses argv (an array of strings, as `arg`). Returns a table

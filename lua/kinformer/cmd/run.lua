@@ -137,6 +137,7 @@ function M.run(o)
       name = o.name, sync_timeout = o.sync_timeout, shutdown_timeout = o.shutdown_timeout,
       qps = o.qps, burst = o.burst,
       max_response_bytes = o.max_response_bytes, content_type = o.content_type,
+      disable_compression = o.disable_compression,
       log_reconciles = o.verbose or nil,
       metrics_bind = o.metrics_bind, health_bind = o.health_bind, admin_bind = o.admin_bind,
       metrics_secure = o.metrics_secure, metrics_cert_path = o.metrics_cert_path,
