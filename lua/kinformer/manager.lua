@@ -50,12 +50,8 @@ end
 -- body of any answer that is not a watch (GET, LIST pages, discovery); a
 -- LIST page's items count with their bytes plus a small charge each; a
 -- breach fails that request with ETOOBIG and informers retry with backoff;
--- disable_compression (default false): do not ask for gzip; by default
--- every request asks for it, as client-go does, and kube-apiserver
--- compresses large LIST pages (never watches); the kubeconfig's cluster
--- disable-compression: true does the same;
--- metrics_bind (address of /metrics, "host:port" or
--- ":port", port 0 picks a free one) and health_bind (/healthz and /readyz),
+-- disable_compression (default false: ask for gzip, as client-go does);
+-- metrics_bind (address of /metrics, "host:port" or ":port", port 0 picks a free one) and health_bind (/healthz and /readyz),
 -- both default "0": disabled (see Manager:metrics_port and the health
 -- checks below); admin_bind (the admin endpoint `kinformer inspect`
 -- reads: caches, queues, in-flight reconciles and the controllers'
@@ -88,8 +84,7 @@ M.OPTIONS = { -- kinformer.manager{...}'s keys: add new options here
   "burst", "resync", "timeout", "sync_timeout", "log_level", "in_cluster",
   "reconcile_timeout", "busy_warning_after", "shutdown_timeout", "read_idle_timeout",
   "ping_timeout", "watch_idle_timeout", "metrics_bind", "health_bind", "events",
-  "leader_election", "sharding", "admin_bind", "clock", "rbac", "max_response_bytes", "content_type",
-  "disable_compression",
+  "leader_election", "sharding", "admin_bind", "clock", "rbac", "max_response_bytes", "content_type", "disable_compression",
   "metrics_secure", "metrics_cert_path", "metrics_cert_name", "metrics_cert_key",
   "handler_timeout", "transform_timeout", "main_memory_limit", "check_timeout", "on_start_timeout",
   "webhook_bind_address", "webhook_cert_path", "webhook_cert_name", "webhook_cert_key", "webhook_host",
