@@ -63,6 +63,13 @@ int kin_indexer_delete(kin_indexer *s, kin_obj *obj);
  * atomically for readers; of a key listed twice the later object wins. */
 int kin_indexer_replace(kin_indexer *s, kin_obj *const *objs, size_t n);
 
+/* Sizes the store for n objects, so that adding them one by one (an
+ * informer's initial list) allocates one table instead of a doubling
+ * series. A hint: never shrinks. Returns 0, KIN_EINVAL (s NULL) or
+ * KIN_ENOMEM with the store unchanged. Thread-safe (readers wait while the
+ * table is rebuilt). */
+int kin_indexer_reserve(kin_indexer *s, size_t n);
+
 /* Returns a new reference to the object under key, or NULL. */
 kin_obj *kin_indexer_get(kin_indexer *s, const char *key);
 size_t kin_indexer_len(kin_indexer *s);

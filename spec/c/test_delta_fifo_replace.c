@@ -3,6 +3,7 @@
  * queue, tombstones with their last state, and HasSynced/initial population
  * after a Replace. Fixture: delta_fifo_fx.h. */
 #include "delta_fifo_fx.h"
+#include "delta_fifo_int.h"
 
 /* TestDeltaFIFO_addReplace */
 static void test_delta_fifo_addReplace(void **state) {
@@ -219,6 +220,37 @@ static void test_delta_fifo_ReplaceMakesDeletionsForObjectsOnlyInQueue(void **st
     }
   }
 }
+
+/* kin__delta_fifo_replace_collected (a WatchList's initial events as they
+ * came): a key given twice is queued once, in its first place, with its
+ * later object; whether the FIFO was empty (an informer's first list) or
+ * not, and initialPopulationCount counts it once. */
+static void test_delta_fifo_ReplaceCollectedKeyTwice(void **state) {
+  (void)state;
+  for (int with_known = 0; with_known < 2; with_known++) {
+    known_set k;
+    known_init(&k, mk("old", 1), NULL);
+    kin_delta_fifo *f = new_fifo(with_known ? &k : NULL);
+    kin_obj *objs[] = {mk("a", 2), mk("b", 3), mk("a", 4), mk("c", 5), mk("a", 6)};
+    size_t n = sizeof objs / sizeof *objs;
+    assert_int_equal(kin__delta_fifo_replace_collected(f, objs, n, "6"), 0);
+    for (size_t i = 0; i < n; i++) kin_obj_unref(objs[i]);
+    assert_int_equal(kin_delta_fifo_len(f), with_known ? 4 : 3);
+    assert_true(pop_expect(f, "Replaced a@6"));
+    assert_true(pop_expect(f, "Replaced b@3"));
+    assert_true(pop_expect(f, "Replaced c@5"));
+    if (with_known) assert_true(pop_expect(f, "Deleted ~old{old@1}"));
+    assert_true(kin_delta_fifo_has_synced(f));
+    kin_delta_fifo_free(f);
+    known_free(&k);
+  }
+  /* Plain Replace keeps client-go's behaviour: both deltas. */
+  kin_delta_fifo *f = new_fifo(NULL);
+  assert_int_equal(do_replace(f, mk("a", 2), mk("a", 4), NULL), 0);
+  assert_true(pop_expect(f, "Replaced a@2, Replaced a@4"));
+  kin_delta_fifo_free(f);
+}
+
 KIN_SUITE(delta_fifo_replace,
           cmocka_unit_test(test_delta_fifo_addReplace),
           cmocka_unit_test(test_delta_fifo_ReplaceMakesDeletions),
@@ -228,4 +260,5 @@ KIN_SUITE(delta_fifo_replace,
           cmocka_unit_test(test_delta_fifo_HasSyncedCorrectOnDeletion),
           cmocka_unit_test(test_delta_fifo_InitialPopulationCountsQueuedDeletions),
           cmocka_unit_test(test_delta_fifo_replaceWithDeleteDeltaIn),
-          cmocka_unit_test(test_delta_fifo_ReplaceMakesDeletionsForObjectsOnlyInQueue))
+          cmocka_unit_test(test_delta_fifo_ReplaceMakesDeletionsForObjectsOnlyInQueue),
+          cmocka_unit_test(test_delta_fifo_ReplaceCollectedKeyTwice))

@@ -400,6 +400,32 @@ static void test_store_ClusterScopedKey(void **state) {
   kin_indexer_free(s);
 }
 
+/* kin_indexer_reserve is a capacity hint: the store keeps what it holds,
+ * takes the n objects after it without losing any, and a hint smaller
+ * than what it holds changes nothing. */
+static void test_store_ReserveKeepsContents(void **state) {
+  (void)state;
+  kin_indexer *s = kin_test_indexer_new();
+  assert_int_equal(kin_indexer_reserve(NULL, 10), KIN_EINVAL);
+  kin_test_indexer_add(s, mk_val("a", "1"));
+  assert_int_equal(kin_indexer_reserve(s, 5000), 0);
+  assert_get_val(s, "a", "1");
+  char name[32];
+  for (int i = 0; i < 5000; i++) {
+    snprintf(name, sizeof name, "o%d", i);
+    kin_obj *o = mk_val(name, name);
+    assert_int_equal(kin_indexer_add(s, o), 0);
+    kin_obj_unref(o);
+  }
+  assert_int_equal(kin_indexer_reserve(s, 10), 0);
+  assert_int_equal(kin_indexer_len(s), 5001);
+  assert_get_val(s, "a", "1");
+  assert_get_val(s, "o0", "o0");
+  assert_get_val(s, "o4999", "o4999");
+  assert_get_val(s, "o5000", NULL);
+  kin_indexer_free(s);
+}
+
 KIN_SUITE(store, cmocka_unit_test(test_store_TestCache_AddUpdateDelete),
           cmocka_unit_test(test_store_TestCache_List), cmocka_unit_test(test_store_TestCache_Replace),
           cmocka_unit_test(test_store_TestIndex),
@@ -412,4 +438,5 @@ KIN_SUITE(store, cmocka_unit_test(test_store_TestCache_AddUpdateDelete),
           cmocka_unit_test(test_store_AddIndexErrorRegistersNothing),
           cmocka_unit_test(test_store_KeyLister), cmocka_unit_test(test_store_ForeachStopsOnNonZero),
           cmocka_unit_test(test_store_ForeachCallbackMayUseStore),
-          cmocka_unit_test(test_store_ClusterScopedKey))
+          cmocka_unit_test(test_store_ClusterScopedKey),
+          cmocka_unit_test(test_store_ReserveKeepsContents))

@@ -187,8 +187,8 @@ static int transform_locked(kin_delta_fifo *f, kin_obj *in, kin_obj **out) {
  * Dedup as client-go's dedupDeltas: a Deleted arriving on a list that ends
  * with Deleted collapses into one; the older stays unless it is a
  * tombstone, since a real final state carries more than a tombstone. */
-static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_type type,
-                               kin_obj *obj) {
+static int queue_locked(kin_delta_fifo *f, const char *key, kin_delta_type type, kin_obj *obj,
+                        int merge) {
   /* the key's length and hash once, for the lookup and the insert */
   size_t klen = strlen(key);
   uint64_t h = kin__hash(key, klen);
@@ -196,6 +196,13 @@ static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_typ
   kin_deltas *d = slot ? *slot : NULL;
   if (d) {
     kin_delta *last = &d->v[d->len - 1];
+    if (merge && last->type == type) {
+      /* a key listed twice in one collected Replace: the later state
+       * takes the earlier one's place (replace_locked's last_wins) */
+      kin_obj_unref(last->obj);
+      last->obj = obj;
+      return 0;
+    }
     if (type == KIN_DELTA_DELETED && last->type == KIN_DELTA_DELETED) {
       if (kin_obj_is_tombstone(last->obj)) {
         kin_obj_unref(last->obj);
@@ -228,6 +235,11 @@ static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_typ
   }
   pthread_cond_signal(&f->cond);
   return 0;
+}
+
+static int queue_action_locked(kin_delta_fifo *f, const char *key, kin_delta_type type,
+                               kin_obj *obj) {
+  return queue_locked(f, key, type, obj, 0);
 }
 
 static int collect_key(void *ctx, const char *key) {
@@ -362,11 +374,19 @@ static int queue_tombstone_locked(kin_delta_fifo *f, const char *key, kin_obj *l
   return queue_action_locked(f, key, KIN_DELTA_DELETED, t);
 }
 
+/* How a Replace treats its objects (replace's flags). */
+enum {
+  R_PREPARED = 1,  /* from kin__delta_fifo_prepare: no transform */
+  R_QUIET = 2,     /* nothing queued for an object the store holds unchanged */
+  R_LAST_WINS = 4, /* a key given twice keeps one delta, with the later object */
+};
+
 /* Runs under mu: transform everything, queue the Replaced deltas, then the
  * tombstones. listed collects the listed keys; xf the transformed objects
  * (entries set to NULL once queued); the caller releases both. */
 static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin__hmap *listed,
-                          kin_obj **xf, int prepared, int quiet) {
+                          kin_obj **xf, int flags) {
+  int prepared = flags & R_PREPARED, quiet = flags & R_QUIET, last_wins = flags & R_LAST_WINS;
   int rc;
   /* Known keys first: with nothing known and nothing queued (an informer's
    * first list) no key can need a tombstone, so the listed keys are not
@@ -378,13 +398,30 @@ static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin
     return rc;
   }
   int fresh = !kin__strq_len(&known) && !kin__strq_len(&f->queue);
+  /* an informer's first list: one table for it rather than a doubling
+   * series (shrink_if_drained_locked gives it back once popped) */
+  if (fresh && (rc = kin__hmap_reserve(&f->items, n)) < 0) goto out;
   for (size_t i = 0; i < n; i++) {
     if (prepared) xf[i] = kin_obj_ref(objs[i]);
     else if ((rc = transform_locked(f, objs[i], &xf[i])) < 0) goto out;
-    if (!fresh && (rc = kin__hmap_put(listed, kin_obj_key(objs[i]), NULL, NULL)) < 0) goto out;
+    if (fresh) continue;
+    void *first = NULL;
+    if ((rc = kin__hmap_put(listed, kin_obj_key(objs[i]), (void *)(uintptr_t)(i + 1), &first)) < 0)
+      goto out;
+    if (rc == 0 && last_wins) {
+      /* listed before at first - 1: that slot takes this object, this
+       * one queues nothing (with nothing queued before, fresh, the merge
+       * in queue_locked does the same) */
+      size_t j = (size_t)(uintptr_t)first - 1;
+      kin_obj_unref(xf[j]);
+      xf[j] = xf[i];
+      xf[i] = NULL;
+      kin__hmap_put(listed, kin_obj_key(objs[i]), first, NULL); /* key exists: cannot fail */
+    }
   }
   for (size_t i = 0; i < n; i++) {
     kin_obj *o = xf[i];
+    if (!o) continue; /* last_wins: merged into an earlier slot */
     if (quiet && prepared && has_known(f) && !items_get(f, kin_obj_key(objs[i]))) {
       /* the very object the store holds (kin__delta_fifo_prepare kept it):
        * nothing changed, nothing to tell */
@@ -393,7 +430,8 @@ static int replace_locked(kin_delta_fifo *f, kin_obj *const *objs, size_t n, kin
       if (k == objs[i]) continue; /* xf[i] is released by the caller */
     }
     xf[i] = NULL;
-    if ((rc = queue_action_locked(f, kin_obj_key(objs[i]), KIN_DELTA_REPLACED, o)) < 0) goto out;
+    if ((rc = queue_locked(f, kin_obj_key(objs[i]), KIN_DELTA_REPLACED, o, last_wins && fresh)) < 0)
+      goto out;
   }
   if (fresh) {
     if (!f->populated) {
@@ -442,7 +480,7 @@ out:
 
 /* objs are borrowed; prepared: they came from kin__delta_fifo_prepare. */
 static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char *resource_version,
-                   int prepared, int quiet) {
+                   int flags) {
   (void)resource_version;
   if (!f || (n > 0 && !objs)) return KIN_EINVAL;
   for (size_t i = 0; i < n; i++)
@@ -457,7 +495,7 @@ static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char
   }
 
   pthread_mutex_lock(&f->mu);
-  int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf, prepared, quiet);
+  int rc = f->closed ? KIN_ECLOSED : replace_locked(f, objs, n, &listed, xf, flags);
   pthread_mutex_unlock(&f->mu);
 
   for (size_t i = 0; i < n; i++) kin_obj_unref(xf[i]);
@@ -468,17 +506,22 @@ static int replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n, const char
 
 int kin_delta_fifo_replace(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
                            const char *resource_version) {
-  return replace(f, objs, n, resource_version, 0, 0);
+  return replace(f, objs, n, resource_version, 0);
 }
 
 int kin__delta_fifo_replace_prepared(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
                                      const char *resource_version) {
-  return replace(f, objs, n, resource_version, 1, 0);
+  return replace(f, objs, n, resource_version, R_PREPARED);
 }
 
 int kin__delta_fifo_replace_changed(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
                                     const char *resource_version) {
-  return replace(f, objs, n, resource_version, 1, 1);
+  return replace(f, objs, n, resource_version, R_PREPARED | R_QUIET);
+}
+
+int kin__delta_fifo_replace_collected(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
+                                      const char *resource_version) {
+  return replace(f, objs, n, resource_version, R_PREPARED | R_LAST_WINS);
 }
 
 /* The stored object when it is the same state as listed (same uid and

@@ -41,4 +41,11 @@ int kin__delta_fifo_replace_prepared(kin_delta_fifo *f, kin_obj *const *objs, si
 int kin__delta_fifo_replace_changed(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
                                     const char *resource_version);
 
+/* kin__delta_fifo_replace_prepared for a WatchList's initial events as
+ * they came (prepared, in arrival order): a key given more than once is
+ * listed once, in its first place, with its last object, as the temporary
+ * store of client-go's watchList keeps it. Thread-safe. */
+int kin__delta_fifo_replace_collected(kin_delta_fifo *f, kin_obj *const *objs, size_t n,
+                                      const char *resource_version);
+
 #endif

@@ -265,6 +265,16 @@ kin_obj *kin_indexer_get(kin_indexer *s, const char *key) {
   return o;
 }
 
+int kin_indexer_reserve(kin_indexer *s, size_t n) {
+  if (!s) return KIN_EINVAL;
+  pthread_mutex_lock(&s->write_mu);
+  pthread_rwlock_wrlock(&s->lock); /* the table readers probe moves */
+  int r = kin__hmap_reserve(&s->data.items, n);
+  pthread_rwlock_unlock(&s->lock);
+  pthread_mutex_unlock(&s->write_mu);
+  return r;
+}
+
 size_t kin_indexer_len(kin_indexer *s) {
   pthread_rwlock_rdlock(&s->lock);
   size_t n = kin__hmap_len(&s->data.items);

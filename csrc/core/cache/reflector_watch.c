@@ -21,11 +21,11 @@
  * HTML page from a proxy) is recognised by its first bytes, before any of
  * it reaches the decoder, and kept to be read as a Status at the end.
  *
- * WatchList: the initial events go to a temporary store until the
- * bookmark annotated k8s.io/initial-events-end, which replaces the FIFO
- * with them (on the reflector thread, in queue order, so no later event
- * can overtake the Replace); the stream then goes on as an ordinary
- * watch. */
+ * WatchList: the initial events are collected (as client-go's temporary
+ * store: a key's last state, none for a deleted one) until the bookmark
+ * annotated k8s.io/initial-events-end, which replaces the FIFO with them
+ * (on the reflector thread, in queue order, so no later event can
+ * overtake the Replace); the stream then goes on as an ordinary watch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +80,16 @@ struct kin__rfl_watch {
   int full;          /* the queue was full after the last chunk */
 
   /* The reflector thread's. */
-  int initial;       /* WatchList: collecting the initial events in temp */
-  kin__hmap temp;    /* key -> kin_obj (owned reference); borrows the object's key */
+  int initial;       /* WatchList: collecting the initial events */
+  /* The initial events' objects (owned references, prepared): in arrival
+   * order in tv while none was DELETED (a key twice is settled by the
+   * Replace), in temp from the first DELETED on (tv is then empty). The
+   * order keeps the Replace reading the objects as they were allocated,
+   * and no map is built for what kube-apiserver sends: ADDED only. */
+  kin_obj **tv;
+  size_t tv_len, tv_cap;
+  int temp_map;      /* temp holds them */
+  kin__hmap temp;    /* key -> kin_obj; borrows the object's key */
   int rfl_abort;     /* apply nothing more (the transfer is cut) */
   int rfl_lost;      /* an event could not be applied: resume from the last RV */
 
@@ -106,21 +114,64 @@ static void ev_free_list(rfl_ev *e) {
 
 /* ---- reflector thread: applying queued events ---------------------------- */
 
+/* Moves the collected objects from tv into temp (a key given twice keeps
+ * its later object). Returns 0 or KIN_ENOMEM (what was not moved stays in
+ * tv, and temp_clear releases both). */
+static int temp_to_map(kin__rfl_watch *w) {
+  int rc = kin__hmap_reserve(&w->temp, w->tv_len);
+  if (rc < 0) return rc;
+  for (size_t i = 0; i < w->tv_len; i++) {
+    void *old = NULL;
+    rc = kin__hmap_put(&w->temp, kin_obj_key(w->tv[i]), w->tv[i], &old);
+    if (rc < 0) {
+      memmove(w->tv, w->tv + i, (w->tv_len - i) * sizeof(*w->tv));
+      w->tv_len -= i;
+      return rc;
+    }
+    if (rc == 0) kin_obj_unref(old);
+  }
+  free(w->tv);
+  w->tv = NULL;
+  w->tv_len = w->tv_cap = 0;
+  w->temp_map = 1;
+  return 0;
+}
+
+/* Appends an owned reference to tv; 0 or KIN_ENOMEM (obj still the
+ * caller's). */
+static int tv_push(kin__rfl_watch *w, kin_obj *obj) {
+  if (w->tv_len == w->tv_cap) {
+    size_t ncap = w->tv_cap ? w->tv_cap * 2 : 1024;
+    kin_obj **nv = realloc(w->tv, ncap * sizeof(*nv));
+    if (!nv) return KIN_ENOMEM;
+    w->tv = nv;
+    w->tv_cap = ncap;
+  }
+  w->tv[w->tv_len++] = obj;
+  return 0;
+}
+
 static int temp_apply(kin__rfl_watch *w, const rfl_ev *ev) {
-  const char *key = kin_obj_key(ev->obj);
   void *old = NULL;
+  int rc;
   if (ev->type == KIN_WATCH_DELETED) {
-    if (kin__hmap_del(&w->temp, key, &old) == 1) kin_obj_unref(old);
+    if (!w->temp_map && (rc = temp_to_map(w)) < 0) return rc;
+    if (kin__hmap_del(&w->temp, kin_obj_key(ev->obj), &old) == 1) kin_obj_unref(old);
     return 0;
   }
   /* Prepared now (delta_fifo_int.h): an unchanged object is not held
    * twice until the initial-events-end bookmark. */
   kin_obj *obj = kin_obj_ref(ev->obj);
-  int rc = kin__delta_fifo_prepare(w->r->fifo, &obj, 1);
+  rc = kin__delta_fifo_prepare(w->r->fifo, &obj, 1);
   if (rc < 0) {
     kin_log(KIN_LOG_WARN, LOG, "%s: unable to sync watch-list result: %s", w->r->name,
             kin_strerror(rc));
     kin_obj_unref(obj);
+    return rc;
+  }
+  if (!w->temp_map) {
+    rc = tv_push(w, obj);
+    if (rc < 0) kin_obj_unref(obj);
     return rc;
   }
   rc = kin__hmap_put(&w->temp, kin_obj_key(obj), obj, &old); /* temp borrows obj's key */
@@ -138,6 +189,11 @@ static void temp_clear(kin__rfl_watch *w) {
   while ((e = kin__hmap_next(&w->temp, &pos))) kin_obj_unref(e->val);
   kin__hmap_free(&w->temp);
   kin__hmap_init_borrowed(&w->temp);
+  for (size_t i = 0; i < w->tv_len; i++) kin_obj_unref(w->tv[i]);
+  free(w->tv);
+  w->tv = NULL;
+  w->tv_len = w->tv_cap = 0;
+  w->temp_map = 0;
 }
 
 /* The initial-events-end bookmark: the collected state replaces the FIFO
@@ -145,14 +201,18 @@ static void temp_clear(kin__rfl_watch *w) {
  * Replace failed (the stream is given up). */
 static int initial_events_end(kin__rfl_watch *w, const char *rv) {
   kin_reflector *r = w->r;
-  size_t n = kin__hmap_len(&w->temp), i = 0, pos = 0;
-  kin_obj **v = malloc((n ? n : 1) * sizeof(*v));
   int rc = KIN_ENOMEM;
-  if (v) {
-    kin__hmap_entry *e;
-    while ((e = kin__hmap_next(&w->temp, &pos))) v[i++] = e->val;
-    rc = kin__delta_fifo_replace_prepared(r->fifo, v, n, rv);
-    free(v);
+  if (!w->temp_map) {
+    rc = kin__delta_fifo_replace_collected(r->fifo, w->tv, w->tv_len, rv);
+  } else {
+    size_t n = kin__hmap_len(&w->temp), i = 0, pos = 0;
+    kin_obj **v = malloc((n ? n : 1) * sizeof(*v));
+    if (v) {
+      kin__hmap_entry *e;
+      while ((e = kin__hmap_next(&w->temp, &pos))) v[i++] = e->val;
+      rc = kin__delta_fifo_replace_prepared(r->fifo, v, n, rv);
+      free(v);
+    }
   }
   temp_clear(w);
   w->initial = 0;

@@ -58,6 +58,7 @@ struct kin_informer {
   pthread_mutex_t sync_mu;      /* pairs with sync_cond (no state of its own) */
   pthread_cond_t sync_cond;     /* broadcast on progress, stop, clock steps */
   atomic_int synced_seen;       /* informer thread saw has_synced once */
+  int reserved;                 /* informer thread's: the initial list's size was hinted */
 };
 
 /* The upstream of every listener's HasSynced is the informer itself. */
@@ -255,6 +256,13 @@ static void *informer_main(void *arg) {
     /* An error was logged by handle_deltas; as with RetryOnError=false the
      * deltas are dropped. */
     if (!atomic_load(&inf->synced_seen)) {
+      /* the initial list popped one batch at a time: its size is known
+       * once the first batch is out, so the cache gets one table for it */
+      if (!inf->reserved) {
+        inf->reserved = 1;
+        size_t have = kin_indexer_len(inf->indexer);
+        kin_indexer_reserve(inf->indexer, have + kin_delta_fifo_len(inf->fifo)); /* a hint */
+      }
       if (kin_delta_fifo_has_synced(inf->fifo)) atomic_store(&inf->synced_seen, 1);
       wake_sync_waiters(inf);
     }
