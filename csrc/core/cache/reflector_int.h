@@ -6,10 +6,12 @@
 #define KIN_REFLECTOR_INT_H
 
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "backoff.h"
 #include "buf.h"
 #include "hmap.h"
+#include "kin.h"
 #include "reflector.h"
 #include "watch_decoder.h"
 
@@ -27,6 +29,35 @@ typedef struct {
 } kin__rfl_status;
 
 typedef struct kin__rfl_watch kin__rfl_watch;
+
+/* Objects collected for a Replace (a LIST's pages, a WatchList's initial
+ * events): owned references in arrival order. */
+typedef struct {
+  kin_obj **v;
+  size_t len, cap;
+} kin__rfl_objs;
+
+/* Releases every reference and the array; o is left empty. */
+static inline void kin__rfl_objs_clear(kin__rfl_objs *o) {
+  for (size_t i = 0; i < o->len; i++) kin_obj_unref(o->v[i]);
+  free(o->v);
+  o->v = NULL;
+  o->len = o->cap = 0;
+}
+
+/* Appends obj, taking over the caller's reference; 0, or KIN_ENOMEM with
+ * o unchanged and obj still the caller's. */
+static inline int kin__rfl_objs_push(kin__rfl_objs *o, kin_obj *obj) {
+  if (o->len == o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 256;
+    kin_obj **v = realloc(o->v, cap * sizeof(*v));
+    if (!v) return KIN_ENOMEM;
+    o->v = v;
+    o->cap = cap;
+  }
+  o->v[o->len++] = obj;
+  return 0;
+}
 
 struct kin_reflector {
   /* Immutable after kin_reflector_new. */

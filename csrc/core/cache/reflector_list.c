@@ -41,30 +41,6 @@
 #define LIST_ACCEPT_METADATA \
   "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
-/* The objects listed so far, owned. */
-typedef struct {
-  kin_obj **v;
-  size_t len, cap;
-} objs;
-
-static void objs_clear(objs *o) {
-  for (size_t i = 0; i < o->len; i++) kin_obj_unref(o->v[i]);
-  free(o->v);
-  memset(o, 0, sizeof(*o));
-}
-
-static int objs_push(objs *o, kin_obj *obj) {
-  if (o->len == o->cap) {
-    size_t cap = o->cap ? o->cap * 2 : 256;
-    kin_obj **v = realloc(o->v, cap * sizeof(*v));
-    if (!v) return KIN_ENOMEM;
-    o->v = v;
-    o->cap = cap;
-  }
-  o->v[o->len++] = obj;
-  return 0;
-}
-
 /* One page as read: its RV and continue token (malloc'd, "" when absent). */
 typedef struct {
   char *rv;
@@ -184,7 +160,7 @@ static char *dup_span(const char *js, pspan sp, int ok) {
 /* One page being read: the splitter and where its items go. */
 typedef struct {
   kin_reflector *r;
-  objs *o;
+  kin__rfl_objs *o;
   size_t from;    /* the first object of o not yet prepared */
   int failed;     /* an item could not be read or prepared (logged) */
   kin__list_stream ls;
@@ -258,7 +234,7 @@ static int sink_item(void *ud, const char *p, size_t len, size_t index) {
     kin_obj_unref(obj); /* outside this replica's ranges: the server did not filter */
     return 0;
   }
-  if (rc == 0 && (rc = objs_push(s->o, obj))) kin_obj_unref(obj);
+  if (rc == 0 && (rc = kin__rfl_objs_push(s->o, obj))) kin_obj_unref(obj);
   if (rc) {
     kin_log(KIN_LOG_WARN, LOG, "%s: item %zu of a list page cannot be read: %s", s->r->name, index,
             kin_strerror(rc));
@@ -401,7 +377,7 @@ static int finish_page(page_sink *s, page_meta *pm) {
 }
 
 /* Sends one LIST request; fills *st when it fails. */
-static int list_page(kin_reflector *r, const char *rv, long limit, const char *cont, objs *o,
+static int list_page(kin_reflector *r, const char *rv, long limit, const char *cont, kin__rfl_objs *o,
                      page_meta *pm, kin__rfl_status *st) {
   kin__buf url = {0};
   kin__rfl_url(r, &url);
@@ -529,7 +505,7 @@ static int loop_breach(kin_reflector *r, kin__rfl_status *st, size_t pages, cons
 
 /* The pager: every page from rv with limit into o, the list's RV in *list_rv
  * (malloc'd). *paginated tells whether the server split the result. */
-static int pager_pages(kin_reflector *r, const char *rv, long limit, objs *o, char **list_rv,
+static int pager_pages(kin_reflector *r, const char *rv, long limit, kin__rfl_objs *o, char **list_rv,
                        int *paginated, kin__rfl_status *st, token_set *seen) {
   char *cont = NULL;
   *list_rv = NULL;
@@ -548,7 +524,7 @@ static int pager_pages(kin_reflector *r, const char *rv, long limit, objs *o, ch
        * the RV asked for, instead of pages that would not fit together. */
       kin_log(KIN_LOG_INFO, LOG, "%s: continue token expired after %zu items, listing in full",
               r->name, o->len);
-      objs_clear(o);
+      kin__rfl_objs_clear(o);
       free(cont);
       cont = NULL;
       page_meta_clear(&pm);
@@ -598,7 +574,7 @@ static int pager_pages(kin_reflector *r, const char *rv, long limit, objs *o, ch
 }
 
 /* pager_pages with the set of continue tokens seen. */
-static int pager_list(kin_reflector *r, const char *rv, long limit, objs *o, char **list_rv,
+static int pager_list(kin_reflector *r, const char *rv, long limit, kin__rfl_objs *o, char **list_rv,
                       int *paginated, kin__rfl_status *st) {
   token_set seen = {NULL, 0, 0};
   int rc = pager_pages(r, rv, limit, o, list_rv, paginated, st, &seen);
@@ -623,7 +599,7 @@ int kin__rfl_list(kin_reflector *r) {
   pthread_mutex_unlock(&r->mu);
   if (!rv) return KIN_ENOMEM;
   long limit = r->whole_too_big ? KIN_REFLECTOR_PAGE_SIZE : page_size(r, rv);
-  objs o = {NULL, 0, 0};
+  kin__rfl_objs o = {NULL, 0, 0};
   r->shard_info_seen = 0;
   char *list_rv = NULL;
   int paginated = 0;
@@ -638,7 +614,7 @@ int kin__rfl_list(kin_reflector *r) {
     r->rv_unavailable = 1;
     r->st.relists_expired++;
     pthread_mutex_unlock(&r->mu);
-    objs_clear(&o);
+    kin__rfl_objs_clear(&o);
     free(list_rv);
     rc = pager_list(r, "", limit, &o, &list_rv, &paginated, &st);
   }
@@ -651,7 +627,7 @@ int kin__rfl_list(kin_reflector *r) {
     kin_log(KIN_LOG_INFO, LOG, "%s: %s - listing at \"\" in pages of %d from now on", r->name,
             st.message, KIN_REFLECTOR_PAGE_SIZE);
     r->whole_too_big = 1;
-    objs_clear(&o);
+    kin__rfl_objs_clear(&o);
     free(list_rv);
     list_rv = NULL;
     rc = pager_list(r, "", KIN_REFLECTOR_PAGE_SIZE, &o, &list_rv, &paginated, &st);
@@ -665,7 +641,7 @@ int kin__rfl_list(kin_reflector *r) {
     else if (rc != KIN_ECANCELED) /* no answer: the transport error ("GET https://...: TLS: ...") */
       kin_log(KIN_LOG_WARN, LOG, "%s: failed to list: %s", r->name,
               st.message[0] ? st.message : kin_strerror(rc));
-    objs_clear(&o);
+    kin__rfl_objs_clear(&o);
     free(list_rv);
     return rc;
   }
@@ -686,7 +662,7 @@ int kin__rfl_list(kin_reflector *r) {
     r->st.synced = 1;
   }
   pthread_mutex_unlock(&r->mu);
-  objs_clear(&o);
+  kin__rfl_objs_clear(&o);
   free(list_rv);
   return rc;
 }

@@ -86,8 +86,7 @@ struct kin__rfl_watch {
    * Replace), in temp from the first DELETED on (tv is then empty). The
    * order keeps the Replace reading the objects as they were allocated,
    * and no map is built for what kube-apiserver sends: ADDED only. */
-  kin_obj **tv;
-  size_t tv_len, tv_cap;
+  kin__rfl_objs tv;
   int temp_map;      /* temp holds them */
   kin__hmap temp;    /* key -> kin_obj; borrows the object's key */
   int rfl_abort;     /* apply nothing more (the transfer is cut) */
@@ -118,36 +117,22 @@ static void ev_free_list(rfl_ev *e) {
  * its later object). Returns 0 or KIN_ENOMEM (what was not moved stays in
  * tv, and temp_clear releases both). */
 static int temp_to_map(kin__rfl_watch *w) {
-  int rc = kin__hmap_reserve(&w->temp, w->tv_len);
+  kin__rfl_objs *tv = &w->tv;
+  int rc = kin__hmap_reserve(&w->temp, tv->len);
   if (rc < 0) return rc;
-  for (size_t i = 0; i < w->tv_len; i++) {
+  for (size_t i = 0; i < tv->len; i++) {
     void *old = NULL;
-    rc = kin__hmap_put(&w->temp, kin_obj_key(w->tv[i]), w->tv[i], &old);
+    rc = kin__hmap_put(&w->temp, kin_obj_key(tv->v[i]), tv->v[i], &old);
     if (rc < 0) {
-      memmove(w->tv, w->tv + i, (w->tv_len - i) * sizeof(*w->tv));
-      w->tv_len -= i;
+      memmove(tv->v, tv->v + i, (tv->len - i) * sizeof(*tv->v));
+      tv->len -= i;
       return rc;
     }
     if (rc == 0) kin_obj_unref(old);
   }
-  free(w->tv);
-  w->tv = NULL;
-  w->tv_len = w->tv_cap = 0;
+  tv->len = 0; /* temp holds the references now */
+  kin__rfl_objs_clear(tv);
   w->temp_map = 1;
-  return 0;
-}
-
-/* Appends an owned reference to tv; 0 or KIN_ENOMEM (obj still the
- * caller's). */
-static int tv_push(kin__rfl_watch *w, kin_obj *obj) {
-  if (w->tv_len == w->tv_cap) {
-    size_t ncap = w->tv_cap ? w->tv_cap * 2 : 1024;
-    kin_obj **nv = realloc(w->tv, ncap * sizeof(*nv));
-    if (!nv) return KIN_ENOMEM;
-    w->tv = nv;
-    w->tv_cap = ncap;
-  }
-  w->tv[w->tv_len++] = obj;
   return 0;
 }
 
@@ -170,7 +155,7 @@ static int temp_apply(kin__rfl_watch *w, const rfl_ev *ev) {
     return rc;
   }
   if (!w->temp_map) {
-    rc = tv_push(w, obj);
+    rc = kin__rfl_objs_push(&w->tv, obj);
     if (rc < 0) kin_obj_unref(obj);
     return rc;
   }
@@ -189,10 +174,7 @@ static void temp_clear(kin__rfl_watch *w) {
   while ((e = kin__hmap_next(&w->temp, &pos))) kin_obj_unref(e->val);
   kin__hmap_free(&w->temp);
   kin__hmap_init_borrowed(&w->temp);
-  for (size_t i = 0; i < w->tv_len; i++) kin_obj_unref(w->tv[i]);
-  free(w->tv);
-  w->tv = NULL;
-  w->tv_len = w->tv_cap = 0;
+  kin__rfl_objs_clear(&w->tv);
   w->temp_map = 0;
 }
 
@@ -203,7 +185,7 @@ static int initial_events_end(kin__rfl_watch *w, const char *rv) {
   kin_reflector *r = w->r;
   int rc = KIN_ENOMEM;
   if (!w->temp_map) {
-    rc = kin__delta_fifo_replace_collected(r->fifo, w->tv, w->tv_len, rv);
+    rc = kin__delta_fifo_replace_collected(r->fifo, w->tv.v, w->tv.len, rv);
   } else {
     size_t n = kin__hmap_len(&w->temp), i = 0, pos = 0;
     kin_obj **v = malloc((n ? n : 1) * sizeof(*v));
