@@ -190,7 +190,8 @@ static void run_script(const char *const *ev, char *events, size_t ecap, char *c
   kin_informer_config ic = {.name = "v1/configmaps"};
   assert_int_equal(kin_informer_new(&ic, &inf), 0);
   kin_event_handler h = handler_for(events_rec);
-  assert_int_equal(kin_informer_add_handler(inf, &h, 0, NULL), 0);
+  kin_listener *l = NULL;
+  assert_int_equal(kin_informer_add_handler(inf, &h, 0, &l), 0);
   assert_int_equal(kin_informer_run(inf), 0);
   kin_reflector_config rc = watch_list_cfg();
   rc.client = c;
@@ -206,6 +207,8 @@ static void run_script(const char *const *ev, char *events, size_t ecap, char *c
   kin_reflector_stats st;
   KIN_EVENTUALLY((kin_reflector_get_stats(refl, &st), st.synced), 5000);
   KIN_EVENTUALLY(kin_informer_has_synced(inf), 5000);
+  /* the handler has had every notification of the initial list */
+  KIN_EVENTUALLY(kin_listener_has_synced(l), 5000);
   assert_int_equal(atomic_load(&sc.watch_lists), 1);
   assert_true(st.watch_list_used);
   rec_dump(events_rec, 0, NULL, events, ecap);
