@@ -6,8 +6,8 @@
  *                              env's gate on first use, so call it before
  *                              the controllers are made. true | nil, msg, code
  *   core.shard_gate_stats(env) {generation=, open=, dropped_enqueues=,
- *                              skipped_reconciles=, changed_at= (core.monotime
- *                              seconds)} or nil without a gate
+ *                              skipped_reconciles=, requeued=, changed_at=
+ *                              (core.monotime seconds)} or nil without a gate
  *   core.shard_hash(s)         FNV-1a 64 of s, as the API server hashes
  *                              (an integer; compare with math.ult)
  *   core.shard_selector(s)     {ranges = {{first, last}, ...}, key =
@@ -52,7 +52,7 @@ static int l_shard_gate_stats(lua_State *L) {
   kin_shard_gate_get_stats(g, &st);
   uint64_t changed;
   kin_shard_gate_generation(g, &changed);
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
   lua_pushinteger(L, (lua_Integer)st.generation);
   lua_setfield(L, -2, "generation");
   lua_pushboolean(L, st.open);
@@ -61,6 +61,8 @@ static int l_shard_gate_stats(lua_State *L) {
   lua_setfield(L, -2, "dropped_enqueues");
   lua_pushinteger(L, (lua_Integer)st.skipped_reconciles);
   lua_setfield(L, -2, "skipped_reconciles");
+  lua_pushinteger(L, (lua_Integer)st.requeued);
+  lua_setfield(L, -2, "requeued");
   lua_pushnumber(L, (lua_Number)changed / 1e9);
   lua_setfield(L, -2, "changed_at");
   return 1;

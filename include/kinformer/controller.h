@@ -164,9 +164,12 @@ int kin_controller_set_fence(kin_controller *c, const kin_fence *fence);
 /* Shards the controller (shard_gate.h): its handlers enqueue only what
  * gate admits, and a request dequeued after its range left (the For
  * object in store says so) is forgotten, not reconciled, and noted in the
- * history ("handover"). Both borrowed; they must outlive the controller.
- * Returns 0, or KIN_EBUSY once started or once a watch was added (the
- * handlers take the gate when they are made). Owner thread. */
+ * history ("handover"). A set of the gate that admits more enqueues the
+ * objects of store it admits now and did not before (their events were
+ * dropped meanwhile; history "handover"). Both borrowed; they must outlive
+ * the controller. Returns 0, KIN_ENOMEM, or KIN_EBUSY once started or
+ * once a watch was added (the handlers take the gate when they are made).
+ * Owner thread. */
 struct kin_shard_gate;
 int kin_controller_set_shard_gate(kin_controller *c, struct kin_shard_gate *gate,
                                   kin_indexer *store);

@@ -6,8 +6,11 @@
  * and by its workers before each reconcile (the For object in the cache).
  *
  * A gate starts closed (admits nothing) until kin_shard_gate_set gives it
- * ranges. Thread-safe: one mutex guards the selector; the counters are
- * atomic. */
+ * ranges. A set that admits more than before runs the gate's watchers, so
+ * that a controller enqueues the cached objects the gate turned away
+ * while they were not this replica's (their events were dropped then).
+ * Thread-safe: one mutex guards the selector, another the watchers (taken
+ * first, held while they run); the counters are atomic. */
 #ifndef KIN_SHARD_GATE_H
 #define KIN_SHARD_GATE_H
 
@@ -28,11 +31,35 @@ void kin_shard_gate_free(kin_shard_gate *g);
  * thread. */
 int kin_shard_gate_set(kin_shard_gate *g, const char *selector, char *err, size_t errlen);
 
+/* What the gate admitted just before a kin_shard_gate_set, as its
+ * watchers see it (kin_shard_gate_watch); valid only during the call. */
+typedef struct kin_shard_gate_prev kin_shard_gate_prev;
+
+/* Called after a set that may admit more than before, on the setter's
+ * thread, outside the gate's own lock (it may call kin_shard_gate_admits
+ * and kin_shard_gate_gained), with no other watcher running. */
+typedef void (*kin_shard_gate_watch_fn)(void *ud, kin_shard_gate *g, const kin_shard_gate_prev *prev);
+
+/* Registers fn(ud) to run after each set: a controller re-enqueues the
+ * cached objects whose range came to it, whose events the gate dropped
+ * while they were another's (or while the term was another). Returns 0
+ * or KIN_ENOMEM. Any thread. */
+int kin_shard_gate_watch(kin_shard_gate *g, kin_shard_gate_watch_fn fn, void *ud);
+/* Removes fn(ud); once it returns no call of it is running. Any thread
+ * but a watcher's own. */
+void kin_shard_gate_unwatch(kin_shard_gate *g, kin_shard_gate_watch_fn fn, void *ud);
+/* 1 when the gate admits an object with this uid and namespace now and did
+ * not before the set prev describes (the ranges did not hold it, or the
+ * term they were set in had ended since), else 0. Any thread. */
+int kin_shard_gate_gained(kin_shard_gate *g, const kin_shard_gate_prev *prev, const char *uid,
+                          const char *namespace_);
+
 /* Ties g to a leadership fence (call_ctx.h; borrowed, outliving g; NULL:
  * none): a set records the epoch open at that moment, and the gate admits
  * nothing while the fence's open epoch is another (a replica that lost its
  * member Lease and got it back owns nothing until its ranges are set in
- * the new term). Any thread. */
+ * the new term). Binding the fence g is bound to again changes nothing.
+ * Any thread. */
 struct kin_fence;
 void kin_shard_gate_bind_fence(kin_shard_gate *g, const struct kin_fence *fence);
 
@@ -61,11 +88,14 @@ void kin_shard_gate_moved(kin_shard_gate *g, const char *key, int moved);
 /* Counts a request the gate turned away: at enqueue (an event for
  * another replica's object) or before a reconcile (its range moved). */
 void kin_shard_gate_count(kin_shard_gate *g, int at_reconcile);
+/* Counts n cached objects a watcher enqueued because their range came here. */
+void kin_shard_gate_count_requeued(kin_shard_gate *g, uint64_t n);
 
 typedef struct {
   uint64_t generation;
   uint64_t dropped_enqueues;  /* events whose object is another replica's */
   uint64_t skipped_reconciles; /* requests dequeued after their range moved */
+  uint64_t requeued;          /* cached objects enqueued when their range came here */
   int open;                   /* 1 when the gate admits anything */
 } kin_shard_gate_stats;
 void kin_shard_gate_get_stats(kin_shard_gate *g, kin_shard_gate_stats *st);

@@ -33,7 +33,12 @@
 --     only from the table: when its owner gave it to it, when it has no
 --     owner, or when the owner's member Lease expired (a dead or paused
 --     replica: its fence ended at its renew deadline, before the lease
---     duration others wait);
+--     duration others wait) as a Lease cache known to have caught up shows
+--     it (one holding this replica's own renewal made past that lease: a
+--     stalled watch shows every member unrenewed);
+--   * when its gate admits more (a bucket taken back while being handed
+--     over, a new term), its controllers enqueue the cached objects it
+--     gained: their events were dropped while they were not its own;
 --   * a replica that lost its member Lease owns nothing until it holds it
 --     again and has written its new term into the table (a paused replica
 --     resumed never reconciles what was taken from it);
@@ -92,7 +97,7 @@ function M.new(mgr, opts)
   local mode = check(opts)
   local self = setmetatable({ _mgr = mgr, mode = mode, key = opts.key or "uid", _user = opts,
     _informers = {}, _owned = {}, _releasing = {}, _handovers = 0, _next = 0,
-    _seen = {}, _members = {}, _table_rv = nil }, S)
+    _seen = {}, _missing = {}, _members = {}, _table_rv = nil }, S)
   if mode == "static" then
     self.selector = assign.static_selector(opts.shard, opts.of, self.key)
     return self
@@ -190,12 +195,49 @@ function S:_live(now)
       end
       s.rv = l.metadata.resourceVersion
       local dur = tonumber(spec.leaseDurationSeconds) or self.lease_duration
-      if spec.holderIdentity and spec.holderIdentity ~= "" and now - s.at < dur then
+      s.dur, s.released = dur, not spec.holderIdentity or spec.holderIdentity == ""
+      self._missing[name] = nil
+      if not s.released and now - s.at < dur then
         live[#live + 1] = name
       end
     end
   end
   return live
+end
+
+-- Notes how far the Lease cache has caught up, on this replica's clock:
+-- once it shows this replica's own latest renewal (the elector's
+-- renew_time), which was made after the tick that last saw the elector
+-- without it, every renewal of another member ordered before that one is
+-- in the cache too (one watch, in resourceVersion order).
+function S:_note_freshness(st, now)
+  local rt = st.renew_time
+  if rt ~= self._rt then self._rt, self._rt_after = rt, self._last_tick or now end
+  self._last_tick = now
+  local own = self._leases:get(self.namespace .. "/" .. self.member)
+  local spec = own and own.spec or {}
+  if rt and rt ~= "" and spec.renewTime == rt and spec.holderIdentity == st.identity then
+    self._fresh = self._rt_after
+  end
+end
+
+-- True when member (a bucket's owner that does not look live) is gone for
+-- sure: its Lease released, or unchanged (or absent) since this replica
+-- saw it at `since`, in a cache known fresh at least its lease duration
+-- past that. A cache that stalled (a paused watch) shows every other
+-- member unrenewed: without this, a replica back from a pause would take
+-- the buckets of members that are reconciling them.
+function S:_gone(member, now)
+  local s, dur = self._seen[member], self.lease_duration
+  local since
+  if s then
+    if s.released then return true end
+    since, dur = s.at, s.dur or dur
+  else
+    self._missing[member] = self._missing[member] or now
+    since = self._missing[member]
+  end
+  return self._fresh ~= nil and self._fresh >= since + dur
 end
 
 -- Deletes the member Leases of this group that nobody renewed for
@@ -321,6 +363,7 @@ function S:tick()
   self._next = now + TICK
   self:_publish(now)
   local st = self._le:state()
+  self:_note_freshness(st, now)
   local term = st.is_leader and st.fence_holds and (st.identity .. "@" .. tostring(st.fence_epoch)) or nil
   if not term or not self._leases:has_synced() then
     -- not holding the member Lease (yet, or any more): nothing is ours
@@ -360,7 +403,7 @@ function S:tick()
       elseif drained then
         new[b], change = w, true
       end
-    elseif o ~= me and w == me and (o == "" or not is_live[o]) then
+    elseif o ~= me and w == me and (o == "" or not is_live[o] and self:_gone(o, now)) then
       new[b], change = me, true
     end
     if o ~= me or w == me then self._releasing[b] = nil end

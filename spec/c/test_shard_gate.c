@@ -12,6 +12,7 @@
 
 #include "controller.h"
 #include "controller_handlers.h"
+#include "call_ctx.h"
 #include "controller_history.h"
 #include "indexer.h"
 #include "kin.h"
@@ -290,6 +291,133 @@ static void test_shard_gate_ControllerSkipsMovedKeys(void **state) {
   kin_shard_gate_free(g);
 }
 
+/* The items queued, sorted and joined (taken off the queue). */
+static const char *queued(kin_controller *c, char *buf, size_t cap) {
+  return drain(kin_controller_queue(c), buf, cap);
+}
+
+/* A set that admits more enqueues the cached objects it gained: their
+ * events were dropped while the gate turned them away (a bucket taken back
+ * while it was being handed over, whose object the cache kept; a new
+ * term), and nothing else would bring them to a reconcile. */
+static void test_shard_gate_WideningEnqueuesCached(void **state) {
+  (void)state;
+  kin_shard_gate *g;
+  assert_int_equal(kin_shard_gate_new(&g), 0);
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  kin_indexer *store = store_in_out("mine", "theirs");
+  kin_controller_config cfg = {.name = "widening", .workers = 1, .reconcile = record_reconcile};
+  kin_controller *c;
+  assert_int_equal(kin_controller_new(&cfg, &c), 0);
+  assert_int_equal(kin_controller_set_shard_gate(c, g, store), 0);
+  char got[256];
+  assert_string_equal(queued(c, got, sizeof got), "");
+  /* an update of ns/theirs comes while it is another's: dropped */
+  kin_handler_config fc = {.kind = KIN_ENQUEUE_REQUEST_FOR_OBJECT, .shard_gate = g};
+  kin_enqueue_handler *fh;
+  assert_int_equal(kin_enqueue_handler_new(kin_controller_queue(c), &fc, &fh), 0);
+  kin_event_handler feh = kin_enqueue_handler_callbacks(fh);
+  kin_obj *theirs = kin_indexer_get(store, "ns/theirs");
+  assert_int_equal(feh.on_update(feh.ud, theirs, theirs), 0);
+  assert_string_equal(queued(c, got, sizeof got), "");
+  /* its range comes here: the cached object is enqueued, mine is not */
+  assert_int_equal(kin_shard_gate_set(g, UPPER, NULL, 0), 0);
+  assert_string_equal(queued(c, got, sizeof got), "ns/theirs");
+  kin_hist_entry *v;
+  size_t n;
+  assert_int_equal(kin_history_get(kin_controller_history(c), "ns/theirs", &v, &n), 0);
+  assert_int_equal(n, 1);
+  assert_int_equal(v[0].cause, KIN_CAUSE_HANDOVER);
+  assert_non_null(strstr(v[0].text, "came to this replica"));
+  free(v);
+  /* everything: only what UPPER did not hold; the same again, or less: nothing */
+  assert_int_equal(kin_shard_gate_set(g, "*", NULL, 0), 0);
+  assert_string_equal(queued(c, got, sizeof got), "ns/mine");
+  assert_int_equal(kin_shard_gate_set(g, "*", NULL, 0), 0);
+  assert_int_equal(kin_shard_gate_set(g, UPPER, NULL, 0), 0);
+  assert_string_equal(queued(c, got, sizeof got), "");
+  /* closed, then open again */
+  assert_int_equal(kin_shard_gate_set(g, NULL, NULL, 0), 0);
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  assert_string_equal(queued(c, got, sizeof got), "ns/mine");
+
+  /* tied to a term: the same ranges in a new term are all gained */
+  kin_fence *f = kin_fence_new();
+  assert_non_null(f);
+  kin_fence_open(f, 0);
+  kin_shard_gate_bind_fence(g, f);
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  assert_string_equal(queued(c, got, sizeof got), "");
+  kin_shard_gate_bind_fence(g, f); /* bound again: the term of the last set stays */
+  kin_fence_close(f);
+  assert_false(kin_shard_gate_admits_key(g, store, "ns/mine") == 1); /* the term ended */
+  kin_fence_open(f, 0);
+  kin_shard_gate_bind_fence(g, f);
+  assert_int_equal(kin_shard_gate_set(g, LOWER, NULL, 0), 0);
+  assert_string_equal(queued(c, got, sizeof got), "ns/mine");
+  kin_shard_gate_stats st;
+  kin_shard_gate_get_stats(g, &st);
+  assert_int_equal(st.requeued, 4);
+  assert_int_equal(st.dropped_enqueues, 1);
+
+  /* freed controllers are no longer called */
+  kin_enqueue_handler_free(fh);
+  kin_obj_unref(theirs);
+  kin_controller_free(c);
+  assert_int_equal(kin_shard_gate_set(g, "*", NULL, 0), 0);
+  kin_shard_gate_get_stats(g, &st);
+  assert_int_equal(st.requeued, 4);
+  kin_shard_gate_free(g);
+  kin_fence_free(f);
+  kin_indexer_free(store);
+}
+
+static void count_call(void *ud, kin_shard_gate *g, const kin_shard_gate_prev *prev) {
+  (void)g;
+  (void)prev;
+  (*(int *)ud)++;
+}
+
+#define R(a, b) "shardRange(object.metadata.uid, '0x" a "', '0x" b "')"
+
+/* The watchers run only after a set that may admit more: not for a set to
+ * fewer or the same ranges in the same term (however the ranges are cut). */
+static void test_shard_gate_WatchersOnlyWhenGaining(void **state) {
+  (void)state;
+  kin_shard_gate *g;
+  assert_int_equal(kin_shard_gate_new(&g), 0);
+  int calls = 0;
+  assert_int_equal(kin_shard_gate_watch(g, count_call, &calls), 0);
+  static const struct {
+    const char *sel;
+    int gains;
+  } steps[] = {
+      {NULL, 0},
+      {R("0000000000000000", "4000000000000000") " || " R("4000000000000000", "8000000000000000"), 1},
+      {R("2000000000000000", "6000000000000000"), 0},                       /* inside, across both */
+      {R("0000000000000000", "8000000000000000"), 1},                       /* more */
+      {R("0000000000000000", "8000000000000000"), 0},                       /* the same */
+      {R("7000000000000000", "9000000000000000"), 1},                       /* past the end */
+      {R("8000000000000000", "10000000000000000"), 1},
+      {R("f000000000000000", "10000000000000000"), 0},                       /* to 2^64 */
+      {"*", 1},
+      {LOWER, 0},
+      {"shardRange(object.metadata.namespace, '0x0000000000000000', '0x1000000000000000')", 1},
+      {NULL, 0},
+  };
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    int before = calls;
+    assert_int_equal(kin_shard_gate_set(g, steps[i].sel, NULL, 0), 0);
+    if (calls - before != steps[i].gains) fail_msg("step %zu (%s): %d calls", i, steps[i].sel, calls - before);
+  }
+  kin_shard_gate_unwatch(g, count_call, &calls);
+  assert_int_equal(kin_shard_gate_set(g, "*", NULL, 0), 0);
+  assert_int_equal(calls, 6); /* the steps that gain */
+  kin_shard_gate_free(g);
+}
+
 KIN_SUITE(shard_gate, cmocka_unit_test(test_shard_gate_SetAndAdmit),
           cmocka_unit_test(test_shard_gate_Handlers), cmocka_unit_test(test_shard_gate_MapAndKeys),
-          cmocka_unit_test(test_shard_gate_ControllerSkipsMovedKeys))
+          cmocka_unit_test(test_shard_gate_ControllerSkipsMovedKeys),
+          cmocka_unit_test(test_shard_gate_WideningEnqueuesCached),
+          cmocka_unit_test(test_shard_gate_WatchersOnlyWhenGaining))

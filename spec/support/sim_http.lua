@@ -5,8 +5,10 @@ local cjson = require "cjson"
 
 local function http(sim, method, path, body)
   local bodyf
-  local cmd = string.format("curl -s -o - -w '\\n%%{http_code}' -X %s -H 'Content-Type: application/json' ",
-    method)
+  -- a PATCH is a JSON merge patch
+  local ctype = method == "PATCH" and "application/merge-patch+json" or "application/json"
+  local cmd = string.format("curl -s -o - -w '\\n%%{http_code}' -X %s -H 'Content-Type: %s' ",
+    method, ctype)
   if body then
     bodyf = os.tmpname()
     local f = assert(io.open(bodyf, "w"))

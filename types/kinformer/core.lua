@@ -365,7 +365,7 @@ function M.shard_gate(env, selector) end
 
 ---The env's shard gate counters, nil without one (internal).
 ---@param env kinformer.Env
----@return { generation: integer, open: boolean, dropped_enqueues: integer, skipped_reconciles: integer, changed_at: number }?
+---@return { generation: integer, open: boolean, dropped_enqueues: integer, skipped_reconciles: integer, requeued: integer, changed_at: number }?
 function M.shard_gate_stats(env) end
 
 ---FNV-1a 64 of s, the API server's shard hash (an integer read unsigned).

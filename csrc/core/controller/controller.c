@@ -634,9 +634,12 @@ void kin_controller_shutdown(kin_controller *c) {
   kin_workqueue_shutdown(c->queue);
 }
 
+static void on_gate_set(void *ud, kin_shard_gate *g, const kin_shard_gate_prev *prev);
+
 void kin_controller_free(kin_controller *c) {
   if (!c) return;
   kin_controller_stop(c);
+  if (c->gate) kin_shard_gate_unwatch(c->gate, on_gate_set, c); /* before the queue goes */
   kin_workqueue_free(c->queue);
   free(c->threads);
   kin__watchdog_destroy(&c->wd);
@@ -673,12 +676,49 @@ int kin_controller_set_fence(kin_controller *c, const kin_fence *fence) {
   return rc;
 }
 
+typedef struct {
+  kin_controller *c;
+  kin_shard_gate *g;
+  const kin_shard_gate_prev *prev;
+  uint64_t n;
+} gained_walk;
+
+/* Enqueues one cached object whose range came to this replica. */
+static int enqueue_gained(void *ud, kin_obj *o) {
+  gained_walk *w = ud;
+  if (!kin_shard_gate_gained(w->g, w->prev, kin_obj_uid(o), kin_obj_namespace(o))) return 0;
+  const char *key = kin_obj_key(o);
+  if (w->c->history) {
+    kin_hist_entry e;
+    memset(&e, 0, sizeof(e));
+    e.type = KIN_HIST_EVENT;
+    e.cause = KIN_CAUSE_HANDOVER;
+    snprintf(e.text, sizeof(e.text), "enqueued: its shard came to this replica");
+    kin_history_record(w->c->history, key, &e);
+  }
+  kin_workqueue_add(w->c->queue, key);
+  w->n++;
+  return 0;
+}
+
+/* The gate's watcher: the For cache's objects the gate admits now and
+ * turned away before are enqueued, since their events while they were not
+ * ours were dropped (a bucket taken back while being handed over, a new
+ * term). An event racing the walk is enqueued by its handler or here. */
+static void on_gate_set(void *ud, kin_shard_gate *g, const kin_shard_gate_prev *prev) {
+  gained_walk w = {ud, g, prev, 0};
+  kin_indexer_foreach(w.c->gate_store, enqueue_gained, &w);
+  if (w.n) kin_shard_gate_count_requeued(g, w.n);
+}
+
 int kin_controller_set_shard_gate(kin_controller *c, kin_shard_gate *gate, kin_indexer *store) {
   pthread_mutex_lock(&c->mu);
   int rc = c->state != ST_NEW || c->nwatches ? KIN_EBUSY : 0;
   if (rc == 0) {
-    c->gate = gate;
-    c->gate_store = store;
+    if (c->gate) kin_shard_gate_unwatch(c->gate, on_gate_set, c);
+    if (gate && store) rc = kin_shard_gate_watch(gate, on_gate_set, c);
+    c->gate = rc == 0 ? gate : NULL;
+    c->gate_store = rc == 0 ? store : NULL;
   }
   pthread_mutex_unlock(&c->mu);
   return rc;

@@ -202,8 +202,9 @@ function M.format_shards(v)
   end
   local g = v.gate or {}
   out[#out + 1] = string.format("  gate: %s; events for other replicas' objects dropped: %d; "
-    .. "requests not reconciled because their range moved: %d", g.open and "open" or "closed",
-    g.dropped_enqueues or 0, g.skipped_reconciles or 0)
+    .. "requests not reconciled because their range moved: %d; cached objects enqueued when their range "
+    .. "came here: %d", g.open and "open" or "closed",
+    g.dropped_enqueues or 0, g.skipped_reconciles or 0, g.requeued or 0)
   for _, i in ipairs(v.informers or {}) do
     out[#out + 1] = string.format("  informer %s: %d objects; %s", i.name, i.objects or 0,
       i.server_sharded == true and "the server filters (shardSelector)"
