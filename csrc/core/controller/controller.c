@@ -716,9 +716,12 @@ int kin_controller_set_shard_gate(kin_controller *c, kin_shard_gate *gate, kin_i
   int rc = c->state != ST_NEW || c->nwatches ? KIN_EBUSY : 0;
   if (rc == 0) {
     if (c->gate) kin_shard_gate_unwatch(c->gate, on_gate_set, c);
-    if (gate && store) rc = kin_shard_gate_watch(gate, on_gate_set, c);
-    c->gate = rc == 0 ? gate : NULL;
-    c->gate_store = rc == 0 ? store : NULL;
+    c->gate = gate; /* before the watcher can run */
+    c->gate_store = store;
+    if (gate && store && (rc = kin_shard_gate_watch(gate, on_gate_set, c)) < 0) {
+      c->gate = NULL;
+      c->gate_store = NULL;
+    }
   }
   pthread_mutex_unlock(&c->mu);
   return rc;
