@@ -136,6 +136,11 @@ describe("hot reload", function()
     assert(mgr:start { timeout = 30 })
     assert(mgr.client:create("v1/configmaps", cm(ns, "a")))
     assert(mgr:wait_for(function() return version_of(mgr, ns, "a") == "f1" end))
+    -- f1's own write of "a" enqueues it once more: that reconcile must be
+    -- f1's too, or f2 would stamp "a" before the reconcile_once below
+    assert(mgr:wait_for(function()
+      return ctl:stats().reconcile_success >= 2 and ctl:queue_len() == 0 and #ctl:busy() == 0
+    end))
     assert.is_true(ctl:reload(fn("f2")))
     assert(mgr.client:create("v1/configmaps", cm(ns, "b")))
     assert(mgr:wait_for(function() return version_of(mgr, ns, "b") == "f2" end))
