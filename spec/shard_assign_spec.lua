@@ -73,6 +73,23 @@ describe("sharding options", function()
   before_each(function() sim = assert(require("kinformer.sim").start{ feature_gates = { ShardedListAndWatch = true } }) end)
   after_each(function() sim:stop() end)
 
+  -- Writes the member Lease `name` as its holder's renewal (holder ""
+  -- releases it), straight to the server: a member that runs no manager.
+  local function renew_member(name, holder)
+    local leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+    local l, code = http(sim, "GET", leases .. "/" .. name)
+    local body = { apiVersion = "coordination.k8s.io/v1", kind = "Lease",
+      metadata = { name = name, namespace = "default" },
+      spec = { holderIdentity = holder, leaseDurationSeconds = 1,
+        renewTime = os.date("!%Y-%m-%dT%H:%M:%S.") .. string.format("%06dZ", math.floor(core.monotime() * 1e6) % 1000000) } }
+    if code == 200 then
+      body.metadata.resourceVersion = l.metadata.resourceVersion
+      http(sim, "PUT", leases .. "/" .. name, body)
+    else
+      http(sim, "POST", leases, body)
+    end
+  end
+
   it("refuses what does not make sense, naming it", function()
     local cases = {
       { { replicas = 3 }, "replicas must be \"auto\"" },
@@ -197,20 +214,7 @@ describe("sharding options", function()
     http(sim, "PATCH", cm .. "back1", { data = { hold = "1", gen = "1" } })
     assert(mgr:wait_for(function() return gens()["default/back1"] == "1" end, 10))
     -- a second member appears: the hand-over of its buckets starts and waits for "hold"
-    local function renew(holder)
-      local path = "/apis/coordination.k8s.io/v1/namespaces/default/leases/" .. fake
-      local l, code = http(sim, "GET", path)
-      local body = { apiVersion = "coordination.k8s.io/v1", kind = "Lease",
-        metadata = { name = fake, namespace = "default" },
-        spec = { holderIdentity = holder, leaseDurationSeconds = 1,
-          renewTime = os.date("!%Y-%m-%dT%H:%M:%S.") .. string.format("%06dZ", math.floor(core.monotime() * 1e6) % 1000000) } }
-      if code == 200 then
-        body.metadata.resourceVersion = l.metadata.resourceVersion
-        http(sim, "PUT", path, body)
-      else
-        http(sim, "POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", body)
-      end
-    end
+    local function renew(holder) renew_member(fake, holder) end
     local renewed = 0
     local function renewing(fn)
       return function()
@@ -248,17 +252,7 @@ describe("sharding options", function()
     local lpath = "/apis/coordination.k8s.io/v1/namespaces/default/leases/"
     local renewed = 0
     local function renew()
-      local l, code = http(sim, "GET", lpath .. fake)
-      local body = { apiVersion = "coordination.k8s.io/v1", kind = "Lease",
-        metadata = { name = fake, namespace = "default" },
-        spec = { holderIdentity = "stale-op/fake", leaseDurationSeconds = 1,
-          renewTime = os.date("!%Y-%m-%dT%H:%M:%S.") .. string.format("%06dZ", math.floor(core.monotime() * 1e6) % 1000000) } }
-      if code == 200 then
-        body.metadata.resourceVersion = l.metadata.resourceVersion
-        http(sim, "PUT", lpath .. fake, body)
-      else
-        http(sim, "POST", lpath:sub(1, -2), body)
-      end
+      renew_member(fake, "stale-op/fake")
       renewed = core.monotime()
     end
     local function fake_buckets() -- in the table on the server

@@ -267,6 +267,17 @@ static int interruption(kin_controller *c, worker_arg *wa, const char *item, int
   return 0;
 }
 
+/* Notes in key's history that its shard moved (text says which way). */
+static void note_handover(kin_controller *c, const char *key, const char *text) {
+  if (!c->history) return;
+  kin_hist_entry e;
+  memset(&e, 0, sizeof(e));
+  e.type = KIN_HIST_EVENT;
+  e.cause = KIN_CAUSE_HANDOVER;
+  snprintf(e.text, sizeof(e.text), "%s", text);
+  kin_history_record(c->history, key, &e);
+}
+
 /* 1 when item's range moved to another replica since it was enqueued:
  * the request is forgotten here (and noted in the history) instead of
  * reconciled. A key whose object the For cache no longer holds was
@@ -276,14 +287,7 @@ static int moved_away(kin_controller *c, const char *item) {
   kin_shard_gate_count(c->gate, 1);
   kin_shard_gate_moved(c->gate, item, 0); /* its request is done with */
   kin_workqueue_forget(c->queue, item);
-  if (c->history) {
-    kin_hist_entry e;
-    memset(&e, 0, sizeof(e));
-    e.type = KIN_HIST_EVENT;
-    e.cause = KIN_CAUSE_HANDOVER;
-    snprintf(e.text, sizeof(e.text), "not reconciled: its shard moved to another replica");
-    kin_history_record(c->history, item, &e);
-  }
+  note_handover(c, item, "not reconciled: its shard moved to another replica");
   return 1;
 }
 
@@ -688,14 +692,7 @@ static int enqueue_gained(void *ud, kin_obj *o) {
   gained_walk *w = ud;
   if (!kin_shard_gate_gained(w->g, w->prev, kin_obj_uid(o), kin_obj_namespace(o))) return 0;
   const char *key = kin_obj_key(o);
-  if (w->c->history) {
-    kin_hist_entry e;
-    memset(&e, 0, sizeof(e));
-    e.type = KIN_HIST_EVENT;
-    e.cause = KIN_CAUSE_HANDOVER;
-    snprintf(e.text, sizeof(e.text), "enqueued: its shard came to this replica");
-    kin_history_record(w->c->history, key, &e);
-  }
+  note_handover(w->c, key, "enqueued: its shard came to this replica");
   kin_workqueue_add(w->c->queue, key);
   w->n++;
   return 0;
