@@ -238,6 +238,14 @@ static void test_metrics_ControllerCollector(void **state) {
                    st.reconcile_time_count == 2;
                  }),
                  5000);
+  /* the worker marks the item done (work_duration) after it counts the
+   * reconcile: a slow machine renders in between without this wait */
+  KIN_EVENTUALLY(({
+                   kin_workqueue_metrics m;
+                   kin_workqueue_get_metrics(kin_controller_queue(c), &m);
+                   m.work_duration.count == 2;
+                 }),
+                 5000);
   char *t = render(r);
   assert_non_null(strstr(t, "# TYPE controller_runtime_reconcile_total counter\n"));
   assert_non_null(strstr(t, "controller_runtime_reconcile_total{controller=\"web\",result=\"success\"} 2\n"));
