@@ -58,7 +58,13 @@ end]]
   for _, k in ipairs { "a", "b", "later" } do assert(mgr.client:create("v1/configmaps", cm(ns, k))) end
   eventually(mgr, function()
     local st = ctl:stats()
-    return st.reconcile_success + st.reconcile_requeue_after >= 3
+    if st.reconcile_success + st.reconcile_requeue_after < 3 then return false end
+    -- a worker marks its item done (work_duration) after it counts the
+    -- reconcile: wait for that too
+    for _, it in ipairs(ctl:queue()) do
+      if it.state == "processing" then return false end
+    end
+    return true
   end, 20, "three reconciles")
   return ns, ctl
 end
