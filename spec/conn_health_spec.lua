@@ -54,7 +54,7 @@ describe("connection health options", function()
     -- math.huge: this informer wants no probe; the manager's still apply
     local c = assert(mgr:informer("v1/configmaps", { label_selector = "c=d",
                                                      read_idle_timeout = math.huge }))
-    assert.is_true(mgr:wait_for(function() return c:has_synced() end, 5))
+    assert.is_true(mgr:wait_for(function() return c:has_synced() end, 20))
   end)
 
   it("re-establish a stalled watch after watch_idle_timeout (manager default, informer override)", function()

@@ -116,7 +116,10 @@ describe("kinformer controller", function()
     local obj = assert(mgr.client:get("v1/configmaps", ns, "a"))
     obj.data.x = "2"
     assert(mgr.client:update("v1/configmaps", obj))
-    eventually(mgr, function() return count(log, ("R %s/a %s a"):format(ns, ns)) == 2 end, 10, "update")
+    -- a reconcile is counted after it returned: wait for the count too
+    eventually(mgr, function()
+      return count(log, ("R %s/a %s a"):format(ns, ns)) == 2 and ctl:stats().reconcile_success >= 2
+    end, 10, "update")
     assert.equal("for-cm", ctl:name())
     local st = ctl:stats()
     assert.is_true(st.reconcile_success >= 2)
@@ -297,6 +300,7 @@ end]]
     ctl:enqueue(ns, "again")
     eventually(mgr, function()
       return count(log, "R " .. ns .. "/after 3") == 1 and count(log, "R " .. ns .. "/again 3") == 1
+        and ctl:stats().reconcile_success == 2 -- counted after the reconcile returned
     end, 10, "three reconciles each")
     local st = ctl:stats()
     assert.equal(2, st.reconcile_requeue_after)
@@ -340,6 +344,12 @@ end]]
     assert.near(20, next_due, 1e-6)
     fmgr:clock_advance(20)
     eventually(fmgr, function() return count(log, "every 2") == 1 end, 10, "the first requeue_after")
+    -- its next requeue_after is due 30 s from when the reconcile returned:
+    -- advance only once it is queued
+    eventually(fmgr, function()
+      local items, next_due = ctl:queue()
+      return #items == 1 and items[1].state == "waiting" and next_due and math.abs(next_due - 30) < 1e-6
+    end, 10, "every waiting 30 s")
     fmgr:clock_advance(30)
     eventually(fmgr, function() return count(log, "every 3") == 1 end, 10, "the second requeue_after")
     assert.same({ "every 2", "every 3" }, { lines(log)[4], lines(log)[5] })
@@ -372,6 +382,7 @@ end]]
     ret_ctl:enqueue(ns, "ret")
     eventually(mgr, function()
       return count(log, "R " .. ns .. "/raise 4") == 1 and count(log, "R " .. ns .. "/ret 4") == 1
+        and raise_ctl:stats().reconcile_success == 1 and ret_ctl:stats().reconcile_success == 1
     end, 10, "four attempts each")
     local a, b = raise_ctl:stats(), ret_ctl:stats()
     assert.equal(3, a.reconcile_errors)

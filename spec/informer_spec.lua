@@ -85,7 +85,7 @@ local function sleep(s) os.execute("sleep " .. s) end
 
 -- Waits (without pumping anything in the main state) until fn() is true.
 local function eventually(fn, timeout)
-  local deadline = core.monotime() + (timeout or 5)
+  local deadline = core.monotime() + (timeout or 15)
   while core.monotime() < deadline do
     if fn() then return true end
     sleep(0.02)
@@ -181,7 +181,8 @@ describe("kinformer.informer", function()
     assert.is_false(h:has_synced())
     assert(mgr:start{ timeout = 10 })
     -- the main state only sleeps from here: deliveries happen elsewhere
-    assert.is_true(eventually(function() return h:has_synced() end))
+    -- a batch is counted (delivered, last_delivered) after its handlers ran
+    assert.is_true(eventually(function() return h:has_synced() and h:stats().delivered == 2 end))
     local lines = read_lines(path)
     table.sort(lines)
     assert.are.same({ "add default a true nil", "add default b true nil" }, lines)
@@ -195,7 +196,7 @@ describe("kinformer.informer", function()
     update_cm(sim, "default", "c", { v = "2" })
     update_cm(sim, "default", "c", { v = "3" })
     delete_cm(sim, "default", "c")
-    assert.is_true(eventually(function() return #read_lines(path) == 6 end))
+    assert.is_true(eventually(function() return #read_lines(path) == 6 and h:stats().delivered == 6 end))
     lines = read_lines(path)
     assert.are.same({ "add default c false nil", "update c 1->2", "update c 2->3", "delete c 3" },
       { lines[3], lines[4], lines[5], lines[6] })

@@ -49,7 +49,7 @@ describe("reconcile_timeout", function()
         end }
       assert(mgr:start{ timeout = 10 })
       -- both workers are stuck before the other keys exist
-      assert(mgr:wait_for(function() return #ctl:busy() == 2 end, 5), "both workers busy")
+      assert(mgr:wait_for(function() return #ctl:busy() == 2 end, 20), "both workers busy")
       local t0 = kinformer.core.monotime()
       for i = 1, 3 do cm("ok" .. i) end
       assert(mgr:wait_for(function() return ctl:stats().reconcile_success >= 3 end, 10), "ok keys reconciled")
@@ -252,7 +252,7 @@ echo "$rc $t0 $t1"]], cpath_env(), env or "", op, args, errf, errf, signals)
       local ctl = mgr:controller{ name = "run", ["for"] = "v1/configmaps",
         reconciler = function() while true do end end }
       assert(mgr:start{ timeout = 10 })
-      assert(mgr:wait_for(function() return #ctl:busy() == 1 end, 5))
+      assert(mgr:wait_for(function() return #ctl:busy() == 1 end, 20))
       io.stderr:write("READY\n")
       mgr:run()
       io.stderr:write("run returned\n")

@@ -108,6 +108,7 @@ describe("kinformer.sim namespace lifecycle", function()
     assert.equal(201, select(2, http(sim, "POST", "/api/v1/namespaces/pods-first/pods", pod)))
     assert.equal(201, select(2, http(sim, "POST", "/api/v1/namespaces/pods-first/configmaps", cm("c"))))
     assert.equal(200, select(2, http(sim, "DELETE", "/api/v1/namespaces/pods-first")))
+    assert(sim:settle()) -- the controller sees the change at this clock's time
     sim:clock_advance(5)
     assert(sim:settle())
     local p = assert(http(sim, "GET", "/api/v1/namespaces/pods-first/pods/p"))
@@ -119,6 +120,7 @@ describe("kinformer.sim namespace lifecycle", function()
     assert.equal("False", condition(ns, "NamespaceContentRemaining").status)
     p.metadata.finalizers = nil
     assert.equal(200, select(2, http(sim, "PUT", "/api/v1/namespaces/pods-first/pods/p", p)))
+    assert(sim:settle()) -- the controller sees the change at this clock's time
     sim:clock_advance(8)
     assert(sim:settle())
     assert.equal(404, select(2, http(sim, "GET", "/api/v1/namespaces/pods-first/configmaps/c")))
@@ -140,6 +142,7 @@ describe("kinformer.sim namespace lifecycle", function()
     assert.equal(201, select(2, http(sim, "POST", "/api/v1/namespaces", n)))
     local ns = http(sim, "DELETE", "/api/v1/namespaces/f")
     assert.same({ "example.com/meta" }, ns.metadata.finalizers)
+    assert(sim:settle()) -- the controller sees the change at this clock's time
     sim:clock_advance(5)
     assert(sim:settle())
     -- spec.finalizers empty: the namespace stays for its metadata finalizer

@@ -269,7 +269,7 @@ describe("handlers and listers", function()
       seen[#seen + 1] = o.metadata.labels.app .. " " .. o.data.v .. " " .. o.data["s\"q"]
     end }, { main = true })
     assert(mgr:start{ timeout = 10 })
-    assert.is_true(mgr:wait_for(function() return #seen == 2 end, 5))
+    assert.is_true(mgr:wait_for(function() return #seen == 2 end, 20))
     table.sort(seen)
     assert.are.same({ "m", "x 1 \u{e9}" }, seen)
     -- the lister's objects are views too, and the cache kept its own

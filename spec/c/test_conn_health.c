@@ -362,6 +362,9 @@ static void test_conn_health_h1_blind_by_default(void **state) {
   (void)state;
   hfx fx;
   hfx_start(&fx, 0, 0, 0);
+  /* the watch is up (as in h1_stall): the pause holds its connection */
+  sim_put_cm(fx.sim, "default", "before", NULL, "1");
+  KIN_EVENTUALLY(cached(&fx, "default/before"), 5000);
   cmd(fx.proxy, "pause");
   sim_put_cm(fx.sim, "default", "during", NULL, "1");
   assert_true(time_to_see(&fx, "default/during", 2) < 0);

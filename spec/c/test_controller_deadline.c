@@ -187,7 +187,7 @@ static void test_controller_deadline_LeadershipGatesAndInterrupts(void **state) 
   uint64_t e = kin_fence_open(f, 0);
   for (int i = 0; i < 500 && atomic_load(&r.calls) == 0; i++) usleep(10000);
   assert_int_equal(atomic_load(&r.calls), 1);
-  usleep(100 * 1000); /* its create is in flight, unanswered */
+  usleep(300 * 1000); /* its create is in flight, unanswered (time for a slow TSan run) */
   uint64_t t0 = mono();
   kin_fence_close(f);
   int rc = first_rc(&r);

@@ -150,7 +150,7 @@ static void test_le_OneOfThreeLeads(void **state) {
     assert_int_equal(w, who);
     kin_test_sleep_ms(100);
   }
-  assert_int_equal(atomic_load(&x.r[who].started), 1);
+  KIN_EVENTUALLY(atomic_load(&x.r[who].started) == 1, 5000);
   /* the Lease as the server has it */
   sim_resp r = sim_req(x.sim, "GET", LEASE_PATH, NULL);
   assert_int_equal(r.code, 200);
@@ -263,6 +263,8 @@ static void test_le_ConflictLosesThenRejoins(void **state) {
   kin_test_log_start();
   fx_elector_ex(&x, 0, 1, 1, 1000, 600, 200, NULL, 1);
   KIN_EVENTUALLY(kin_leader_elector_is_leader(x.le[0]), 20000);
+  /* leading is visible before on_started_leading ran */
+  KIN_EVENTUALLY(atomic_load(&x.r[0].started) == 1, 5000);
   kin_fence *f = x.r[0].fence;
   uint64_t e1 = kin_fence_epoch(f);
   assert_true(e1 != 0);
@@ -407,7 +409,7 @@ static void test_le_FenceExpiresWhenRenewalsHang(void **state) {
                 (unsigned long long)closed);
   /* the last success started at most a retry period and a request before */
   assert_true(expired >= 1200 - 300 - 150);
-  assert_true(expired <= 1200 + 20);
+  assert_true(expired <= 1200 + 60); /* + the polling's slop on a loaded machine */
   assert_true(closed <= expired + 250);
   fx_stop(&x);
   kin_test_log_stop();
