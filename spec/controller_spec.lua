@@ -347,8 +347,8 @@ end]]
     -- its next requeue_after is due 30 s from when the reconcile returned:
     -- advance only once it is queued
     eventually(fmgr, function()
-      local items, next_due = ctl:queue()
-      return #items == 1 and items[1].state == "waiting" and next_due and math.abs(next_due - 30) < 1e-6
+      local items, due_in = ctl:queue()
+      return #items == 1 and items[1].state == "waiting" and due_in and math.abs(due_in - 30) < 1e-6
     end, 10, "every waiting 30 s")
     fmgr:clock_advance(30)
     eventually(fmgr, function() return count(log, "every 3") == 1 end, 10, "the second requeue_after")
